@@ -1,0 +1,435 @@
+//! The Animator: one per character. It owns a character's playback (a current head, an optional
+//! crossfade from an outgoing head), its bone adjusts and its marker events, and evaluates the
+//! character's pose through the jobs in [`crate::pose`].
+//!
+//! Authored state is [`AnimatorSettings`] (clip, speed, `play_on_start`): the only part a scene
+//! saves. Everything else here is session state (playing, time, the `started` latch, the fade, the
+//! adjust list, queued events) and is never saved.
+//!
+//! ## Crossfade rules ([`Animator::cross_fade_to`])
+//! | Call | Result |
+//! |---|---|
+//! | the clip already playing | left alone |
+//! | the same clip, stopped | played again from its start |
+//! | any clip while the current one is stopped | blended out of the held frame, which advances as it fades |
+//! | no current clip, or seconds <= 0 | a cut |
+//! | again, mid-fade | the outgoing clip is dropped; the blend runs from the one being faded to |
+//!
+//! The outgoing head keeps advancing at its own time with its own looping. The countdown runs in
+//! unscaled simulation seconds and is gated on simulation time (`dt > 0`), not on `playing`.
+//! The incoming weight is `1 - remaining / duration`; at weight 1 the outgoing head is not sampled.
+//!
+//! ## Marker events
+//! Each advance sweeps the heads (see [`crate::playback`] for the sweep rule). A head's markers are
+//! announced only while it dominates the blend: the incoming head at weight >= 0.5 (always, without
+//! a fade), the outgoing head while its weight is above 0.5; so exactly one clip speaks at a time
+//! and a crossfade between two walks does not double the footsteps. Events are queued during the
+//! advance and delivered by [`Animator::deliver_events`] at the start of the next simulation stage.
+//!
+//! Not here: the fixed-tick clock ([`crate::clock`]), graphs, scenes.
+
+use std::sync::Arc;
+
+use crate::clip::{Clip, ClipFault, find_clip_fault};
+use crate::math::Transform;
+use crate::playback::{PlaybackStep, advance_head, swept_markers};
+use crate::pose::{
+    BlendLayer, BlendingJob, BoneAdjust, JobError, LocalToModelJob, PaletteJob, RigPoseMut, SamplingContext,
+    SamplingJob, insert_adjust,
+};
+use crate::skeleton::Skeleton;
+
+/// The authored part of an Animator: what a scene file saves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnimatorSettings {
+    /// The clip the animator starts on.
+    pub clip: Option<Arc<Clip>>,
+    /// Playback speed (negative plays backwards).
+    pub speed: f32,
+    /// Start playing on the first step with non-zero simulation time.
+    pub play_on_start: bool,
+}
+
+impl Default for AnimatorSettings {
+    fn default() -> Self {
+        Self { clip: None, speed: 1.0, play_on_start: true }
+    }
+}
+
+/// A marker announced by a playing head.
+#[derive(Clone, Debug)]
+pub struct MarkerEvent {
+    /// The clip the marker belongs to.
+    pub clip: Arc<Clip>,
+    /// Index into the clip's markers.
+    pub marker: usize,
+    /// 0 for the lap the step started in, +1/-1 for the lap a looping head wrapped into.
+    pub lap: i32,
+}
+
+impl MarkerEvent {
+    /// The marker's name.
+    pub fn name(&self) -> &str {
+        &self.clip.markers()[self.marker].name
+    }
+
+    /// The marker's time in its clip.
+    pub fn time(&self) -> f32 {
+        self.clip.markers()[self.marker].time
+    }
+}
+
+/// A playing (or held) clip: the clip, its derived duration, and a time.
+#[derive(Clone, Debug)]
+struct Head {
+    clip: Arc<Clip>,
+    /// Derived from the (immutable) clip when the head is made.
+    duration: f32,
+    time: f32,
+    looping: bool,
+    playing: bool,
+    context: SamplingContext,
+    /// Cached [`find_clip_fault`] against the animator's skeleton.
+    fault: Option<ClipFault>,
+}
+
+impl Head {
+    fn new(clip: Arc<Clip>, skeleton: &Skeleton, looping: bool, speed: f32) -> Self {
+        let duration = clip.duration();
+        let fault = find_clip_fault(&clip, skeleton);
+        if let Some(f) = &fault {
+            log::warn!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name);
+        }
+        Head {
+            time: if speed < 0.0 { duration } else { 0.0 },
+            duration,
+            looping,
+            playing: false,
+            context: SamplingContext::new(clip.channels.len()),
+            fault,
+            clip,
+        }
+    }
+
+    fn restart(&mut self, speed: f32) {
+        self.time = if speed < 0.0 { self.duration } else { 0.0 };
+    }
+
+    /// Advances by `travel`; queues markers when `speaks`.
+    fn advance(&mut self, travel: f32, speaks: bool, events: &mut Vec<MarkerEvent>) -> PlaybackStep {
+        let (step, ended) = advance_head(self.time, travel, self.duration, self.looping);
+        self.time = step.to;
+        if ended {
+            self.playing = false;
+        }
+        if speaks && self.fault.is_none() {
+            let times = self.clip.markers().iter().map(|m| m.time);
+            let clip = &self.clip;
+            swept_markers(times, &step, self.duration, self.looping, |marker, lap| {
+                events.push(MarkerEvent { clip: clip.clone(), marker, lap })
+            });
+        }
+        step
+    }
+
+    fn sample(&mut self, skeleton: &Skeleton, out: &mut [Transform]) -> Result<(), JobError> {
+        if self.fault.is_some() {
+            out[..skeleton.bone_count()].copy_from_slice(&skeleton.bind_pose);
+            return Ok(());
+        }
+        SamplingJob {
+            clip: &self.clip,
+            bind_pose: &skeleton.bind_pose,
+            time: self.time,
+            context: &mut self.context,
+            output: out,
+        }
+        .run()
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Fade {
+    outgoing: Head,
+    remaining: f32,
+    duration: f32,
+}
+
+/// One character's animation player. See the module docs for the rules it follows.
+#[derive(Clone, Debug)]
+pub struct Animator {
+    skeleton: Arc<Skeleton>,
+    settings: AnimatorSettings,
+    // ---- session state, never saved ----
+    started: bool,
+    current: Option<Head>,
+    fade: Option<Fade>,
+    adjusts: Vec<BoneAdjust>,
+    queued: Vec<MarkerEvent>,
+    ready: Vec<MarkerEvent>,
+    last_step: PlaybackStep,
+    scratch_in: Vec<Transform>,
+    scratch_out: Vec<Transform>,
+}
+
+impl Animator {
+    /// An animator for `skeleton` in its authored starting state (the settings' clip held at its
+    /// start, not yet playing).
+    pub fn new(skeleton: Arc<Skeleton>, settings: AnimatorSettings) -> Self {
+        let n = skeleton.bone_count();
+        let mut a = Animator {
+            skeleton,
+            settings,
+            started: false,
+            current: None,
+            fade: None,
+            adjusts: Vec::new(),
+            queued: Vec::with_capacity(16),
+            ready: Vec::with_capacity(16),
+            last_step: PlaybackStep::default(),
+            scratch_in: vec![Transform::IDENTITY; n],
+            scratch_out: vec![Transform::IDENTITY; n],
+        };
+        a.reset_session();
+        a
+    }
+
+    /// Drops all session state and returns to the authored starting state.
+    pub fn reset_session(&mut self) {
+        self.started = false;
+        self.fade = None;
+        self.adjusts.clear();
+        self.queued.clear();
+        self.ready.clear();
+        self.current = self.settings.clip.clone().map(|c| {
+            let looping = c.looping;
+            Head::new(c, &self.skeleton, looping, self.settings.speed)
+        });
+        self.last_step = PlaybackStep::still(self.time());
+    }
+
+    /// The skeleton this animator drives.
+    pub fn skeleton(&self) -> &Arc<Skeleton> {
+        &self.skeleton
+    }
+
+    /// The authored settings.
+    pub fn settings(&self) -> &AnimatorSettings {
+        &self.settings
+    }
+
+    /// Replaces the authored settings and resets the session to them.
+    pub fn set_settings(&mut self, settings: AnimatorSettings) {
+        self.settings = settings;
+        self.reset_session();
+    }
+
+    /// Sets the playback speed (authored).
+    pub fn set_speed(&mut self, speed: f32) {
+        self.settings.speed = speed;
+    }
+
+    /// The clip being played (or faded to).
+    pub fn current_clip(&self) -> Option<&Arc<Clip>> {
+        self.current.as_ref().map(|h| &h.clip)
+    }
+
+    /// The clip being faded out, if a fade is running.
+    pub fn outgoing_clip(&self) -> Option<&Arc<Clip>> {
+        self.fade.as_ref().map(|f| &f.outgoing.clip)
+    }
+
+    /// The current head's time.
+    pub fn time(&self) -> f32 {
+        self.current.as_ref().map_or(0.0, |h| h.time)
+    }
+
+    /// The outgoing head's time, if a fade is running.
+    pub fn outgoing_time(&self) -> Option<f32> {
+        self.fade.as_ref().map(|f| f.outgoing.time)
+    }
+
+    /// Whether the current head is playing.
+    pub fn is_playing(&self) -> bool {
+        self.current.as_ref().is_some_and(|h| h.playing)
+    }
+
+    /// The current clip's fault against this skeleton (its bind pose stands while there is one).
+    pub fn current_fault(&self) -> Option<&ClipFault> {
+        self.current.as_ref().and_then(|h| h.fault.as_ref())
+    }
+
+    /// Weight of the current head: `1 - remaining / duration` during a fade, else 1.
+    pub fn fade_weight(&self) -> f32 {
+        match &self.fade {
+            Some(f) if f.duration > 0.0 => (1.0 - f.remaining / f.duration).clamp(0.0, 1.0),
+            _ => 1.0,
+        }
+    }
+
+    /// The step the last [`Animator::advance`] made on the current head.
+    pub fn last_step(&self) -> PlaybackStep {
+        self.last_step
+    }
+
+    /// Plays the current clip from where it is.
+    pub fn play(&mut self) {
+        if let Some(h) = &mut self.current {
+            h.playing = true;
+        }
+    }
+
+    /// Stops (holds) the current clip where it is.
+    pub fn stop(&mut self) {
+        if let Some(h) = &mut self.current {
+            h.playing = false;
+        }
+    }
+
+    /// Moves the current head to `time` (clamped to the clip). A seek announces no markers.
+    pub fn seek(&mut self, time: f32) {
+        if let Some(h) = &mut self.current {
+            h.time = if time.is_finite() { time.clamp(0.0, h.duration) } else { 0.0 };
+            self.last_step = PlaybackStep::still(h.time);
+        }
+    }
+
+    /// Cuts to `clip` (no fade) and plays it.
+    pub fn play_clip(&mut self, clip: Arc<Clip>, looping: bool) {
+        self.cross_fade_to(clip, 0.0, looping);
+    }
+
+    /// Fades to `clip` over `seconds`, following the table in the module docs.
+    pub fn cross_fade_to(&mut self, clip: Arc<Clip>, seconds: f32, looping: bool) {
+        let speed = self.settings.speed;
+        if let Some(cur) = &mut self.current
+            && Arc::ptr_eq(&cur.clip, &clip)
+        {
+            if !cur.playing {
+                cur.restart(speed);
+                cur.looping = looping;
+                cur.playing = true;
+            }
+            return;
+        }
+        let mut head = Head::new(clip, &self.skeleton, looping, speed);
+        head.playing = true;
+        let cut = !(seconds > 0.0) || self.current.is_none();
+        let previous = self.current.replace(head);
+        // A new fade drops any outgoing head: the blend runs from the head being faded to.
+        self.fade = match (cut, previous) {
+            (false, Some(outgoing)) => Some(Fade { outgoing, remaining: seconds, duration: seconds }),
+            _ => None,
+        };
+        self.last_step = PlaybackStep::still(self.time());
+    }
+
+    /// Adds a bone adjust (session state). Entries on one bone compose in the order added.
+    pub fn add_adjust(&mut self, adjust: BoneAdjust) {
+        insert_adjust(&mut self.adjusts, adjust);
+    }
+
+    /// Removes every adjust.
+    pub fn clear_adjusts(&mut self) {
+        self.adjusts.clear();
+    }
+
+    /// The adjusts, sorted by bone.
+    pub fn adjusts(&self) -> &[BoneAdjust] {
+        &self.adjusts
+    }
+
+    /// Advances by `dt` seconds of simulation time (a tick; 0 for a paused frame). Queues the
+    /// markers swept. Returns the current head's step.
+    pub fn advance(&mut self, dt: f32) -> PlaybackStep {
+        let sim = dt > 0.0 && dt.is_finite();
+        if sim && !self.started {
+            self.started = true;
+            if self.settings.play_on_start
+                && let Some(h) = &mut self.current
+            {
+                h.playing = true;
+            }
+        }
+        let travel = if sim { dt * self.settings.speed } else { 0.0 };
+        // Fade countdown first: the weight after this step decides who speaks.
+        let mut weight = 1.0;
+        if let Some(f) = &mut self.fade
+            && sim
+        {
+            f.remaining -= dt;
+            weight = (1.0 - f.remaining / f.duration).clamp(0.0, 1.0);
+        } else if let Some(f) = &self.fade {
+            weight = (1.0 - f.remaining / f.duration).clamp(0.0, 1.0);
+        }
+        if let Some(f) = &mut self.fade {
+            f.outgoing.advance(travel, 1.0 - weight > 0.5, &mut self.queued);
+            if f.remaining <= 0.0 {
+                self.fade = None;
+            }
+        }
+        let step = match &mut self.current {
+            Some(h) if h.playing => h.advance(travel, weight >= 0.5, &mut self.queued),
+            Some(h) => PlaybackStep::still(h.time),
+            None => PlaybackStep::default(),
+        };
+        self.last_step = step;
+        step
+    }
+
+    /// Starts a simulation stage: the events queued by earlier advances become the ready ones
+    /// (returned), replacing those of the previous stage. Allocates nothing once warmed up.
+    pub fn deliver_events(&mut self) -> &[MarkerEvent] {
+        self.ready.clear();
+        std::mem::swap(&mut self.ready, &mut self.queued);
+        &self.ready
+    }
+
+    /// The events delivered at the start of this stage.
+    pub fn ready_events(&self) -> &[MarkerEvent] {
+        &self.ready
+    }
+
+    /// Evaluates the pose at the heads' current times into `out`: sample, blend (during a fade),
+    /// adjusts and composition, palette. A clip with a fault leaves the bind pose standing.
+    pub fn evaluate(&mut self, out: RigPoseMut<'_>) -> Result<(), JobError> {
+        let sk = &*self.skeleton;
+        let n = sk.bone_count();
+        if out.local.len() < n || out.model.len() < n || out.palette.len() < n {
+            return Err(JobError::OutputTooSmall {
+                job: "animator",
+                output: "rig pose",
+                needed: n,
+                got: out.local.len().min(out.model.len()).min(out.palette.len()),
+            });
+        }
+        let weight = self.fade_weight();
+        match (&mut self.current, &mut self.fade) {
+            (Some(cur), Some(fade)) if weight < 1.0 => {
+                cur.sample(sk, &mut self.scratch_in)?;
+                fade.outgoing.sample(sk, &mut self.scratch_out)?;
+                BlendingJob {
+                    layers: &[
+                        BlendLayer { pose: &self.scratch_out, weight: 1.0 - weight, mask: None },
+                        BlendLayer { pose: &self.scratch_in, weight, mask: None },
+                    ],
+                    rest_pose: &sk.bind_pose,
+                    threshold: 1e-6,
+                    output: &mut out.local[..n],
+                }
+                .run()?;
+            }
+            (Some(cur), _) => cur.sample(sk, &mut out.local[..n])?,
+            (None, _) => out.local[..n].copy_from_slice(&sk.bind_pose),
+        }
+        LocalToModelJob {
+            parents: &sk.parents,
+            local: &out.local[..n],
+            adjusts: &self.adjusts,
+            output: &mut out.model[..n],
+        }
+        .run()?;
+        PaletteJob { model: &out.model[..n], inverse_bind: &sk.inverse_bind, output: &mut out.palette[..n] }
+            .run()
+    }
+}

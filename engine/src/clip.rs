@@ -1,0 +1,254 @@
+//! Clips: per-bone translation/rotation/scale tracks for one skeleton, looping, an optional held
+//! `length`, and named markers.
+//!
+//! The channel table is parallel to the bones of the skeleton the clip names. A clip's duration is
+//! derived on read ([`Clip::duration`]: the later of its last key and `length`); it is never
+//! stored. [`find_clip_fault`] names everything that would make a clip unusable with a skeleton.
+//!
+//! Playback, blending and marker events are not here: see [`crate::pose`] and [`crate::animator`].
+
+use glam::{Quat, Vec3};
+
+use crate::skeleton::Skeleton;
+use crate::track::{Track, TrackFault};
+
+/// The tracks that drive one bone. A missing channel leaves that part of the bone at its bind pose.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BoneChannels {
+    /// Translation track.
+    pub translation: Option<Track<Vec3>>,
+    /// Rotation track.
+    pub rotation: Option<Track<Quat>>,
+    /// Scale track.
+    pub scale: Option<Track<Vec3>>,
+}
+
+impl BoneChannels {
+    /// The time of the last key over the three channels.
+    pub fn last_key_time(&self) -> Option<f32> {
+        [
+            self.translation.as_ref().and_then(|t| t.last_time()),
+            self.rotation.as_ref().and_then(|t| t.last_time()),
+            self.scale.as_ref().and_then(|t| t.last_time()),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(f32::max)
+    }
+
+    /// True when no channel is present.
+    pub fn is_empty(&self) -> bool {
+        self.translation.is_none() && self.rotation.is_none() && self.scale.is_none()
+    }
+}
+
+/// A named instant in a clip.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Marker {
+    /// Marker name (several markers may share one, e.g. `footstep`).
+    pub name: String,
+    /// Time in seconds from the clip's start.
+    pub time: f32,
+}
+
+/// An animation clip for one skeleton.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clip {
+    /// Clip name.
+    pub name: String,
+    /// Name of the skeleton the clip was authored for.
+    pub skeleton: String,
+    /// One entry per bone of that skeleton, in bone order.
+    pub channels: Vec<BoneChannels>,
+    /// Whether playback wraps at the end (a property of the clip).
+    pub looping: bool,
+    /// Holds the clip open past its last key; the duration is `max(last key, length)`.
+    pub length: f32,
+    markers: Vec<Marker>,
+}
+
+impl Clip {
+    /// An empty clip for `skeleton` with one (empty) channel entry per bone.
+    pub fn new(name: impl Into<String>, skeleton: &Skeleton) -> Self {
+        Self {
+            name: name.into(),
+            skeleton: skeleton.name.clone(),
+            channels: vec![BoneChannels::default(); skeleton.bone_count()],
+            looping: false,
+            length: 0.0,
+            markers: Vec::new(),
+        }
+    }
+
+    /// The derived duration: the later of the last key over all tracks and `length`.
+    pub fn duration(&self) -> f32 {
+        self.channels.iter().filter_map(BoneChannels::last_key_time).fold(self.length.max(0.0), f32::max)
+    }
+
+    /// Markers, sorted by time (stable for equal times).
+    pub fn markers(&self) -> &[Marker] {
+        &self.markers
+    }
+
+    /// Adds a marker, keeping the list sorted; returns its index.
+    pub fn add_marker(&mut self, name: impl Into<String>, time: f32) -> usize {
+        let i = self.markers.partition_point(|m| m.time <= time);
+        self.markers.insert(i, Marker { name: name.into(), time });
+        i
+    }
+
+    /// Removes marker `index`.
+    pub fn remove_marker(&mut self, index: usize) -> Option<Marker> {
+        (index < self.markers.len()).then(|| self.markers.remove(index))
+    }
+
+    /// Replaces all markers (sorted here, stably by time).
+    pub fn set_markers(&mut self, mut markers: Vec<Marker>) {
+        markers.sort_by(|a, b| a.time.total_cmp(&b.time));
+        self.markers = markers;
+    }
+
+    /// Number of tracks (present channels) in the clip.
+    pub fn track_count(&self) -> usize {
+        self.channels
+            .iter()
+            .map(|c| {
+                c.translation.is_some() as usize + c.rotation.is_some() as usize + c.scale.is_some() as usize
+            })
+            .sum()
+    }
+}
+
+/// Which channel of a bone a fault is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channel {
+    /// Translation.
+    Translation,
+    /// Rotation.
+    Rotation,
+    /// Scale.
+    Scale,
+}
+
+impl std::fmt::Display for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Channel::Translation => "translation",
+            Channel::Rotation => "rotation",
+            Channel::Scale => "scale",
+        })
+    }
+}
+
+/// Why a clip cannot be played on a skeleton.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ClipFault {
+    /// The clip names another skeleton.
+    #[error("clip {clip:?} was authored for skeleton {clip_skeleton:?}, not {skeleton:?}")]
+    OtherRig {
+        /// Clip name.
+        clip: String,
+        /// The skeleton the clip names.
+        clip_skeleton: String,
+        /// The skeleton it was played on.
+        skeleton: String,
+    },
+    /// The channel table is not parallel to the skeleton's bones.
+    #[error("clip {clip:?} has {channels} channel entries but skeleton {skeleton:?} has {bones} bones")]
+    NotParallel {
+        /// Clip name.
+        clip: String,
+        /// Channel entries.
+        channels: usize,
+        /// Skeleton name.
+        skeleton: String,
+        /// Bone count.
+        bones: usize,
+    },
+    /// A track's keys are unsorted, non-finite, or its arrays not parallel.
+    #[error("clip {clip:?}, bone {bone} ({bone_name:?}) {channel}: {fault}")]
+    Track {
+        /// Clip name.
+        clip: String,
+        /// Bone index.
+        bone: usize,
+        /// Bone name.
+        bone_name: String,
+        /// Which channel.
+        channel: Channel,
+        /// The track's fault.
+        fault: TrackFault,
+    },
+    /// A marker lies before 0 or after the clip's duration, or at a non-finite time.
+    #[error("clip {clip:?}: marker {marker:?} at t = {time} lies outside the clip [0, {duration}]")]
+    MarkerOutside {
+        /// Clip name.
+        clip: String,
+        /// Marker name.
+        marker: String,
+        /// Marker time.
+        time: f32,
+        /// Clip duration.
+        duration: f32,
+    },
+    /// `length` is negative or not finite.
+    #[error("clip {clip:?}: length {length} is not a finite, non-negative number of seconds")]
+    BadLength {
+        /// Clip name.
+        clip: String,
+        /// The length.
+        length: f32,
+    },
+}
+
+/// The first fault that makes `clip` unplayable on `skeleton`, or `None`.
+pub fn find_clip_fault(clip: &Clip, skeleton: &Skeleton) -> Option<ClipFault> {
+    if clip.skeleton != skeleton.name {
+        return Some(ClipFault::OtherRig {
+            clip: clip.name.clone(),
+            clip_skeleton: clip.skeleton.clone(),
+            skeleton: skeleton.name.clone(),
+        });
+    }
+    if clip.channels.len() != skeleton.bone_count() {
+        return Some(ClipFault::NotParallel {
+            clip: clip.name.clone(),
+            channels: clip.channels.len(),
+            skeleton: skeleton.name.clone(),
+            bones: skeleton.bone_count(),
+        });
+    }
+    if !clip.length.is_finite() || clip.length < 0.0 {
+        return Some(ClipFault::BadLength { clip: clip.name.clone(), length: clip.length });
+    }
+    for (bone, ch) in clip.channels.iter().enumerate() {
+        let faults = [
+            (Channel::Translation, ch.translation.as_ref().and_then(Track::find_fault)),
+            (Channel::Rotation, ch.rotation.as_ref().and_then(Track::find_fault)),
+            (Channel::Scale, ch.scale.as_ref().and_then(Track::find_fault)),
+        ];
+        for (channel, fault) in faults {
+            if let Some(fault) = fault {
+                return Some(ClipFault::Track {
+                    clip: clip.name.clone(),
+                    bone,
+                    bone_name: skeleton.bone_names.get(bone).cloned().unwrap_or_default(),
+                    channel,
+                    fault,
+                });
+            }
+        }
+    }
+    let duration = clip.duration();
+    for m in &clip.markers {
+        if !(m.time >= 0.0 && m.time <= duration) {
+            return Some(ClipFault::MarkerOutside {
+                clip: clip.name.clone(),
+                marker: m.name.clone(),
+                time: m.time,
+                duration,
+            });
+        }
+    }
+    None
+}

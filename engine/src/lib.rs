@@ -1,0 +1,34 @@
+//! # marrow-engine
+//!
+//! Marrow's embedded animation runtime. The animation core (this crate's modules below) turns
+//! authored clips into poses exactly and fast; it never imports wgpu or egui.
+//!
+//! - [`easing`]: the 31 named easing curves and a cubic Bézier.
+//! - [`track`]: keyframe tracks (STEP, LINEAR eased, CUBICSPLINE).
+//! - [`clip`]: clips (per-bone channels, markers) and [`clip::find_clip_fault`].
+//! - [`skeleton`]: skeletons (`parent < index`) and [`skeleton::find_skeleton_fault`].
+//! - [`pose`]: the pose jobs (sample, blend, local-to-model with adjusts, palette) and the
+//!   packed [`pose::PoseBuffer`].
+//! - [`playback`]: playhead arithmetic and the marker sweep rule.
+//! - [`animator`]: one character's player: crossfades, bone adjusts, marker events.
+//! - [`clock`]: the fixed-tick simulation clock.
+//! - [`property`]: transform animation of non-bone entities.
+//! - [`math`]: TRS transforms, slerp, matrix decomposition.
+//!
+//! Three kinds of state are kept apart: authored (clips, skeletons, [`animator::AnimatorSettings`]),
+//! compiled/derived (durations, cursors), and session (playing, time, fades, adjusts, events).
+
+#![warn(missing_docs)]
+
+pub mod animator;
+pub mod clip;
+pub mod clock;
+pub mod easing;
+pub mod math;
+pub mod playback;
+pub mod pose;
+pub mod property;
+pub mod skeleton;
+pub mod track;
+
+pub use glam;

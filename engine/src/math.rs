@@ -1,0 +1,247 @@
+//! Small math pieces shared by the animation core: the local [`Transform`] (TRS), an accurate
+//! polynomial quaternion slerp for the sampling hot loop, and matrix decomposition helpers.
+//!
+//! Everything here is plain `glam`; this module deliberately holds no animation logic.
+
+use glam::{Mat3, Mat4, Quat, Vec3, Vec4};
+
+/// A local transform: translation, rotation, scale (applied scale, then rotation, then translation).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Transform {
+    /// Translation.
+    pub translation: Vec3,
+    /// Rotation (unit quaternion).
+    pub rotation: Quat,
+    /// Per-axis scale.
+    pub scale: Vec3,
+}
+
+impl Default for Transform {
+    fn default() -> Self {
+        Self::IDENTITY
+    }
+}
+
+impl Transform {
+    /// The identity transform.
+    pub const IDENTITY: Transform =
+        Transform { translation: Vec3::ZERO, rotation: Quat::IDENTITY, scale: Vec3::ONE };
+
+    /// A pure translation.
+    pub fn from_translation(t: Vec3) -> Self {
+        Self { translation: t, ..Self::IDENTITY }
+    }
+
+    /// A pure rotation.
+    pub fn from_rotation(r: Quat) -> Self {
+        Self { rotation: r, ..Self::IDENTITY }
+    }
+
+    /// The matrix `T * R * S`.
+    #[inline]
+    pub fn to_mat4(&self) -> Mat4 {
+        Mat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
+    }
+
+    /// True when every component is finite.
+    pub fn is_finite(&self) -> bool {
+        self.translation.is_finite() && self.rotation.is_finite() && self.scale.is_finite()
+    }
+}
+
+/// Shortest-path spherical interpolation from `a` to `b`, normalized.
+///
+/// Follows the glTF definition (`slerp` with the sign of `b` flipped when `dot(a, b) < 0`). The
+/// trigonometry uses polynomial approximations accurate to ~1e-7, which keeps the sampling hot loop
+/// free of libm calls; nearly-equal rotations fall back to a normalized lerp.
+#[inline]
+pub fn slerp(a: Quat, b: Quat, t: f32) -> Quat {
+    let va = Vec4::from(a);
+    let mut vb = Vec4::from(b);
+    let mut d = va.dot(vb);
+    if d < 0.0 {
+        vb = -vb;
+        d = -d;
+    }
+    let r = if d > 0.9999 {
+        va + (vb - va) * t
+    } else {
+        let theta = acos_poly(d.min(1.0));
+        let inv_sin = 1.0 / sin_poly(theta);
+        let wa = sin_poly((1.0 - t) * theta) * inv_sin;
+        let wb = sin_poly(t * theta) * inv_sin;
+        va * wa + vb * wb
+    };
+    Quat::from_vec4(r.normalize())
+}
+
+/// `acos(x)` for `x` in `[0, 1]` (Abramowitz & Stegun 4.4.46, |error| <= 2e-8).
+#[inline]
+pub fn acos_poly(x: f32) -> f32 {
+    let p = -0.0012624911f32;
+    let p = p * x + 0.0066700901;
+    let p = p * x - 0.0170881256;
+    let p = p * x + 0.0308918810;
+    let p = p * x - 0.0501743046;
+    let p = p * x + 0.0889789874;
+    let p = p * x - 0.2145988016;
+    let p = p * x + 1.5707963050;
+    (1.0 - x).max(0.0).sqrt() * p
+}
+
+/// `sin(x)` for `x` in `[0, pi]` (odd minimax-style polynomial about pi/2 via `sin(pi - x)`).
+#[inline]
+pub fn sin_poly(x: f32) -> f32 {
+    use std::f32::consts::{FRAC_PI_2, PI};
+    let x = if x > FRAC_PI_2 { PI - x } else { x };
+    let x2 = x * x;
+    // Taylor to x^13 on [0, pi/2]: |error| < 6e-10 before rounding.
+    let p = -1.0 / 6227020800.0f32;
+    let p = p * x2 + 1.0 / 39916800.0;
+    let p = p * x2 - 1.0 / 362880.0;
+    let p = p * x2 + 1.0 / 5040.0;
+    let p = p * x2 - 1.0 / 120.0;
+    let p = p * x2 + 1.0 / 6.0;
+    x - x * x2 * p
+}
+
+/// The rotation of a matrix whose upper 3x3 may carry scale (even a near-zero or mirrored one):
+/// columns are normalized, a missing column is rebuilt from the others, and a mirrored basis is
+/// flipped on one axis, so the answer is always a unit quaternion, never NaN.
+pub fn rotation_of(m: &Mat4) -> Quat {
+    let (_, r, _) = decompose(m);
+    r
+}
+
+/// Splits a matrix into scale, rotation and translation, without NaN for degenerate input.
+///
+/// - Translations, rotations and uniform or per-axis scale come back exactly (to rounding).
+/// - A mirrored basis comes back as a negative scale on the X axis.
+/// - Shear is dropped (the basis is re-orthogonalized, X first).
+/// - An axis scaled to zero gets its direction from the surviving axes; when two are gone the
+///   survivor keeps its direction and the others are completed to an orthonormal frame; when all
+///   three are gone the rotation is the identity.
+pub fn decompose(m: &Mat4) -> (Vec3, Quat, Vec3) {
+    const EPS: f32 = 1e-12;
+    let t = m.w_axis.truncate();
+    let cols = [m.x_axis.truncate(), m.y_axis.truncate(), m.z_axis.truncate()];
+    let lens = [cols[0].length(), cols[1].length(), cols[2].length()];
+    let alive = [lens[0] > EPS, lens[1] > EPS, lens[2] > EPS];
+    let mut axes = [Vec3::X, Vec3::Y, Vec3::Z];
+    let n_alive = alive.iter().filter(|a| **a).count();
+    match n_alive {
+        0 => {}
+        1 => {
+            let i = alive.iter().position(|a| *a).unwrap();
+            let a = cols[i] / lens[i];
+            let (b, c) = a.any_orthonormal_pair();
+            // Keep a right-handed frame with the survivor in its own slot.
+            axes[i] = a;
+            axes[(i + 1) % 3] = b;
+            axes[(i + 2) % 3] = c;
+        }
+        _ => {
+            // Gram-Schmidt over the surviving axes, in X, Y, Z order.
+            let mut done: [Option<Vec3>; 3] = [None; 3];
+            for i in 0..3 {
+                if !alive[i] {
+                    continue;
+                }
+                let mut v = cols[i];
+                for u in done.iter().flatten() {
+                    v -= *u * u.dot(v);
+                }
+                let l = v.length();
+                if l > EPS {
+                    done[i] = Some(v / l);
+                }
+            }
+            let k = done.iter().filter(|d| d.is_some()).count();
+            if k < 2 {
+                // Parallel survivors: treat as one.
+                let i = done.iter().position(|d| d.is_some()).unwrap_or(0);
+                let a = done[i].unwrap_or(Vec3::X);
+                let (b, c) = a.any_orthonormal_pair();
+                axes[i] = a;
+                axes[(i + 1) % 3] = b;
+                axes[(i + 2) % 3] = c;
+            } else {
+                for i in 0..3 {
+                    if let Some(v) = done[i] {
+                        axes[i] = v;
+                    }
+                }
+                for i in 0..3 {
+                    if done[i].is_none() {
+                        axes[i] = axes[(i + 1) % 3].cross(axes[(i + 2) % 3]);
+                    }
+                }
+            }
+        }
+    }
+    let mut scale = Vec3::new(
+        if alive[0] { cols[0].dot(axes[0]) } else { 0.0 },
+        if alive[1] { cols[1].dot(axes[1]) } else { 0.0 },
+        if alive[2] { cols[2].dot(axes[2]) } else { 0.0 },
+    );
+    // A mirrored basis: flip X so the rotation is proper, carry it as a negative X scale.
+    if axes[0].cross(axes[1]).dot(axes[2]) < 0.0 {
+        // Find an axis to flip: prefer one whose scale came from a live column.
+        axes[0] = -axes[0];
+        scale.x = -scale.x;
+        if !alive[0] {
+            scale.x = 0.0;
+        }
+    }
+    let r = Quat::from_mat3(&Mat3::from_cols(axes[0], axes[1], axes[2])).normalize();
+    let r = if r.is_finite() { r } else { Quat::IDENTITY };
+    (scale, r, t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polynomial_trig_matches_std() {
+        for i in 0..=1000 {
+            let x = i as f32 / 1000.0;
+            assert!((acos_poly(x) - x.acos()).abs() < 2e-6, "acos {x}");
+            let y = x * std::f32::consts::PI;
+            assert!((sin_poly(y) - y.sin()).abs() < 2e-6, "sin {y}");
+        }
+    }
+
+    #[test]
+    fn slerp_matches_glam_slerp() {
+        let a = Quat::from_rotation_y(0.3);
+        let b = Quat::from_rotation_x(2.0) * Quat::from_rotation_z(-1.0);
+        for i in 0..=20 {
+            let t = i as f32 / 20.0;
+            let ours = slerp(a, b, t);
+            let theirs = a.slerp(b, t);
+            assert!(ours.abs_diff_eq(theirs, 1e-5) || ours.abs_diff_eq(-theirs, 1e-5), "{t}");
+        }
+    }
+
+    #[test]
+    fn decompose_mirrored_and_zero_scale_without_nan() {
+        let m = Mat4::from_scale_rotation_translation(
+            Vec3::new(-2.0, 3.0, 4.0),
+            Quat::from_rotation_z(0.7),
+            Vec3::new(1.0, 2.0, 3.0),
+        );
+        let (s, r, t) = decompose(&m);
+        let back = Mat4::from_scale_rotation_translation(s, r, t);
+        assert!(back.abs_diff_eq(m, 1e-5), "{back:?} vs {m:?}");
+        assert!(s.x < 0.0);
+        for zero in [Vec3::new(0.0, 1.0, 1.0), Vec3::new(0.0, 0.0, 2.0), Vec3::ZERO] {
+            let m = Mat4::from_scale_rotation_translation(zero, Quat::from_rotation_x(0.4), Vec3::ONE);
+            let (s, r, t) = decompose(&m);
+            assert!(s.is_finite() && r.is_finite() && t.is_finite());
+            assert!((r.length() - 1.0).abs() < 1e-5);
+            let back = Mat4::from_scale_rotation_translation(s, r, t);
+            assert!(back.abs_diff_eq(m, 1e-5), "{zero}: {back:?} vs {m:?}");
+        }
+    }
+}

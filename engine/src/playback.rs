@@ -1,0 +1,185 @@
+//! Playhead arithmetic shared by the [`Animator`](crate::animator::Animator) and property
+//! animation: advancing a time with loop wrap or clamp, the [`PlaybackStep`] each advance yields,
+//! and which markers a step sweeps over.
+//!
+//! Marker rule: a marker is announced when the sweep passes it. The arrival end of a step is
+//! closed and the departure end open, in both directions, so a head that lands exactly on a marker
+//! announces it once and moving off it announces nothing. On a loop, a marker past the wrap is
+//! announced on the lap the head wraps into; a step that spans one or more whole laps announces
+//! each marker once. A zero-length step (paused frame, seek) announces nothing.
+
+/// One advance of a playhead. `to` is the exact float the head holds afterwards, so it is
+/// bit-for-bit the next step's `from`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PlaybackStep {
+    /// Head time before the step.
+    pub from: f32,
+    /// Head time after the step (wrapped or clamped).
+    pub to: f32,
+    /// Signed distance swept, unwrapped (for a clamped one-shot, only what was actually swept).
+    pub travel: f32,
+}
+
+impl PlaybackStep {
+    /// A step that does not move.
+    pub fn still(at: f32) -> Self {
+        Self { from: at, to: at, travel: 0.0 }
+    }
+}
+
+/// Advances a head at `time` by `travel` seconds of clip time. Returns the step and whether a
+/// one-shot reached its end (and should stop). Looping heads wrap into `[0, duration)`.
+pub fn advance_head(time: f32, travel: f32, duration: f32, looping: bool) -> (PlaybackStep, bool) {
+    if travel == 0.0 || !travel.is_finite() {
+        return (PlaybackStep::still(time), false);
+    }
+    if !(duration > 0.0) {
+        return (PlaybackStep { from: time, to: 0.0, travel: 0.0 }, !looping);
+    }
+    let raw = time + travel;
+    if looping {
+        let mut to = raw.rem_euclid(duration);
+        if to >= duration {
+            to = 0.0;
+        }
+        (PlaybackStep { from: time, to, travel }, false)
+    } else {
+        let to = raw.clamp(0.0, duration);
+        let ended = if travel > 0.0 { raw >= duration } else { raw <= 0.0 };
+        (PlaybackStep { from: time, to, travel: to - time }, ended)
+    }
+}
+
+/// Calls `announce(marker_index, lap)` for every marker (times sorted ascending, in `[0, duration]`)
+/// that `step` sweeps over, in sweep order. `lap` is 0 for the lap the step started in, +1 / -1
+/// for the lap a looping head wrapped into.
+pub fn swept_markers(
+    marker_times: impl Iterator<Item = f32> + Clone + DoubleEndedIterator + ExactSizeIterator,
+    step: &PlaybackStep,
+    duration: f32,
+    looping: bool,
+    mut announce: impl FnMut(usize, i32),
+) {
+    let d = step.travel;
+    if d == 0.0 || !d.is_finite() {
+        return;
+    }
+    let from = step.from;
+    let n = marker_times.len();
+    if !looping || !(duration > 0.0) {
+        let to = from + d;
+        if d > 0.0 {
+            for (i, m) in marker_times.enumerate() {
+                if from < m && m <= to {
+                    announce(i, 0);
+                }
+            }
+        } else {
+            for (i, m) in marker_times.enumerate().rev() {
+                if to <= m && m < from {
+                    announce(i, 0);
+                }
+            }
+        }
+        return;
+    }
+    if d.abs() >= duration {
+        // One or more whole laps: every marker once, in sweep order.
+        if d > 0.0 {
+            for (i, m) in marker_times.clone().enumerate() {
+                if m > from {
+                    announce(i, 0);
+                }
+            }
+            for (i, m) in marker_times.enumerate() {
+                if m <= from {
+                    announce(i, 1);
+                }
+            }
+        } else {
+            for (i, m) in marker_times.clone().enumerate().rev() {
+                if m < from {
+                    announce(i, 0);
+                }
+            }
+            for (i, m) in marker_times.enumerate().rev() {
+                if m >= from {
+                    announce(i, -1);
+                }
+            }
+        }
+        let _ = n;
+        return;
+    }
+    if d > 0.0 {
+        let hi = from + d;
+        for (i, m) in marker_times.clone().enumerate() {
+            if from < m && m <= hi {
+                announce(i, 0);
+            }
+        }
+        if hi >= duration {
+            for (i, m) in marker_times.enumerate() {
+                if m + duration <= hi && m + duration > from {
+                    announce(i, 1);
+                }
+            }
+        }
+    } else {
+        let lo = from + d;
+        for (i, m) in marker_times.clone().enumerate().rev() {
+            if lo <= m && m < from {
+                announce(i, 0);
+            }
+        }
+        if lo < 0.0 {
+            for (i, m) in marker_times.enumerate().rev() {
+                if m - duration >= lo && m - duration < from {
+                    announce(i, -1);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn swept(markers: &[f32], step: PlaybackStep, duration: f32, looping: bool) -> Vec<(usize, i32)> {
+        let mut out = Vec::new();
+        swept_markers(markers.iter().copied(), &step, duration, looping, |i, lap| out.push((i, lap)));
+        out
+    }
+
+    #[test]
+    fn arrival_closed_departure_open() {
+        let m = [0.5];
+        assert_eq!(swept(&m, PlaybackStep { from: 0.25, to: 0.5, travel: 0.25 }, 1.0, false), vec![(0, 0)]);
+        assert_eq!(swept(&m, PlaybackStep { from: 0.5, to: 0.75, travel: 0.25 }, 1.0, false), vec![]);
+        assert_eq!(swept(&m, PlaybackStep { from: 0.75, to: 0.5, travel: -0.25 }, 1.0, false), vec![(0, 0)]);
+        assert_eq!(swept(&m, PlaybackStep { from: 0.5, to: 0.25, travel: -0.25 }, 1.0, false), vec![]);
+    }
+
+    #[test]
+    fn wrap_announces_on_the_new_lap() {
+        let m = [0.1, 0.9];
+        let step = PlaybackStep { from: 0.95, to: 0.15, travel: 0.2 };
+        assert_eq!(swept(&m, step, 1.0, true), vec![(0, 1)]);
+        let back = PlaybackStep { from: 0.05, to: 0.85, travel: -0.2 };
+        assert_eq!(swept(&m, back, 1.0, true), vec![(1, -1)]);
+    }
+
+    #[test]
+    fn advance_wraps_and_clamps() {
+        let (s, ended) = advance_head(0.9, 0.2, 1.0, true);
+        assert!((s.to - 0.1).abs() < 1e-6 && !ended);
+        let (s, ended) = advance_head(0.9, 0.2, 1.0, false);
+        assert_eq!(s.to, 1.0);
+        assert!(ended);
+        assert!((s.travel - 0.1).abs() < 1e-6);
+        let (s, ended) = advance_head(0.1, -0.2, 1.0, false);
+        assert_eq!(s.to, 0.0);
+        assert!(ended);
+    }
+}

@@ -1,0 +1,604 @@
+//! Pose jobs, in the style of ozz-animation's runtime jobs: each job borrows its inputs, writes a
+//! `&mut` output slice, has a `validate()` that names every failure, and allocates nothing.
+//! Caches (the sampling cursors) live in an explicit [`SamplingContext`].
+//!
+//! - [`SamplingJob`]: a clip at time `t` into local TRS.
+//! - [`BlendingJob`]: N layers blended on LOCAL TRS with normalized weights and optional per-bone masks.
+//! - [`LocalToModelJob`]: one forward loop `model[i] = model[parent[i]] * local[i]`, applying
+//!   [`BoneAdjust`]s (stated in model space) as each bone is reached.
+//! - [`PaletteJob`]: `palette[i] = model[i] * inverse_bind[i]`, derived from the pose.
+//! - [`PoseBuffer`]: all rigs' local, model and palette arrays packed end to end.
+//!
+//! Playback state (time, fades, events) is not here; see [`crate::animator`].
+
+use std::ops::Range;
+
+use glam::{Mat3, Mat4, Quat, Vec3, Vec4};
+
+use crate::clip::Clip;
+use crate::math::{self, Transform};
+use crate::skeleton::NO_PARENT;
+
+/// A job's inputs do not fit together. Every variant names the job and the input at fault.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum JobError {
+    /// An output slice is shorter than the pose.
+    #[error("{job}: output {output} holds {got} bones, needs {needed}")]
+    OutputTooSmall {
+        /// Job name.
+        job: &'static str,
+        /// Which output.
+        output: &'static str,
+        /// Bones needed.
+        needed: usize,
+        /// Bones available.
+        got: usize,
+    },
+    /// An input slice has the wrong length.
+    #[error("{job}: input {input} has {got} entries, expected {expected}")]
+    InputLength {
+        /// Job name.
+        job: &'static str,
+        /// Which input.
+        input: String,
+        /// Expected length.
+        expected: usize,
+        /// Actual length.
+        got: usize,
+    },
+    /// The sampling context has fewer cursors than the clip has bones.
+    #[error("sampling job: context holds cursors for {capacity} bones, clip {clip:?} has {bones}")]
+    ContextTooSmall {
+        /// Clip name.
+        clip: String,
+        /// Bones in the clip.
+        bones: usize,
+        /// Context capacity in bones.
+        capacity: usize,
+    },
+    /// The sample time is NaN or infinite.
+    #[error("sampling job: time {0} is not finite")]
+    NonFiniteTime(f32),
+    /// A layer weight is negative, NaN or infinite.
+    #[error("blending job: layer {layer} has weight {weight}, which is not a finite number >= 0")]
+    BadWeight {
+        /// Layer index.
+        layer: usize,
+        /// The weight.
+        weight: f32,
+    },
+    /// A parent index is not before its bone.
+    #[error("local-to-model job: bone {bone} has parent {parent}, which is not before it")]
+    ParentNotBefore {
+        /// Bone index.
+        bone: usize,
+        /// Parent index.
+        parent: u16,
+    },
+    /// A bone adjust names a bone past the end of the pose.
+    #[error("local-to-model job: adjust {index} names bone {bone}, but the pose has {bones} bones")]
+    AdjustBoneOutOfRange {
+        /// Adjust index.
+        index: usize,
+        /// The bone it names.
+        bone: u16,
+        /// Bones in the pose.
+        bones: usize,
+    },
+    /// Adjusts are not sorted by bone.
+    #[error(
+        "local-to-model job: adjust {index} (bone {bone}) comes after an adjust on a later bone; keep adjusts sorted by bone"
+    )]
+    AdjustsUnsorted {
+        /// Adjust index.
+        index: usize,
+        /// The bone it names.
+        bone: u16,
+    },
+    /// A bone adjust has a non-finite component.
+    #[error("local-to-model job: adjust {index} (bone {bone}) is not finite")]
+    AdjustNotFinite {
+        /// Adjust index.
+        index: usize,
+        /// The bone it names.
+        bone: u16,
+    },
+}
+
+fn check_out(job: &'static str, output: &'static str, needed: usize, got: usize) -> Result<(), JobError> {
+    if got < needed { Err(JobError::OutputTooSmall { job, output, needed, got }) } else { Ok(()) }
+}
+
+fn check_in(
+    job: &'static str,
+    input: impl Into<String>,
+    expected: usize,
+    got: usize,
+) -> Result<(), JobError> {
+    if got != expected {
+        Err(JobError::InputLength { job, input: input.into(), expected, got })
+    } else {
+        Ok(())
+    }
+}
+
+/// Per-track interval cursors that make forward playback O(1) per track. One context per
+/// playing head; size it for the largest clip it will sample. Cursors are hints: a context used
+/// with another clip, or at a random time, stays correct.
+#[derive(Clone, Debug, Default)]
+pub struct SamplingContext {
+    cursors: Vec<u32>,
+}
+
+impl SamplingContext {
+    /// A context for clips of up to `max_bones` bones.
+    pub fn new(max_bones: usize) -> Self {
+        Self { cursors: vec![0; max_bones * 3] }
+    }
+
+    /// Number of bones this context can serve.
+    pub fn max_bones(&self) -> usize {
+        self.cursors.len() / 3
+    }
+
+    /// Resizes for clips of up to `max_bones` bones (allocates; not a per-frame call).
+    pub fn resize(&mut self, max_bones: usize) {
+        self.cursors.resize(max_bones * 3, 0);
+    }
+
+    /// Forgets all cursors.
+    pub fn invalidate(&mut self) {
+        self.cursors.fill(0);
+    }
+}
+
+/// Samples a clip at a time into local transforms. Bones whose channel is missing take the
+/// corresponding part of the bind pose.
+pub struct SamplingJob<'a> {
+    /// The clip.
+    pub clip: &'a Clip,
+    /// The skeleton's bind pose (one entry per bone of the clip).
+    pub bind_pose: &'a [Transform],
+    /// Time in seconds (clamped by the tracks to their first/last keys).
+    pub time: f32,
+    /// Cursors, one triple per bone.
+    pub context: &'a mut SamplingContext,
+    /// Output local transforms.
+    pub output: &'a mut [Transform],
+}
+
+impl SamplingJob<'_> {
+    /// Checks that the inputs fit together.
+    pub fn validate(&self) -> Result<(), JobError> {
+        let n = self.clip.channels.len();
+        check_in("sampling job", "bind_pose", n, self.bind_pose.len())?;
+        check_out("sampling job", "output", n, self.output.len())?;
+        if self.context.max_bones() < n {
+            return Err(JobError::ContextTooSmall {
+                clip: self.clip.name.clone(),
+                bones: n,
+                capacity: self.context.max_bones(),
+            });
+        }
+        if !self.time.is_finite() {
+            return Err(JobError::NonFiniteTime(self.time));
+        }
+        Ok(())
+    }
+
+    /// Validates, then samples.
+    pub fn run(self) -> Result<(), JobError> {
+        self.validate()?;
+        let t = self.time;
+        let n = self.clip.channels.len();
+        let cursors = &mut self.context.cursors[..n * 3];
+        let channels = &self.clip.channels[..n];
+        let bind = &self.bind_pose[..n];
+        let out = &mut self.output[..n];
+        let lanes = channels.iter().zip(bind).zip(out.iter_mut()).zip(cursors.chunks_exact_mut(3));
+        for (((ch, b), o), c) in lanes {
+            let [c0, c1, c2] = c else { continue };
+            o.translation = match &ch.translation {
+                Some(tr) => tr.sample_with_cursor(t, c0).unwrap_or(b.translation),
+                None => b.translation,
+            };
+            o.rotation = match &ch.rotation {
+                Some(tr) => tr.sample_with_cursor(t, c1).unwrap_or(b.rotation),
+                None => b.rotation,
+            };
+            o.scale = match &ch.scale {
+                Some(tr) => tr.sample_with_cursor(t, c2).unwrap_or(b.scale),
+                None => b.scale,
+            };
+        }
+        Ok(())
+    }
+}
+
+/// One input of a [`BlendingJob`].
+#[derive(Clone, Copy, Debug)]
+pub struct BlendLayer<'a> {
+    /// The layer's local pose.
+    pub pose: &'a [Transform],
+    /// Layer weight (>= 0).
+    pub weight: f32,
+    /// Optional per-bone weights multiplying `weight`.
+    pub mask: Option<&'a [f32]>,
+}
+
+/// Blends layers on local TRS: translations and scales are weighted averages, rotations a
+/// normalized weighted sum with each quaternion flipped into the first contributor's hemisphere.
+/// Weights are normalized per bone. A bone with a single contributing layer copies it exactly;
+/// a bone whose total weight is below `threshold` takes the rest pose.
+pub struct BlendingJob<'a> {
+    /// The layers.
+    pub layers: &'a [BlendLayer<'a>],
+    /// Pose used where the total weight is below `threshold`.
+    pub rest_pose: &'a [Transform],
+    /// Minimum total weight per bone.
+    pub threshold: f32,
+    /// Output local transforms.
+    pub output: &'a mut [Transform],
+}
+
+impl BlendingJob<'_> {
+    /// Checks that the inputs fit together.
+    pub fn validate(&self) -> Result<(), JobError> {
+        let n = self.rest_pose.len();
+        check_out("blending job", "output", n, self.output.len())?;
+        for (i, l) in self.layers.iter().enumerate() {
+            check_in("blending job", format!("layer {i} pose"), n, l.pose.len())?;
+            if let Some(m) = l.mask {
+                check_in("blending job", format!("layer {i} mask"), n, m.len())?;
+            }
+            if !(l.weight.is_finite() && l.weight >= 0.0) {
+                return Err(JobError::BadWeight { layer: i, weight: l.weight });
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then blends.
+    pub fn run(self) -> Result<(), JobError> {
+        self.validate()?;
+        let n = self.rest_pose.len();
+        for i in 0..n {
+            let mut total = 0.0f32;
+            let mut count = 0u32;
+            let mut last = Transform::IDENTITY;
+            let mut t = Vec3::ZERO;
+            let mut s = Vec3::ZERO;
+            let mut r = Vec4::ZERO;
+            let mut first_r = Vec4::ZERO;
+            for l in self.layers {
+                let mut w = l.weight;
+                if let Some(m) = l.mask {
+                    w *= m[i].max(0.0);
+                }
+                if !(w > 0.0) {
+                    continue;
+                }
+                let x = l.pose[i];
+                let q = Vec4::from(x.rotation);
+                if count == 0 {
+                    first_r = q;
+                    r = q * w;
+                } else {
+                    r += if q.dot(first_r) < 0.0 { -q * w } else { q * w };
+                }
+                t += x.translation * w;
+                s += x.scale * w;
+                total += w;
+                count += 1;
+                last = x;
+            }
+            self.output[i] = if count == 0 || total < self.threshold {
+                self.rest_pose[i]
+            } else if count == 1 {
+                last
+            } else {
+                let inv = 1.0 / total;
+                let len = r.length();
+                Transform {
+                    translation: t * inv,
+                    rotation: if len > 1e-12 { Quat::from_vec4(r / len) } else { last.rotation },
+                    scale: s * inv,
+                }
+            };
+        }
+        Ok(())
+    }
+}
+
+/// Adjusts a bone after sampling and blending, before composition. Everything is stated in rig
+/// model space about the bone's own origin; the compose loop brings it into the parent's frame
+/// (rotation conjugated by the parent's composed rotation, offset through the inverse of the
+/// parent's upper 3x3). Entries on one bone compose in list order.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BoneAdjust {
+    /// Bone index.
+    pub bone: u16,
+    /// Model-space rotation about the bone's origin (or, when `absolute`, the bone's final
+    /// model-space orientation).
+    pub rotation: Quat,
+    /// Model-space offset of the bone's origin.
+    pub offset: Vec3,
+    /// When true, `rotation` is the orientation the bone ends with in model space.
+    pub absolute: bool,
+    /// Uniform scale about the bone's origin; clamped to at least [`MIN_ADJUST_SCALE`], so a
+    /// zero collapses the bone's skin while its orientation stays recoverable.
+    pub scale: f32,
+}
+
+/// The smallest scale an adjust applies: small enough to collapse a skin to a point on screen,
+/// large enough that the bone's orientation can still be read back from its matrix.
+pub const MIN_ADJUST_SCALE: f32 = 1e-4;
+
+impl BoneAdjust {
+    /// A model-space rotation of `bone`.
+    pub fn rotate(bone: u16, rotation: Quat) -> Self {
+        Self { bone, rotation, offset: Vec3::ZERO, absolute: false, scale: 1.0 }
+    }
+
+    /// Sets `bone`'s final model-space orientation.
+    pub fn orient(bone: u16, rotation: Quat) -> Self {
+        Self { bone, rotation, offset: Vec3::ZERO, absolute: true, scale: 1.0 }
+    }
+
+    /// A model-space offset of `bone`'s origin.
+    pub fn offset(bone: u16, offset: Vec3) -> Self {
+        Self { bone, rotation: Quat::IDENTITY, offset, absolute: false, scale: 1.0 }
+    }
+
+    /// A uniform scale of `bone` about its origin.
+    pub fn scale(bone: u16, scale: f32) -> Self {
+        Self { bone, rotation: Quat::IDENTITY, offset: Vec3::ZERO, absolute: false, scale }
+    }
+
+    fn is_finite(&self) -> bool {
+        self.rotation.is_finite() && self.offset.is_finite() && self.scale.is_finite()
+    }
+}
+
+/// Inserts `adjust` into a list kept sorted by bone, after existing entries of the same bone (so
+/// entries on one bone keep their list order). Returns the index.
+pub fn insert_adjust(list: &mut Vec<BoneAdjust>, adjust: BoneAdjust) -> usize {
+    let i = list.partition_point(|a| a.bone <= adjust.bone);
+    list.insert(i, adjust);
+    i
+}
+
+/// Composes local transforms into model space in one forward loop (no recursion):
+/// `model[i] = model[parent[i]] * local[i]`, roots relative to the model origin. Adjusts (sorted by
+/// bone) are applied to a bone's local transform as the loop reaches it.
+pub struct LocalToModelJob<'a> {
+    /// Parent indices (`parent < index`, [`NO_PARENT`] for roots).
+    pub parents: &'a [u16],
+    /// Local transforms.
+    pub local: &'a [Transform],
+    /// Bone adjusts, sorted by bone.
+    pub adjusts: &'a [BoneAdjust],
+    /// Output `model_from_bone` matrices.
+    pub output: &'a mut [Mat4],
+}
+
+impl LocalToModelJob<'_> {
+    /// Checks that the inputs fit together.
+    pub fn validate(&self) -> Result<(), JobError> {
+        let n = self.parents.len();
+        check_in("local-to-model job", "local", n, self.local.len())?;
+        check_out("local-to-model job", "output", n, self.output.len())?;
+        for (i, &p) in self.parents.iter().enumerate() {
+            if p != NO_PARENT && p as usize >= i {
+                return Err(JobError::ParentNotBefore { bone: i, parent: p });
+            }
+        }
+        let mut prev = 0u16;
+        for (i, a) in self.adjusts.iter().enumerate() {
+            if a.bone as usize >= n {
+                return Err(JobError::AdjustBoneOutOfRange { index: i, bone: a.bone, bones: n });
+            }
+            if a.bone < prev {
+                return Err(JobError::AdjustsUnsorted { index: i, bone: a.bone });
+            }
+            if !a.is_finite() {
+                return Err(JobError::AdjustNotFinite { index: i, bone: a.bone });
+            }
+            prev = a.bone;
+        }
+        Ok(())
+    }
+
+    /// Validates, then composes.
+    pub fn run(self) -> Result<(), JobError> {
+        self.validate()?;
+        let n = self.parents.len();
+        let out = &mut self.output[..n];
+        let mut next_adjust = 0usize;
+        for i in 0..n {
+            let p = self.parents[i];
+            let has_adjust = next_adjust < self.adjusts.len() && self.adjusts[next_adjust].bone as usize == i;
+            let local = if has_adjust {
+                let parent = if p == NO_PARENT { Mat4::IDENTITY } else { out[p as usize] };
+                let mut l = self.local[i];
+                let parent_rot = math::rotation_of(&parent);
+                let parent_rot_inv = parent_rot.conjugate();
+                let parent_lin_inv = Mat3::from_mat4(parent).inverse();
+                while next_adjust < self.adjusts.len() && self.adjusts[next_adjust].bone as usize == i {
+                    let a = &self.adjusts[next_adjust];
+                    let r = a.rotation.normalize();
+                    l.rotation = if a.absolute {
+                        parent_rot_inv * r
+                    } else {
+                        (parent_rot_inv * r * parent_rot) * l.rotation
+                    }
+                    .normalize();
+                    if a.offset != Vec3::ZERO {
+                        let d = parent_lin_inv * a.offset;
+                        if d.is_finite() {
+                            l.translation += d;
+                        }
+                    }
+                    let s = if a.scale.abs() < MIN_ADJUST_SCALE {
+                        MIN_ADJUST_SCALE.copysign(if a.scale == 0.0 { 1.0 } else { a.scale })
+                    } else {
+                        a.scale
+                    };
+                    l.scale *= s;
+                    next_adjust += 1;
+                }
+                l.to_mat4()
+            } else {
+                self.local[i].to_mat4()
+            };
+            out[i] = if p == NO_PARENT { local } else { out[p as usize] * local };
+        }
+        Ok(())
+    }
+}
+
+/// Builds the skinning palette from the pose: `palette[i] = model[i] * inverse_bind[i]`.
+pub struct PaletteJob<'a> {
+    /// `model_from_bone` matrices.
+    pub model: &'a [Mat4],
+    /// `bone_from_model` at bind time.
+    pub inverse_bind: &'a [Mat4],
+    /// Output skinning matrices.
+    pub output: &'a mut [Mat4],
+}
+
+impl PaletteJob<'_> {
+    /// Checks that the inputs fit together.
+    pub fn validate(&self) -> Result<(), JobError> {
+        check_in("palette job", "inverse_bind", self.model.len(), self.inverse_bind.len())?;
+        check_out("palette job", "output", self.model.len(), self.output.len())
+    }
+
+    /// Validates, then multiplies.
+    pub fn run(self) -> Result<(), JobError> {
+        self.validate()?;
+        for ((o, m), ib) in self.output.iter_mut().zip(self.model).zip(self.inverse_bind) {
+            *o = *m * *ib;
+        }
+        Ok(())
+    }
+}
+
+/// Addresses one rig's slice in a [`PoseBuffer`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RigSlot(pub u32);
+
+/// One rig's pose, borrowed from a [`PoseBuffer`].
+#[derive(Clone, Copy, Debug)]
+pub struct RigPose<'a> {
+    /// Local transforms.
+    pub local: &'a [Transform],
+    /// `model_from_bone` matrices.
+    pub model: &'a [Mat4],
+    /// Skinning matrices.
+    pub palette: &'a [Mat4],
+}
+
+/// One rig's pose, mutably borrowed from a [`PoseBuffer`].
+#[derive(Debug)]
+pub struct RigPoseMut<'a> {
+    /// Local transforms.
+    pub local: &'a mut [Transform],
+    /// `model_from_bone` matrices.
+    pub model: &'a mut [Mat4],
+    /// Skinning matrices.
+    pub palette: &'a mut [Mat4],
+}
+
+/// All rigs' poses packed end to end (so palettes upload as one buffer), each addressed by a
+/// [`RigSlot`].
+#[derive(Clone, Debug, Default)]
+pub struct PoseBuffer {
+    local: Vec<Transform>,
+    model: Vec<Mat4>,
+    palette: Vec<Mat4>,
+    ranges: Vec<Range<usize>>,
+}
+
+impl PoseBuffer {
+    /// An empty buffer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a rig of `bones` bones (allocates; call when rigs are added, not per frame).
+    pub fn add_rig(&mut self, bones: usize) -> RigSlot {
+        let start = self.local.len();
+        self.local.resize(start + bones, Transform::IDENTITY);
+        self.model.resize(start + bones, Mat4::IDENTITY);
+        self.palette.resize(start + bones, Mat4::IDENTITY);
+        self.ranges.push(start..start + bones);
+        RigSlot(self.ranges.len() as u32 - 1)
+    }
+
+    /// Removes every rig.
+    pub fn clear(&mut self) {
+        self.local.clear();
+        self.model.clear();
+        self.palette.clear();
+        self.ranges.clear();
+    }
+
+    /// Number of rigs.
+    pub fn rig_count(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// The bone range of a rig within the packed arrays.
+    pub fn range(&self, slot: RigSlot) -> Option<Range<usize>> {
+        self.ranges.get(slot.0 as usize).cloned()
+    }
+
+    /// A rig's pose.
+    pub fn rig(&self, slot: RigSlot) -> Option<RigPose<'_>> {
+        let r = self.range(slot)?;
+        Some(RigPose {
+            local: &self.local[r.clone()],
+            model: &self.model[r.clone()],
+            palette: &self.palette[r],
+        })
+    }
+
+    /// A rig's pose, mutably.
+    pub fn rig_mut(&mut self, slot: RigSlot) -> Option<RigPoseMut<'_>> {
+        let r = self.range(slot)?;
+        Some(RigPoseMut {
+            local: &mut self.local[r.clone()],
+            model: &mut self.model[r.clone()],
+            palette: &mut self.palette[r],
+        })
+    }
+
+    /// Every rig's pose, mutably, in slot order (for evaluating rigs in parallel).
+    pub fn rigs_mut(&mut self) -> Vec<RigPoseMut<'_>> {
+        let mut out = Vec::with_capacity(self.ranges.len());
+        let (mut l, mut m, mut p) = (&mut self.local[..], &mut self.model[..], &mut self.palette[..]);
+        let mut at = 0;
+        for r in &self.ranges {
+            let skip = r.start - at;
+            let len = r.len();
+            let (_, l2) = std::mem::take(&mut l).split_at_mut(skip);
+            let (_, m2) = std::mem::take(&mut m).split_at_mut(skip);
+            let (_, p2) = std::mem::take(&mut p).split_at_mut(skip);
+            let (lh, lt) = l2.split_at_mut(len);
+            let (mh, mt) = m2.split_at_mut(len);
+            let (ph, pt) = p2.split_at_mut(len);
+            out.push(RigPoseMut { local: lh, model: mh, palette: ph });
+            l = lt;
+            m = mt;
+            p = pt;
+            at = r.end;
+        }
+        out
+    }
+
+    /// All palettes, packed (for one GPU upload).
+    pub fn palettes(&self) -> &[Mat4] {
+        &self.palette
+    }
+}
