@@ -1,1 +1,237 @@
-fn main() {}
+//! Pose benchmarks: `cargo bench -p marrow-engine --bench pose`.
+//!
+//! Synthetic skeletons of 64, 80 and 256 joints (a root plus chains of 8) and dense clips with
+//! T, R and S keyed at 30 Hz for 2 s. Each iteration is one frame of one character.
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use glam::Mat4;
+use marrow_engine::clip::Clip;
+use marrow_engine::math::Transform;
+use marrow_engine::pose::{
+    BlendLayer, BlendingJob, LocalToModelJob, PaletteJob, SamplingContext, SamplingJob,
+};
+use marrow_engine::skeleton::Skeleton;
+use marrow_engine::synthetic::{chain_skeleton, dense_clip};
+use rayon::prelude::*;
+
+const DT: f32 = 1.0 / 60.0;
+
+/// One character's buffers and playheads.
+struct Character {
+    t: f32,
+    ctx_a: SamplingContext,
+    ctx_b: SamplingContext,
+    a: Vec<Transform>,
+    b: Vec<Transform>,
+    local: Vec<Transform>,
+    model: Vec<Mat4>,
+    palette: Vec<Mat4>,
+}
+
+impl Character {
+    fn new(n: usize, t: f32) -> Self {
+        Self {
+            t,
+            ctx_a: SamplingContext::new(n),
+            ctx_b: SamplingContext::new(n),
+            a: vec![Transform::IDENTITY; n],
+            b: vec![Transform::IDENTITY; n],
+            local: vec![Transform::IDENTITY; n],
+            model: vec![Mat4::IDENTITY; n],
+            palette: vec![Mat4::IDENTITY; n],
+        }
+    }
+
+    /// Advances the playhead (`duration` is derived once per clip, as the Animator caches it).
+    fn tick(&mut self, duration: f32) -> f32 {
+        self.t = (self.t + DT) % duration;
+        self.t
+    }
+
+    /// Two samples + blend + compose + palette.
+    fn full(&mut self, sk: &Skeleton, a: &Clip, b: &Clip, da: f32) {
+        let t = self.tick(da);
+        SamplingJob {
+            clip: a,
+            bind_pose: &sk.bind_pose,
+            time: t,
+            context: &mut self.ctx_a,
+            output: &mut self.a,
+        }
+        .run()
+        .unwrap();
+        SamplingJob {
+            clip: b,
+            bind_pose: &sk.bind_pose,
+            time: t,
+            context: &mut self.ctx_b,
+            output: &mut self.b,
+        }
+        .run()
+        .unwrap();
+        BlendingJob {
+            layers: &[
+                BlendLayer { pose: &self.a, weight: 0.3, mask: None },
+                BlendLayer { pose: &self.b, weight: 0.7, mask: None },
+            ],
+            rest_pose: &sk.bind_pose,
+            threshold: 1e-6,
+            output: &mut self.local,
+        }
+        .run()
+        .unwrap();
+        self.compose(sk);
+    }
+
+    /// One sample + compose + palette (a playing character without a fade).
+    fn single(&mut self, sk: &Skeleton, a: &Clip, da: f32) {
+        let t = self.tick(da);
+        SamplingJob {
+            clip: a,
+            bind_pose: &sk.bind_pose,
+            time: t,
+            context: &mut self.ctx_a,
+            output: &mut self.local,
+        }
+        .run()
+        .unwrap();
+        self.compose(sk);
+    }
+
+    fn compose(&mut self, sk: &Skeleton) {
+        LocalToModelJob { parents: &sk.parents, local: &self.local, adjusts: &[], output: &mut self.model }
+            .run()
+            .unwrap();
+        PaletteJob { model: &self.model, inverse_bind: &sk.inverse_bind, output: &mut self.palette }
+            .run()
+            .unwrap();
+    }
+}
+
+fn rig(n: usize) -> (Skeleton, Clip, Clip) {
+    let sk = chain_skeleton(n);
+    let a = dense_clip(&sk, "a", 2.0, 30.0, 0);
+    let b = dense_clip(&sk, "b", 2.0, 30.0, 1);
+    (sk, a, b)
+}
+
+fn pose(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pose");
+    for n in [64usize, 80, 256] {
+        let (sk, a, b) = rig(n);
+        let da = a.duration();
+        g.throughput(Throughput::Elements(n as u64));
+        let mut ch = Character::new(n, 0.0);
+        g.bench_function(BenchmarkId::new("sample_forward", n), |bench| {
+            bench.iter(|| {
+                let t = ch.tick(da);
+                SamplingJob {
+                    clip: &a,
+                    bind_pose: &sk.bind_pose,
+                    time: t,
+                    context: &mut ch.ctx_a,
+                    output: &mut ch.local,
+                }
+                .run()
+                .unwrap();
+                black_box(&ch.local);
+            })
+        });
+        let mut ch = Character::new(n, 0.0);
+        g.bench_function(BenchmarkId::new("full_forward", n), |bench| {
+            bench.iter(|| {
+                ch.full(&sk, &a, &b, da);
+                black_box(&ch.palette);
+            })
+        });
+        if n != 64 {
+            continue;
+        }
+        // Random times: a fixed pseudo-random sequence (xorshift) over the clip.
+        let mut ch = Character::new(n, 0.0);
+        let mut state = 0x9E3779B9u32;
+        g.bench_function(BenchmarkId::new("sample_seek", n), |bench| {
+            bench.iter(|| {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                let t = (state as f32 / u32::MAX as f32) * a.duration();
+                SamplingJob {
+                    clip: &a,
+                    bind_pose: &sk.bind_pose,
+                    time: t,
+                    context: &mut ch.ctx_a,
+                    output: &mut ch.local,
+                }
+                .run()
+                .unwrap();
+                black_box(&ch.local);
+            })
+        });
+        let mut ch = Character::new(n, 0.5);
+        ch.full(&sk, &a, &b, da);
+        g.bench_function(BenchmarkId::new("blend2", n), |bench| {
+            bench.iter(|| {
+                BlendingJob {
+                    layers: &[
+                        BlendLayer { pose: &ch.a, weight: 0.3, mask: None },
+                        BlendLayer { pose: &ch.b, weight: 0.7, mask: None },
+                    ],
+                    rest_pose: &sk.bind_pose,
+                    threshold: 1e-6,
+                    output: &mut ch.local,
+                }
+                .run()
+                .unwrap();
+                black_box(&ch.local);
+            })
+        });
+        g.bench_function(BenchmarkId::new("compose", n), |bench| {
+            bench.iter(|| {
+                LocalToModelJob {
+                    parents: &sk.parents,
+                    local: &ch.local,
+                    adjusts: &[],
+                    output: &mut ch.model,
+                }
+                .run()
+                .unwrap();
+                black_box(&ch.model);
+            })
+        });
+        g.bench_function(BenchmarkId::new("palette", n), |bench| {
+            bench.iter(|| {
+                PaletteJob { model: &ch.model, inverse_bind: &sk.inverse_bind, output: &mut ch.palette }
+                    .run()
+                    .unwrap();
+                black_box(&ch.palette);
+            })
+        });
+    }
+
+    // Crowds: 1000 characters of 64 joints at staggered times, one frame per iteration.
+    let (sk, a, _) = rig(64);
+    let da = a.duration();
+    let mut crowd: Vec<Character> = (0..1000).map(|i| Character::new(64, i as f32 * 0.0137 % 2.0)).collect();
+    g.throughput(Throughput::Elements(64 * 1000));
+    g.bench_function("crowd/1000x64", |bench| {
+        bench.iter(|| {
+            for ch in crowd.iter_mut() {
+                ch.single(&sk, &a, da);
+            }
+            black_box(&crowd[0].palette);
+        })
+    });
+    g.bench_function("crowd_par/1000x64", |bench| {
+        bench.iter(|| {
+            crowd.par_iter_mut().for_each(|ch| ch.single(&sk, &a, da));
+            black_box(&crowd[0].palette);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, pose);
+criterion_main!(benches);

@@ -432,13 +432,20 @@ impl<T: Animatable> Track<T> {
         }
         let times = &self.times[..];
         let values = &self.values[..n];
-        if n == 1 || time <= times[0] || time.is_nan() {
-            return Some(values[0]);
-        }
-        if time >= times[n - 1] {
-            return Some(values[n - 1]);
-        }
-        let i = locate(times, time, cursor);
+        // Fast path: the cursor's interval still holds `time` (forward playback). Checked before
+        // the ends so a playing head touches only the two keys it interpolates.
+        let c = *cursor as usize;
+        let i = if c + 1 < n && times[c] <= time && time < times[c + 1] {
+            c
+        } else {
+            if n == 1 || time <= times[0] || time.is_nan() {
+                return Some(values[0]);
+            }
+            if time >= times[n - 1] {
+                return Some(values[n - 1]);
+            }
+            locate(times, time, cursor)
+        };
         let (t0, t1) = (times[i], times[i + 1]);
         let dt = t1 - t0;
         if !(dt >= MIN_SEGMENT) {
