@@ -26,11 +26,23 @@
 //! and a crossfade between two walks does not double the footsteps. Events are queued during the
 //! advance and delivered by [`Animator::deliver_events`] at the start of the next simulation stage.
 //!
-//! Not here: the fixed-tick clock ([`crate::clock`]), graphs, scenes.
+//! ## Graphs
+//! A compiled blend graph ([`GraphProgram`]) plays in place of a clip:
+//! [`Animator::cross_fade_to_graph`] follows the crossfade table above, with "the same graph"
+//! meaning the same program `Arc` (a stopped one restarts from its playheads' starts), so fades
+//! work clip to graph, graph to clip and graph to graph. A graph head's markers follow the graph's
+//! own rule ([`crate::graph::eval`]) and are announced only while the head dominates, as above.
+//! Its Adjust nodes' model-space adjusts are applied at composition, ahead of the animator's own
+//! adjusts, scaled by the head's fade weight ([`crate::graph::eval::weighted_adjust`]). A graph
+//! head's `time` is the graph time it has advanced; [`Animator::seek`] does not move its playheads.
+//!
+//! Not here: the fixed-tick clock ([`crate::clock`]), graph compilation ([`crate::graph`]), scenes.
 
 use std::sync::Arc;
 
 use crate::clip::{Clip, ClipFault, find_clip_fault};
+use crate::graph::eval::weighted_adjust;
+use crate::graph::{GraphInstance, GraphProgram};
 use crate::math::Transform;
 use crate::playback::{PlaybackStep, advance_head, swept_markers};
 use crate::pose::{
@@ -91,6 +103,8 @@ struct Head {
     context: SamplingContext,
     /// Cached [`find_clip_fault`] against the animator's skeleton.
     fault: Option<ClipFault>,
+    /// A graph played in place of the clip (`clip` is then an empty placeholder).
+    graph: Option<Box<GraphInstance>>,
 }
 
 impl Head {
@@ -108,15 +122,47 @@ impl Head {
             context: SamplingContext::new(clip.channels.len()),
             fault,
             clip,
+            graph: None,
         }
+    }
+
+    /// A head playing a compiled graph. A program compiled for another skeleton is a fault (the
+    /// bind pose stands).
+    fn new_graph(program: Arc<GraphProgram>, skeleton: &Skeleton, speed: f32) -> Self {
+        let mut head = Head::new(Arc::new(Clip::new("graph", skeleton)), skeleton, true, speed);
+        if program.skeleton() != skeleton.name || program.bone_count() != skeleton.bone_count() {
+            let f = ClipFault::OtherRig {
+                clip: "graph".to_owned(),
+                clip_skeleton: program.skeleton().to_owned(),
+                skeleton: skeleton.name.clone(),
+            };
+            log::warn!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name);
+            head.fault = Some(f);
+        }
+        head.graph = Some(Box::new(GraphInstance::new(program)));
+        head
     }
 
     fn restart(&mut self, speed: f32) {
         self.time = if speed < 0.0 { self.duration } else { 0.0 };
+        if let Some(g) = &mut self.graph {
+            g.reset_playheads();
+        }
     }
 
     /// Advances by `travel`; queues markers when `speaks`.
     fn advance(&mut self, travel: f32, speaks: bool, events: &mut Vec<MarkerEvent>) -> PlaybackStep {
+        if let Some(g) = &mut self.graph {
+            let from = self.time;
+            if travel == 0.0 || !travel.is_finite() {
+                return PlaybackStep::still(from);
+            }
+            g.advance_with(travel, speaks && self.fault.is_none());
+            let evs = g.events().iter();
+            events.extend(evs.map(|e| MarkerEvent { clip: e.clip.clone(), marker: e.marker, lap: e.lap }));
+            self.time += travel;
+            return PlaybackStep { from, to: self.time, travel: self.time - from };
+        }
         let (step, ended) = advance_head(self.time, travel, self.duration, self.looping);
         self.time = step.to;
         if ended {
@@ -136,6 +182,9 @@ impl Head {
         if self.fault.is_some() {
             out[..skeleton.bone_count()].copy_from_slice(&skeleton.bind_pose);
             return Ok(());
+        }
+        if let Some(g) = &mut self.graph {
+            return g.evaluate(skeleton, out);
         }
         SamplingJob {
             clip: &self.clip,
@@ -170,6 +219,8 @@ pub struct Animator {
     last_step: PlaybackStep,
     scratch_in: Vec<Transform>,
     scratch_out: Vec<Transform>,
+    /// Graph adjusts merged with `adjusts` for composition.
+    scratch_adjusts: Vec<BoneAdjust>,
 }
 
 impl Animator {
@@ -189,6 +240,7 @@ impl Animator {
             last_step: PlaybackStep::default(),
             scratch_in: vec![Transform::IDENTITY; n],
             scratch_out: vec![Transform::IDENTITY; n],
+            scratch_adjusts: Vec::new(),
         };
         a.reset_session();
         a
@@ -229,14 +281,29 @@ impl Animator {
         self.settings.speed = speed;
     }
 
-    /// The clip being played (or faded to).
+    /// The clip being played (or faded to); `None` while a graph plays.
     pub fn current_clip(&self) -> Option<&Arc<Clip>> {
-        self.current.as_ref().map(|h| &h.clip)
+        self.current.as_ref().filter(|h| h.graph.is_none()).map(|h| &h.clip)
     }
 
-    /// The clip being faded out, if a fade is running.
+    /// The clip being faded out, if a fade from a clip is running.
     pub fn outgoing_clip(&self) -> Option<&Arc<Clip>> {
-        self.fade.as_ref().map(|f| &f.outgoing.clip)
+        self.fade.as_ref().filter(|f| f.outgoing.graph.is_none()).map(|f| &f.outgoing.clip)
+    }
+
+    /// The graph being played (or faded to), if the current head plays one.
+    pub fn current_graph(&self) -> Option<&GraphInstance> {
+        self.current.as_ref().and_then(|h| h.graph.as_deref())
+    }
+
+    /// The graph being played, mutably (to set its parameters).
+    pub fn current_graph_mut(&mut self) -> Option<&mut GraphInstance> {
+        self.current.as_mut().and_then(|h| h.graph.as_deref_mut())
+    }
+
+    /// The graph being faded out, if a fade from a graph is running.
+    pub fn outgoing_graph(&self) -> Option<&GraphInstance> {
+        self.fade.as_ref().and_then(|f| f.outgoing.graph.as_deref())
     }
 
     /// The current head's time.
@@ -317,6 +384,36 @@ impl Animator {
         let cut = !(seconds > 0.0) || self.current.is_none();
         let previous = self.current.replace(head);
         // A new fade drops any outgoing head: the blend runs from the head being faded to.
+        self.fade = match (cut, previous) {
+            (false, Some(outgoing)) => Some(Fade { outgoing, remaining: seconds, duration: seconds }),
+            _ => None,
+        };
+        self.last_step = PlaybackStep::still(self.time());
+    }
+
+    /// Cuts to a compiled graph (no fade) and plays it.
+    pub fn play_graph(&mut self, program: Arc<GraphProgram>) {
+        self.cross_fade_to_graph(program, 0.0);
+    }
+
+    /// Fades to a compiled graph over `seconds`, following the table in the module docs (the
+    /// same program `Arc` is "the same graph"). The new instance starts at its parameters'
+    /// defaults and its playheads' starts.
+    pub fn cross_fade_to_graph(&mut self, program: Arc<GraphProgram>, seconds: f32) {
+        let speed = self.settings.speed;
+        if let Some(cur) = &mut self.current
+            && cur.graph.as_ref().is_some_and(|g| Arc::ptr_eq(g.program(), &program))
+        {
+            if !cur.playing {
+                cur.restart(speed);
+                cur.playing = true;
+            }
+            return;
+        }
+        let mut head = Head::new_graph(program, &self.skeleton, speed);
+        head.playing = true;
+        let cut = !(seconds > 0.0) || self.current.is_none();
+        let previous = self.current.replace(head);
         self.fade = match (cut, previous) {
             (false, Some(outgoing)) => Some(Fade { outgoing, remaining: seconds, duration: seconds }),
             _ => None,
@@ -422,14 +519,55 @@ impl Animator {
             (Some(cur), _) => cur.sample(sk, &mut out.local[..n])?,
             (None, _) => out.local[..n].copy_from_slice(&sk.bind_pose),
         }
+        let merged = merge_graph_adjusts(
+            &mut self.scratch_adjusts,
+            self.current.as_ref(),
+            self.fade.as_ref().map(|f| &f.outgoing),
+            weight,
+            &self.adjusts,
+        );
         LocalToModelJob {
             parents: &sk.parents,
             local: &out.local[..n],
-            adjusts: &self.adjusts,
+            adjusts: if merged { &self.scratch_adjusts } else { &self.adjusts },
             output: &mut out.model[..n],
         }
         .run()?;
         PaletteJob { model: &out.model[..n], inverse_bind: &sk.inverse_bind, output: &mut out.palette[..n] }
             .run()
     }
+}
+
+/// Gathers the graph heads' adjusts (each scaled by its head's fade weight) ahead of the
+/// animator's own `own` into `scratch`, sorted stably by bone. False (and `scratch` untouched)
+/// when no head plays a graph.
+fn merge_graph_adjusts(
+    scratch: &mut Vec<BoneAdjust>,
+    current: Option<&Head>,
+    outgoing: Option<&Head>,
+    weight: f32,
+    own: &[BoneAdjust],
+) -> bool {
+    let heads = [(outgoing, 1.0 - weight), (current, weight)];
+    if !heads.iter().any(|(h, _)| h.is_some_and(|h| h.graph.is_some())) {
+        return false;
+    }
+    scratch.clear();
+    for (head, w) in heads {
+        if let Some(h) = head
+            && let Some(g) = &h.graph
+            && h.fault.is_none()
+        {
+            scratch.extend(g.adjusts().iter().filter_map(|a| weighted_adjust(*a, w)));
+        }
+    }
+    scratch.extend_from_slice(own);
+    for i in 1..scratch.len() {
+        let mut j = i;
+        while j > 0 && scratch[j - 1].bone > scratch[j].bone {
+            scratch.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    true
 }

@@ -14,6 +14,11 @@
 //! - [`clock`]: the fixed-tick simulation clock.
 //! - [`property`]: transform animation of non-bone entities.
 //! - [`math`]: TRS transforms, slerp, matrix decomposition.
+//! - [`gltf`]: glTF 2.0 import of rigs, clips, node animations, meshes and morph targets.
+//! - [`graph`]: the blend/adjust graph: authored model, compiler, evaluator, RON files.
+//! - [`skinning`]: the CPU reference skinning job and posed bounds.
+//! - [`morph`]: morph target application and per-instance morph weights.
+//! - [`synthetic`]: generated rigs and dense clips for benchmarks and tests.
 //!
 //! Three kinds of state are kept apart: authored (clips, skeletons, [`animator::AnimatorSettings`]),
 //! compiled/derived (durations, cursors), and session (playing, time, fades, adjusts, events).
@@ -24,11 +29,16 @@ pub mod animator;
 pub mod clip;
 pub mod clock;
 pub mod easing;
+pub mod gltf;
+pub mod graph;
 pub mod math;
+pub mod morph;
 pub mod playback;
 pub mod pose;
 pub mod property;
 pub mod skeleton;
+pub mod skinning;
+pub mod synthetic;
 pub mod track;
 
 pub use glam;

@@ -247,8 +247,13 @@ impl BlendingJob<'_> {
         let n = self.rest_pose.len();
         check_out("blending job", "output", n, self.output.len())?;
         for (i, l) in self.layers.iter().enumerate() {
-            check_in("blending job", format!("layer {i} pose"), n, l.pose.len())?;
-            if let Some(m) = l.mask {
+            // The input's name is only formatted on failure: validation allocates nothing.
+            if l.pose.len() != n {
+                check_in("blending job", format!("layer {i} pose"), n, l.pose.len())?;
+            }
+            if let Some(m) = l.mask
+                && m.len() != n
+            {
                 check_in("blending job", format!("layer {i} mask"), n, m.len())?;
             }
             if !(l.weight.is_finite() && l.weight >= 0.0) {
@@ -262,6 +267,31 @@ impl BlendingJob<'_> {
     pub fn run(self) -> Result<(), JobError> {
         self.validate()?;
         let n = self.rest_pose.len();
+        if let [a, b] = self.layers
+            && a.mask.is_none()
+            && b.mask.is_none()
+            && a.weight > 0.0
+            && b.weight > 0.0
+            && a.weight + b.weight >= self.threshold
+        {
+            // The common crossfade: two full-body layers, both contributing. The same blend as the
+            // general loop below (pre-normalized weights), without its per-layer branches.
+            let inv = 1.0 / (a.weight + b.weight);
+            let (wa, wb) = (a.weight * inv, b.weight * inv);
+            for ((o, x), y) in self.output[..n].iter_mut().zip(&a.pose[..n]).zip(&b.pose[..n]) {
+                let qa = Vec4::from(x.rotation);
+                let qb = Vec4::from(y.rotation);
+                let wq = if qa.dot(qb) < 0.0 { -wb } else { wb };
+                let r = qa * wa + qb * wq;
+                let len = r.length();
+                *o = Transform {
+                    translation: x.translation * wa + y.translation * wb,
+                    rotation: if len > 1e-12 { Quat::from_vec4(r / len) } else { y.rotation },
+                    scale: x.scale * wa + y.scale * wb,
+                };
+            }
+            return Ok(());
+        }
         for i in 0..n {
             let mut total = 0.0f32;
             let mut count = 0u32;

@@ -97,7 +97,7 @@ impl Animatable for Vec3 {
 
 impl Animatable for Quat {
     const ZERO: Self = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
-    #[inline]
+    #[inline(always)]
     fn interpolate(a: Self, b: Self, t: f32) -> Self {
         math::slerp(a, b, t)
     }
@@ -424,7 +424,7 @@ impl<T: Animatable> Track<T> {
     /// Samples the track at `time`, starting the interval search at `*cursor` (the interval found
     /// last time) and updating it. Forward playback then costs O(1) per sample; any other time
     /// falls back to a binary search. A stale cursor is always safe.
-    #[inline]
+    #[inline(always)]
     pub fn sample_with_cursor(&self, time: f32, cursor: &mut u32) -> Option<T> {
         let n = self.times.len();
         if n == 0 {
@@ -468,7 +468,7 @@ impl<T: Animatable> Track<T> {
 /// Finds `i` with `times[i] <= t < times[i + 1]`, given `times[0] < t < times[n - 1]` (or an
 /// unsorted array, where any in-bounds answer is acceptable). Tries the cursor and its successor
 /// before a binary search.
-#[inline]
+#[inline(always)]
 fn locate(times: &[f32], t: f32, cursor: &mut u32) -> usize {
     let n = times.len();
     let c = *cursor as usize;

@@ -385,3 +385,22 @@ fn markers_of_the_dominant_clip_speak_during_a_crossfade() {
     heard.extend(a.deliver_events().iter().map(|e| e.name().to_owned()));
     assert_eq!(heard, ["a", "b", "b"]);
 }
+
+#[test]
+fn a_scrub_while_paused_shows_the_pose_it_names() {
+    let sk = rig();
+    let walk = ramp(&sk, "walk", 1.0, Vec3::X, true);
+    let mut a = animator(&sk, Some(walk), 1.0);
+    let mut clock = Clock::new(60.0);
+    a.advance(clock.tick_seconds() as f32);
+    clock.set_paused(true);
+    for scrub in [0.7f32, 0.2, 0.55] {
+        a.seek(scrub);
+        // A paused frame: no tick, so a zero-length step from where the head is.
+        assert_eq!(clock.advance(1.0 / 60.0), 0);
+        let step = a.advance(0.0);
+        assert_eq!((step.from, step.to, step.travel), (scrub, scrub, 0.0));
+        assert!(close(root_translation(&mut a).x, scrub));
+    }
+    assert!(a.deliver_events().is_empty());
+}

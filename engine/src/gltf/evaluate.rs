@@ -1,0 +1,148 @@
+//! [`ScenePose`]: an imported scene evaluated at one time of one animation, with the engine's
+//! jobs (sampling, local-to-model and palette jobs for rigs; property animations for other
+//! nodes; weight tracks for morphs). Buffers are allocated once in [`ScenePose::new`].
+//!
+//! It does not skin or morph vertices (see [`crate::skinning`] and [`crate::morph`]) and holds no
+//! playback state: the caller chooses the time.
+
+use glam::Mat4;
+
+use super::ImportedScene;
+use crate::math::Transform;
+use crate::pose::{JobError, LocalToModelJob, PaletteJob, SamplingContext, SamplingJob};
+
+/// Per-node and per-rig pose buffers for one [`ImportedScene`].
+#[derive(Clone, Debug)]
+pub struct ScenePose {
+    /// Local transform of every node (joint nodes take their bone's sampled transform).
+    pub local: Vec<Transform>,
+    /// World matrix of every node.
+    pub world: Vec<Mat4>,
+    /// Per rig: sampled local bone transforms.
+    pub rig_local: Vec<Vec<Transform>>,
+    /// Per rig: `model_from_bone` matrices (relative to the rig's `root_parent`).
+    pub rig_model: Vec<Vec<Mat4>>,
+    /// Per rig: `model * inverseBind` in bone order (the rig's palette).
+    pub rig_palette: Vec<Vec<Mat4>>,
+    /// Per node: current morph weights (empty for nodes without morph targets).
+    pub morph_weights: Vec<Vec<f32>>,
+    contexts: Vec<SamplingContext>,
+}
+
+impl ScenePose {
+    /// Buffers sized for `scene`, holding its rest pose.
+    pub fn new(scene: &ImportedScene) -> Self {
+        let mut pose = Self {
+            local: scene.nodes.iter().map(|n| n.transform).collect(),
+            world: vec![Mat4::IDENTITY; scene.nodes.len()],
+            rig_local: scene.rigs.iter().map(|r| r.skeleton.bind_pose.clone()).collect(),
+            rig_model: scene.rigs.iter().map(|r| vec![Mat4::IDENTITY; r.skeleton.bone_count()]).collect(),
+            rig_palette: scene.rigs.iter().map(|r| vec![Mat4::IDENTITY; r.skeleton.bone_count()]).collect(),
+            morph_weights: scene.nodes.iter().map(|n| n.morph_weights.clone()).collect(),
+            contexts: scene.rigs.iter().map(|r| SamplingContext::new(r.skeleton.bone_count())).collect(),
+        };
+        // The rest pose of a well-formed scene cannot fail.
+        let _ = pose.evaluate(scene, None, 0.0);
+        pose
+    }
+
+    /// Poses the scene at `time` seconds of animation `animation` (`None`: the rest pose).
+    /// Times are passed to the tracks as given (they hold their end keys outside their range).
+    pub fn evaluate(
+        &mut self,
+        scene: &ImportedScene,
+        animation: Option<usize>,
+        time: f32,
+    ) -> Result<(), JobError> {
+        if !time.is_finite() {
+            return Err(JobError::NonFiniteTime(time));
+        }
+        for ((l, n), w) in self.local.iter_mut().zip(&scene.nodes).zip(&mut self.morph_weights) {
+            *l = n.transform;
+            w.clear();
+            w.extend_from_slice(&n.morph_weights);
+        }
+        let anim = animation.and_then(|a| scene.animations.get(a));
+        if let Some(a) = anim {
+            for na in &a.nodes {
+                if let (Some(l), Some(n)) = (self.local.get_mut(na.node), scene.nodes.get(na.node)) {
+                    *l = na.animation.sample(time, n.transform);
+                }
+            }
+            for m in &a.morphs {
+                if let Some(w) = self.morph_weights.get_mut(m.node) {
+                    for (w, t) in w.iter_mut().zip(&m.weights) {
+                        *w = t.sample(time).unwrap_or(*w);
+                    }
+                }
+            }
+        }
+        for (r, rig) in scene.rigs.iter().enumerate() {
+            let local = &mut self.rig_local[r];
+            match anim.and_then(|a| a.clips.iter().find(|c| c.rig == r)) {
+                Some(rc) => SamplingJob {
+                    clip: &rc.clip,
+                    bind_pose: &rig.skeleton.bind_pose,
+                    time,
+                    context: &mut self.contexts[r],
+                    output: local,
+                }
+                .run()?,
+                None => local.copy_from_slice(&rig.skeleton.bind_pose),
+            }
+            for (b, &node) in rig.bone_nodes.iter().enumerate() {
+                if let (Some(l), Some(t)) = (self.local.get_mut(node), local.get(b)) {
+                    *l = *t;
+                }
+            }
+            LocalToModelJob {
+                parents: &rig.skeleton.parents,
+                local,
+                adjusts: &[],
+                output: &mut self.rig_model[r],
+            }
+            .run()?;
+            PaletteJob {
+                model: &self.rig_model[r],
+                inverse_bind: &rig.skeleton.inverse_bind,
+                output: &mut self.rig_palette[r],
+            }
+            .run()?;
+        }
+        for &i in &scene.order {
+            let (Some(node), Some(local)) = (scene.nodes.get(i), self.local.get(i)) else { continue };
+            let parent = node.parent.and_then(|p| self.world.get(p).copied()).unwrap_or(Mat4::IDENTITY);
+            let m = parent * local.to_mat4();
+            if let Some(w) = self.world.get_mut(i) {
+                *w = m;
+            }
+        }
+        Ok(())
+    }
+
+    /// World matrix of the node above rig `rig`'s root bones (identity at the scene root).
+    pub fn rig_world(&self, scene: &ImportedScene, rig: usize) -> Mat4 {
+        scene
+            .rigs
+            .get(rig)
+            .and_then(|r| r.root_parent)
+            .and_then(|p| self.world.get(p).copied())
+            .unwrap_or(Mat4::IDENTITY)
+    }
+
+    /// Joint world matrices of glTF skin `skin`, in its joint order, from the rig's pose.
+    pub fn joint_world(&self, scene: &ImportedScene, skin: usize, out: &mut [Mat4]) {
+        let Some(r) = scene.skins.get(skin).map(|s| s.rig) else { return };
+        let (Some(rig), Some(model)) = (scene.rigs.get(r), self.rig_model.get(r)) else { return };
+        rig.joint_world(model, self.rig_world(scene, r), out);
+    }
+
+    /// Skinning matrices for mesh node `node` with glTF skin `skin`, in its joint order:
+    /// `inverse(meshWorld) * jointWorld * inverseBind`.
+    pub fn skinning_matrices(&self, scene: &ImportedScene, skin: usize, node: usize, out: &mut [Mat4]) {
+        let Some(r) = scene.skins.get(skin).map(|s| s.rig) else { return };
+        let (Some(rig), Some(model)) = (scene.rigs.get(r), self.rig_model.get(r)) else { return };
+        let mesh_world = self.world.get(node).copied().unwrap_or(Mat4::IDENTITY);
+        rig.skinning_matrices(model, self.rig_world(scene, r), mesh_world, out);
+    }
+}

@@ -1,0 +1,1141 @@
+//! Building an [`ImportedScene`] from parsed glTF: nodes, meshes, skins/rigs, animations.
+//! Every check records a [`Fault`] and carries on where it can, so one run lists all faults.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use glam::{Mat4, Quat, Vec3};
+
+use super::error::{Fault, ImportError, Location, Warning};
+use super::json::{self, Root};
+use super::load::{self, Decoded, Reader};
+use super::{
+    Animation, BoneRef, ImportedScene, Mesh, MeshBinding, MorphAnimation, Node, NodeAnimation, Primitive,
+    Rig, RigClip, Skin, SkinStream,
+};
+use crate::clip::Clip;
+use crate::math::{self, Transform};
+use crate::morph::MorphTarget;
+use crate::property::PropertyAnimation;
+use crate::skeleton::{NO_PARENT, Skeleton, find_skeleton_fault};
+use crate::skinning::Aabb;
+use crate::track::{Animatable, Interpolation, Track};
+
+/// Imports a `.gltf` or `.glb` file (buffers are resolved relative to its folder).
+pub fn import(path: impl AsRef<Path>) -> Result<ImportedScene, ImportError> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|source| ImportError::Io {
+        file: path.to_owned(),
+        what: "the file".into(),
+        source,
+    })?;
+    import_slice(&bytes, path, path.parent())
+}
+
+/// Imports glTF or GLB bytes. `file` names the source in errors; external buffers are read from
+/// `base_dir` (none: relative to the working directory).
+pub fn import_slice(
+    bytes: &[u8],
+    file: &Path,
+    base_dir: Option<&Path>,
+) -> Result<ImportedScene, ImportError> {
+    let container = load::parse_container(file, bytes)?;
+    let root = container.root;
+    let mut faults = Vec::new();
+    let buffers = load::load_buffers(&root, container.bin, base_dir, &mut faults);
+    let mut b = Builder {
+        root: &root,
+        reader: Reader { root: &root, buffers: &buffers },
+        faults,
+        warnings: Vec::new(),
+    };
+    let scene = b.build(file);
+    if b.faults.is_empty() {
+        let mut scene = scene;
+        scene.warnings = b.warnings;
+        Ok(scene)
+    } else {
+        Err(ImportError::Invalid { file: file.to_owned(), faults: b.faults })
+    }
+}
+
+struct Builder<'a> {
+    root: &'a Root,
+    reader: Reader<'a>,
+    faults: Vec<Fault>,
+    warnings: Vec<Warning>,
+}
+
+fn vec3(v: &Option<Vec<f32>>, default: Vec3) -> Option<Vec3> {
+    match v {
+        None => Some(default),
+        Some(v) if v.len() == 3 => Some(Vec3::new(v[0], v[1], v[2])),
+        _ => None,
+    }
+}
+
+fn try_normalize_q(q: Quat) -> Option<Quat> {
+    let l = q.length();
+    (l > 1e-12 && l.is_finite()).then(|| q / l)
+}
+
+fn unique(names: &mut [String]) {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for n in names.iter_mut() {
+        let count = seen.entry(n.clone()).or_insert(0);
+        *count += 1;
+        if *count > 1 {
+            let mut k = *count;
+            let mut candidate = format!("{n}#{k}");
+            while seen.contains_key(&candidate) {
+                k += 1;
+                candidate = format!("{n}#{k}");
+            }
+            seen.insert(candidate.clone(), 1);
+            *n = candidate;
+        }
+    }
+}
+
+impl Builder<'_> {
+    fn fault(&mut self, at: Location, msg: impl Into<String>) {
+        self.faults.push(Fault::new(at, msg));
+    }
+
+    fn warn(&mut self, at: Location, msg: impl Into<String>) {
+        self.warnings.push(Fault::new(at, msg));
+    }
+
+    fn read(&mut self, accessor: usize) -> Option<Decoded> {
+        match self.reader.read(accessor) {
+            Ok(d) => Some(d),
+            Err(f) => {
+                if !self.faults.contains(&f) {
+                    self.faults.push(f);
+                }
+                None
+            }
+        }
+    }
+
+    /// Reads an accessor expecting `components` per element (and, when `count` is given, that
+    /// element count), checking every value is finite.
+    fn read_n(
+        &mut self,
+        accessor: usize,
+        components: usize,
+        count: Option<usize>,
+        what: &str,
+    ) -> Option<Decoded> {
+        let d = self.read(accessor)?;
+        let at = Location::Accessor(accessor);
+        if d.components != components {
+            self.fault(
+                at,
+                format!("{what}: has {} components per element, expected {components}", d.components),
+            );
+            return None;
+        }
+        if let Some(c) = count.filter(|&c| c != d.count) {
+            self.fault(at, format!("{what}: has {} elements, expected {c}", d.count));
+            return None;
+        }
+        if let Some(i) = d.values.iter().position(|v| !(*v as f32).is_finite()) {
+            self.fault(at, format!("{what}: element {} is not finite ({})", i / components, d.values[i]));
+            return None;
+        }
+        Some(d)
+    }
+
+    fn build(&mut self, file: &Path) -> ImportedScene {
+        let root = self.root;
+        match &root.asset {
+            Some(a) if a.version.starts_with("2.") => {}
+            Some(a) => self.fault(
+                Location::File,
+                format!("asset.version is {:?}, only glTF 2.x is supported", a.version),
+            ),
+            None => self.fault(Location::File, "has no asset object (is this a glTF 2.0 file?)"),
+        }
+        for ext in &root.extensions_required {
+            if ext != "KHR_mesh_quantization" {
+                self.fault(Location::File, format!("requires extension {ext:?}, which is not supported"));
+            }
+        }
+        let (mut nodes, order, tree_ok) = self.nodes();
+        let roots = self.roots(&nodes);
+        let meshes = self.meshes();
+        for (i, n) in nodes.iter_mut().enumerate() {
+            let targets = n.mesh.and_then(|m| meshes.get(m)).map_or(0, |m| m.weights.len());
+            let own = root.nodes.get(i).and_then(|j| j.weights.clone());
+            n.morph_weights = match own {
+                Some(w) if w.len() == targets => w,
+                Some(w) => {
+                    self.warn(
+                        Location::Node(i),
+                        format!(
+                            "has {} weights but its mesh has {targets} morph targets; using the mesh's",
+                            w.len()
+                        ),
+                    );
+                    n.mesh.and_then(|m| meshes.get(m)).map_or(Vec::new(), |m| m.weights.clone())
+                }
+                None => n.mesh.and_then(|m| meshes.get(m)).map_or(Vec::new(), |m| m.weights.clone()),
+            };
+        }
+        let (skins, rigs) = if tree_ok { self.skins(&mut nodes, &meshes) } else { (Vec::new(), Vec::new()) };
+        let animations = if tree_ok { self.animations(&nodes, &meshes, &rigs) } else { Vec::new() };
+        ImportedScene {
+            source: file.to_owned(),
+            nodes,
+            roots,
+            order,
+            meshes,
+            skins,
+            rigs,
+            animations,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn nodes(&mut self) -> (Vec<Node>, Vec<usize>, bool) {
+        let root = self.root;
+        let n = root.nodes.len();
+        let mut ok = true;
+        let mut parent: Vec<Option<usize>> = vec![None; n];
+        let mut nodes = Vec::with_capacity(n);
+        for (i, j) in root.nodes.iter().enumerate() {
+            let at = Location::Node(i);
+            for &c in &j.children {
+                if c >= n {
+                    self.fault(at.clone(), format!("has child {c}, but the file has {n} nodes"));
+                    ok = false;
+                } else if let Some(p) = parent[c] {
+                    self.fault(
+                        at.clone(),
+                        format!("has child {c}, which is already a child of node {p} (not a tree)"),
+                    );
+                    ok = false;
+                } else {
+                    parent[c] = Some(i);
+                }
+            }
+            if let Some(m) = j.mesh.filter(|&m| m >= root.meshes.len()) {
+                self.fault(at.clone(), format!("names mesh {m}, but the file has {}", root.meshes.len()));
+            }
+            if let Some(s) = j.skin.filter(|&s| s >= root.skins.len()) {
+                self.fault(at.clone(), format!("names skin {s}, but the file has {}", root.skins.len()));
+            }
+            let transform = match &j.matrix {
+                Some(m) if m.len() == 16 && m.iter().all(|v| v.is_finite()) => {
+                    let mat = Mat4::from_cols_slice(m);
+                    let (s, r, t) = math::decompose(&mat);
+                    let back = Mat4::from_scale_rotation_translation(s, r, t);
+                    if !back.abs_diff_eq(
+                        mat,
+                        1e-5 * mat.abs().to_cols_array().iter().fold(1.0f32, |a, b| a.max(*b)),
+                    ) {
+                        self.warn(at.clone(), "matrix has shear or a projection part, which is dropped");
+                    }
+                    Transform { translation: t, rotation: r, scale: s }
+                }
+                Some(_) => {
+                    self.fault(at.clone(), "matrix must be 16 finite numbers");
+                    Transform::IDENTITY
+                }
+                None => {
+                    let t = vec3(&j.translation, Vec3::ZERO);
+                    let s = vec3(&j.scale, Vec3::ONE);
+                    let r = match &j.rotation {
+                        None => Some(Quat::IDENTITY),
+                        Some(r) if r.len() == 4 => Some(Quat::from_xyzw(r[0], r[1], r[2], r[3])),
+                        _ => None,
+                    };
+                    match (t, r, s) {
+                        (Some(t), Some(r), Some(s)) if t.is_finite() && r.is_finite() && s.is_finite() => {
+                            let r = if (r.length() - 1.0).abs() > 1e-3 {
+                                self.warn(
+                                    at.clone(),
+                                    format!("rotation has length {}, normalized", r.length()),
+                                );
+                                try_normalize_q(r).unwrap_or(Quat::IDENTITY)
+                            } else {
+                                r.normalize()
+                            };
+                            Transform { translation: t, rotation: r, scale: s }
+                        }
+                        _ => {
+                            self.fault(
+                                at.clone(),
+                                "translation/rotation/scale must have 3/4/3 finite numbers",
+                            );
+                            Transform::IDENTITY
+                        }
+                    }
+                }
+            };
+            nodes.push(Node {
+                name: j.name.clone().unwrap_or_else(|| format!("node{i}")),
+                parent: None,
+                children: j.children.iter().copied().filter(|&c| c < n).collect(),
+                transform,
+                mesh: j.mesh.filter(|&m| m < root.meshes.len()),
+                skin: j.skin.filter(|&s| s < root.skins.len()),
+                morph_weights: Vec::new(),
+                bones: Vec::new(),
+            });
+        }
+        // Cycle detection: walk up from every node; more than n steps means a cycle.
+        for start in 0..n {
+            let mut at = start;
+            let mut steps = 0;
+            while let Some(p) = parent[at] {
+                at = p;
+                steps += 1;
+                if at == start || steps > n {
+                    if at == start {
+                        let mut cycle = vec![start];
+                        let mut c = parent[start];
+                        while let Some(x) = c {
+                            if x == start || cycle.len() > n {
+                                break;
+                            }
+                            cycle.push(x);
+                            c = parent[x];
+                        }
+                        let min = *cycle.iter().min().unwrap_or(&start);
+                        if min == start {
+                            let path: Vec<String> = std::iter::once(start)
+                                .chain(cycle.iter().skip(1).rev().copied())
+                                .map(|c| c.to_string())
+                                .collect();
+                            self.fault(
+                                Location::Node(start),
+                                format!(
+                                    "is its own ancestor: node cycle {} -> {start} (parent -> child)",
+                                    path.join(" -> ")
+                                ),
+                            );
+                        }
+                    }
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        let mut order = Vec::with_capacity(n);
+        if ok {
+            for (i, node) in nodes.iter_mut().enumerate() {
+                node.parent = parent[i];
+            }
+            let mut stack: Vec<usize> = (0..n).rev().filter(|&i| parent[i].is_none()).collect();
+            while let Some(i) = stack.pop() {
+                order.push(i);
+                stack.extend(nodes[i].children.iter().rev().copied());
+            }
+        }
+        (nodes, order, ok)
+    }
+
+    fn roots(&mut self, nodes: &[Node]) -> Vec<usize> {
+        let root = self.root;
+        let scene = root.scene.or(if root.scenes.is_empty() { None } else { Some(0) });
+        match scene {
+            Some(s) => match root.scenes.get(s) {
+                Some(sc) => {
+                    let mut out = Vec::new();
+                    for &r in &sc.nodes {
+                        match nodes.get(r) {
+                            Some(nd) if nd.parent.is_none() => out.push(r),
+                            Some(_) => self.fault(
+                                Location::Scene(s),
+                                format!("lists node {r}, which is not a root node"),
+                            ),
+                            None => self.fault(
+                                Location::Scene(s),
+                                format!("lists node {r}, but the file has {}", nodes.len()),
+                            ),
+                        }
+                    }
+                    out
+                }
+                None => {
+                    self.fault(Location::File, format!("scene {s} does not exist"));
+                    Vec::new()
+                }
+            },
+            None => (0..nodes.len()).filter(|&i| nodes[i].parent.is_none()).collect(),
+        }
+    }
+
+    fn meshes(&mut self) -> Vec<Mesh> {
+        let root = self.root;
+        let mut out = Vec::with_capacity(root.meshes.len());
+        for (mi, m) in root.meshes.iter().enumerate() {
+            let mut prims = Vec::new();
+            let mut target_count: Option<usize> = None;
+            for (pi, p) in m.primitives.iter().enumerate() {
+                if let Some(tc) = target_count {
+                    if tc != p.targets.len() {
+                        self.fault(
+                            Location::Primitive { mesh: mi, primitive: pi },
+                            format!(
+                                "has {} morph targets, the mesh's first primitive has {tc}",
+                                p.targets.len()
+                            ),
+                        );
+                    }
+                } else {
+                    target_count = Some(p.targets.len());
+                }
+                prims.push(self.primitive(mi, pi, p));
+            }
+            let targets = target_count.unwrap_or(0);
+            let weights = match &m.weights {
+                Some(w) if w.len() == targets => w.clone(),
+                Some(w) => {
+                    self.fault(
+                        Location::Mesh(mi),
+                        format!("has {} default weights for {targets} morph targets", w.len()),
+                    );
+                    vec![0.0; targets]
+                }
+                None => vec![0.0; targets],
+            };
+            let names: Option<Vec<String>> =
+                m.extras.as_ref().and_then(|e| e.get("targetNames")).and_then(|v| v.as_array()).map(|a| {
+                    a.iter()
+                        .enumerate()
+                        .map(|(i, v)| v.as_str().map_or_else(|| format!("target{i}"), str::to_owned))
+                        .collect()
+                });
+            let mut target_names = match names {
+                Some(n) if n.len() == targets => n,
+                Some(n) => {
+                    self.warn(
+                        Location::Mesh(mi),
+                        format!(
+                            "extras.targetNames has {} names for {targets} targets; using target<N>",
+                            n.len()
+                        ),
+                    );
+                    (0..targets).map(|i| format!("target{i}")).collect()
+                }
+                None => (0..targets).map(|i| format!("target{i}")).collect(),
+            };
+            unique(&mut target_names);
+            out.push(Mesh {
+                name: m.name.clone().unwrap_or_else(|| format!("mesh{mi}")),
+                primitives: prims.into_iter().flatten().collect(),
+                weights,
+                target_names,
+            });
+        }
+        out
+    }
+
+    fn vecs<const N: usize>(
+        &mut self,
+        acc: usize,
+        count: Option<usize>,
+        what: &str,
+    ) -> Option<Vec<[f32; N]>> {
+        let d = self.read_n(acc, N, count, what)?;
+        Some(d.values.chunks_exact(N).map(|c| std::array::from_fn(|i| c[i] as f32)).collect())
+    }
+
+    fn primitive(&mut self, mi: usize, pi: usize, p: &json::Primitive) -> Option<Primitive> {
+        let at = Location::Primitive { mesh: mi, primitive: pi };
+        let Some(&pos) = p.attributes.get("POSITION") else {
+            self.fault(at, "has no POSITION attribute");
+            return None;
+        };
+        let positions: Vec<[f32; 3]> = self.vecs::<3>(pos, None, "POSITION")?;
+        let n = Some(positions.len());
+        let attr = |name: &str| p.attributes.get(name).copied();
+        let normals = match attr("NORMAL") {
+            Some(a) => self.vecs::<3>(a, n, "NORMAL")?,
+            None => Vec::new(),
+        };
+        let tangents = match attr("TANGENT") {
+            Some(a) => self.vecs::<4>(a, n, "TANGENT")?,
+            None => Vec::new(),
+        };
+        let uvs = match attr("TEXCOORD_0") {
+            Some(a) => self.vecs::<2>(a, n, "TEXCOORD_0")?,
+            None => Vec::new(),
+        };
+        let indices = match p.indices {
+            Some(a) => {
+                let d = self.read_n(a, 1, None, "indices")?;
+                if let Some(k) = d.values.iter().position(|&v| v < 0.0 || v >= positions.len() as f64) {
+                    self.fault(
+                        Location::Accessor(a),
+                        format!(
+                            "index {k} is {}, past the {} vertices of mesh {mi} primitive {pi}",
+                            d.values[k],
+                            positions.len()
+                        ),
+                    );
+                    return None;
+                }
+                Some(d.values.iter().map(|&v| v as u32).collect())
+            }
+            None => None,
+        };
+        let skin = match (attr("JOINTS_0"), attr("WEIGHTS_0")) {
+            (Some(j0), Some(w0)) => {
+                let j0d = self.read_n(j0, 4, n, "JOINTS_0")?;
+                if !matches!(j0d.component_type, 5121 | 5123) {
+                    self.fault(Location::Accessor(j0), "JOINTS_0 must be unsigned bytes or shorts");
+                    return None;
+                }
+                let w0d = self.read_n(w0, 4, n, "WEIGHTS_0")?;
+                let extra = match (attr("JOINTS_1"), attr("WEIGHTS_1")) {
+                    (Some(j1), Some(w1)) => {
+                        Some((self.read_n(j1, 4, n, "JOINTS_1")?, self.read_n(w1, 4, n, "WEIGHTS_1")?))
+                    }
+                    _ => None,
+                };
+                Some(self.skin_stream(&at, j0, &j0d, &w0d, extra.as_ref())?)
+            }
+            (None, None) => None,
+            _ => {
+                self.fault(at, "has only one of JOINTS_0 and WEIGHTS_0");
+                return None;
+            }
+        };
+        let mut targets = Vec::with_capacity(p.targets.len());
+        for t in &p.targets {
+            let mut mt = MorphTarget::default();
+            if let Some(&a) = t.get("POSITION") {
+                mt.positions = self.vecs::<3>(a, n, "morph target POSITION")?;
+            }
+            if let Some(&a) = t.get("NORMAL") {
+                mt.normals = self.vecs::<3>(a, n, "morph target NORMAL")?;
+            }
+            if let Some(&a) = t.get("TANGENT") {
+                mt.tangents = self.vecs::<3>(a, n, "morph target TANGENT")?;
+            }
+            targets.push(mt);
+        }
+        let bounds = positions.iter().map(|p| Aabb::point(Vec3::from(*p))).reduce(Aabb::union);
+        Some(Primitive {
+            mode: p.mode.unwrap_or(4),
+            material: p.material,
+            positions,
+            normals,
+            tangents,
+            uvs,
+            indices,
+            skin,
+            targets,
+            bounds,
+        })
+    }
+
+    /// Up to eight influences per vertex: duplicates merged, the four largest kept, renormalized.
+    fn skin_stream(
+        &mut self,
+        at: &Location,
+        joints_accessor: usize,
+        j0: &Decoded,
+        w0: &Decoded,
+        extra: Option<&(Decoded, Decoded)>,
+    ) -> Option<SkinStream> {
+        let n = j0.count;
+        let mut out = SkinStream { joints: Vec::with_capacity(n), weights: Vec::with_capacity(n) };
+        let mut reduced = 0usize;
+        let mut unnormalized = 0usize;
+        for v in 0..n {
+            let mut inf: [(u32, f32); 8] = [(0, 0.0); 8];
+            let mut k = 0;
+            let sets = std::iter::once((j0, w0)).chain(extra.map(|(a, b)| (a, b)));
+            for (jd, wd) in sets {
+                for c in 0..4 {
+                    let j = jd.values[v * 4 + c];
+                    let w = wd.values[v * 4 + c] as f32;
+                    if !(j >= 0.0 && j <= u16::MAX as f64) {
+                        self.fault(
+                            Location::Accessor(joints_accessor),
+                            format!("vertex {v} has joint index {j}, which does not fit 16 bits"),
+                        );
+                        return None;
+                    }
+                    if w < 0.0 {
+                        self.fault(at.clone(), format!("vertex {v} has negative weight {w}"));
+                        return None;
+                    }
+                    if w == 0.0 {
+                        continue;
+                    }
+                    let j = j as u32;
+                    if let Some(e) = inf[..k].iter_mut().find(|e| e.0 == j) {
+                        e.1 += w;
+                    } else {
+                        inf[k] = (j, w);
+                        k += 1;
+                    }
+                }
+            }
+            let infl = &mut inf[..k];
+            infl.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            if k > 4 {
+                reduced += 1;
+            }
+            let kept = &infl[..k.min(4)];
+            let sum: f32 = kept.iter().map(|e| e.1).sum();
+            let mut joints = [0u16; 4];
+            let mut weights = [0.0f32; 4];
+            if sum > 0.0 {
+                if (sum - 1.0).abs() > 1e-3 && k <= 4 {
+                    unnormalized += 1;
+                }
+                for (i, e) in kept.iter().enumerate() {
+                    joints[i] = e.0 as u16;
+                    weights[i] = e.1 / sum;
+                }
+            } else {
+                unnormalized += 1;
+                weights[0] = 1.0;
+            }
+            out.joints.push(joints);
+            out.weights.push(weights);
+        }
+        if reduced > 0 {
+            self.warn(
+                at.clone(),
+                format!("{reduced} vertices had more than 4 influences; kept the 4 largest and renormalized"),
+            );
+        }
+        if unnormalized > 0 {
+            self.warn(
+                at.clone(),
+                format!("{unnormalized} vertices had weights not summing to 1; renormalized"),
+            );
+        }
+        Some(out)
+    }
+
+    fn skins(&mut self, nodes: &mut [Node], meshes: &[Mesh]) -> (Vec<super::Skin>, Vec<Rig>) {
+        let root = self.root;
+        let mut skins: Vec<Skin> = Vec::new();
+        let mut rigs: Vec<Rig> = Vec::new();
+        let mut skeleton_names: Vec<String> = Vec::new();
+        let mut skin_ids: Vec<usize> = Vec::new();
+        for (si, s) in root.skins.iter().enumerate() {
+            let at = Location::Skin(si);
+            let name = s.name.clone().unwrap_or_else(|| format!("skin{si}"));
+            let nj = s.joints.len();
+            if nj == 0 {
+                self.fault(at, "has no joints");
+                continue;
+            }
+            if let Some(&j) = s.joints.iter().find(|&&j| j >= nodes.len()) {
+                self.fault(at, format!("names joint node {j}, but the file has {} nodes", nodes.len()));
+                continue;
+            }
+            let mut seen = HashMap::new();
+            let mut dup = false;
+            for (k, &j) in s.joints.iter().enumerate() {
+                if let Some(prev) = seen.insert(j, k) {
+                    self.fault(at.clone(), format!("lists node {j} twice (joints {prev} and {k})"));
+                    dup = true;
+                }
+            }
+            if dup {
+                continue;
+            }
+            if let Some(r) = s.skeleton.filter(|&r| r >= nodes.len()) {
+                self.fault(at.clone(), format!("skeleton root {r} does not exist"));
+            }
+            let inverse_bind = match s.inverse_bind_matrices {
+                Some(a) => {
+                    let Some(d) = self.read_n(a, 16, None, "inverseBindMatrices") else { continue };
+                    if d.count < nj {
+                        self.fault(
+                            Location::Accessor(a),
+                            format!(
+                                "inverseBindMatrices has {} matrices for the {nj} joints of skin {si}",
+                                d.count
+                            ),
+                        );
+                        continue;
+                    }
+                    d.values
+                        .chunks_exact(16)
+                        .take(nj)
+                        .map(|c| Mat4::from_cols_array(&std::array::from_fn(|i| c[i] as f32)))
+                        .collect()
+                }
+                None => vec![Mat4::IDENTITY; nj],
+            };
+            // Tree check: every joint's nearest joint ancestor; root joints share one parent.
+            let is_joint: HashMap<usize, usize> = s.joints.iter().enumerate().map(|(k, &j)| (j, k)).collect();
+            let mut extra_bones: Vec<usize> = Vec::new();
+            let mut root_joints: Vec<(usize, Option<usize>)> = Vec::new();
+            for &j in &s.joints {
+                let mut gap = Vec::new();
+                let mut p = nodes[j].parent;
+                let mut found = false;
+                while let Some(x) = p {
+                    if is_joint.contains_key(&x) {
+                        found = true;
+                        break;
+                    }
+                    gap.push(x);
+                    p = nodes[x].parent;
+                }
+                if found {
+                    for g in gap {
+                        if !extra_bones.contains(&g) {
+                            extra_bones.push(g);
+                        }
+                    }
+                } else {
+                    root_joints.push((j, nodes[j].parent));
+                }
+            }
+            let root_parent = root_joints.first().and_then(|r| r.1);
+            if let Some(&(other, op)) = root_joints.iter().find(|r| r.1 != root_parent) {
+                let (first, fp) = root_joints[0];
+                let name_of =
+                    |p: Option<usize>| p.map_or("the scene root".to_string(), |p| format!("node {p}"));
+                self.fault(
+                    at,
+                    format!(
+                        "joints do not form a tree: root joints {first} (under {}) and {other} (under {}) have different parents",
+                        name_of(fp),
+                        name_of(op)
+                    ),
+                );
+                continue;
+            }
+            // Reuse an identical earlier skin's rig (exact comparison).
+            if let Some(r) = rigs.iter().position(|r| {
+                r.joint_nodes == s.joints
+                    && r.inverse_bind.iter().zip(&inverse_bind).all(|(a, b)| {
+                        a.to_cols_array().map(f32::to_bits) == b.to_cols_array().map(f32::to_bits)
+                    })
+            }) {
+                rigs[r].skins.push(si);
+                skin_ids.push(si);
+                skins.push(Skin {
+                    name,
+                    joints: s.joints.clone(),
+                    inverse_bind,
+                    skeleton_root: s.skeleton,
+                    rig: r,
+                });
+                continue;
+            }
+            // Bone order: depth-first from the root joints through joint/gap nodes.
+            let in_rig = |x: usize| is_joint.contains_key(&x) || extra_bones.contains(&x);
+            let mut bone_nodes = Vec::new();
+            let mut stack: Vec<usize> = root_joints.iter().rev().map(|r| r.0).collect();
+            while let Some(x) = stack.pop() {
+                bone_nodes.push(x);
+                stack.extend(nodes[x].children.iter().rev().copied().filter(|&c| in_rig(c)));
+            }
+            let bone_of: HashMap<usize, usize> =
+                bone_nodes.iter().enumerate().map(|(b, &nd)| (nd, b)).collect();
+            let joint_to_bone: Vec<u16> =
+                s.joints.iter().map(|j| bone_of.get(j).map_or(0, |&b| b as u16)).collect();
+            let mut bone_names: Vec<String> = bone_nodes
+                .iter()
+                .map(|&nd| match (&root.nodes[nd].name, is_joint.get(&nd)) {
+                    (Some(n), _) => n.clone(),
+                    (None, Some(k)) => format!("joint{k}"),
+                    (None, None) => format!("node{nd}"),
+                })
+                .collect();
+            unique(&mut bone_names);
+            let parents: Vec<u16> = bone_nodes
+                .iter()
+                .map(|&nd| nodes[nd].parent.and_then(|p| bone_of.get(&p)).map_or(NO_PARENT, |&b| b as u16))
+                .collect();
+            let bind_pose: Vec<Transform> = bone_nodes.iter().map(|&nd| nodes[nd].transform).collect();
+            let mut model = vec![Mat4::IDENTITY; bone_nodes.len()];
+            let mut bone_ib = vec![Mat4::IDENTITY; bone_nodes.len()];
+            for b in 0..bone_nodes.len() {
+                let local = bind_pose[b].to_mat4();
+                model[b] = match parents[b] {
+                    NO_PARENT => local,
+                    p => model.get(p as usize).copied().unwrap_or(Mat4::IDENTITY) * local,
+                };
+                bone_ib[b] = match is_joint.get(&bone_nodes[b]) {
+                    Some(&k) => inverse_bind[k],
+                    None => model[b].inverse(),
+                };
+            }
+            let mut sk_name = name.clone();
+            let mut k = 2;
+            while skeleton_names.contains(&sk_name) {
+                sk_name = format!("{name}#{k}");
+                k += 1;
+            }
+            skeleton_names.push(sk_name.clone());
+            let skeleton = Skeleton { name: sk_name, bone_names, parents, bind_pose, inverse_bind: bone_ib };
+            if let Some(f) = find_skeleton_fault(&skeleton) {
+                self.fault(at, format!("cannot become a skeleton: {f}"));
+                continue;
+            }
+            let r = rigs.len();
+            for (b, &nd) in bone_nodes.iter().enumerate() {
+                nodes[nd].bones.push(BoneRef { rig: r, bone: b });
+            }
+            rigs.push(Rig {
+                skeleton,
+                skins: vec![si],
+                bone_nodes,
+                joint_nodes: s.joints.clone(),
+                joint_to_bone,
+                inverse_bind: inverse_bind.clone(),
+                root_parent,
+                bindings: Vec::new(),
+            });
+            skin_ids.push(si);
+            skins.push(Skin {
+                name,
+                joints: s.joints.clone(),
+                inverse_bind,
+                skeleton_root: s.skeleton,
+                rig: r,
+            });
+        }
+        // Bindings: mesh nodes with a skin.
+        for ni in 0..nodes.len() {
+            let Some(si) = nodes[ni].skin else { continue };
+            let Some(skin) = skin_ids.iter().position(|&x| x == si).and_then(|k| skins.get(k)) else {
+                continue;
+            };
+            let rig = skin.rig;
+            let Some(mi) = nodes[ni].mesh else {
+                self.warn(Location::Node(ni), format!("has skin {si} but no mesh; the skin is ignored"));
+                continue;
+            };
+            let Some(mesh) = meshes.get(mi) else { continue };
+            let nj = skin.joints.len();
+            let mut bounds: Vec<Option<Aabb>> = vec![None; nj];
+            for (pi, p) in mesh.primitives.iter().enumerate() {
+                let Some(st) = &p.skin else {
+                    self.fault(
+                        Location::Primitive { mesh: mi, primitive: pi },
+                        format!("is drawn by node {ni} with skin {si} but has no JOINTS_0/WEIGHTS_0"),
+                    );
+                    continue;
+                };
+                let acc = root
+                    .meshes
+                    .get(mi)
+                    .and_then(|m| m.primitives.get(pi))
+                    .and_then(|p| p.attributes.get("JOINTS_0").copied());
+                for (v, (js, ws)) in st.joints.iter().zip(&st.weights).enumerate() {
+                    for (j, w) in js.iter().zip(ws) {
+                        if *w == 0.0 {
+                            continue;
+                        }
+                        let Some(b) = bounds.get_mut(*j as usize) else {
+                            let at = acc
+                                .map_or(Location::Primitive { mesh: mi, primitive: pi }, Location::Accessor);
+                            self.fault(at, format!("JOINTS_0 of mesh {mi} primitive {pi}: vertex {v} names joint {j}, but skin {si} (used by node {ni}) has {nj} joints"));
+                            break;
+                        };
+                        let q = skin.inverse_bind[*j as usize].transform_point3(Vec3::from(p.positions[v]));
+                        match b {
+                            Some(b) => b.grow(q),
+                            None => *b = Some(Aabb::point(q)),
+                        }
+                    }
+                    if self.faults.len() > 64 {
+                        break;
+                    }
+                }
+            }
+            rigs[rig].bindings.push(MeshBinding { node: ni, skin: si, mesh: mi, joint_bounds: bounds });
+        }
+        (skins, rigs)
+    }
+
+    fn track<T: Animatable>(
+        &mut self,
+        at: Location,
+        interp: Interpolation,
+        times: &[f32],
+        values: Vec<T>,
+    ) -> Option<Track<T>> {
+        let n = times.len();
+        let track = if interp == Interpolation::CubicSpline {
+            if values.len() != 3 * n {
+                self.fault(
+                    at,
+                    format!("CUBICSPLINE output has {} values for {n} keys (needs {})", values.len(), 3 * n),
+                );
+                return None;
+            }
+            let mut a = Vec::with_capacity(n);
+            let mut v = Vec::with_capacity(n);
+            let mut b = Vec::with_capacity(n);
+            for c in values.chunks_exact(3) {
+                a.push(c[0]);
+                v.push(c[1]);
+                b.push(c[2]);
+            }
+            Track::cubic_from_keys_unchecked(times.to_vec(), a, v, b)
+        } else {
+            if values.len() != n {
+                self.fault(at, format!("output has {} values for {n} keys", values.len()));
+                return None;
+            }
+            Track::from_keys_unchecked(interp, times.to_vec(), values)
+        };
+        match track {
+            Ok(t) => match t.find_fault() {
+                None => Some(t),
+                Some(f) => {
+                    self.fault(at, f.to_string());
+                    None
+                }
+            },
+            Err(f) => {
+                self.fault(at, f.to_string());
+                None
+            }
+        }
+    }
+
+    fn animations(&mut self, nodes: &[Node], meshes: &[Mesh], rigs: &[Rig]) -> Vec<Animation> {
+        let root = self.root;
+        let mut out = Vec::new();
+        for (ai, a) in root.animations.iter().enumerate() {
+            // Samplers: key times (checked: finite, strictly increasing).
+            let mut inputs: Vec<Option<(Vec<f32>, Interpolation)>> = Vec::new();
+            for (si, s) in a.samplers.iter().enumerate() {
+                let at = Location::AnimationSampler { animation: ai, sampler: si };
+                let interp = match s.interpolation.as_deref() {
+                    None | Some("LINEAR") => Interpolation::Linear,
+                    Some("STEP") => Interpolation::Step,
+                    Some("CUBICSPLINE") => Interpolation::CubicSpline,
+                    Some(other) => {
+                        self.fault(at, format!("unknown interpolation {other:?}"));
+                        inputs.push(None);
+                        continue;
+                    }
+                };
+                let Some(d) = self.read(s.input) else {
+                    inputs.push(None);
+                    continue;
+                };
+                if d.components != 1 {
+                    self.fault(
+                        Location::Accessor(s.input),
+                        format!("animation {ai} sampler {si} input must be SCALAR"),
+                    );
+                    inputs.push(None);
+                    continue;
+                }
+                let times: Vec<f32> = d.values.iter().map(|&v| v as f32).collect();
+                let mut bad = false;
+                for (k, &t) in times.iter().enumerate() {
+                    if !t.is_finite() {
+                        self.fault(
+                            at.clone(),
+                            format!("input accessor {}: key {k} time {t} is not finite", s.input),
+                        );
+                        bad = true;
+                        break;
+                    }
+                    if k > 0 && t <= times[k - 1] {
+                        self.fault(
+                            at.clone(),
+                            format!("input accessor {}: key times are not increasing: key {k} at t = {t} is not after key {} at t = {}", s.input, k - 1, times[k - 1]),
+                        );
+                        bad = true;
+                        break;
+                    }
+                }
+                if times.is_empty() {
+                    self.fault(at.clone(), format!("input accessor {} has no keys", s.input));
+                    bad = true;
+                }
+                inputs.push(if bad { None } else { Some((times, interp)) });
+            }
+            let name = a.name.clone().unwrap_or_else(|| format!("animation{ai}"));
+            let duration =
+                inputs.iter().flatten().filter_map(|(t, _)| t.last().copied()).fold(0.0f32, f32::max);
+            let mut clips: Vec<RigClip> = Vec::new();
+            let mut node_anims: Vec<NodeAnimation> = Vec::new();
+            let mut morphs: Vec<MorphAnimation> = Vec::new();
+            for (ci, c) in a.channels.iter().enumerate() {
+                let at = Location::AnimationChannel { animation: ai, channel: ci };
+                let Some(node) = c.target.node else { continue };
+                if node >= nodes.len() {
+                    self.fault(at, format!("targets node {node}, but the file has {} nodes", nodes.len()));
+                    continue;
+                }
+                let Some(sampler) = a.samplers.get(c.sampler) else {
+                    self.fault(
+                        at,
+                        format!("names sampler {}, but the animation has {}", c.sampler, a.samplers.len()),
+                    );
+                    continue;
+                };
+                let Some(Some((times, interp))) = inputs.get(c.sampler).cloned() else { continue };
+                let sat = Location::AnimationSampler { animation: ai, sampler: c.sampler };
+                let out_acc = sampler.output;
+                let comps = match c.target.path.as_str() {
+                    "translation" | "scale" => 3,
+                    "rotation" => 4,
+                    "weights" => 1,
+                    other => {
+                        self.warn(at, format!("path {other:?} is not supported; channel skipped"));
+                        continue;
+                    }
+                };
+                let Some(d) = self.read(out_acc) else { continue };
+                if d.components != comps {
+                    self.fault(
+                        Location::Accessor(out_acc),
+                        format!(
+                            "animation {ai} channel {ci} ({}) output has {} components, expected {comps}",
+                            c.target.path, d.components
+                        ),
+                    );
+                    continue;
+                }
+                if let Some(k) = d.values.iter().position(|v| !(*v as f32).is_finite()) {
+                    self.fault(
+                        Location::Accessor(out_acc),
+                        format!(
+                            "animation {ai} channel {ci} ({}) output value {} is not finite ({})",
+                            c.target.path,
+                            k / comps,
+                            d.values[k]
+                        ),
+                    );
+                    continue;
+                }
+                let vals = d.to_f32();
+                match c.target.path.as_str() {
+                    "weights" => {
+                        let targets =
+                            nodes[node].mesh.and_then(|m| meshes.get(m)).map_or(0, |m| m.weights.len());
+                        if targets == 0 {
+                            self.fault(
+                                at,
+                                format!(
+                                    "animates the morph weights of node {node}, which has no morph targets"
+                                ),
+                            );
+                            continue;
+                        }
+                        let per_key = if interp == Interpolation::CubicSpline { 3 } else { 1 };
+                        if vals.len() != times.len() * per_key * targets {
+                            self.fault(sat, format!("output accessor {out_acc} has {} values; {} keys x {targets} targets needs {}", vals.len(), times.len(), times.len() * per_key * targets));
+                            continue;
+                        }
+                        let mut tracks = Vec::with_capacity(targets);
+                        for t in 0..targets {
+                            let v: Vec<f32> = vals.chunks_exact(targets).map(|c| c[t]).collect();
+                            let Some(tr) = self.track(sat.clone(), interp, &times, v) else { break };
+                            tracks.push(tr);
+                        }
+                        if tracks.len() == targets {
+                            morphs.retain(|m| m.node != node);
+                            morphs.push(MorphAnimation { node, weights: tracks });
+                        }
+                    }
+                    path => {
+                        enum Tr {
+                            V(Track<Vec3>),
+                            Q(Track<Quat>),
+                        }
+                        let tr = if path == "rotation" {
+                            let q: Vec<Quat> = vals
+                                .chunks_exact(4)
+                                .map(|c| {
+                                    let q = Quat::from_xyzw(c[0], c[1], c[2], c[3]);
+                                    if interp == Interpolation::CubicSpline {
+                                        q
+                                    } else {
+                                        try_normalize_q(q).unwrap_or(q)
+                                    }
+                                })
+                                .collect();
+                            if interp != Interpolation::CubicSpline
+                                && q.iter().any(|q| q.length_squared() == 0.0)
+                            {
+                                self.fault(
+                                    Location::Accessor(out_acc),
+                                    format!(
+                                        "animation {ai} channel {ci}: a rotation key is the zero quaternion"
+                                    ),
+                                );
+                                continue;
+                            }
+                            let Some(t) = self.track(sat, interp, &times, q) else { continue };
+                            Tr::Q(t)
+                        } else {
+                            let v: Vec<Vec3> =
+                                vals.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect();
+                            let Some(t) = self.track(sat, interp, &times, v) else { continue };
+                            Tr::V(t)
+                        };
+                        if nodes[node].bones.is_empty() {
+                            let i = match node_anims.iter().position(|n| n.node == node) {
+                                Some(i) => i,
+                                None => {
+                                    node_anims.push(NodeAnimation {
+                                        node,
+                                        animation: PropertyAnimation {
+                                            length: duration,
+                                            ..Default::default()
+                                        },
+                                    });
+                                    node_anims.len() - 1
+                                }
+                            };
+                            let pa = &mut node_anims[i].animation;
+                            match tr {
+                                Tr::Q(t) => pa.rotation = Some(t),
+                                Tr::V(t) if path == "translation" => pa.translation = Some(t),
+                                Tr::V(t) => pa.scale = Some(t),
+                            }
+                        } else {
+                            for br in &nodes[node].bones {
+                                let Some(rig) = rigs.get(br.rig) else { continue };
+                                let i = match clips.iter().position(|c| c.rig == br.rig) {
+                                    Some(i) => i,
+                                    None => {
+                                        let mut clip = Clip::new(name.clone(), &rig.skeleton);
+                                        clip.length = duration;
+                                        clips.push(RigClip { rig: br.rig, clip });
+                                        clips.len() - 1
+                                    }
+                                };
+                                let Some(ch) = clips[i].clip.channels.get_mut(br.bone) else { continue };
+                                match &tr {
+                                    Tr::Q(t) => ch.rotation = Some(t.clone()),
+                                    Tr::V(t) if path == "translation" => ch.translation = Some(t.clone()),
+                                    Tr::V(t) => ch.scale = Some(t.clone()),
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            out.push(Animation { name, duration, clips, nodes: node_anims, morphs });
+        }
+        let mut names: Vec<String> = out.iter().map(|a| a.name.clone()).collect();
+        unique(&mut names);
+        for (a, n) in out.iter_mut().zip(names) {
+            if a.name != n {
+                a.name = n.clone();
+                for c in &mut a.clips {
+                    c.clip.name = n.clone();
+                }
+            }
+        }
+        out
+    }
+}

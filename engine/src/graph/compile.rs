@@ -1,0 +1,1115 @@
+//! The graph compiler: validates an [`AnimGraph`] against a skeleton and a clip library and emits
+//! a flat [`GraphProgram`] (instructions over a few reusable pose slots), plus [`GraphCache`],
+//! which recompiles only when the graph changes.
+//!
+//! ## Validation
+//! Every failure is collected (never just the first) as a [`GraphError`] naming the node at fault:
+//! no Output or more than one, a cycle, a pin type mismatch, an unknown pin, a dangling or doubled
+//! connection, an unconnected pose input, a missing clip, a clip for another rig (or otherwise
+//! faulty), a bone name the rig lacks, an unknown parameter, a bad constant. Cycles and
+//! connection faults are reported anywhere in the graph; the other checks cover only the nodes that
+//! feed the Output, so nodes off to the side may be unfinished.
+//!
+//! ## Emission
+//! Nodes are ordered depth-first from the Output (inputs in pin order, so the order is
+//! deterministic and each input's subtree is finished before the next starts). Each pose
+//! node gets a slot; Adjust and TimeScale nodes pass their input's slot through. Slots are
+//! allocated like registers: a node's destination is taken before its inputs are released, and a
+//! slot is freed after its last reader, so a four-clip blend space needs three slots and a
+//! balanced tree of three Blend2 nodes over four clips needs four.
+//!
+//! The compiler does not play anything; session state lives in [`super::eval::GraphInstance`].
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use glam::Vec3;
+
+use super::model::{AdjustOp, AnimGraph, Drive, NodeId, NodeKind, ParamDecl, PinType};
+use crate::clip::{Clip, ClipFault, find_clip_fault};
+use crate::skeleton::Skeleton;
+
+/// Why a graph does not compile. Every variant but [`GraphError::NoOutput`] and
+/// [`GraphError::DuplicateParameter`] names the node at fault and its kind (`title`).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum GraphError {
+    /// The graph has no Output node.
+    #[error("the graph has no Output node")]
+    NoOutput,
+    /// A second (or later) Output node.
+    #[error("node {node} ({title}): more than one Output node (the first is {first})")]
+    ExtraOutput {
+        /// The extra Output.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The first Output.
+        first: NodeId,
+    },
+    /// Two nodes share an id.
+    #[error("node {node} ({title}): another node has the same id")]
+    DuplicateNodeId {
+        /// The id.
+        node: NodeId,
+        /// The second node's title.
+        title: &'static str,
+    },
+    /// The node lies on a cycle.
+    #[error("node {node} ({title}): lies on a cycle through {cycle:?}")]
+    Cycle {
+        /// The lowest id on the cycle.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The nodes on the cycle, in flow order starting at `node`.
+        cycle: Vec<NodeId>,
+    },
+    /// A connection joins pins of different types.
+    #[error(
+        "node {node} ({title}): input {pin:?} takes a {expected}, but node {from} gives {}",
+        found.map_or_else(|| "nothing".to_owned(), |t| t.to_string())
+    )]
+    PinTypeMismatch {
+        /// The node whose input it is.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The input pin.
+        pin: String,
+        /// The pin's type.
+        expected: PinType,
+        /// The node feeding it.
+        from: NodeId,
+        /// What that node's output gives (`None`: it has no output).
+        found: Option<PinType>,
+    },
+    /// A connection names an input pin the node does not have.
+    #[error("node {node} ({title}): has no input pin {pin:?}")]
+    UnknownPin {
+        /// The node.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The pin named.
+        pin: String,
+    },
+    /// A connection names a node that does not exist.
+    #[error("node {node} ({title}): connection on pin {pin:?} names missing node {missing}")]
+    DanglingConnection {
+        /// The existing end of the connection.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The input pin of the connection.
+        pin: String,
+        /// The missing node.
+        missing: NodeId,
+    },
+    /// Two connections feed one input.
+    #[error("node {node} ({title}): input {pin:?} is connected more than once")]
+    DuplicateInput {
+        /// The node.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The pin.
+        pin: String,
+    },
+    /// A pose input is not connected.
+    #[error("node {node} ({title}): pose input {pin:?} is not connected")]
+    MissingInput {
+        /// The node.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The pin.
+        pin: String,
+    },
+    /// The clip library has no clip at this path.
+    #[error("node {node} ({title}): no clip at {path:?}")]
+    MissingClip {
+        /// The node.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The asset path.
+        path: String,
+    },
+    /// The clip was authored for another skeleton.
+    #[error("node {node} ({title}): clip {path:?} is for skeleton {clip_skeleton:?}, not {skeleton:?}")]
+    OtherRig {
+        /// The node.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The asset path.
+        path: String,
+        /// The skeleton the clip names.
+        clip_skeleton: String,
+        /// The skeleton compiled for.
+        skeleton: String,
+    },
+    /// The clip is unplayable on the skeleton for another reason.
+    #[error("node {node} ({title}): clip {path:?}: {fault}")]
+    BadClip {
+        /// The node.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The asset path.
+        path: String,
+        /// The clip's fault.
+        fault: ClipFault,
+    },
+    /// A bone name the skeleton lacks.
+    #[error("node {node} ({title}): skeleton {skeleton:?} has no bone {bone:?}")]
+    UnknownBone {
+        /// The node.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The bone name.
+        bone: String,
+        /// The skeleton.
+        skeleton: String,
+    },
+    /// A parameter name the graph does not declare.
+    #[error("node {node} ({title}): no parameter named {parameter:?}")]
+    UnknownParameter {
+        /// The node.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The name.
+        parameter: String,
+    },
+    /// An authored constant is unusable (non-finite, out of range, an empty blend space, a zero axis).
+    #[error("node {node} ({title}): {what}")]
+    BadValue {
+        /// The node.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// What is wrong.
+        what: String,
+    },
+    /// Two parameters share a name.
+    #[error("parameter {name:?} is declared more than once")]
+    DuplicateParameter {
+        /// The name.
+        name: String,
+    },
+}
+
+impl GraphError {
+    /// The node at fault, if the error is on a node.
+    pub fn node(&self) -> Option<NodeId> {
+        use GraphError::*;
+        match self {
+            NoOutput | DuplicateParameter { .. } => None,
+            ExtraOutput { node, .. }
+            | DuplicateNodeId { node, .. }
+            | Cycle { node, .. }
+            | PinTypeMismatch { node, .. }
+            | UnknownPin { node, .. }
+            | DanglingConnection { node, .. }
+            | DuplicateInput { node, .. }
+            | MissingInput { node, .. }
+            | MissingClip { node, .. }
+            | OtherRig { node, .. }
+            | BadClip { node, .. }
+            | UnknownBone { node, .. }
+            | UnknownParameter { node, .. }
+            | BadValue { node, .. } => Some(*node),
+        }
+    }
+}
+
+/// Resolves clip asset paths to clips at compile time.
+pub trait ClipSource {
+    /// The clip at `path`, if any.
+    fn clip(&self, path: &str) -> Option<Arc<Clip>>;
+}
+
+impl ClipSource for HashMap<String, Arc<Clip>> {
+    fn clip(&self, path: &str) -> Option<Arc<Clip>> {
+        self.get(path).cloned()
+    }
+}
+
+impl<F: Fn(&str) -> Option<Arc<Clip>>> ClipSource for F {
+    fn clip(&self, path: &str) -> Option<Arc<Clip>> {
+        self(path)
+    }
+}
+
+/// A float operand: an authored constant or a parameter (by index into the program's parameters).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FloatRef {
+    /// A constant.
+    Constant(f32),
+    /// Parameter `index`.
+    Param(u16),
+}
+
+/// One instruction of a [`GraphProgram`]. Slots are indices into the instance's pose slots; a
+/// destination never equals one of the instruction's sources.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Instruction {
+    /// Samples clip player `player` at its playhead into `dst`.
+    Sample {
+        /// Index into [`GraphProgram::players`].
+        player: u16,
+        /// Destination slot.
+        dst: u16,
+    },
+    /// Samples the two active members of blend space `space` (into `a` and `b`) and blends them
+    /// into `dst`; a member at weight 1 is sampled straight into `dst`.
+    BlendSpace {
+        /// Index into [`GraphProgram::spaces`].
+        space: u16,
+        /// Destination slot.
+        dst: u16,
+        /// Scratch slot for the lower neighbour.
+        a: u16,
+        /// Scratch slot for the upper neighbour.
+        b: u16,
+    },
+    /// Local-TRS blend of `a` (weight `1 - w`) and `b` (weight `w`), `w` clamped to `[0, 1]`.
+    Blend {
+        /// First pose.
+        a: u16,
+        /// Second pose.
+        b: u16,
+        /// Weight of `b`.
+        weight: FloatRef,
+        /// Destination slot.
+        dst: u16,
+    },
+    /// `base + (layer - reference) * weight`.
+    Additive {
+        /// Base pose.
+        base: u16,
+        /// Layer pose.
+        layer: u16,
+        /// Reference pose.
+        reference: u16,
+        /// Weight, clamped to `[0, 1]`.
+        weight: FloatRef,
+        /// Destination slot.
+        dst: u16,
+    },
+    /// Layered blend of `layer` over `base` with the per-bone weights of mask `mask` times `weight`.
+    Mask {
+        /// Base pose.
+        base: u16,
+        /// Layer pose.
+        layer: u16,
+        /// Index into the program's masks.
+        mask: u16,
+        /// Weight, clamped to `[0, 1]`.
+        weight: FloatRef,
+        /// Destination slot.
+        dst: u16,
+    },
+}
+
+/// A clip played by a Clip node.
+#[derive(Clone, Debug)]
+pub struct ClipPlayer {
+    /// The Clip node.
+    pub node: NodeId,
+    /// The resolved clip.
+    pub clip: Arc<Clip>,
+    /// Its duration.
+    pub duration: f32,
+    /// Speed.
+    pub speed: f32,
+    /// Whether the playhead wraps.
+    pub looping: bool,
+}
+
+/// A clip on a blend space axis.
+#[derive(Clone, Debug)]
+pub struct SpaceMember {
+    /// The resolved clip.
+    pub clip: Arc<Clip>,
+    /// Its duration.
+    pub duration: f32,
+    /// Speed.
+    pub speed: f32,
+}
+
+/// A compiled blend space.
+#[derive(Clone, Debug)]
+pub struct CompiledSpace {
+    /// The BlendSpace1D node.
+    pub node: NodeId,
+    /// Its members' range in [`GraphProgram::members`] (sorted by position).
+    pub members: Range<usize>,
+    /// The axis value.
+    pub position: FloatRef,
+    /// Whether the phase wraps.
+    pub looping: bool,
+}
+
+/// A compiled adjust entry (bone resolved, axis normalized).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CompiledAdjust {
+    /// Bone index.
+    pub bone: u16,
+    /// The operation.
+    pub op: AdjustOp,
+    /// Its amount.
+    pub amount: FloatRef,
+}
+
+/// How one pose node contributes to its inputs' weight, speaking and rate (used by the instance's
+/// per-tick reverse pass). Indices are into [`GraphProgram::flow`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Flow {
+    /// Clip player `player`.
+    Clip {
+        /// Player index.
+        player: u16,
+    },
+    /// Blend space `space`.
+    Space {
+        /// Space index.
+        space: u16,
+    },
+    /// A Blend2.
+    Blend2 {
+        /// Input `a`.
+        a: u16,
+        /// Input `b`.
+        b: u16,
+        /// Weight of `b`.
+        weight: FloatRef,
+    },
+    /// An Additive.
+    Additive {
+        /// Base.
+        base: u16,
+        /// Layer.
+        layer: u16,
+        /// Reference (contributes nothing to weights or markers).
+        reference: u16,
+        /// Weight.
+        weight: FloatRef,
+    },
+    /// A Mask.
+    Mask {
+        /// Base.
+        base: u16,
+        /// Layer.
+        layer: u16,
+        /// Weight.
+        weight: FloatRef,
+        /// The largest per-bone weight of the mask.
+        layer_max: f32,
+    },
+    /// An Adjust node; its entries are `first..first + count` in [`GraphProgram::adjust_entries`].
+    Adjust {
+        /// Input.
+        input: u16,
+        /// Entry range.
+        first: u32,
+        /// Entry count.
+        count: u32,
+    },
+    /// A TimeScale.
+    TimeScale {
+        /// Input.
+        input: u16,
+        /// Rate factor.
+        scale: FloatRef,
+    },
+}
+
+/// A compiled graph: a flat instruction list over pose slots, with clips and bones resolved.
+/// Derived data: rebuilt whenever the authored graph changes, shared by all instances.
+#[derive(Clone, Debug)]
+pub struct GraphProgram {
+    pub(crate) skeleton: String,
+    pub(crate) bone_count: usize,
+    pub(crate) parameters: Vec<ParamDecl>,
+    pub(crate) instructions: Vec<Instruction>,
+    pub(crate) slot_count: usize,
+    pub(crate) result: u16,
+    pub(crate) players: Vec<ClipPlayer>,
+    pub(crate) spaces: Vec<CompiledSpace>,
+    pub(crate) members: Vec<SpaceMember>,
+    pub(crate) member_positions: Vec<f32>,
+    pub(crate) masks: Vec<Vec<f32>>,
+    pub(crate) flow: Vec<Flow>,
+    pub(crate) flow_nodes: Vec<NodeId>,
+    pub(crate) root: u16,
+    pub(crate) adjust_entries: Vec<CompiledAdjust>,
+}
+
+impl GraphProgram {
+    /// The skeleton the program was compiled for.
+    pub fn skeleton(&self) -> &str {
+        &self.skeleton
+    }
+
+    /// Bones in that skeleton.
+    pub fn bone_count(&self) -> usize {
+        self.bone_count
+    }
+
+    /// The parameters with their authored defaults (index = parameter index).
+    pub fn parameters(&self) -> &[ParamDecl] {
+        &self.parameters
+    }
+
+    /// The instructions, in execution order.
+    pub fn instructions(&self) -> &[Instruction] {
+        &self.instructions
+    }
+
+    /// Pose slots an instance needs.
+    pub fn slot_count(&self) -> usize {
+        self.slot_count
+    }
+
+    /// The slot holding the result after the last instruction.
+    pub fn result_slot(&self) -> u16 {
+        self.result
+    }
+
+    /// The Clip nodes' players.
+    pub fn players(&self) -> &[ClipPlayer] {
+        &self.players
+    }
+
+    /// The blend spaces.
+    pub fn spaces(&self) -> &[CompiledSpace] {
+        &self.spaces
+    }
+
+    /// All blend space members, grouped by space, each group sorted by position.
+    pub fn members(&self) -> &[SpaceMember] {
+        &self.members
+    }
+
+    /// Axis positions parallel to [`GraphProgram::members`].
+    pub fn member_positions(&self) -> &[f32] {
+        &self.member_positions
+    }
+
+    /// The pose nodes that feed the Output, in topological order (parallel to the flow table).
+    pub fn flow_nodes(&self) -> &[NodeId] {
+        &self.flow_nodes
+    }
+
+    /// The flow table (how weights, marker speaking and rates pass to inputs).
+    pub fn flow(&self) -> &[Flow] {
+        &self.flow
+    }
+
+    /// The compiled adjust entries of all Adjust nodes, in graph order.
+    pub fn adjust_entries(&self) -> &[CompiledAdjust] {
+        &self.adjust_entries
+    }
+
+    /// Index of parameter `name`.
+    pub fn parameter_index(&self, name: &str) -> Option<usize> {
+        self.parameters.iter().position(|p| p.name == name)
+    }
+}
+
+/// Checks the graph's structure only (no skeleton or clips): Output count, duplicate ids and
+/// parameters, connections, cycles. Returns every error found and, when there is no cycle, the
+/// nodes (indices into `graph.nodes`) in topological order.
+pub fn validate_structure(graph: &AnimGraph) -> (Vec<GraphError>, Option<Vec<usize>>) {
+    let mut errors = Vec::new();
+    let mut index: HashMap<NodeId, usize> = HashMap::with_capacity(graph.nodes.len());
+    for (i, n) in graph.nodes.iter().enumerate() {
+        if index.contains_key(&n.id) {
+            errors.push(GraphError::DuplicateNodeId { node: n.id, title: n.kind.name() });
+        } else {
+            index.insert(n.id, i);
+        }
+    }
+    let index_of = |id: NodeId| index.get(&id).copied();
+    for (i, p) in graph.parameters.iter().enumerate() {
+        if graph.parameters[..i].iter().any(|q| q.name == p.name) {
+            errors.push(GraphError::DuplicateParameter { name: p.name.clone() });
+        }
+    }
+    let mut first_output: Option<NodeId> = None;
+    for n in &graph.nodes {
+        if matches!(n.kind, NodeKind::Output) {
+            match first_output {
+                None => first_output = Some(n.id),
+                Some(first) => {
+                    errors.push(GraphError::ExtraOutput { node: n.id, title: n.kind.name(), first })
+                }
+            }
+        }
+    }
+    if first_output.is_none() {
+        errors.push(GraphError::NoOutput);
+    }
+    // Connections: endpoints, pins, types, doubles. Only good connections form edges.
+    let mut inputs: Vec<Vec<usize>> = vec![Vec::new(); graph.nodes.len()];
+    let mut seen: Vec<(NodeId, &str)> = Vec::with_capacity(graph.connections.len());
+    for c in &graph.connections {
+        let (Some(fi), Some(ti)) = (index_of(c.from), index_of(c.to)) else {
+            let (node, missing) = match index_of(c.to) {
+                Some(_) => (c.to, c.from),
+                None => (c.from, c.to),
+            };
+            let title = index_of(node).map_or("?", |i| graph.nodes[i].kind.name());
+            errors.push(GraphError::DanglingConnection { node, title, pin: c.pin.clone(), missing });
+            continue;
+        };
+        let to = &graph.nodes[ti];
+        let title = to.kind.name();
+        let Some(expected) = to.kind.input_type(&c.pin) else {
+            errors.push(GraphError::UnknownPin { node: c.to, title, pin: c.pin.clone() });
+            continue;
+        };
+        let found = graph.nodes[fi].kind.output();
+        if found != Some(expected) {
+            errors.push(GraphError::PinTypeMismatch {
+                node: c.to,
+                title,
+                pin: c.pin.clone(),
+                expected,
+                from: c.from,
+                found,
+            });
+            continue;
+        }
+        if seen.contains(&(c.to, c.pin.as_str())) {
+            errors.push(GraphError::DuplicateInput { node: c.to, title, pin: c.pin.clone() });
+            continue;
+        }
+        seen.push((c.to, c.pin.as_str()));
+        inputs[ti].push(fi);
+    }
+    // Kahn's algorithm, smallest id first among the ready nodes.
+    let n = graph.nodes.len();
+    let mut outputs: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut pending: Vec<usize> = vec![0; n];
+    for (ti, ins) in inputs.iter().enumerate() {
+        for &fi in ins {
+            outputs[fi].push(ti);
+            pending[ti] += 1;
+        }
+    }
+    let mut ready: std::collections::BTreeSet<(NodeId, usize)> =
+        (0..n).filter(|&i| pending[i] == 0).map(|i| (graph.nodes[i].id, i)).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(first) = ready.pop_first() {
+        let i = first.1;
+        order.push(i);
+        for &o in &outputs[i] {
+            pending[o] -= 1;
+            if pending[o] == 0 {
+                ready.insert((graph.nodes[o].id, o));
+            }
+        }
+    }
+    if order.len() == n {
+        return (errors, Some(order));
+    }
+    // Report each cycle once: walk inputs among the unordered nodes until a node repeats.
+    let mut reported = vec![false; n];
+    let mut left: Vec<usize> = (0..n).filter(|&i| pending[i] > 0).collect();
+    left.sort_by_key(|&i| graph.nodes[i].id);
+    for &start in &left {
+        if reported[start] {
+            continue;
+        }
+        let mut path: Vec<usize> = vec![start];
+        let mut at = start;
+        let cycle = loop {
+            let Some(&next) = inputs[at].iter().find(|&&f| pending[f] > 0) else { break None };
+            if let Some(p) = path.iter().position(|&x| x == next) {
+                break Some(path[p..].to_vec());
+            }
+            if reported[next] {
+                break None;
+            }
+            path.push(next);
+            at = next;
+        };
+        for &p in &path {
+            reported[p] = true;
+        }
+        if let Some(mut cycle) = cycle {
+            // Walked against the flow: reverse into flow order, start at the lowest id.
+            cycle.reverse();
+            let lo = (0..cycle.len()).min_by_key(|&k| graph.nodes[cycle[k]].id).unwrap_or(0);
+            cycle.rotate_left(lo);
+            let ids: Vec<NodeId> = cycle.iter().map(|&k| graph.nodes[k].id).collect();
+            let first = &graph.nodes[cycle[0]];
+            errors.push(GraphError::Cycle { node: first.id, title: first.kind.name(), cycle: ids });
+        }
+    }
+    (errors, None)
+}
+
+/// Validates `graph` for `skeleton` with clips from `clips` and compiles it. Returns every error
+/// found when it does not compile.
+pub fn compile(
+    graph: &AnimGraph,
+    skeleton: &Skeleton,
+    clips: &dyn ClipSource,
+) -> Result<GraphProgram, Vec<GraphError>> {
+    let (mut errors, order) = validate_structure(graph);
+    let n = graph.nodes.len();
+    let mut index: HashMap<NodeId, usize> = HashMap::with_capacity(n);
+    for (i, node) in graph.nodes.iter().enumerate() {
+        index.entry(node.id).or_insert(i);
+    }
+    // Good edges only (what validate_structure accepted): input pin -> source index.
+    let mut input_of: HashMap<(usize, &str), usize> = HashMap::new();
+    for c in &graph.connections {
+        if let (Some(&fi), Some(&ti)) = (index.get(&c.from), index.get(&c.to)) {
+            let to = &graph.nodes[ti].kind;
+            if to.input_type(&c.pin).is_some() && to.input_type(&c.pin) == graph.nodes[fi].kind.output() {
+                input_of.entry((ti, c.pin.as_str())).or_insert(fi);
+            }
+        }
+    }
+    let output = graph.nodes.iter().position(|n| matches!(n.kind, NodeKind::Output));
+    // Reachability from the Output.
+    let mut reach = vec![false; n];
+    if let Some(o) = output {
+        let mut stack = vec![o];
+        while let Some(i) = stack.pop() {
+            if std::mem::replace(&mut reach[i], true) {
+                continue;
+            }
+            for (pin, _) in graph.nodes[i].kind.inputs() {
+                if let Some(&f) = input_of.get(&(i, *pin)) {
+                    stack.push(f);
+                }
+            }
+        }
+    }
+    // Node-local checks on reachable nodes.
+    let param_index = |name: &str| graph.parameters.iter().position(|p| p.name == name);
+    let mut resolved: Vec<Option<Arc<Clip>>> = vec![None; n];
+    let resolve = |errors: &mut Vec<GraphError>, id: NodeId, title: &'static str, path: &str| {
+        let Some(clip) = clips.clip(path) else {
+            errors.push(GraphError::MissingClip { node: id, title, path: path.to_owned() });
+            return None;
+        };
+        match find_clip_fault(&clip, skeleton) {
+            None => Some(clip),
+            Some(ClipFault::OtherRig { clip_skeleton, skeleton, .. }) => {
+                errors.push(GraphError::OtherRig {
+                    node: id,
+                    title,
+                    path: path.to_owned(),
+                    clip_skeleton,
+                    skeleton,
+                });
+                None
+            }
+            Some(fault) => {
+                errors.push(GraphError::BadClip { node: id, title, path: path.to_owned(), fault });
+                None
+            }
+        }
+    };
+    let mut space_clips: Vec<Vec<Option<Arc<Clip>>>> = vec![Vec::new(); n];
+    for i in (0..n).filter(|&i| reach[i]) {
+        let node = &graph.nodes[i];
+        let (id, title) = (node.id, node.kind.name());
+        let bad = |errors: &mut Vec<GraphError>, what: String| {
+            errors.push(GraphError::BadValue { node: id, title, what })
+        };
+        for (pin, ty) in node.kind.inputs() {
+            if *ty == PinType::Pose && !input_of.contains_key(&(i, *pin)) {
+                errors.push(GraphError::MissingInput { node: id, title, pin: (*pin).to_owned() });
+            }
+        }
+        match &node.kind {
+            NodeKind::Clip { clip, speed, .. } => {
+                if !speed.is_finite() {
+                    bad(&mut errors, format!("speed {speed} is not finite"));
+                }
+                resolved[i] = resolve(&mut errors, id, title, clip);
+            }
+            NodeKind::Parameter { name } => {
+                if param_index(name).is_none() {
+                    errors.push(GraphError::UnknownParameter { node: id, title, parameter: name.clone() });
+                }
+            }
+            NodeKind::Blend2 { weight } | NodeKind::Additive { weight } => {
+                if !weight.is_finite() {
+                    bad(&mut errors, format!("weight {weight} is not finite"));
+                }
+            }
+            NodeKind::BlendSpace1D { samples, position, .. } => {
+                if samples.is_empty() {
+                    bad(&mut errors, "a blend space needs at least one clip".to_owned());
+                }
+                if !position.is_finite() {
+                    bad(&mut errors, format!("position {position} is not finite"));
+                }
+                for s in samples {
+                    if !s.position.is_finite() || !s.speed.is_finite() {
+                        bad(&mut errors, format!("clip {:?}: position and speed must be finite", s.clip));
+                    }
+                    space_clips[i].push(resolve(&mut errors, id, title, &s.clip));
+                }
+            }
+            NodeKind::Mask { weight, subtrees } => {
+                if !weight.is_finite() {
+                    bad(&mut errors, format!("weight {weight} is not finite"));
+                }
+                for s in subtrees {
+                    if skeleton.index_of(&s.bone).is_none() {
+                        errors.push(GraphError::UnknownBone {
+                            node: id,
+                            title,
+                            bone: s.bone.clone(),
+                            skeleton: skeleton.name.clone(),
+                        });
+                    }
+                    if !(s.weight.is_finite() && s.falloff.is_finite() && s.falloff >= 0.0) {
+                        bad(&mut errors, format!("subtree {:?}: weight and falloff must be finite", s.bone));
+                    }
+                }
+            }
+            NodeKind::Adjust { entries } => {
+                for e in entries {
+                    if skeleton.index_of(&e.bone).is_none() {
+                        errors.push(GraphError::UnknownBone {
+                            node: id,
+                            title,
+                            bone: e.bone.clone(),
+                            skeleton: skeleton.name.clone(),
+                        });
+                    }
+                    match &e.amount {
+                        Drive::Parameter(p) if param_index(p).is_none() => errors
+                            .push(GraphError::UnknownParameter { node: id, title, parameter: p.clone() }),
+                        Drive::Constant(c) if !c.is_finite() => {
+                            bad(&mut errors, format!("bone {:?}: amount {c} is not finite", e.bone))
+                        }
+                        _ => {}
+                    }
+                    let axis = match e.op {
+                        AdjustOp::Rotate { axis } | AdjustOp::Orient { axis } => Some(axis),
+                        AdjustOp::Offset { direction } => direction.is_finite().then_some(Vec3::X),
+                        AdjustOp::Scale => Some(Vec3::X),
+                    };
+                    if axis.and_then(Vec3::try_normalize).is_none() {
+                        bad(&mut errors, format!("bone {:?}: the axis must be finite and non-zero", e.bone));
+                    }
+                }
+            }
+            NodeKind::TimeScale { scale } => {
+                if !scale.is_finite() {
+                    bad(&mut errors, format!("scale {scale} is not finite"));
+                }
+            }
+            NodeKind::Output => {}
+        }
+    }
+    let (Some(_), Some(output), true) = (order, output, errors.is_empty()) else {
+        return Err(errors);
+    };
+    // Emission order: depth-first post-order from the Output, inputs in pin order. It is a
+    // topological order of the reachable nodes (the graph is acyclic here) that finishes each
+    // input's subtree before starting the next, which keeps few slots live.
+    let mut order = Vec::with_capacity(n);
+    let mut done = vec![false; n];
+    let mut stack: Vec<(usize, usize)> = vec![(output, 0)];
+    while let Some((i, pin)) = stack.pop() {
+        let pins = graph.nodes[i].kind.inputs();
+        if pin < pins.len() {
+            stack.push((i, pin + 1));
+            if let Some(&f) = input_of.get(&(i, pins[pin].0))
+                && !done[f]
+            {
+                stack.push((f, 0));
+            }
+        } else if !done[i] {
+            done[i] = true;
+            order.push(i);
+        }
+    }
+    if skeleton.bone_count() > u16::MAX as usize {
+        return Err(errors);
+    }
+
+    // ---- Emission ----
+    let float_of = |i: usize, pin: &str| -> FloatRef {
+        match input_of.get(&(i, pin)).map(|&f| &graph.nodes[f].kind) {
+            Some(NodeKind::Parameter { name }) => FloatRef::Param(param_index(name).unwrap_or(0) as u16),
+            _ => FloatRef::Constant(match &graph.nodes[i].kind {
+                NodeKind::Blend2 { weight }
+                | NodeKind::Additive { weight }
+                | NodeKind::Mask { weight, .. } => *weight,
+                NodeKind::BlendSpace1D { position, .. } => *position,
+                NodeKind::TimeScale { scale } => *scale,
+                _ => 0.0,
+            }),
+        }
+    };
+    let pose_in = |i: usize, pin: &str| input_of.get(&(i, pin)).copied().unwrap_or(usize::MAX);
+    let is_pose =
+        |i: usize| reach[i] && !matches!(graph.nodes[i].kind, NodeKind::Parameter { .. } | NodeKind::Output);
+    // Flow indices and value roots (Adjust / TimeScale alias their input).
+    let mut flow_index = vec![u16::MAX; n];
+    let mut root = vec![usize::MAX; n];
+    let mut uses = vec![0u32; n];
+    let mut flow_nodes = Vec::new();
+    for &i in &order {
+        if !is_pose(i) {
+            continue;
+        }
+        flow_index[i] = flow_nodes.len() as u16;
+        flow_nodes.push(i);
+        root[i] = match graph.nodes[i].kind {
+            NodeKind::Adjust { .. } | NodeKind::TimeScale { .. } => root[pose_in(i, "pose")],
+            _ => i,
+        };
+    }
+    for &i in &flow_nodes {
+        if matches!(graph.nodes[i].kind, NodeKind::Adjust { .. } | NodeKind::TimeScale { .. }) {
+            continue;
+        }
+        for (pin, ty) in graph.nodes[i].kind.inputs() {
+            if *ty == PinType::Pose {
+                uses[root[pose_in(i, pin)]] += 1;
+            }
+        }
+    }
+    let result_root = root[pose_in(output, "pose")];
+    uses[result_root] += 1; // the Output reads it last; never freed
+    let mut free: Vec<u16> = Vec::new();
+    let mut slot_count = 0u16;
+    let mut slot = vec![u16::MAX; n];
+    let mut take = |free: &mut Vec<u16>| -> u16 {
+        // Lowest free slot first, so slot numbers stay small and deterministic.
+        match free.iter().enumerate().min_by_key(|(_, s)| **s).map(|(k, _)| k) {
+            Some(k) => free.swap_remove(k),
+            None => {
+                slot_count += 1;
+                slot_count - 1
+            }
+        }
+    };
+    let mut program = GraphProgram {
+        skeleton: skeleton.name.clone(),
+        bone_count: skeleton.bone_count(),
+        parameters: graph.parameters.clone(),
+        instructions: Vec::new(),
+        slot_count: 0,
+        result: 0,
+        players: Vec::new(),
+        spaces: Vec::new(),
+        members: Vec::new(),
+        member_positions: Vec::new(),
+        masks: Vec::new(),
+        flow: Vec::with_capacity(flow_nodes.len()),
+        flow_nodes: flow_nodes.iter().map(|&i| graph.nodes[i].id).collect(),
+        root: flow_index[pose_in(output, "pose")],
+        adjust_entries: Vec::new(),
+    };
+    let fl = |i: usize| flow_index[i];
+    for &i in &flow_nodes {
+        let node = &graph.nodes[i];
+        let sl = |p: &str| slot[root[pose_in(i, p)]];
+        let (flow, ins) = match &node.kind {
+            NodeKind::Clip { speed, looping, .. } => {
+                let clip = resolved[i].clone().unwrap_or_else(|| Arc::new(Clip::new("", skeleton)));
+                let player = program.players.len() as u16;
+                program.players.push(ClipPlayer {
+                    node: node.id,
+                    duration: clip.duration(),
+                    clip,
+                    speed: *speed,
+                    looping: *looping,
+                });
+                let dst = take(&mut free);
+                slot[i] = dst;
+                (Flow::Clip { player }, Some(Instruction::Sample { player, dst }))
+            }
+            NodeKind::BlendSpace1D { samples, looping, .. } => {
+                let mut members: Vec<(f32, SpaceMember)> = samples
+                    .iter()
+                    .zip(&space_clips[i])
+                    .filter_map(|(s, c)| {
+                        let clip = c.clone()?;
+                        Some((s.position, SpaceMember { duration: clip.duration(), clip, speed: s.speed }))
+                    })
+                    .collect();
+                members.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let start = program.members.len();
+                for (p, m) in members {
+                    program.member_positions.push(p);
+                    program.members.push(m);
+                }
+                let space = program.spaces.len() as u16;
+                program.spaces.push(CompiledSpace {
+                    node: node.id,
+                    members: start..program.members.len(),
+                    position: float_of(i, "position"),
+                    looping: *looping,
+                });
+                let dst = take(&mut free);
+                let a = take(&mut free);
+                let b = take(&mut free);
+                free.push(a);
+                free.push(b);
+                slot[i] = dst;
+                (Flow::Space { space }, Some(Instruction::BlendSpace { space, dst, a, b }))
+            }
+            NodeKind::Blend2 { .. } => {
+                let weight = float_of(i, "weight");
+                let (a, b) = (sl("a"), sl("b"));
+                let dst = take(&mut free);
+                slot[i] = dst;
+                (
+                    Flow::Blend2 { a: fl(pose_in(i, "a")), b: fl(pose_in(i, "b")), weight },
+                    Some(Instruction::Blend { a, b, weight, dst }),
+                )
+            }
+            NodeKind::Additive { .. } => {
+                let weight = float_of(i, "weight");
+                let (base, layer, reference) = (sl("base"), sl("layer"), sl("reference"));
+                let dst = take(&mut free);
+                slot[i] = dst;
+                (
+                    Flow::Additive {
+                        base: fl(pose_in(i, "base")),
+                        layer: fl(pose_in(i, "layer")),
+                        reference: fl(pose_in(i, "reference")),
+                        weight,
+                    },
+                    Some(Instruction::Additive { base, layer, reference, weight, dst }),
+                )
+            }
+            NodeKind::Mask { subtrees, .. } => {
+                let weight = float_of(i, "weight");
+                let mut m = vec![0.0f32; skeleton.bone_count()];
+                for s in subtrees {
+                    let Some(r) = skeleton.index_of(&s.bone) else { continue };
+                    for (b, mb) in m.iter_mut().enumerate() {
+                        if let Some(d) = skeleton.depth_below(r, b) {
+                            *mb = (s.weight * (1.0 - s.falloff * d as f32).max(0.0)).clamp(0.0, 1.0);
+                        }
+                    }
+                }
+                let layer_max = m.iter().copied().fold(0.0, f32::max);
+                let mask = program.masks.len() as u16;
+                program.masks.push(m);
+                let (base, layer) = (sl("base"), sl("layer"));
+                let dst = take(&mut free);
+                slot[i] = dst;
+                (
+                    Flow::Mask {
+                        base: fl(pose_in(i, "base")),
+                        layer: fl(pose_in(i, "layer")),
+                        weight,
+                        layer_max,
+                    },
+                    Some(Instruction::Mask { base, layer, mask, weight, dst }),
+                )
+            }
+            NodeKind::Adjust { entries } => {
+                let first = program.adjust_entries.len() as u32;
+                for e in entries {
+                    let bone = skeleton.index_of(&e.bone).unwrap_or(0) as u16;
+                    let op = match e.op {
+                        AdjustOp::Rotate { axis } => AdjustOp::Rotate { axis: axis.normalize_or(Vec3::X) },
+                        AdjustOp::Orient { axis } => AdjustOp::Orient { axis: axis.normalize_or(Vec3::X) },
+                        other => other,
+                    };
+                    let amount = match &e.amount {
+                        Drive::Constant(c) => FloatRef::Constant(*c),
+                        Drive::Parameter(p) => FloatRef::Param(param_index(p).unwrap_or(0) as u16),
+                    };
+                    program.adjust_entries.push(CompiledAdjust { bone, op, amount });
+                }
+                slot[i] = slot[root[i]];
+                (Flow::Adjust { input: fl(pose_in(i, "pose")), first, count: entries.len() as u32 }, None)
+            }
+            NodeKind::TimeScale { .. } => {
+                slot[i] = slot[root[i]];
+                (Flow::TimeScale { input: fl(pose_in(i, "pose")), scale: float_of(i, "scale") }, None)
+            }
+            NodeKind::Parameter { .. } | NodeKind::Output => continue,
+        };
+        program.flow.push(flow);
+        if let Some(ins) = ins {
+            program.instructions.push(ins);
+            // Release inputs after their last reader (the destination was taken first).
+            for (pin, ty) in node.kind.inputs() {
+                if *ty == PinType::Pose {
+                    let r = root[pose_in(i, pin)];
+                    uses[r] -= 1;
+                    if uses[r] == 0 {
+                        free.push(slot[r]);
+                    }
+                }
+            }
+            // A value nobody reads (cannot happen for reachable nodes) would leak its slot: free it.
+            if uses[i] == 0 {
+                free.push(slot[i]);
+            }
+        }
+    }
+    program.slot_count = slot_count as usize;
+    program.result = slot[result_root];
+    Ok(program)
+}
+
+/// Caches a compiled program and recompiles only when the graph (compared by value), the
+/// skeleton (by pointer) or an explicit [`GraphCache::invalidate`] says so.
+#[derive(Debug, Default)]
+pub struct GraphCache {
+    graph: Option<AnimGraph>,
+    skeleton: Option<Arc<Skeleton>>,
+    program: Option<Result<Arc<GraphProgram>, Vec<GraphError>>>,
+    compiles: u64,
+}
+
+impl GraphCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The program for `graph` on `skeleton`, compiling only when either changed since the last
+    /// call (or after [`GraphCache::invalidate`]). Errors are cached too.
+    pub fn get(
+        &mut self,
+        graph: &AnimGraph,
+        skeleton: &Arc<Skeleton>,
+        clips: &dyn ClipSource,
+    ) -> Result<Arc<GraphProgram>, Vec<GraphError>> {
+        let fresh = self.graph.as_ref() == Some(graph)
+            && self.skeleton.as_ref().is_some_and(|s| Arc::ptr_eq(s, skeleton));
+        if !fresh || self.program.is_none() {
+            self.compiles += 1;
+            self.program = Some(compile(graph, skeleton, clips).map(Arc::new));
+            self.graph = Some(graph.clone());
+            self.skeleton = Some(skeleton.clone());
+        }
+        self.program.clone().unwrap_or_else(|| Err(Vec::new()))
+    }
+
+    /// Forgets the cached program (e.g. when a clip in the library was reloaded).
+    pub fn invalidate(&mut self) {
+        self.program = None;
+    }
+
+    /// How many times this cache has compiled.
+    pub fn compile_count(&self) -> u64 {
+        self.compiles
+    }
+}

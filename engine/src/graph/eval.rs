@@ -1,0 +1,654 @@
+//! Graph session state and evaluation: [`GraphInstance`] holds one character's parameter values,
+//! clip playheads, blend space phases, sampling contexts and pose slots (all allocated when the
+//! instance is made), advances them each tick and runs the program's instructions with the pose
+//! jobs. The additive kernel ([`AdditiveJob`]) lives here, in the style of [`crate::pose`].
+//!
+//! ## Weights, markers and rates
+//! Each tick a reverse pass over the program's flow table gives every pose node an *effective
+//! weight* (its share of the final pose: Blend2 splits `1 - w` / `w`, a blend space node passes
+//! its weight to its two active clips, an Additive passes its full weight to `base` and
+//! `weight` times it to `layer` and nothing to `reference`, a Mask passes its full weight to
+//! `base` and `weight * max(mask)` to `layer`), a *speaking* flag and a *rate*.
+//!
+//! **Marker rule.** A clip's markers are announced (with the sweep rule of [`crate::playback`]:
+//! arrival closed, departure open, once per crossing) only while the clip *speaks*. The Output's
+//! input speaks; a Blend2 passes speaking to `b` when its weight is >= 0.5 and to `a` otherwise; a
+//! blend space passes it to its heavier active clip (the upper neighbour on a tie); Additive and
+//! Mask pass it to `base`, and to `layer` too when the layer's weight (`weight`, or
+//! `weight * max(mask)`) is >= 0.5; the reference pose never speaks. In a tree of blends exactly
+//! one clip speaks at a time, so a blend of two walks does not double the footsteps.
+//!
+//! **Rates.** A TimeScale multiplies the rate of everything upstream; a node fed to several
+//! consumers takes the rate of the last consumer in graph order.
+//!
+//! **Blend space phase sync.** A blend space keeps one normalized phase in `[0, 1]`. Each tick it
+//! advances by `dt * rate * sum(w_i * speed_i / duration_i)` over its two active clips (weights
+//! `w_i` from the axis value), wrapping when the space loops; every clip samples at
+//! `phase * duration_i`. Clips of different lengths therefore stay at the same normalized time
+//! (the left foot of a walk and of a run land together), and the cycle length glides between the
+//! clips' lengths as the axis moves.
+//!
+//! **Adjusts.** Adjust nodes do not touch the local pose: they act at composition time. After
+//! evaluation, [`GraphInstance::adjusts`] holds every Adjust node's entries as
+//! [`BoneAdjust`]s in graph order (upstream first, list order within a node), sorted stably by
+//! bone, ready for [`crate::pose::LocalToModelJob`]. An Adjust node at effective weight `w < 1`
+//! contributes its entries scaled by `w` ([`weighted_adjust`]); an absolute (orient) entry applies
+//! only while `w >= 0.5`.
+//!
+//! Nothing here allocates per tick once the instance exists (marker events beyond the preallocated
+//! capacity aside). This module does not compose model matrices; the caller (or the Animator)
+//! does.
+
+use std::sync::Arc;
+
+use glam::Quat;
+
+use super::compile::{FloatRef, Flow, GraphProgram, Instruction};
+use super::model::{AdjustOp, NodeId, ParamValue};
+use crate::clip::Clip;
+use crate::math::{self, Transform};
+use crate::playback::{PlaybackStep, advance_head, swept_markers};
+use crate::pose::{BlendLayer, BlendingJob, BoneAdjust, JobError, SamplingContext, SamplingJob};
+use crate::skeleton::Skeleton;
+
+/// A marker announced by a clip of a graph.
+#[derive(Clone, Debug)]
+pub struct GraphMarkerEvent {
+    /// The Clip or BlendSpace1D node the clip plays in.
+    pub node: NodeId,
+    /// The clip.
+    pub clip: Arc<Clip>,
+    /// Index into the clip's markers.
+    pub marker: usize,
+    /// 0 for the lap the step started in, +1/-1 for the lap a looping head wrapped into.
+    pub lap: i32,
+}
+
+impl GraphMarkerEvent {
+    /// The marker's name.
+    pub fn name(&self) -> &str {
+        self.clip.markers().get(self.marker).map_or("", |m| m.name.as_str())
+    }
+}
+
+/// The two active neighbours of axis value `x` among sorted `positions`: `(lower, upper, t)` where
+/// the upper member has weight `t` and the lower `1 - t`. Outside the axis the end member takes
+/// everything; at a sample point that member has weight 1. `None` when `positions` is empty.
+pub fn neighbour_weights(positions: &[f32], x: f32) -> Option<(usize, usize, f32)> {
+    let last = positions.len().checked_sub(1)?;
+    let x = if x.is_nan() { positions[0] } else { x };
+    if last == 0 || x <= positions[0] {
+        return Some((0, 0, 0.0));
+    }
+    if x >= positions[last] {
+        return Some((last, last, 0.0));
+    }
+    // First position > x; x lies in [positions[hi - 1], positions[hi]).
+    let hi = positions.partition_point(|&p| p <= x).clamp(1, last);
+    let lo = hi - 1;
+    let span = positions[hi] - positions[lo];
+    if x == positions[lo] || !(span > 0.0) {
+        return Some((lo, lo, 0.0));
+    }
+    Some((lo, hi, ((x - positions[lo]) / span).clamp(0.0, 1.0)))
+}
+
+/// A bone adjust scaled by an effective weight: `None` at weight 0 (or NaN); unchanged at weight
+/// >= 1; otherwise the rotation slerped from the identity, the offset scaled, the scale lerped from
+/// 1. An absolute (orient) adjust applies whole at weight >= 0.5 and not at all below.
+pub fn weighted_adjust(a: BoneAdjust, weight: f32) -> Option<BoneAdjust> {
+    if !(weight > 0.0) {
+        return None;
+    }
+    if weight >= 1.0 {
+        return Some(a);
+    }
+    if a.absolute {
+        return (weight >= 0.5).then_some(a);
+    }
+    Some(BoneAdjust {
+        rotation: math::slerp(Quat::IDENTITY, a.rotation, weight),
+        offset: a.offset * weight,
+        scale: 1.0 + (a.scale - 1.0) * weight,
+        ..a
+    })
+}
+
+/// Additive blend on local TRS: `base + (layer - reference) * weight`. Translations and scales
+/// add the weighted difference; rotations apply the weighted delta `reference⁻¹ · layer` after the
+/// base (`base · slerp(1, delta, weight)`). Where the layer's rotation equals the reference's, or
+/// the weight is 0, the base comes through exactly.
+pub struct AdditiveJob<'a> {
+    /// Base pose.
+    pub base: &'a [Transform],
+    /// Layer pose.
+    pub layer: &'a [Transform],
+    /// Reference pose the layer is measured against.
+    pub reference: &'a [Transform],
+    /// Weight in `[0, 1]`.
+    pub weight: f32,
+    /// Output local transforms.
+    pub output: &'a mut [Transform],
+}
+
+impl AdditiveJob<'_> {
+    /// Checks that the inputs fit together.
+    pub fn validate(&self) -> Result<(), JobError> {
+        let n = self.base.len();
+        let check = |input: &str, got: usize| {
+            if got != n {
+                Err(JobError::InputLength { job: "additive job", input: input.to_owned(), expected: n, got })
+            } else {
+                Ok(())
+            }
+        };
+        check("layer", self.layer.len())?;
+        check("reference", self.reference.len())?;
+        if self.output.len() < n {
+            return Err(JobError::OutputTooSmall {
+                job: "additive job",
+                output: "output",
+                needed: n,
+                got: self.output.len(),
+            });
+        }
+        if !(self.weight.is_finite() && (0.0..=1.0).contains(&self.weight)) {
+            return Err(JobError::BadWeight { layer: 1, weight: self.weight });
+        }
+        Ok(())
+    }
+
+    /// Validates, then adds.
+    pub fn run(self) -> Result<(), JobError> {
+        self.validate()?;
+        let w = self.weight;
+        let lanes = self.base.iter().zip(self.layer).zip(self.reference).zip(self.output.iter_mut());
+        for (((b, l), r), o) in lanes {
+            if w == 0.0 {
+                *o = *b;
+                continue;
+            }
+            let rotation = if l.rotation == r.rotation {
+                b.rotation
+            } else {
+                let mut d = (r.rotation.conjugate() * l.rotation).normalize();
+                if d.w < 0.0 {
+                    d = -d;
+                }
+                let dw = if w == 1.0 { d } else { math::slerp(Quat::IDENTITY, d, w) };
+                (b.rotation * dw).normalize()
+            };
+            *o = Transform {
+                translation: b.translation + (l.translation - r.translation) * w,
+                rotation,
+                scale: b.scale + (l.scale - r.scale) * w,
+            };
+        }
+        Ok(())
+    }
+}
+
+/// Two-layer local-TRS blend with optional per-bone masks through [`BlendingJob`] (threshold
+/// `1e-6`). Inputs that do not fit (which the compiler rules out) leave the rest pose.
+#[allow(clippy::too_many_arguments)]
+fn blend_two(
+    a: &[Transform],
+    wa: f32,
+    ma: Option<&[f32]>,
+    b: &[Transform],
+    wb: f32,
+    mb: Option<&[f32]>,
+    rest: &[Transform],
+    out: &mut [Transform],
+) {
+    let layers = [BlendLayer { pose: a, weight: wa, mask: ma }, BlendLayer { pose: b, weight: wb, mask: mb }];
+    let ok = BlendingJob { layers: &layers, rest_pose: rest, threshold: 1e-6, output: out }.run().is_ok();
+    if !ok {
+        let n = out.len().min(rest.len());
+        out[..n].copy_from_slice(&rest[..n]);
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct FlowState {
+    weight: f32,
+    speaks: bool,
+    rate: f32,
+}
+
+/// One character's session state for a [`GraphProgram`]: parameter values, playheads, phases,
+/// sampling contexts, pose slots, the adjusts and marker events of the last tick. Never saved.
+#[derive(Clone, Debug)]
+pub struct GraphInstance {
+    program: Arc<GraphProgram>,
+    params: Vec<ParamValue>,
+    player_times: Vec<f32>,
+    player_contexts: Vec<SamplingContext>,
+    phases: Vec<f32>,
+    member_contexts: Vec<SamplingContext>,
+    slots: Vec<Transform>,
+    mask_scratch: Vec<f32>,
+    flow: Vec<FlowState>,
+    adjusts: Vec<BoneAdjust>,
+    events: Vec<GraphMarkerEvent>,
+}
+
+fn read(params: &[ParamValue], f: FloatRef) -> f32 {
+    match f {
+        FloatRef::Constant(c) => c,
+        FloatRef::Param(i) => params.get(i as usize).map_or(0.0, |p| p.as_f32()),
+    }
+}
+
+fn unit(v: f32) -> f32 {
+    if v.is_nan() { 0.0 } else { v.clamp(0.0, 1.0) }
+}
+
+/// Borrows `K` read slots and one distinct write slot from the flat slot storage.
+fn views<const K: usize>(
+    slots: &mut [Transform],
+    n: usize,
+    reads: [u16; K],
+    write: u16,
+) -> Result<([&[Transform]; K], &mut [Transform]), JobError> {
+    let mut r: [Option<&[Transform]>; K] = [None; K];
+    let mut w = None;
+    let count = slots.len() / n;
+    for (i, chunk) in slots.chunks_exact_mut(n).enumerate() {
+        if i == write as usize {
+            w = Some(chunk);
+        } else {
+            let c: &[Transform] = chunk;
+            for k in 0..K {
+                if reads[k] as usize == i {
+                    r[k] = Some(c);
+                }
+            }
+        }
+    }
+    let bad =
+        || JobError::InputLength { job: "graph", input: "pose slot".to_owned(), expected: count, got: 0 };
+    let w = w.ok_or_else(bad)?;
+    let mut out: [&[Transform]; K] = [&[]; K];
+    for k in 0..K {
+        out[k] = r[k].ok_or_else(bad)?;
+    }
+    Ok((out, w))
+}
+
+impl GraphInstance {
+    /// An instance of `program` at its start: parameters at their defaults, playheads at their
+    /// starts (the end for a negative speed). Allocates every buffer evaluation needs.
+    pub fn new(program: Arc<GraphProgram>) -> Self {
+        let n = program.bone_count;
+        let p = &program;
+        let mut inst = GraphInstance {
+            params: p.parameters.iter().map(|d| d.default).collect(),
+            player_times: vec![0.0; p.players.len()],
+            player_contexts: p.players.iter().map(|_| SamplingContext::new(n)).collect(),
+            phases: vec![0.0; p.spaces.len()],
+            member_contexts: p.members.iter().map(|_| SamplingContext::new(n)).collect(),
+            slots: vec![Transform::IDENTITY; p.slot_count * n],
+            mask_scratch: vec![0.0; if p.masks.is_empty() { 0 } else { n }],
+            flow: vec![FlowState::default(); p.flow.len()],
+            adjusts: Vec::with_capacity(p.adjust_entries.len()),
+            events: Vec::with_capacity(
+                16 + 2 * p.players.iter().map(|x| x.clip.markers().len()).sum::<usize>(),
+            ),
+            program,
+        };
+        inst.reset_playheads();
+        inst
+    }
+
+    /// The program this instance runs.
+    pub fn program(&self) -> &Arc<GraphProgram> {
+        &self.program
+    }
+
+    /// Puts every playhead back at its start and every blend space phase at 0.
+    pub fn reset_playheads(&mut self) {
+        for (t, p) in self.player_times.iter_mut().zip(&self.program.players) {
+            *t = if p.speed < 0.0 { p.duration } else { 0.0 };
+        }
+        self.phases.fill(0.0);
+        self.events.clear();
+    }
+
+    /// Sets every parameter back to its authored default.
+    pub fn reset_parameters(&mut self) {
+        for (v, d) in self.params.iter_mut().zip(&self.program.parameters) {
+            *v = d.default;
+        }
+    }
+
+    /// The current value of parameter `name`.
+    pub fn parameter(&self, name: &str) -> Option<ParamValue> {
+        self.program.parameter_index(name).map(|i| self.params[i])
+    }
+
+    /// Sets parameter `index` (see [`GraphProgram::parameter_index`]); false when there is no such
+    /// parameter or the value's type differs from the declaration's.
+    pub fn set_parameter(&mut self, index: usize, value: ParamValue) -> bool {
+        match self.params.get_mut(index) {
+            Some(v) if std::mem::discriminant(v) == std::mem::discriminant(&value) => {
+                *v = value;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Sets float parameter `name` (a linear name lookup; cache the index for hot paths).
+    pub fn set_float(&mut self, name: &str, value: f32) -> bool {
+        self.program.parameter_index(name).is_some_and(|i| self.set_parameter(i, ParamValue::Float(value)))
+    }
+
+    /// Sets bool parameter `name`.
+    pub fn set_bool(&mut self, name: &str, value: bool) -> bool {
+        self.program.parameter_index(name).is_some_and(|i| self.set_parameter(i, ParamValue::Bool(value)))
+    }
+
+    /// The playhead of Clip node `node`.
+    pub fn player_time(&self, node: NodeId) -> Option<f32> {
+        let i = self.program.players.iter().position(|p| p.node == node)?;
+        Some(self.player_times[i])
+    }
+
+    /// The normalized phase of BlendSpace1D node `node`.
+    pub fn space_phase(&self, node: NodeId) -> Option<f32> {
+        let i = self.program.spaces.iter().position(|s| s.node == node)?;
+        Some(self.phases[i])
+    }
+
+    /// The time member `member` (in position order) of BlendSpace1D node `node` samples at.
+    pub fn member_time(&self, node: NodeId, member: usize) -> Option<f32> {
+        let i = self.program.spaces.iter().position(|s| s.node == node)?;
+        let s = &self.program.spaces[i];
+        let m = self.program.members.get(s.members.clone())?.get(member)?;
+        Some(self.phases[i] * m.duration)
+    }
+
+    /// The weights of BlendSpace1D node `node`'s members (in position order) at the current
+    /// parameter values, written into `out` (which must have one entry per member).
+    pub fn space_weights(&self, node: NodeId, out: &mut [f32]) -> bool {
+        let Some(s) = self.program.spaces.iter().find(|s| s.node == node) else { return false };
+        let positions = &self.program.member_positions[s.members.clone()];
+        if out.len() != positions.len() {
+            return false;
+        }
+        out.fill(0.0);
+        if let Some((lo, hi, t)) = neighbour_weights(positions, read(&self.params, s.position)) {
+            out[lo] += 1.0 - t;
+            out[hi] += t;
+        }
+        true
+    }
+
+    /// The effective weight of pose node `node` in the final pose, and whether its clips speak, as
+    /// of the last advance or evaluation.
+    pub fn node_weight(&self, node: NodeId) -> Option<(f32, bool)> {
+        let k = self.program.flow_nodes.iter().position(|&n| n == node)?;
+        Some((self.flow[k].weight, self.flow[k].speaks))
+    }
+
+    /// The marker events of the last [`GraphInstance::advance`].
+    pub fn events(&self) -> &[GraphMarkerEvent] {
+        &self.events
+    }
+
+    /// The model-space adjusts of the last [`GraphInstance::evaluate`], sorted by bone.
+    pub fn adjusts(&self) -> &[BoneAdjust] {
+        &self.adjusts
+    }
+
+    /// The reverse pass: effective weight, speaking and rate of every pose node.
+    fn propagate(&mut self) {
+        let program = &*self.program;
+        for s in &mut self.flow {
+            *s = FlowState { weight: 0.0, speaks: false, rate: f32::NAN };
+        }
+        let Some(root) = self.flow.get_mut(program.root as usize) else { return };
+        *root = FlowState { weight: 1.0, speaks: true, rate: 1.0 };
+        let params = &self.params;
+        let flow = &mut self.flow;
+        let give = |flow: &mut [FlowState], i: u16, weight: f32, speaks: bool, rate: f32| {
+            if let Some(s) = flow.get_mut(i as usize) {
+                s.weight += weight;
+                s.speaks |= speaks;
+                if s.rate.is_nan() {
+                    s.rate = rate;
+                }
+            }
+        };
+        for k in (0..program.flow.len()).rev() {
+            let s = flow[k];
+            let rate = if s.rate.is_nan() { 0.0 } else { s.rate };
+            match program.flow[k] {
+                Flow::Clip { .. } | Flow::Space { .. } => {}
+                Flow::Blend2 { a, b, weight } => {
+                    let w = unit(read(params, weight));
+                    give(flow, a, s.weight * (1.0 - w), s.speaks && w < 0.5, rate);
+                    give(flow, b, s.weight * w, s.speaks && w >= 0.5, rate);
+                }
+                Flow::Additive { base, layer, reference, weight } => {
+                    let w = unit(read(params, weight));
+                    give(flow, base, s.weight, s.speaks, rate);
+                    give(flow, layer, s.weight * w, s.speaks && w >= 0.5, rate);
+                    give(flow, reference, 0.0, false, rate);
+                }
+                Flow::Mask { base, layer, weight, layer_max } => {
+                    let w = unit(read(params, weight)) * layer_max;
+                    give(flow, base, s.weight, s.speaks, rate);
+                    give(flow, layer, s.weight * w, s.speaks && w >= 0.5, rate);
+                }
+                Flow::Adjust { input, .. } => give(flow, input, s.weight, s.speaks, rate),
+                Flow::TimeScale { input, scale } => {
+                    let f = read(params, scale);
+                    give(flow, input, s.weight, s.speaks, rate * if f.is_finite() { f } else { 0.0 });
+                }
+            }
+        }
+    }
+
+    /// Advances every playhead by `dt` seconds (negative plays backwards) and records the markers
+    /// swept by speaking clips (see the module docs) in [`GraphInstance::events`].
+    pub fn advance(&mut self, dt: f32) {
+        self.advance_with(dt, true);
+    }
+
+    /// [`GraphInstance::advance`], announcing markers only when `speaks` (an Animator passes
+    /// whether this graph dominates its crossfade).
+    pub fn advance_with(&mut self, dt: f32, speaks: bool) {
+        self.events.clear();
+        if dt == 0.0 || !dt.is_finite() {
+            return;
+        }
+        self.propagate();
+        let program = &*self.program;
+        let events = &mut self.events;
+        for (k, f) in program.flow.iter().enumerate() {
+            let st = self.flow[k];
+            let rate = if st.rate.is_finite() { st.rate } else { 0.0 };
+            let say = speaks && st.speaks;
+            match *f {
+                Flow::Clip { player } => {
+                    let p = &program.players[player as usize];
+                    let time = &mut self.player_times[player as usize];
+                    let (step, _) = advance_head(*time, dt * rate * p.speed, p.duration, p.looping);
+                    *time = step.to;
+                    if say {
+                        let times = p.clip.markers().iter().map(|m| m.time);
+                        swept_markers(times, &step, p.duration, p.looping, |marker, lap| {
+                            events.push(GraphMarkerEvent { node: p.node, clip: p.clip.clone(), marker, lap })
+                        });
+                    }
+                }
+                Flow::Space { space } => {
+                    let s = &program.spaces[space as usize];
+                    let members = &program.members[s.members.clone()];
+                    let positions = &program.member_positions[s.members.clone()];
+                    let Some((lo, hi, t)) = neighbour_weights(positions, read(&self.params, s.position))
+                    else {
+                        continue;
+                    };
+                    let speed_of = |j: usize| {
+                        let m = &members[j];
+                        if m.duration > 0.0 { m.speed / m.duration } else { 0.0 }
+                    };
+                    let phase_rate = (1.0 - t) * speed_of(lo) + t * speed_of(hi);
+                    let phase = &mut self.phases[space as usize];
+                    let (step, _) = advance_head(*phase, dt * rate * phase_rate, 1.0, s.looping);
+                    *phase = step.to;
+                    if say {
+                        let m = &members[if t >= 0.5 { hi } else { lo }];
+                        let d = m.duration;
+                        let member_step =
+                            PlaybackStep { from: step.from * d, to: step.to * d, travel: step.travel * d };
+                        let times = m.clip.markers().iter().map(|mk| mk.time);
+                        swept_markers(times, &member_step, d, s.looping, |marker, lap| {
+                            events.push(GraphMarkerEvent { node: s.node, clip: m.clip.clone(), marker, lap })
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Evaluates the graph at the current playheads and parameter values into `out_local`, and
+    /// gathers the Adjust nodes' model-space adjusts into [`GraphInstance::adjusts`] (pass them to
+    /// [`crate::pose::LocalToModelJob`]). `skeleton` must be the one the program was compiled for.
+    pub fn evaluate(&mut self, skeleton: &Skeleton, out_local: &mut [Transform]) -> Result<(), JobError> {
+        let program = &*self.program;
+        let n = program.bone_count;
+        if skeleton.bone_count() != n || skeleton.bind_pose.len() != n {
+            return Err(JobError::InputLength {
+                job: "graph",
+                input: "skeleton bones".to_owned(),
+                expected: n,
+                got: skeleton.bone_count(),
+            });
+        }
+        if out_local.len() < n {
+            return Err(JobError::OutputTooSmall {
+                job: "graph",
+                output: "out_local",
+                needed: n,
+                got: out_local.len(),
+            });
+        }
+        if n == 0 {
+            self.adjusts.clear();
+            return Ok(());
+        }
+        let bind = &skeleton.bind_pose[..];
+        let params = &self.params;
+        let slots = &mut self.slots[..];
+        for ins in &program.instructions {
+            match *ins {
+                Instruction::Sample { player, dst } => {
+                    let p = &program.players[player as usize];
+                    let ([], out) = views(slots, n, [], dst)?;
+                    SamplingJob {
+                        clip: &p.clip,
+                        bind_pose: bind,
+                        time: self.player_times[player as usize],
+                        context: &mut self.player_contexts[player as usize],
+                        output: out,
+                    }
+                    .run()?;
+                }
+                Instruction::BlendSpace { space, dst, a, b } => {
+                    let s = &program.spaces[space as usize];
+                    let positions = &program.member_positions[s.members.clone()];
+                    let Some((lo, hi, t)) = neighbour_weights(positions, read(params, s.position)) else {
+                        continue;
+                    };
+                    let phase = self.phases[space as usize];
+                    let mut sample = |j: usize, slot: u16| -> Result<(), JobError> {
+                        let m = &program.members[s.members.start + j];
+                        let ([], out) = views(slots, n, [], slot)?;
+                        SamplingJob {
+                            clip: &m.clip,
+                            bind_pose: bind,
+                            time: phase * m.duration,
+                            context: &mut self.member_contexts[s.members.start + j],
+                            output: out,
+                        }
+                        .run()
+                    };
+                    if t == 0.0 || lo == hi {
+                        sample(lo, dst)?;
+                    } else if t == 1.0 {
+                        sample(hi, dst)?;
+                    } else {
+                        sample(lo, a)?;
+                        sample(hi, b)?;
+                        let ([pa, pb], out) = views(slots, n, [a, b], dst)?;
+                        blend_two(pa, 1.0 - t, None, pb, t, None, bind, out);
+                    }
+                }
+                Instruction::Blend { a, b, weight, dst } => {
+                    let w = unit(read(params, weight));
+                    let ([pa, pb], out) = views(slots, n, [a, b], dst)?;
+                    blend_two(pa, 1.0 - w, None, pb, w, None, bind, out);
+                }
+                Instruction::Additive { base, layer, reference, weight, dst } => {
+                    let w = unit(read(params, weight));
+                    let ([pb, pl, pr], out) = views(slots, n, [base, layer, reference], dst)?;
+                    AdditiveJob { base: pb, layer: pl, reference: pr, weight: w, output: out }.run()?;
+                }
+                Instruction::Mask { base, layer, mask, weight, dst } => {
+                    let w = unit(read(params, weight));
+                    let m = &program.masks[mask as usize][..];
+                    let scratch = &mut self.mask_scratch[..];
+                    for (s, &mb) in scratch.iter_mut().zip(m) {
+                        *s = 1.0 - w * mb;
+                    }
+                    let ([pb, pl], out) = views(slots, n, [base, layer], dst)?;
+                    blend_two(pb, 1.0, Some(scratch), pl, w, Some(m), bind, out);
+                }
+            }
+        }
+        let r = program.result as usize * n;
+        out_local[..n].copy_from_slice(&self.slots[r..r + n]);
+        self.gather_adjusts();
+        Ok(())
+    }
+
+    fn gather_adjusts(&mut self) {
+        self.propagate();
+        self.adjusts.clear();
+        let program = &*self.program;
+        for (k, f) in program.flow.iter().enumerate() {
+            let Flow::Adjust { first, count, .. } = *f else { continue };
+            let w = self.flow[k].weight;
+            let entries = program.adjust_entries.get(first as usize..(first + count) as usize).unwrap_or(&[]);
+            for e in entries {
+                let v = read(&self.params, e.amount);
+                if !v.is_finite() {
+                    continue;
+                }
+                let a = match e.op {
+                    AdjustOp::Rotate { axis } => BoneAdjust::rotate(e.bone, Quat::from_axis_angle(axis, v)),
+                    AdjustOp::Orient { axis } => BoneAdjust::orient(e.bone, Quat::from_axis_angle(axis, v)),
+                    AdjustOp::Offset { direction } => BoneAdjust::offset(e.bone, direction * v),
+                    AdjustOp::Scale => BoneAdjust::scale(e.bone, v),
+                };
+                if let Some(a) = weighted_adjust(a, w) {
+                    self.adjusts.push(a);
+                }
+            }
+        }
+        // Stable insertion sort by bone (no allocation; lists are short).
+        let list = &mut self.adjusts[..];
+        for i in 1..list.len() {
+            let mut j = i;
+            while j > 0 && list[j - 1].bone > list[j].bone {
+                list.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,496 @@
+//! Graph files: the versioned RON form of an [`AnimGraph`].
+//!
+//! The file mirrors the authored graph with serde types of its own ([`GraphFile`]): nodes by id
+//! with their kind by name and only the settings that kind uses, connections by node id and pin
+//! name, clips by asset path, parameters with their defaults, and a `version`
+//! ([`GRAPH_FILE_VERSION`]). [`save_graph`] writes with one fixed [`ron::ser::PrettyConfig`], so
+//! the same graph always gives the same bytes.
+//!
+//! Loading never panics. [`load_graph`] fails outright only on a syntax error (reported with its
+//! RON line and column) or an unsupported version; everything else loads as far as it can, with
+//! each problem reported on its node: a node of an unknown kind or missing a setting is dropped
+//! (with the connections that touch it), a dangling connection is dropped, and structural faults
+//! that the editor should show (a cycle, a pin type mismatch, an unknown pin, a doubled input,
+//! an extra Output) stay in the graph and are reported. [`TryFrom<GraphFile>`] for [`AnimGraph`]
+//! is the strict form: any problem is an error.
+//!
+//! Not here: resolving clips or bones (the compiler does that), editor-only view state.
+
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+use super::compile::{GraphError, validate_structure};
+use super::model::{
+    AdjustEntry, AdjustOp, AnimGraph, BlendSample, Connection, Drive, MaskSubtree, Node, NodeId, NodeKind,
+    ParamDecl, ParamValue,
+};
+
+/// The graph file version this build reads and writes.
+pub const GRAPH_FILE_VERSION: u32 = 1;
+
+/// A graph file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GraphFile {
+    /// Format version ([`GRAPH_FILE_VERSION`]).
+    pub version: u32,
+    /// Parameters with their defaults.
+    #[serde(default)]
+    pub parameters: Vec<ParamFile>,
+    /// Nodes.
+    #[serde(default)]
+    pub nodes: Vec<NodeFile>,
+    /// Connections.
+    #[serde(default)]
+    pub connections: Vec<ConnectionFile>,
+}
+
+/// A parameter in a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParamFile {
+    /// Name.
+    pub name: String,
+    /// Type and default.
+    pub default: ParamValue,
+}
+
+/// A node in a file: its kind by name and the settings that kind uses (the others are omitted).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeFile {
+    /// Node id.
+    pub id: u32,
+    /// Kind name ([`NodeKind::name`]).
+    pub kind: String,
+    /// Editor position.
+    #[serde(default)]
+    pub at: (f32, f32),
+    /// Clip asset path (Clip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clip: Option<String>,
+    /// Speed (Clip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f32>,
+    /// Looping (Clip, BlendSpace1D).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub looping: Option<bool>,
+    /// Parameter name (Parameter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Constant weight (Blend2, Additive, Mask).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f32>,
+    /// Constant axis value (BlendSpace1D).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<f32>,
+    /// Constant rate factor (TimeScale).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f32>,
+    /// Clips on the axis (BlendSpace1D).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<Vec<SampleFile>>,
+    /// Subtrees (Mask).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtrees: Option<Vec<SubtreeFile>>,
+    /// Adjusts (Adjust).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<AdjustFile>>,
+}
+
+/// A blend space clip in a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SampleFile {
+    /// Clip asset path.
+    pub clip: String,
+    /// Axis position.
+    pub position: f32,
+    /// Speed.
+    #[serde(default = "one")]
+    pub speed: f32,
+}
+
+fn one() -> f32 {
+    1.0
+}
+
+/// A mask subtree in a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SubtreeFile {
+    /// Root bone name.
+    pub bone: String,
+    /// Weight.
+    pub weight: f32,
+    /// Falloff per level.
+    #[serde(default)]
+    pub falloff: f32,
+}
+
+/// An adjust operation in a file.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum AdjustOpFile {
+    /// [`AdjustOp::Rotate`].
+    Rotate {
+        /// Model-space axis.
+        axis: [f32; 3],
+    },
+    /// [`AdjustOp::Orient`].
+    Orient {
+        /// Model-space axis.
+        axis: [f32; 3],
+    },
+    /// [`AdjustOp::Offset`].
+    Offset {
+        /// Model-space direction.
+        direction: [f32; 3],
+    },
+    /// [`AdjustOp::Scale`].
+    Scale,
+}
+
+/// An adjust amount in a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum DriveFile {
+    /// A constant.
+    Constant(f32),
+    /// A parameter by name.
+    Parameter(String),
+}
+
+/// An adjust entry in a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AdjustFile {
+    /// Bone name.
+    pub bone: String,
+    /// Operation.
+    pub op: AdjustOpFile,
+    /// Amount.
+    pub amount: DriveFile,
+}
+
+/// A connection in a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionFile {
+    /// Source node id.
+    pub from: u32,
+    /// Target node id.
+    pub to: u32,
+    /// Target input pin name.
+    pub pin: String,
+}
+
+/// A problem found while loading a graph file.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum GraphFileError {
+    /// The text is not valid RON for a graph file.
+    #[error("line {line}, column {column}: {message}")]
+    Syntax {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The file's version is not one this build reads.
+    #[error("graph file version {found} is not supported (this build reads version {supported})")]
+    Version {
+        /// The file's version.
+        found: u32,
+        /// The supported version.
+        supported: u32,
+    },
+    /// A node names a kind that does not exist; the node is dropped.
+    #[error("node {node}: unknown node kind {kind:?}")]
+    UnknownNodeKind {
+        /// The node.
+        node: NodeId,
+        /// The kind named.
+        kind: String,
+    },
+    /// A node lacks a setting its kind needs; the node is dropped.
+    #[error("node {node} ({kind}): missing {field:?}")]
+    MissingField {
+        /// The node.
+        node: NodeId,
+        /// Its kind.
+        kind: &'static str,
+        /// The setting.
+        field: &'static str,
+    },
+    /// A structural fault of the loaded graph (dangling connection, cycle, pin mismatch...).
+    #[error("{0}")]
+    Graph(GraphError),
+}
+
+impl GraphFileError {
+    /// The node at fault, if any.
+    pub fn node(&self) -> Option<NodeId> {
+        match self {
+            GraphFileError::UnknownNodeKind { node, .. } | GraphFileError::MissingField { node, .. } => {
+                Some(*node)
+            }
+            GraphFileError::Graph(e) => e.node(),
+            _ => None,
+        }
+    }
+}
+
+fn v3(a: [f32; 3]) -> Vec3 {
+    Vec3::from_array(a)
+}
+
+impl From<&AnimGraph> for GraphFile {
+    fn from(g: &AnimGraph) -> Self {
+        let nodes = g
+            .nodes
+            .iter()
+            .map(|n| {
+                let mut f = NodeFile {
+                    id: n.id.0,
+                    kind: n.kind.name().to_owned(),
+                    at: (n.position[0], n.position[1]),
+                    ..NodeFile::default()
+                };
+                match &n.kind {
+                    NodeKind::Clip { clip, speed, looping } => {
+                        f.clip = Some(clip.clone());
+                        f.speed = Some(*speed);
+                        f.looping = Some(*looping);
+                    }
+                    NodeKind::Parameter { name } => f.name = Some(name.clone()),
+                    NodeKind::Blend2 { weight } | NodeKind::Additive { weight } => f.weight = Some(*weight),
+                    NodeKind::BlendSpace1D { samples, position, looping } => {
+                        f.samples = Some(
+                            samples
+                                .iter()
+                                .map(|s| SampleFile {
+                                    clip: s.clip.clone(),
+                                    position: s.position,
+                                    speed: s.speed,
+                                })
+                                .collect(),
+                        );
+                        f.position = Some(*position);
+                        f.looping = Some(*looping);
+                    }
+                    NodeKind::Mask { weight, subtrees } => {
+                        f.weight = Some(*weight);
+                        f.subtrees = Some(
+                            subtrees
+                                .iter()
+                                .map(|s| SubtreeFile {
+                                    bone: s.bone.clone(),
+                                    weight: s.weight,
+                                    falloff: s.falloff,
+                                })
+                                .collect(),
+                        );
+                    }
+                    NodeKind::Adjust { entries } => {
+                        f.entries = Some(
+                            entries
+                                .iter()
+                                .map(|e| AdjustFile {
+                                    bone: e.bone.clone(),
+                                    op: match e.op {
+                                        AdjustOp::Rotate { axis } => {
+                                            AdjustOpFile::Rotate { axis: axis.to_array() }
+                                        }
+                                        AdjustOp::Orient { axis } => {
+                                            AdjustOpFile::Orient { axis: axis.to_array() }
+                                        }
+                                        AdjustOp::Offset { direction } => {
+                                            AdjustOpFile::Offset { direction: direction.to_array() }
+                                        }
+                                        AdjustOp::Scale => AdjustOpFile::Scale,
+                                    },
+                                    amount: match &e.amount {
+                                        Drive::Constant(c) => DriveFile::Constant(*c),
+                                        Drive::Parameter(p) => DriveFile::Parameter(p.clone()),
+                                    },
+                                })
+                                .collect(),
+                        );
+                    }
+                    NodeKind::TimeScale { scale } => f.scale = Some(*scale),
+                    NodeKind::Output => {}
+                }
+                f
+            })
+            .collect();
+        GraphFile {
+            version: GRAPH_FILE_VERSION,
+            parameters: g
+                .parameters
+                .iter()
+                .map(|p| ParamFile { name: p.name.clone(), default: p.default })
+                .collect(),
+            nodes,
+            connections: g
+                .connections
+                .iter()
+                .map(|c| ConnectionFile { from: c.from.0, to: c.to.0, pin: c.pin.clone() })
+                .collect(),
+        }
+    }
+}
+
+fn node_kind(f: &NodeFile) -> Result<NodeKind, GraphFileError> {
+    let node = NodeId(f.id);
+    let need = |kind: &'static str, field: &'static str, present: bool| {
+        if present { Ok(()) } else { Err(GraphFileError::MissingField { node, kind, field }) }
+    };
+    Ok(match f.kind.as_str() {
+        "Clip" => {
+            need("Clip", "clip", f.clip.is_some())?;
+            NodeKind::Clip {
+                clip: f.clip.clone().unwrap_or_default(),
+                speed: f.speed.unwrap_or(1.0),
+                looping: f.looping.unwrap_or(true),
+            }
+        }
+        "Parameter" => {
+            need("Parameter", "name", f.name.is_some())?;
+            NodeKind::Parameter { name: f.name.clone().unwrap_or_default() }
+        }
+        "Blend2" => NodeKind::Blend2 { weight: f.weight.unwrap_or(0.0) },
+        "BlendSpace1D" => {
+            need("BlendSpace1D", "samples", f.samples.is_some())?;
+            NodeKind::BlendSpace1D {
+                samples: f
+                    .samples
+                    .iter()
+                    .flatten()
+                    .map(|s| BlendSample { clip: s.clip.clone(), position: s.position, speed: s.speed })
+                    .collect(),
+                position: f.position.unwrap_or(0.0),
+                looping: f.looping.unwrap_or(true),
+            }
+        }
+        "Additive" => NodeKind::Additive { weight: f.weight.unwrap_or(1.0) },
+        "Mask" => NodeKind::Mask {
+            weight: f.weight.unwrap_or(1.0),
+            subtrees: f
+                .subtrees
+                .iter()
+                .flatten()
+                .map(|s| MaskSubtree { bone: s.bone.clone(), weight: s.weight, falloff: s.falloff })
+                .collect(),
+        },
+        "Adjust" => NodeKind::Adjust {
+            entries: f
+                .entries
+                .iter()
+                .flatten()
+                .map(|e| AdjustEntry {
+                    bone: e.bone.clone(),
+                    op: match e.op {
+                        AdjustOpFile::Rotate { axis } => AdjustOp::Rotate { axis: v3(axis) },
+                        AdjustOpFile::Orient { axis } => AdjustOp::Orient { axis: v3(axis) },
+                        AdjustOpFile::Offset { direction } => AdjustOp::Offset { direction: v3(direction) },
+                        AdjustOpFile::Scale => AdjustOp::Scale,
+                    },
+                    amount: match &e.amount {
+                        DriveFile::Constant(c) => Drive::Constant(*c),
+                        DriveFile::Parameter(p) => Drive::Parameter(p.clone()),
+                    },
+                })
+                .collect(),
+        },
+        "TimeScale" => NodeKind::TimeScale { scale: f.scale.unwrap_or(1.0) },
+        "Output" => NodeKind::Output,
+        other => return Err(GraphFileError::UnknownNodeKind { node, kind: other.to_owned() }),
+    })
+}
+
+impl GraphFile {
+    /// Converts to an [`AnimGraph`] as far as possible, returning every problem found (see the
+    /// module docs for what is dropped and what is kept). A graph without an Output is not a
+    /// problem here (the compiler reports it).
+    pub fn into_graph_lossy(self) -> (AnimGraph, Vec<GraphFileError>) {
+        let mut errors = Vec::new();
+        let mut graph = AnimGraph::new();
+        if self.version != GRAPH_FILE_VERSION {
+            errors.push(GraphFileError::Version { found: self.version, supported: GRAPH_FILE_VERSION });
+        }
+        graph.parameters =
+            self.parameters.into_iter().map(|p| ParamDecl { name: p.name, default: p.default }).collect();
+        let mut dropped: Vec<NodeId> = Vec::new();
+        for f in &self.nodes {
+            match node_kind(f) {
+                Ok(kind) => graph.nodes.push(Node { id: NodeId(f.id), position: [f.at.0, f.at.1], kind }),
+                Err(e) => {
+                    dropped.push(NodeId(f.id));
+                    errors.push(e);
+                }
+            }
+        }
+        for c in self.connections {
+            let (from, to) = (NodeId(c.from), NodeId(c.to));
+            if dropped.contains(&from) || dropped.contains(&to) {
+                continue; // already reported on the dropped node
+            }
+            let (has_from, has_to) = (graph.node(from).is_some(), graph.node(to).is_some());
+            if !(has_from && has_to) {
+                let (node, missing) = if has_to { (to, from) } else { (from, to) };
+                let title = graph.node(node).map_or("?", |n| n.kind.name());
+                errors.push(GraphFileError::Graph(GraphError::DanglingConnection {
+                    node,
+                    title,
+                    pin: c.pin,
+                    missing,
+                }));
+                continue;
+            }
+            graph.connections.push(Connection { from, to, pin: c.pin });
+        }
+        let (structural, _) = validate_structure(&graph);
+        errors
+            .extend(structural.into_iter().filter(|e| *e != GraphError::NoOutput).map(GraphFileError::Graph));
+        (graph, errors)
+    }
+}
+
+impl TryFrom<GraphFile> for AnimGraph {
+    type Error = Vec<GraphFileError>;
+
+    fn try_from(file: GraphFile) -> Result<Self, Self::Error> {
+        let (graph, errors) = file.into_graph_lossy();
+        if errors.is_empty() { Ok(graph) } else { Err(errors) }
+    }
+}
+
+/// The fixed pretty-printing used for graph files.
+pub fn pretty_config() -> ron::ser::PrettyConfig {
+    ron::ser::PrettyConfig::new()
+        .indentor("    ")
+        .new_line("\n")
+        .struct_names(false)
+        .separate_tuple_members(false)
+        .enumerate_arrays(false)
+        .compact_arrays(false)
+        .extensions(ron::extensions::Extensions::IMPLICIT_SOME)
+}
+
+/// The RON options graph files are read with: `implicit_some` on, so optional settings are
+/// written bare (`clip: "walk.clip"`, not `clip: Some("walk.clip")`).
+pub fn ron_options() -> ron::Options {
+    ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+}
+
+/// Writes `graph` as RON (stable: the same graph always gives the same text).
+pub fn save_graph(graph: &AnimGraph) -> Result<String, ron::Error> {
+    ron::ser::to_string_pretty(&GraphFile::from(graph), pretty_config())
+}
+
+/// Reads a graph file. `Err` on a syntax error or an unsupported version; otherwise the graph as
+/// far as it loads, with every problem found (empty when the file is sound).
+pub fn load_graph(text: &str) -> Result<(AnimGraph, Vec<GraphFileError>), GraphFileError> {
+    let file: GraphFile = ron_options().from_str(text).map_err(|e| GraphFileError::Syntax {
+        line: e.span.start.line,
+        column: e.span.start.col,
+        message: e.code.to_string(),
+    })?;
+    if file.version != GRAPH_FILE_VERSION {
+        return Err(GraphFileError::Version { found: file.version, supported: GRAPH_FILE_VERSION });
+    }
+    Ok(file.into_graph_lossy())
+}

@@ -1,0 +1,28 @@
+//! The blend/adjust graph: how an animator combines clips.
+//!
+//! Three kinds of state, kept apart:
+//! - **authored** ([`model`]): [`AnimGraph`], nodes with stable ids, editor positions, typed pins,
+//!   connections and parameter declarations; what the editor edits and what [`file`](mod@file) saves as RON;
+//! - **compiled** ([`compile`](mod@compile)): [`GraphProgram`], a flat list of sample / blend / add / mask
+//!   instructions over a few reusable pose slots, with clips and bones resolved; derived from the
+//!   authored graph and rebuilt only when it changes ([`GraphCache`]);
+//! - **session** ([`eval`]): [`GraphInstance`], parameter values, playheads, phases and pose slot
+//!   storage for one character; never saved.
+//!
+//! The [`crate::animator::Animator`] plays a program in place of a clip
+//! ([`crate::animator::Animator::cross_fade_to_graph`]), with the same crossfade rules.
+//!
+//! Not here: the editor's graph panel (it edits [`AnimGraph`] directly), clip import, undo.
+
+pub mod compile;
+pub mod eval;
+pub mod file;
+pub mod model;
+
+pub use compile::{ClipSource, GraphCache, GraphError, GraphProgram, Instruction, compile};
+pub use eval::{AdditiveJob, GraphInstance, GraphMarkerEvent};
+pub use file::{GRAPH_FILE_VERSION, GraphFile, GraphFileError, load_graph, save_graph};
+pub use model::{
+    AdjustEntry, AdjustOp, AnimGraph, BlendSample, Connection, Drive, MaskSubtree, Node, NodeId, NodeKind,
+    ParamDecl, ParamValue, PinType,
+};

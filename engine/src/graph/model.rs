@@ -1,0 +1,357 @@
+//! The authored graph: what the editor's graph panel edits and what a graph file saves.
+//!
+//! An [`AnimGraph`] is plain data: nodes with stable [`NodeId`]s and editor positions, typed pins,
+//! connections (from a node's single output to a named input pin of another node), and parameter
+//! declarations with their authored defaults. Clips are named by asset path, bones by name, and
+//! parameters by name; nothing here is resolved against a skeleton or a clip library (that is the
+//! compiler's job, see [`super::compile`](mod@super::compile)), and nothing here changes while the graph plays (session
+//! values live in [`super::eval::GraphInstance`]).
+//!
+//! ## Pins
+//! Every node has at most one output pin (a pose, or a float for a [`NodeKind::Parameter`]; the
+//! [`NodeKind::Output`] has none) and a fixed list of named input pins ([`NodeKind::inputs`]).
+//! Pose inputs must be connected. A float input may be left unconnected, in which case the node's
+//! authored constant for it is used (e.g. [`NodeKind::Blend2`]'s `weight`); connecting a
+//! [`NodeKind::Parameter`] node drives it from that parameter instead.
+
+use glam::Vec3;
+
+/// A node's stable identity. Ids are never reused while the node exists; they are what
+/// connections, errors and the editor refer to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct NodeId(pub u32);
+
+impl std::fmt::Display for NodeId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// The type of value a pin carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum PinType {
+    /// A local pose (one transform per bone).
+    Pose,
+    /// A float.
+    Float,
+}
+
+impl std::fmt::Display for PinType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PinType::Pose => "pose",
+            PinType::Float => "float",
+        })
+    }
+}
+
+/// One clip placed on a [`NodeKind::BlendSpace1D`] axis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlendSample {
+    /// Clip asset path.
+    pub clip: String,
+    /// Position on the axis.
+    pub position: f32,
+    /// Playback speed of this clip (multiplies its contribution to the shared phase rate).
+    pub speed: f32,
+}
+
+/// A subtree chosen by a [`NodeKind::Mask`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaskSubtree {
+    /// Name of the subtree's root bone.
+    pub bone: String,
+    /// Layer weight at the root bone, in `[0, 1]`.
+    pub weight: f32,
+    /// Weight lost per level below the root: a bone `d` levels below takes
+    /// `weight * max(0, 1 - falloff * d)`. 0 keeps the whole subtree at `weight`.
+    pub falloff: f32,
+}
+
+/// What an [`AdjustEntry`] does with its amount. Everything is stated in rig model space, about
+/// the bone's own origin, exactly like [`crate::pose::BoneAdjust`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AdjustOp {
+    /// Rotate the bone by `amount` radians about a model-space axis.
+    Rotate {
+        /// Model-space axis (normalized by the compiler).
+        axis: Vec3,
+    },
+    /// Set the bone's final model-space orientation to a rotation of `amount` radians about an axis.
+    Orient {
+        /// Model-space axis (normalized by the compiler).
+        axis: Vec3,
+    },
+    /// Move the bone's origin by `direction * amount` in model space.
+    Offset {
+        /// Model-space direction.
+        direction: Vec3,
+    },
+    /// Scale the bone uniformly by `amount` about its origin.
+    Scale,
+}
+
+/// Where an adjust's amount comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Drive {
+    /// A constant.
+    Constant(f32),
+    /// The value of a named parameter (a bool reads as 0 or 1).
+    Parameter(String),
+}
+
+/// One bone adjust of a [`NodeKind::Adjust`] node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdjustEntry {
+    /// Name of the bone adjusted.
+    pub bone: String,
+    /// What the adjust does.
+    pub op: AdjustOp,
+    /// Its amount (radians for rotations, a length factor for offsets, the factor for a scale).
+    pub amount: Drive,
+}
+
+/// A node's kind and its authored settings.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeKind {
+    /// Plays one clip. Output: pose.
+    Clip {
+        /// Clip asset path.
+        clip: String,
+        /// Playback speed.
+        speed: f32,
+        /// Whether the playhead wraps at the end (else it holds the last frame).
+        looping: bool,
+    },
+    /// Reads a named parameter. Output: float.
+    Parameter {
+        /// Parameter name.
+        name: String,
+    },
+    /// Blends pose `a` (weight 0) to pose `b` (weight 1) on local TRS. Inputs: `a`, `b`, `weight`.
+    Blend2 {
+        /// Weight used when the `weight` pin is unconnected; clamped to `[0, 1]`.
+        weight: f32,
+    },
+    /// N clips on an axis; the two neighbours of the axis value blend, every clip runs on one
+    /// shared normalized phase (see [`super::eval`] for the sync rule). Input: `position`.
+    BlendSpace1D {
+        /// The clips on the axis (any order; sorted by position when compiled).
+        samples: Vec<BlendSample>,
+        /// Axis value used when the `position` pin is unconnected.
+        position: f32,
+        /// Whether the shared phase wraps (else it holds at the end).
+        looping: bool,
+    },
+    /// `base + (layer - reference) * weight`. Inputs: `base`, `layer`, `reference`, `weight`.
+    Additive {
+        /// Weight used when the `weight` pin is unconnected; clamped to `[0, 1]`.
+        weight: f32,
+    },
+    /// Layered blend: `layer` over `base` with per-bone weights from subtrees, times `weight`.
+    /// Bones outside every subtree keep the base. Inputs: `base`, `layer`, `weight`.
+    Mask {
+        /// Weight used when the `weight` pin is unconnected; clamped to `[0, 1]`.
+        weight: f32,
+        /// Subtrees in order; a later entry overrides an earlier one on the bones they share.
+        subtrees: Vec<MaskSubtree>,
+    },
+    /// Model-space bone adjusts applied at composition time (see [`super::eval`]). Input: `pose`.
+    Adjust {
+        /// Adjusts, composed in list order.
+        entries: Vec<AdjustEntry>,
+    },
+    /// Scales the playback rate of everything upstream. Inputs: `pose`, `scale`.
+    TimeScale {
+        /// Scale used when the `scale` pin is unconnected.
+        scale: f32,
+    },
+    /// The graph's result. Input: `pose`.
+    Output,
+}
+
+const NO_INPUTS: &[(&str, PinType)] = &[];
+const BLEND2_INPUTS: &[(&str, PinType)] =
+    &[("a", PinType::Pose), ("b", PinType::Pose), ("weight", PinType::Float)];
+const SPACE_INPUTS: &[(&str, PinType)] = &[("position", PinType::Float)];
+const ADDITIVE_INPUTS: &[(&str, PinType)] = &[
+    ("base", PinType::Pose),
+    ("layer", PinType::Pose),
+    ("reference", PinType::Pose),
+    ("weight", PinType::Float),
+];
+const MASK_INPUTS: &[(&str, PinType)] =
+    &[("base", PinType::Pose), ("layer", PinType::Pose), ("weight", PinType::Float)];
+const POSE_INPUT: &[(&str, PinType)] = &[("pose", PinType::Pose)];
+const TIME_SCALE_INPUTS: &[(&str, PinType)] = &[("pose", PinType::Pose), ("scale", PinType::Float)];
+
+impl NodeKind {
+    /// The kind's name, as saved in graph files and shown as the node's title.
+    pub fn name(&self) -> &'static str {
+        match self {
+            NodeKind::Clip { .. } => "Clip",
+            NodeKind::Parameter { .. } => "Parameter",
+            NodeKind::Blend2 { .. } => "Blend2",
+            NodeKind::BlendSpace1D { .. } => "BlendSpace1D",
+            NodeKind::Additive { .. } => "Additive",
+            NodeKind::Mask { .. } => "Mask",
+            NodeKind::Adjust { .. } => "Adjust",
+            NodeKind::TimeScale { .. } => "TimeScale",
+            NodeKind::Output => "Output",
+        }
+    }
+
+    /// The input pins: name and type, in display order.
+    pub fn inputs(&self) -> &'static [(&'static str, PinType)] {
+        match self {
+            NodeKind::Clip { .. } | NodeKind::Parameter { .. } => NO_INPUTS,
+            NodeKind::Blend2 { .. } => BLEND2_INPUTS,
+            NodeKind::BlendSpace1D { .. } => SPACE_INPUTS,
+            NodeKind::Additive { .. } => ADDITIVE_INPUTS,
+            NodeKind::Mask { .. } => MASK_INPUTS,
+            NodeKind::Adjust { .. } | NodeKind::Output => POSE_INPUT,
+            NodeKind::TimeScale { .. } => TIME_SCALE_INPUTS,
+        }
+    }
+
+    /// The type of an input pin, or `None` when the kind has no pin of that name.
+    pub fn input_type(&self, pin: &str) -> Option<PinType> {
+        self.inputs().iter().find(|(n, _)| *n == pin).map(|(_, t)| *t)
+    }
+
+    /// The output pin's type (`None` for the Output node).
+    pub fn output(&self) -> Option<PinType> {
+        match self {
+            NodeKind::Parameter { .. } => Some(PinType::Float),
+            NodeKind::Output => None,
+            _ => Some(PinType::Pose),
+        }
+    }
+}
+
+/// A node of the graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// Stable id.
+    pub id: NodeId,
+    /// Position in the editor's canvas.
+    pub position: [f32; 2],
+    /// Kind and settings.
+    pub kind: NodeKind,
+}
+
+/// A connection from `from`'s output pin to the input pin `pin` of `to`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Connection {
+    /// The node whose output feeds the pin.
+    pub from: NodeId,
+    /// The node the pin belongs to.
+    pub to: NodeId,
+    /// The input pin's name.
+    pub pin: String,
+}
+
+/// A parameter's type and value.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum ParamValue {
+    /// A float.
+    Float(f32),
+    /// A bool (reads as 0 or 1 where a float is wanted).
+    Bool(bool),
+}
+
+impl ParamValue {
+    /// The value as a float (a bool is 0 or 1).
+    pub fn as_f32(self) -> f32 {
+        match self {
+            ParamValue::Float(v) => v,
+            ParamValue::Bool(b) => b as u8 as f32,
+        }
+    }
+}
+
+/// A parameter declaration with its authored default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamDecl {
+    /// Unique name.
+    pub name: String,
+    /// Type and default value.
+    pub default: ParamValue,
+}
+
+/// An authored blend/adjust graph. Fields are public so the editor can edit them directly (the
+/// compiler validates everything); the helpers keep ids unique and inputs singly connected.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AnimGraph {
+    /// The nodes, in creation order.
+    pub nodes: Vec<Node>,
+    /// The connections.
+    pub connections: Vec<Connection>,
+    /// The parameters.
+    pub parameters: Vec<ParamDecl>,
+}
+
+impl AnimGraph {
+    /// An empty graph.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a node at `position`; its id is one past the highest id in the graph.
+    pub fn add_node(&mut self, kind: NodeKind, position: [f32; 2]) -> NodeId {
+        let id = NodeId(self.nodes.iter().map(|n| n.id.0.saturating_add(1)).max().unwrap_or(0));
+        self.nodes.push(Node { id, position, kind });
+        id
+    }
+
+    /// Removes a node and every connection to or from it.
+    pub fn remove_node(&mut self, id: NodeId) -> Option<Node> {
+        let i = self.nodes.iter().position(|n| n.id == id)?;
+        self.connections.retain(|c| c.from != id && c.to != id);
+        Some(self.nodes.remove(i))
+    }
+
+    /// The node with id `id`.
+    pub fn node(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.id == id)
+    }
+
+    /// The node with id `id`, mutably.
+    pub fn node_mut(&mut self, id: NodeId) -> Option<&mut Node> {
+        self.nodes.iter_mut().find(|n| n.id == id)
+    }
+
+    /// Connects `from`'s output to `to`'s input `pin`, replacing whatever fed that pin. Types are
+    /// not checked here (the compiler reports mismatches on the node).
+    pub fn connect(&mut self, from: NodeId, to: NodeId, pin: impl Into<String>) {
+        let pin = pin.into();
+        self.connections.retain(|c| !(c.to == to && c.pin == pin));
+        self.connections.push(Connection { from, to, pin });
+    }
+
+    /// Removes the connection feeding `to`'s input `pin`; returns whether there was one.
+    pub fn disconnect(&mut self, to: NodeId, pin: &str) -> bool {
+        let before = self.connections.len();
+        self.connections.retain(|c| !(c.to == to && c.pin == pin));
+        before != self.connections.len()
+    }
+
+    /// The node feeding `to`'s input `pin` (the first such connection).
+    pub fn input(&self, to: NodeId, pin: &str) -> Option<NodeId> {
+        self.connections.iter().find(|c| c.to == to && c.pin == pin).map(|c| c.from)
+    }
+
+    /// Declares a parameter (or replaces the default of an existing one of that name).
+    pub fn add_parameter(&mut self, name: impl Into<String>, default: ParamValue) {
+        let name = name.into();
+        match self.parameters.iter_mut().find(|p| p.name == name) {
+            Some(p) => p.default = default,
+            None => self.parameters.push(ParamDecl { name, default }),
+        }
+    }
+
+    /// The declaration of parameter `name`.
+    pub fn parameter(&self, name: &str) -> Option<&ParamDecl> {
+        self.parameters.iter().find(|p| p.name == name)
+    }
+}

@@ -1,0 +1,294 @@
+//! Bad input: every case builds its broken file here, imports it, and expects a clear error that
+//! names the file and the object at fault, never a panic.
+
+use std::path::{Path, PathBuf};
+
+use marrow_engine::gltf::{self, ImportError, Location};
+use serde_json::{Value, json};
+
+fn gltf_dir() -> PathBuf {
+    let dir = match std::env::var_os("MARROW_SHARED_DIR") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            if d.join("gltf").is_dir() { d.join("gltf") } else { d }
+        }
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/gltf"),
+    };
+    assert!(
+        dir.join("RiggedSimple").is_dir(),
+        "the shared glTF sample models are missing from {}",
+        dir.display()
+    );
+    dir
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("marrow-gltf-bad-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A small valid skinned, animated file: node 0 = mesh + skin, joints 1 -> 2, one rotation
+/// animation on node 2. Data lives in `tri.bin`.
+struct Doc {
+    bin: Vec<u8>,
+    views: Vec<Value>,
+    accessors: Vec<Value>,
+}
+
+impl Doc {
+    fn push(&mut self, bytes: &[u8], count: usize, ct: u32, kind: &str) -> usize {
+        while self.bin.len() % 4 != 0 {
+            self.bin.push(0);
+        }
+        self.views.push(json!({"buffer": 0, "byteOffset": self.bin.len(), "byteLength": bytes.len()}));
+        self.bin.extend_from_slice(bytes);
+        self.accessors.push(
+            json!({"bufferView": self.views.len() - 1, "componentType": ct, "count": count, "type": kind}),
+        );
+        self.accessors.len() - 1
+    }
+    fn f32s(&mut self, v: &[f32], comps: usize, kind: &str) -> usize {
+        let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.push(&b, v.len() / comps, 5126, kind)
+    }
+    fn u16s(&mut self, v: &[u16], comps: usize, kind: &str) -> usize {
+        let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.push(&b, v.len() / comps, 5123, kind)
+    }
+}
+
+struct Case {
+    json: Value,
+    bin: Vec<u8>,
+}
+
+fn base(joints: &[u16], times: &[f32], rot: &[f32]) -> Case {
+    let mut d = Doc { bin: Vec::new(), views: Vec::new(), accessors: Vec::new() };
+    let pos = d.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0], 3, "VEC3");
+    let jo = d.u16s(joints, 4, "VEC4");
+    let we = d.f32s(&[1.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0], 4, "VEC4");
+    let id: Vec<f32> = glam::Mat4::IDENTITY
+        .to_cols_array()
+        .iter()
+        .chain(glam::Mat4::IDENTITY.to_cols_array().iter())
+        .copied()
+        .collect();
+    let ibm = d.f32s(&id, 16, "MAT4");
+    let input = d.f32s(times, 1, "SCALAR");
+    let output = d.f32s(rot, 4, "VEC4");
+    let json = json!({
+        "asset": {"version": "2.0"},
+        "scene": 0,
+        "scenes": [{"nodes": [0, 1]}],
+        "nodes": [
+            {"name": "body", "mesh": 0, "skin": 0},
+            {"name": "hip", "children": [2]},
+            {"name": "knee", "translation": [0.0, 1.0, 0.0]}
+        ],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": pos, "JOINTS_0": jo, "WEIGHTS_0": we}}]}],
+        "skins": [{"joints": [1, 2], "inverseBindMatrices": ibm}],
+        "animations": [{"name": "bend", "channels": [{"sampler": 0, "target": {"node": 2, "path": "rotation"}}],
+                        "samplers": [{"input": input, "output": output}]}],
+        "buffers": [{"uri": "tri.bin", "byteLength": 0}],
+        "bufferViews": d.views,
+        "accessors": d.accessors,
+    });
+    let mut c = Case { json, bin: d.bin };
+    c.json["buffers"][0]["byteLength"] = json!(c.bin.len());
+    c
+}
+
+fn good() -> Case {
+    base(
+        &[0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0],
+        &[0.0, 1.0],
+        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.7071068, 0.7071068],
+    )
+}
+
+fn write(name: &str, c: &Case) -> PathBuf {
+    let dir = temp_dir(name);
+    std::fs::write(dir.join("tri.bin"), &c.bin).unwrap();
+    let p = dir.join(format!("{name}.gltf"));
+    std::fs::write(&p, serde_json::to_vec_pretty(&c.json).unwrap()).unwrap();
+    p
+}
+
+/// Imports, expects `Invalid`, and returns its faults after checking the message names the file.
+fn faults_of(path: &Path) -> Vec<gltf::Fault> {
+    let err = gltf::import(path).expect_err("the broken file must not import");
+    let text = err.to_string();
+    let file_name = path.file_name().unwrap().to_str().unwrap();
+    assert!(text.contains(file_name), "error does not name the file: {text}");
+    match err {
+        ImportError::Invalid { faults, .. } => faults,
+        other => panic!("expected Invalid, got {other}"),
+    }
+}
+
+#[test]
+fn the_base_file_is_valid() {
+    let p = write("valid", &good());
+    let scene = gltf::import(&p).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scene.rigs[0].skeleton.bone_names, ["hip", "knee"]);
+    assert_eq!(scene.rigs[0].bindings[0].node, 0);
+}
+
+#[test]
+fn truncated_glb() {
+    let bytes = std::fs::read(gltf_dir().join("RiggedSimple/RiggedSimple.glb")).unwrap();
+    let dir = temp_dir("truncated");
+    let p = dir.join("truncated.glb");
+    std::fs::write(&p, &bytes[..bytes.len() / 2]).unwrap();
+    let err = gltf::import(&p).unwrap_err();
+    assert!(matches!(err, ImportError::Glb { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("truncated.glb") && text.contains("truncated: header says"), "{text}");
+    // Cut inside the header too.
+    std::fs::write(&p, &bytes[..7]).unwrap();
+    let text = gltf::import(&p).unwrap_err().to_string();
+    assert!(text.contains("shorter than the 12-byte header"), "{text}");
+}
+
+#[test]
+fn wrong_magic() {
+    let mut bytes = std::fs::read(gltf_dir().join("RiggedSimple/RiggedSimple.glb")).unwrap();
+    bytes[0..4].copy_from_slice(b"GLTF");
+    let dir = temp_dir("magic");
+    let p = dir.join("magic.glb");
+    std::fs::write(&p, &bytes).unwrap();
+    let err = gltf::import(&p).unwrap_err();
+    assert!(matches!(err, ImportError::Glb { .. }));
+    let text = err.to_string();
+    assert!(text.contains("magic.glb") && text.contains("wrong magic"), "{text}");
+}
+
+#[test]
+fn missing_bin() {
+    let p = write("missingbin", &good());
+    std::fs::remove_file(p.parent().unwrap().join("tri.bin")).unwrap();
+    let faults = faults_of(&p);
+    assert_eq!(faults[0].at, Location::Buffer(0));
+    assert!(faults[0].message.contains("tri.bin"), "{}", faults[0]);
+}
+
+#[test]
+fn accessor_out_of_bounds() {
+    let mut c = good();
+    c.json["accessors"][0]["count"] = json!(300); // POSITION: 3 vertices stored, 300 claimed
+    let faults = faults_of(&write("oob", &c));
+    let f = faults.iter().find(|f| f.at == Location::Accessor(0)).unwrap_or_else(|| panic!("{faults:?}"));
+    assert!(f.message.contains("out of bounds"), "{f}");
+}
+
+#[test]
+fn joint_index_past_the_joint_count() {
+    let c = base(
+        &[0, 0, 0, 0, 0, 5, 0, 0, 1, 0, 0, 0],
+        &[0.0, 1.0],
+        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.7071068, 0.7071068],
+    );
+    let faults = faults_of(&write("joint", &c));
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(faults[0].at, Location::Accessor(1), "the JOINTS_0 accessor");
+    assert!(
+        faults[0].message.contains("vertex 1 names joint 5") && faults[0].message.contains("has 2 joints"),
+        "{}",
+        faults[0]
+    );
+}
+
+#[test]
+fn nan_key_values() {
+    let c = base(
+        &[0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0],
+        &[0.0, 1.0],
+        &[0.0, 0.0, 0.0, 1.0, 0.0, f32::NAN, 0.7, 0.7],
+    );
+    let faults = faults_of(&write("nan", &c));
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(faults[0].at, Location::Accessor(5), "the animation output accessor");
+    assert!(
+        faults[0].message.contains("animation 0 channel 0") && faults[0].message.contains("not finite"),
+        "{}",
+        faults[0]
+    );
+}
+
+#[test]
+fn non_increasing_key_times() {
+    let c = base(
+        &[0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0],
+        &[1.0, 1.0],
+        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.7071068, 0.7071068],
+    );
+    let faults = faults_of(&write("times", &c));
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(faults[0].at, Location::AnimationSampler { animation: 0, sampler: 0 });
+    assert!(faults[0].message.contains("not increasing"), "{}", faults[0]);
+    assert!(faults[0].to_string().starts_with("animation 0 sampler 0: input accessor 4"));
+}
+
+#[test]
+fn skin_joints_do_not_form_a_tree() {
+    let mut c = good();
+    // Joints 1 and 3 are roots under different parents (scene root and node 2's sibling node 4).
+    c.json["nodes"] = json!([
+        {"mesh": 0, "skin": 0},
+        {"name": "a", "children": [2]},
+        {"name": "b"},
+        {"name": "c"},
+        {"name": "holder", "children": [3]}
+    ]);
+    c.json["scenes"][0]["nodes"] = json!([0, 1, 4]);
+    c.json["skins"][0]["joints"] = json!([1, 3]);
+    let faults = faults_of(&write("tree", &c));
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(faults[0].at, Location::Skin(0));
+    assert!(faults[0].message.contains("do not form a tree"), "{}", faults[0]);
+}
+
+#[test]
+fn node_cycle() {
+    let mut c = good();
+    c.json["nodes"][2]["children"] = json!([1]); // 1 -> 2 -> 1
+    let faults = faults_of(&write("cycle", &c));
+    let f = faults.iter().find(|f| f.message.contains("cycle")).unwrap_or_else(|| panic!("{faults:?}"));
+    assert_eq!(f.at, Location::Node(1));
+    assert!(f.message.contains("1 -> 2 -> 1"), "{f}");
+}
+
+#[test]
+fn every_fault_is_collected() {
+    let mut c =
+        base(&[0, 0, 0, 0, 0, 9, 0, 0, 1, 0, 0, 0], &[1.0, 0.5], &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.7, 0.7]);
+    c.json["nodes"][0]["mesh"] = json!(0);
+    c.json["accessors"][3]["count"] = json!(1); // one inverse bind matrix for two joints
+    let faults = faults_of(&write("many", &c));
+    assert!(faults.len() >= 2, "{faults:?}");
+    assert!(faults.iter().any(|f| f.at == Location::Accessor(3)));
+    assert!(faults.iter().any(|f| f.at == Location::AnimationSampler { animation: 0, sampler: 0 }));
+}
+
+#[test]
+fn garbage_never_panics() {
+    // Random mutations of a valid file's bytes: every outcome is Ok or Err, never a panic.
+    let bytes = std::fs::read(gltf_dir().join("RiggedSimple/RiggedSimple.glb")).unwrap();
+    let dir = temp_dir("garbage");
+    let mut seed = 0x2545F4914F6CDD1Du64;
+    for i in 0..200 {
+        let mut b = bytes.clone();
+        for _ in 0..8 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let at = (seed as usize) % b.len();
+            b[at] = (seed >> 32) as u8;
+        }
+        let p = dir.join(format!("g{i}.glb"));
+        std::fs::write(&p, &b).unwrap();
+        let _ = gltf::import(&p);
+    }
+}

@@ -1,0 +1,139 @@
+//! End-to-end tests of the `marrow` binary: help/version, `pose` JSON against hand-checked
+//! values, `--times` ranges and `--loop`, and `check` exit statuses on good and broken files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn gltf_dir() -> PathBuf {
+    let dir = match std::env::var_os("MARROW_SHARED_DIR") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            if d.join("gltf").is_dir() { d.join("gltf") } else { d }
+        }
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/gltf"),
+    };
+    assert!(
+        dir.join("SimpleSkin").is_dir(),
+        "the shared glTF sample models are missing from {}",
+        dir.display()
+    );
+    dir
+}
+
+fn marrow(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_marrow")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn model(m: &str) -> String {
+    gltf_dir().join(m).display().to_string()
+}
+
+#[test]
+fn no_arguments_prints_help_and_succeeds() {
+    let (code, out, _) = marrow(&[]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Usage") && out.contains("pose") && out.contains("check"), "{out}");
+    let (code, out, _) = marrow(&["--version"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("marrow "), "{out}");
+}
+
+#[test]
+fn pose_simple_skin_hand_checked() {
+    let (code, out, err) =
+        marrow(&["pose", &model("SimpleSkin/SimpleSkin.gltf"), "--times", "0,1.0", "--vertices", "10"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["animation"]["index"], 0);
+    assert_eq!(v["animation"]["duration"], 5.5);
+    assert_eq!(v["skins"][0]["jointNodes"], serde_json::json!([1, 2]));
+    assert_eq!(v["skins"][0]["inverseBindMatrices"][1][13], -1.0);
+    let s = &v["samples"][1];
+    assert_eq!(s["t"], 1.0);
+    // Joint 1 at t = 1: T(0, 1, 0) * Rz(90 degrees); column-major.
+    let jw: Vec<f64> = serde_json::from_value(s["skins"][0]["jointWorld"][1].clone()).unwrap();
+    let want = [0.0, 1.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0];
+    for (a, b) in jw.iter().zip(want) {
+        assert!((a - b).abs() < 1e-6, "{jw:?}");
+    }
+    assert_eq!(s["skins"][0]["skinningMatrices"][0]["meshNode"], 0);
+    let p: Vec<[f64; 3]> =
+        serde_json::from_value(s["meshes"][0]["primitives"][0]["positions"].clone()).unwrap();
+    assert_eq!(p.len(), 10);
+    for (a, b) in p[8].iter().zip([-1.0, 0.5, 0.0]) {
+        assert!((a - b).abs() < 1e-6, "{:?}", p[8]);
+    }
+    for (a, b) in p[4].iter().zip([-0.25, 0.75, 0.0]) {
+        assert!((a - b).abs() < 1e-6, "{:?}", p[4]);
+    }
+}
+
+#[test]
+fn pose_times_ranges_loop_and_animation_by_name() {
+    let f = model("InterpolationTest/InterpolationTest.glb");
+    let (code, out, err) =
+        marrow(&["pose", &f, "--anim", "Linear Scale", "--times", "0:1:0.25,3", "--vertices", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["animation"]["name"], "Linear Scale");
+    let ts: Vec<f64> = v["samples"].as_array().unwrap().iter().map(|s| s["t"].as_f64().unwrap()).collect();
+    assert_eq!(ts, [0.0, 0.25, 0.5, 0.75, 1.0, 3.0]);
+    // Node 1 (Cube.001, at x = -3.4) vertex 0 (-1, 1, 1): scale 0.5 at t = 0.25.
+    let p = &v["samples"][1]["meshes"][1]["primitives"][0]["positions"][0];
+    assert!(
+        (p[0].as_f64().unwrap() + 3.9).abs() < 1e-6 && (p[1].as_f64().unwrap() - 0.5).abs() < 1e-6,
+        "{p}"
+    );
+    // --loop once clamps 3 to the end (scale 1); --loop repeat wraps 3 to 1 (scale 1 too), 2.25 to 0.25.
+    let end = &v["samples"][5]["meshes"][1]["primitives"][0]["positions"][0];
+    assert!((end[1].as_f64().unwrap() - 1.0).abs() < 1e-6, "{end}");
+    let (_, out, _) =
+        marrow(&["pose", &f, "--anim", "1", "--times", "2.25", "--loop", "repeat", "--vertices", "1"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let p = &v["samples"][0]["meshes"][1]["primitives"][0]["positions"][0];
+    assert!((p[1].as_f64().unwrap() - 0.5).abs() < 1e-5, "{p}");
+    let (_, out, _) = marrow(&["pose", &f, "--anim", "none", "--vertices", "0"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["animation"].is_null());
+    assert_eq!(v["samples"].as_array().unwrap().len(), 1);
+    let (code, _, err) = marrow(&["pose", &f, "--anim", "Nope"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no such animation"), "{err}");
+}
+
+#[test]
+fn check_good_and_bad_files() {
+    let (code, out, _) = marrow(&["check", &model("CesiumMan/CesiumMan.glb")]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("ok"), "{out}");
+    let dir = std::env::temp_dir().join(format!("marrow-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A node cycle and a missing .bin, both reported, with where they are.
+    let bad = dir.join("bad.gltf");
+    std::fs::write(
+        &bad,
+        r#"{"asset": {"version": "2.0"}, "nodes": [{"children": [1]}, {"children": [0]}],
+            "buffers": [{"uri": "nowhere.bin", "byteLength": 4}]}"#,
+    )
+    .unwrap();
+    let (code, out, _) = marrow(&["check", bad.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("bad.gltf: error: buffer 0: cannot read") && out.contains("nowhere.bin"), "{out}");
+    assert!(out.contains("error: node 0: is its own ancestor"), "{out}");
+    // Wrong magic: `pose` and `check` both exit 1 with a message naming the file.
+    let glb = dir.join("bad.glb");
+    std::fs::write(&glb, b"NOPE\x02\x00\x00\x00\x0c\x00\x00\x00").unwrap();
+    let (code, out, _) = marrow(&["check", glb.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(out.contains("wrong magic"), "{out}");
+    let (code, _, err) = marrow(&["pose", glb.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("bad.glb") && err.contains("wrong magic"), "{err}");
+}
