@@ -1,26 +1,13 @@
 //! Bad input: every case builds its broken file here, imports it, and expects a clear error that
 //! names the file and the object at fault, never a panic.
 
+mod support;
+use support::gltf_dir;
+
 use std::path::{Path, PathBuf};
 
 use marrow_engine::gltf::{self, ImportError, Location};
 use serde_json::{Value, json};
-
-fn gltf_dir() -> PathBuf {
-    let dir = match std::env::var_os("MARROW_SHARED_DIR") {
-        Some(d) => {
-            let d = PathBuf::from(d);
-            if d.join("gltf").is_dir() { d.join("gltf") } else { d }
-        }
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/gltf"),
-    };
-    assert!(
-        dir.join("RiggedSimple").is_dir(),
-        "the shared glTF sample models are missing from {}",
-        dir.display()
-    );
-    dir
-}
 
 fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("marrow-gltf-bad-{name}-{}", std::process::id()));

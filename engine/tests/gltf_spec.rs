@@ -5,7 +5,10 @@
 //! midpoints between keys and 21 evenly spaced times. Plus hand-checked values for SimpleSkin,
 //! RiggedSimple and InterpolationTest.
 
-use std::path::{Path, PathBuf};
+mod support;
+use support::gltf_dir;
+
+use std::path::Path;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use marrow_engine::gltf::{self, ImportedScene, ScenePose};
@@ -26,21 +29,6 @@ const MODELS: [&str; 9] = [
 ];
 
 /// The shared sample models folder; a missing folder fails the test.
-fn gltf_dir() -> PathBuf {
-    let dir = match std::env::var_os("MARROW_SHARED_DIR") {
-        Some(d) => {
-            let d = PathBuf::from(d);
-            if d.join("gltf").is_dir() { d.join("gltf") } else { d }
-        }
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/gltf"),
-    };
-    assert!(
-        dir.join("SimpleSkin").is_dir(),
-        "the shared glTF sample models are missing: expected them in {} (set MARROW_SHARED_DIR to the shared folder)",
-        dir.display()
-    );
-    dir
-}
 
 // ---------------------------------------------------------------------------------------------
 // The independent evaluator, from the specification.

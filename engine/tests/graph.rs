@@ -1,6 +1,9 @@
 //! Blend graph: compile errors, exact blends, blend spaces and phase sync, additive, masks,
 //! model-space adjusts, slot reuse, markers, time scale, the program cache.
 
+mod support;
+use support::{blend, sample};
+
 use std::collections::HashMap;
 use std::f32::consts::FRAC_PI_2;
 use std::sync::Arc;
@@ -11,7 +14,7 @@ use marrow_engine::graph::compile::GraphError;
 use marrow_engine::graph::eval::neighbour_weights;
 use marrow_engine::graph::*;
 use marrow_engine::math::Transform;
-use marrow_engine::pose::{BlendLayer, BlendingJob, LocalToModelJob, SamplingContext, SamplingJob};
+use marrow_engine::pose::LocalToModelJob;
 use marrow_engine::skeleton::{NO_PARENT, Skeleton};
 use marrow_engine::synthetic::{chain_skeleton, dense_clip};
 use marrow_engine::track::{Interpolation, Track};
@@ -32,36 +35,6 @@ fn library(sk: &Skeleton) -> Lib {
     let other = chain_skeleton(8);
     lib.insert("other".into(), Arc::new(dense_clip(&other, "other", 1.0, 30.0, 0)));
     lib
-}
-
-fn sample(sk: &Skeleton, clip: &Clip, time: f32) -> Vec<Transform> {
-    let mut out = vec![Transform::IDENTITY; sk.bone_count()];
-    SamplingJob {
-        clip,
-        bind_pose: &sk.bind_pose,
-        time,
-        context: &mut SamplingContext::new(sk.bone_count()),
-        output: &mut out,
-    }
-    .run()
-    .unwrap();
-    out
-}
-
-fn blend(sk: &Skeleton, a: &[Transform], b: &[Transform], w: f32) -> Vec<Transform> {
-    let mut out = vec![Transform::IDENTITY; sk.bone_count()];
-    BlendingJob {
-        layers: &[
-            BlendLayer { pose: a, weight: 1.0 - w, mask: None },
-            BlendLayer { pose: b, weight: w, mask: None },
-        ],
-        rest_pose: &sk.bind_pose,
-        threshold: 1e-6,
-        output: &mut out,
-    }
-    .run()
-    .unwrap();
-    out
 }
 
 fn clip_node(g: &mut AnimGraph, path: &str) -> NodeId {

@@ -1,6 +1,9 @@
 //! The Animator playing graphs: crossfades clip -> graph, graph -> clip, graph -> graph, the
 //! crossfade table's rules for graphs, markers and model-space adjusts through the Animator.
 
+mod support;
+use support::{blend, sample};
+
 use std::collections::HashMap;
 use std::f32::consts::FRAC_PI_2;
 use std::sync::Arc;
@@ -10,7 +13,7 @@ use marrow_engine::animator::{Animator, AnimatorSettings};
 use marrow_engine::clip::Clip;
 use marrow_engine::graph::*;
 use marrow_engine::math::Transform;
-use marrow_engine::pose::{BlendLayer, BlendingJob, BoneAdjust, RigPoseMut, SamplingContext, SamplingJob};
+use marrow_engine::pose::{BoneAdjust, RigPoseMut};
 use marrow_engine::skeleton::{NO_PARENT, Skeleton};
 use marrow_engine::synthetic::{chain_skeleton, dense_clip};
 use marrow_engine::track::{Interpolation, Track};
@@ -34,36 +37,6 @@ impl Pose {
     fn rig(&mut self) -> RigPoseMut<'_> {
         RigPoseMut { local: &mut self.local, model: &mut self.model, palette: &mut self.palette }
     }
-}
-
-fn sample(sk: &Skeleton, clip: &Clip, time: f32) -> Vec<Transform> {
-    let mut out = vec![Transform::IDENTITY; sk.bone_count()];
-    SamplingJob {
-        clip,
-        bind_pose: &sk.bind_pose,
-        time,
-        context: &mut SamplingContext::new(sk.bone_count()),
-        output: &mut out,
-    }
-    .run()
-    .unwrap();
-    out
-}
-
-fn blend(sk: &Skeleton, a: &[Transform], b: &[Transform], w: f32) -> Vec<Transform> {
-    let mut out = vec![Transform::IDENTITY; sk.bone_count()];
-    BlendingJob {
-        layers: &[
-            BlendLayer { pose: a, weight: 1.0 - w, mask: None },
-            BlendLayer { pose: b, weight: w, mask: None },
-        ],
-        rest_pose: &sk.bind_pose,
-        threshold: 1e-6,
-        output: &mut out,
-    }
-    .run()
-    .unwrap();
-    out
 }
 
 fn setup() -> (Arc<Skeleton>, Lib) {

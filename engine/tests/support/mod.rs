@@ -1,0 +1,59 @@
+//! Helpers shared by the engine's integration tests and benchmarks.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use marrow_engine::clip::Clip;
+use marrow_engine::math::Transform;
+use marrow_engine::pose::{BlendLayer, BlendingJob, SamplingContext, SamplingJob};
+use marrow_engine::skeleton::Skeleton;
+
+/// The shared glTF sample models: `$MARROW_SHARED_DIR` (or its `gltf/`), else `../shared/gltf`
+/// beside the repository. Missing models fail the test loudly.
+pub fn gltf_dir() -> PathBuf {
+    let dir = match std::env::var_os("MARROW_SHARED_DIR") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            if d.join("gltf").is_dir() { d.join("gltf") } else { d }
+        }
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/gltf"),
+    };
+    assert!(
+        dir.join("RiggedSimple").is_dir(),
+        "the shared glTF sample models are missing from {}",
+        dir.display()
+    );
+    dir
+}
+
+/// Samples `clip` at `time` with a fresh context.
+pub fn sample(sk: &Skeleton, clip: &Clip, time: f32) -> Vec<Transform> {
+    let mut out = vec![Transform::IDENTITY; sk.bone_count()];
+    SamplingJob {
+        clip,
+        bind_pose: &sk.bind_pose,
+        time,
+        context: &mut SamplingContext::new(sk.bone_count()),
+        output: &mut out,
+    }
+    .run()
+    .unwrap();
+    out
+}
+
+/// Local-TRS blend of two poses at weight `w` (0 = `a`, 1 = `b`).
+pub fn blend(sk: &Skeleton, a: &[Transform], b: &[Transform], w: f32) -> Vec<Transform> {
+    let mut out = vec![Transform::IDENTITY; sk.bone_count()];
+    BlendingJob {
+        layers: &[
+            BlendLayer { pose: a, weight: 1.0 - w, mask: None },
+            BlendLayer { pose: b, weight: w, mask: None },
+        ],
+        rest_pose: &sk.bind_pose,
+        threshold: 1e-6,
+        output: &mut out,
+    }
+    .run()
+    .unwrap();
+    out
+}
