@@ -54,9 +54,9 @@ impl Transform {
 /// Follows the glTF definition (`slerp` with the sign of `b` flipped when `dot(a, b) < 0`). For
 /// segments up to 120 degrees apart (`dot >= 0.5`, every densely keyed clip) the weights
 /// `sin(t*theta)/sin(theta)` come from Eberly's series in `cos(theta) - 1` ("A Fast and Accurate
-/// Algorithm for Computing SLERP"), 8 terms, |weight error| < 5e-7, with no trigonometry, square
-/// root or division; wider segments use polynomial `acos`/`sin` accurate to ~1e-7. The result is
-/// normalized (to ~1e-12, by a Newton step).
+/// Algorithm for Computing SLERP"; see [`slerp_weights`]), with no trigonometry, square root or
+/// division; wider segments use polynomial `acos`/`sin` accurate to ~1e-7. The result is
+/// normalized ([`renormalize`]).
 #[inline(always)]
 pub fn slerp(a: Quat, b: Quat, t: f32) -> Quat {
     let va = Vec4::from(a);
@@ -66,40 +66,53 @@ pub fn slerp(a: Quat, b: Quat, t: f32) -> Quat {
         vb = -vb;
         d = -d;
     }
-    let (wa, wb) = if d >= 0.5 {
-        slerp_weights_series(t, d)
+    let (wa, wb) = slerp_weights(t, d);
+    renormalize(va * wa + vb * wb)
+}
+
+/// The slerp weights `(sin((1-t)θ)/sin θ, sin(tθ)/sin θ)` for `x = cos θ` in `[0, 1]` (the
+/// shortest-path dot product): Eberly's series for `x >= 0.5` (4 terms for `x >= 0.95`, error
+/// < 2e-9; else 8 terms with the last scaled by 1.5, error < 5e-7), polynomial trig below.
+#[inline(always)]
+pub fn slerp_weights(t: f32, x: f32) -> (f32, f32) {
+    if x >= 0.95 {
+        series::<4>(t, x, 1.0)
+    } else if x >= 0.5 {
+        series::<8>(t, x, 1.5)
     } else {
-        let theta = acos_poly(d);
+        let theta = acos_poly(x.clamp(0.0, 1.0));
         let inv_sin = 1.0 / sin_poly(theta);
         (sin_poly((1.0 - t) * theta) * inv_sin, sin_poly(t * theta) * inv_sin)
-    };
-    let r = va * wa + vb * wb;
-    // Both weight paths leave |r|^2 within ~1e-6 of 1, where one Newton step of 1/sqrt about 1,
-    // (3 - |r|^2) / 2, normalizes to ~1e-12 without a square root or a division.
-    // Inputs far from unit length (sloppy data) get an exact normalization instead.
-    let len2 = r.length_squared();
-    if (len2 - 1.0).abs() < 1e-3 {
-        Quat::from_vec4(r * (1.5 - 0.5 * len2))
-    } else {
-        Quat::from_vec4(r / len2.sqrt())
     }
 }
 
-/// `(sin((1-t)θ)/sin θ, sin(tθ)/sin θ)` for `x = cos θ` in `[0.5, 1]` by Eberly's series:
-/// 4 terms for `x >= 0.95` (segments up to 36 degrees; error < 2e-9), else 8 terms with the last
-/// scaled by `MU` (error < 5e-7).
+/// [`slerp_weights`] for four independent `(t, x)` lanes at once. Every lane takes the branch
+/// the scalar version takes, so the weights agree with it to rounding.
 #[inline(always)]
-fn slerp_weights_series(t: f32, x: f32) -> (f32, f32) {
-    if x >= 0.95 { series::<4>(t, x, 1.0) } else { series::<8>(t, x, 1.5) }
+pub fn slerp_weights4(t: Vec4, x: Vec4) -> (Vec4, Vec4) {
+    let (lo, hi) = (x.min_element(), x.max_element());
+    if lo >= 0.95 {
+        series4::<4>(t, x, 1.0)
+    } else if lo >= 0.5 && hi < 0.95 {
+        series4::<8>(t, x, 1.5)
+    } else {
+        let (a0, b0) = slerp_weights(t.x, x.x);
+        let (a1, b1) = slerp_weights(t.y, x.y);
+        let (a2, b2) = slerp_weights(t.z, x.z);
+        let (a3, b3) = slerp_weights(t.w, x.w);
+        (Vec4::new(a0, a1, a2, a3), Vec4::new(b0, b1, b2, b3))
+    }
 }
 
+// Eberly's coefficients: u_i = 1 / (i (2i + 1)), v_i = i / (2i + 1), i = 1..=8.
+const U: [f32; 8] =
+    [1.0 / 3.0, 1.0 / 10.0, 1.0 / 21.0, 1.0 / 36.0, 1.0 / 55.0, 1.0 / 78.0, 1.0 / 105.0, 1.0 / 136.0];
+const V: [f32; 8] =
+    [1.0 / 3.0, 2.0 / 5.0, 3.0 / 7.0, 4.0 / 9.0, 5.0 / 11.0, 6.0 / 13.0, 7.0 / 15.0, 8.0 / 17.0];
+
+/// Eberly's series with `N` terms, the last scaled by `mu`.
 #[inline(always)]
 fn series<const N: usize>(t: f32, x: f32, mu: f32) -> (f32, f32) {
-    // u_i = 1 / (i (2i + 1)), v_i = i / (2i + 1), i = 1..=8.
-    const U: [f32; 8] =
-        [1.0 / 3.0, 1.0 / 10.0, 1.0 / 21.0, 1.0 / 36.0, 1.0 / 55.0, 1.0 / 78.0, 1.0 / 105.0, 1.0 / 136.0];
-    const V: [f32; 8] =
-        [1.0 / 3.0, 2.0 / 5.0, 3.0 / 7.0, 4.0 / 9.0, 5.0 / 11.0, 6.0 / 13.0, 7.0 / 15.0, 8.0 / 17.0];
     let xm1 = x - 1.0;
     let s = 1.0 - t;
     let (t2, s2) = (t * t, s * s);
@@ -112,6 +125,36 @@ fn series<const N: usize>(t: f32, x: f32, mu: f32) -> (f32, f32) {
         as_ = 1.0 + (U[i] * s2 - V[i]) * xm1 * as_;
     }
     (s * as_, t * at)
+}
+
+/// [`series`] over four lanes.
+#[inline(always)]
+fn series4<const N: usize>(t: Vec4, x: Vec4, mu: f32) -> (Vec4, Vec4) {
+    let xm1 = x - Vec4::ONE;
+    let s = Vec4::ONE - t;
+    let (t2, s2) = (t * t, s * s);
+    let mut at = Vec4::ONE + (Vec4::splat(U[N - 1]) * t2 - Vec4::splat(V[N - 1])) * xm1 * mu;
+    let mut as_ = Vec4::ONE + (Vec4::splat(U[N - 1]) * s2 - Vec4::splat(V[N - 1])) * xm1 * mu;
+    let mut i = N - 1;
+    while i > 0 {
+        i -= 1;
+        at = Vec4::ONE + (Vec4::splat(U[i]) * t2 - Vec4::splat(V[i])) * xm1 * at;
+        as_ = Vec4::ONE + (Vec4::splat(U[i]) * s2 - Vec4::splat(V[i])) * xm1 * as_;
+    }
+    (s * as_, t * at)
+}
+
+/// Normalizes a quaternion that is already close to unit length with one Newton step of
+/// `1/sqrt` about 1 (`(3 - |q|^2) / 2`: error ~1e-12 when `| |q|^2 - 1 | < 1e-3`), falling back
+/// to an exact normalization otherwise.
+#[inline(always)]
+pub fn renormalize(r: Vec4) -> Quat {
+    let len2 = r.length_squared();
+    if (len2 - 1.0).abs() < 1e-3 {
+        Quat::from_vec4(r * (1.5 - 0.5 * len2))
+    } else {
+        Quat::from_vec4(r / len2.sqrt())
+    }
 }
 
 /// `acos(x)` for `x` in `[0, 1]` (Abramowitz & Stegun 4.4.46, |error| <= 2e-8).
@@ -266,6 +309,20 @@ mod tests {
                 let err = (got - want).length().min((got + want).length());
                 assert!(err < 2e-6, "angle {angle} t {t}: error {err}");
                 assert!((got.length() - 1.0).abs() < 1e-6);
+            }
+        }
+    }
+
+    #[test]
+    fn four_lane_weights_match_the_scalar_weights() {
+        let xs = [1.0, 0.999, 0.96, 0.95, 0.9, 0.6, 0.5, 0.3, 0.0];
+        for (i, &x0) in xs.iter().enumerate() {
+            let x = Vec4::new(x0, xs[(i + 1) % xs.len()], xs[(i + 3) % xs.len()], 0.97);
+            let t = Vec4::new(0.1, 0.5, 0.77, 1.0);
+            let (wa, wb) = slerp_weights4(t, x);
+            for lane in 0..4 {
+                let (a, b) = slerp_weights(t[lane], x[lane]);
+                assert!((wa[lane] - a).abs() < 1e-6 && (wb[lane] - b).abs() < 1e-6, "x = {}", x[lane]);
             }
         }
     }

@@ -13,7 +13,7 @@
 
 use std::ops::Range;
 
-use glam::{Mat3, Mat4, Quat, Vec3, Vec4};
+use glam::{Affine3A, Mat3, Mat4, Quat, Vec3, Vec4};
 
 use crate::clip::Clip;
 use crate::math::{self, Transform};
@@ -122,18 +122,26 @@ fn check_in(
     }
 }
 
-/// Per-track interval cursors that make forward playback O(1) per track. One context per
-/// playing head; size it for the largest clip it will sample. Cursors are hints: a context used
+/// The sampling cache of one playing head: one interval cursor per track, so forward playback
+/// finds each track's keys in O(1), plus scratch space for the four-wide rotation pass. One
+/// context per head; size it for the largest clip it samples. Cursors are hints: a context used
 /// with another clip, or at a random time, stays correct.
 #[derive(Clone, Debug, Default)]
 pub struct SamplingContext {
     cursors: Vec<u32>,
+    /// Rotations gathered for the four-wide slerp: bone, endpoints (the end in the start's
+    /// hemisphere), parameter and `dot` of the endpoints.
+    rot_bones: Vec<u32>,
+    rot_ends: Vec<[Vec4; 2]>,
+    rot_ux: Vec<[f32; 2]>,
 }
 
 impl SamplingContext {
     /// A context for clips of up to `max_bones` bones.
     pub fn new(max_bones: usize) -> Self {
-        Self { cursors: vec![0; max_bones * 3] }
+        let mut c = Self::default();
+        c.resize(max_bones);
+        c
     }
 
     /// Number of bones this context can serve.
@@ -144,6 +152,9 @@ impl SamplingContext {
     /// Resizes for clips of up to `max_bones` bones (allocates; not a per-frame call).
     pub fn resize(&mut self, max_bones: usize) {
         self.cursors.resize(max_bones * 3, 0);
+        self.rot_bones.resize(max_bones, 0);
+        self.rot_ends.resize(max_bones, [Vec4::ZERO; 2]);
+        self.rot_ux.resize(max_bones, [0.0; 2]);
     }
 
     /// Forgets all cursors.
@@ -186,30 +197,72 @@ impl SamplingJob<'_> {
         Ok(())
     }
 
-    /// Validates, then samples.
+    /// Validates, then samples. Rotations of plain LINEAR tracks are gathered and interpolated
+    /// four at a time ([`math::slerp_weights4`]); everything else samples through its cursor.
     pub fn run(self) -> Result<(), JobError> {
         self.validate()?;
         let t = self.time;
         let n = self.clip.channels.len();
-        let cursors = &mut self.context.cursors[..n * 3];
+        let ctx = &mut *self.context;
+        let cursors = &mut ctx.cursors[..n * 3];
+        let rot_bones = &mut ctx.rot_bones[..n];
+        let rot_ends = &mut ctx.rot_ends[..n];
+        let rot_ux = &mut ctx.rot_ux[..n];
         let channels = &self.clip.channels[..n];
         let bind = &self.bind_pose[..n];
         let out = &mut self.output[..n];
-        let lanes = channels.iter().zip(bind).zip(out.iter_mut()).zip(cursors.chunks_exact_mut(3));
-        for (((ch, b), o), c) in lanes {
-            let [c0, c1, c2] = c else { continue };
+        let mut rotations = 0usize;
+        for i in 0..n {
+            let (ch, b) = (&channels[i], &bind[i]);
+            let o = &mut out[i];
             o.translation = match &ch.translation {
-                Some(tr) => tr.sample_with_cursor(t, c0).unwrap_or(b.translation),
+                Some(tr) => tr.sample_with_cursor(t, &mut cursors[3 * i]).unwrap_or(b.translation),
                 None => b.translation,
             };
-            o.rotation = match &ch.rotation {
-                Some(tr) => tr.sample_with_cursor(t, c1).unwrap_or(b.rotation),
-                None => b.rotation,
-            };
+            o.rotation = b.rotation;
+            if let Some(tr) = &ch.rotation {
+                match tr.lerp_parts(t, &mut cursors[3 * i + 1]) {
+                    Some((q0, q1, u)) => {
+                        let (a, mut e) = (Vec4::from(q0), Vec4::from(q1));
+                        let mut d = a.dot(e);
+                        if d < 0.0 {
+                            e = -e;
+                            d = -d;
+                        }
+                        rot_bones[rotations] = i as u32;
+                        rot_ends[rotations] = [a, e];
+                        rot_ux[rotations] = [u, d.min(1.0)];
+                        rotations += 1;
+                    }
+                    None => {
+                        if let Some(q) = tr.sample_with_cursor(t, &mut cursors[3 * i + 1]) {
+                            o.rotation = q;
+                        }
+                    }
+                }
+            }
             o.scale = match &ch.scale {
-                Some(tr) => tr.sample_with_cursor(t, c2).unwrap_or(b.scale),
+                Some(tr) => tr.sample_with_cursor(t, &mut cursors[3 * i + 2]).unwrap_or(b.scale),
                 None => b.scale,
             };
+        }
+        // Rotations, four lanes at a time.
+        let (bones, ends, ux) = (&rot_bones[..rotations], &rot_ends[..rotations], &rot_ux[..rotations]);
+        let mut k = 0;
+        while k + 4 <= rotations {
+            let u4 = Vec4::new(ux[k][0], ux[k + 1][0], ux[k + 2][0], ux[k + 3][0]);
+            let x4 = Vec4::new(ux[k][1], ux[k + 1][1], ux[k + 2][1], ux[k + 3][1]);
+            let (wa, wb) = math::slerp_weights4(u4, x4);
+            for lane in 0..4 {
+                let [a, e] = ends[k + lane];
+                out[bones[k + lane] as usize].rotation = math::renormalize(a * wa[lane] + e * wb[lane]);
+            }
+            k += 4;
+        }
+        for j in k..rotations {
+            let [a, e] = ends[j];
+            let (wa, wb) = math::slerp_weights(ux[j][0], ux[j][1]);
+            out[bones[j] as usize].rotation = math::renormalize(a * wa + e * wb);
         }
         Ok(())
     }
@@ -477,14 +530,20 @@ impl LocalToModelJob<'_> {
                     l.scale *= s;
                     next_adjust += 1;
                 }
-                l.to_mat4()
+                affine(&l)
             } else {
-                self.local[i].to_mat4()
+                affine(&self.local[i])
             };
-            out[i] = if p == NO_PARENT { local } else { out[p as usize] * local };
+            // Affine products (3x3 + translation) cost three quarters of a full 4x4 product.
+            out[i] = Mat4::from(if p == NO_PARENT { local } else { Affine3A::from_mat4(out[p as usize]) * local });
         }
         Ok(())
     }
+}
+
+#[inline(always)]
+fn affine(t: &Transform) -> Affine3A {
+    Affine3A::from_scale_rotation_translation(t.scale, t.rotation, t.translation)
 }
 
 /// Builds the skinning palette from the pose: `palette[i] = model[i] * inverse_bind[i]`.

@@ -361,6 +361,45 @@ impl<T: Animatable> Track<T> {
         self.easings.get(index).copied().flatten().unwrap_or(self.default_easing)
     }
 
+    /// True for a non-empty LINEAR track without easing: one whose interpolation [`Track::lerp_parts`] can hand to a batched sampler.
+    #[inline]
+    pub fn is_plain_linear(&self) -> bool {
+        self.interpolation == Interpolation::Linear && !self.eased && !self.times.is_empty()
+    }
+
+    /// For a plain LINEAR track (see [`Track::is_plain_linear`]): the two values to interpolate
+    /// at `time` and the parameter `u` between them (a held end, one key or a segment below
+    /// [`MIN_SEGMENT`] give the same value twice and `u = 0`), using and updating `cursor` as
+    /// [`Track::sample_with_cursor`] does. `None` for other tracks, so the caller can batch the
+    /// interpolation itself.
+    #[inline(always)]
+    pub fn lerp_parts(&self, time: f32, cursor: &mut u32) -> Option<(T, T, f32)> {
+        if !self.is_plain_linear() {
+            return None;
+        }
+        let times = &self.times[..];
+        let n = times.len();
+        let values = &self.values[..n];
+        let c = *cursor as usize;
+        let i = if c + 1 < n && times[c] <= time && time < times[c + 1] {
+            c
+        } else {
+            if n == 1 || !(time > times[0]) {
+                return Some((values[0], values[0], 0.0));
+            }
+            if time >= times[n - 1] {
+                return Some((values[n - 1], values[n - 1], 0.0));
+            }
+            locate(times, time, cursor)
+        };
+        let (t0, t1) = (times[i], times[i + 1]);
+        let dt = t1 - t0;
+        if !(dt >= MIN_SEGMENT) {
+            return Some((values[i + 1], values[i + 1], 0.0));
+        }
+        Some((values[i], values[i + 1], (time - t0) / dt))
+    }
+
     fn refresh_eased(&mut self) {
         self.eased = !self.default_easing.is_linear()
             || self.easings.iter().any(|e| e.is_some_and(|e| !e.is_linear()));
