@@ -535,7 +535,8 @@ impl LocalToModelJob<'_> {
                 affine(&self.local[i])
             };
             // Affine products (3x3 + translation) cost three quarters of a full 4x4 product.
-            out[i] = Mat4::from(if p == NO_PARENT { local } else { Affine3A::from_mat4(out[p as usize]) * local });
+            out[i] =
+                Mat4::from(if p == NO_PARENT { local } else { Affine3A::from_mat4(out[p as usize]) * local });
         }
         Ok(())
     }
@@ -663,27 +664,52 @@ impl PoseBuffer {
         })
     }
 
-    /// Every rig's pose, mutably, in slot order (for evaluating rigs in parallel).
-    pub fn rigs_mut(&mut self) -> Vec<RigPoseMut<'_>> {
-        let mut out = Vec::with_capacity(self.ranges.len());
-        let (mut l, mut m, mut p) = (&mut self.local[..], &mut self.model[..], &mut self.palette[..]);
-        let mut at = 0;
-        for r in &self.ranges {
-            let skip = r.start - at;
-            let len = r.len();
-            let (_, l2) = std::mem::take(&mut l).split_at_mut(skip);
-            let (_, m2) = std::mem::take(&mut m).split_at_mut(skip);
-            let (_, p2) = std::mem::take(&mut p).split_at_mut(skip);
-            let (lh, lt) = l2.split_at_mut(len);
-            let (mh, mt) = m2.split_at_mut(len);
-            let (ph, pt) = p2.split_at_mut(len);
-            out.push(RigPoseMut { local: lh, model: mh, palette: ph });
-            l = lt;
-            m = mt;
-            p = pt;
-            at = r.end;
+    /// Calls `f(item, pose)` for each rig, in parallel on rayon's pool: `items[i]` is paired with
+    /// rig slot `i` (extra items or rigs are skipped). The packed arrays are split recursively
+    /// with `split_at_mut`, so this allocates nothing.
+    pub fn par_for_each_rig_mut<T: Send>(
+        &mut self,
+        items: &mut [T],
+        f: impl Fn(&mut T, RigPoseMut<'_>) + Sync,
+    ) {
+        let n = items.len().min(self.ranges.len());
+        fn go<T: Send>(
+            ranges: &[Range<usize>],
+            items: &mut [T],
+            base: usize,
+            (local, model, palette): (&mut [Transform], &mut [Mat4], &mut [Mat4]),
+            f: &(impl Fn(&mut T, RigPoseMut<'_>) + Sync),
+        ) {
+            match ranges {
+                [] => {}
+                [r] => {
+                    let span = r.start - base..r.end - base;
+                    if let Some(item) = items.first_mut() {
+                        f(
+                            item,
+                            RigPoseMut {
+                                local: &mut local[span.clone()],
+                                model: &mut model[span.clone()],
+                                palette: &mut palette[span],
+                            },
+                        );
+                    }
+                }
+                _ => {
+                    let mid = ranges.len() / 2;
+                    let cut = ranges[mid].start - base;
+                    let (l0, l1) = local.split_at_mut(cut);
+                    let (m0, m1) = model.split_at_mut(cut);
+                    let (p0, p1) = palette.split_at_mut(cut);
+                    let (i0, i1) = items.split_at_mut(mid);
+                    rayon::join(
+                        || go(&ranges[..mid], i0, base, (l0, m0, p0), f),
+                        || go(&ranges[mid..], i1, base + cut, (l1, m1, p1), f),
+                    );
+                }
+            }
         }
-        out
+        go(&self.ranges[..n], &mut items[..n], 0, (&mut self.local, &mut self.model, &mut self.palette), &f);
     }
 
     /// All palettes, packed (for one GPU upload).

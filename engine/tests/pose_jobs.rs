@@ -437,9 +437,17 @@ fn pose_buffer_packs_rigs_end_to_end() {
     buf.rig_mut(b).unwrap().palette[0] = Mat4::from_translation(Vec3::X);
     assert_eq!(buf.palettes().len(), 8);
     assert_eq!(buf.palettes()[3], Mat4::from_translation(Vec3::X));
-    let rigs = buf.rigs_mut();
-    assert_eq!(rigs.len(), 2);
-    assert_eq!(rigs[0].local.len(), 3);
-    assert_eq!(rigs[1].model.len(), 5);
+    let mut seen = vec![(0usize, 0usize); 3];
+    for (i, s) in seen.iter_mut().enumerate() {
+        s.0 = i;
+    }
+    buf.par_for_each_rig_mut(&mut seen, |(i, len), pose| {
+        *len = pose.local.len();
+        pose.local[0].translation = Vec3::splat(*i as f32);
+    });
+    // Two rigs: the third item is skipped.
+    assert_eq!(seen, [(0, 3), (1, 5), (2, 0)]);
+    assert_eq!(buf.rig(b).unwrap().local[0].translation, Vec3::ONE);
+    assert_eq!(buf.rig(a).unwrap().local[0].translation, Vec3::ZERO);
     assert!(buf.rig(marrow_engine::pose::RigSlot(7)).is_none());
 }

@@ -4,6 +4,8 @@
 
 mod check;
 mod pose;
+mod render;
+mod runner;
 
 use std::process::ExitCode;
 
@@ -25,6 +27,12 @@ pub enum Command {
     Pose(pose::PoseArgs),
     /// Validate a glTF file and print every fault and warning (exit status 1 on errors).
     Check(check::CheckArgs),
+    /// Render one frame of a glTF file offscreen (GPU skinning, shadows) to a PNG.
+    Render(render::RenderArgs),
+    /// Write the code-built `runner` sample project (skeleton, stride clip, scene) to a folder.
+    GenRunner(runner::GenArgs),
+    /// Run the `runner` sample headless: the stride accelerates, footsteps play while grounded.
+    Runner(runner::RunArgs),
 }
 
 /// Runs the parsed command line.
@@ -37,5 +45,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Pose(args)) => pose::run(&args),
         Some(Command::Check(args)) => check::run(&args),
+        Some(Command::Render(args)) => render::run(&args),
+        Some(Command::GenRunner(args)) => runner::generate(&args),
+        Some(Command::Runner(args)) => runner::run(&args),
     }
 }

@@ -1,0 +1,810 @@
+//! The saved forms: versioned serde mirror types for `project.ron`, scene files, clip files and
+//! skeleton files, converted with `TryFrom` into the authored runtime types (and back with
+//! `From`).
+//!
+//! Only authored fields exist here. There is no field for `playing`, a playhead time, fade
+//! state, adjusts, events or editor selection, so none can be written. Easings are written by
+//! name (`easeInOutSine`, or `cubic-bezier(x1, y1, x2, y2)`); bones, entities and assets by
+//! name and path, never by runtime index or handle. Vectors are tuples, so they print on one
+//! line.
+//!
+//! Not here: reading or writing files (see [`super`]), resolving references.
+
+use glam::{Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+use crate::clip::{BoneChannels, Clip, Marker};
+use crate::easing::{CubicBezier, Ease, Easing};
+use crate::math::Transform;
+use crate::property::PropertyAnimation;
+use crate::scene::{AnimatorDesc, EntityDesc, MeshDesc, SceneDesc, SocketDesc};
+use crate::skeleton::{NO_PARENT, Skeleton};
+use crate::track::{Animatable, Interpolation, Track};
+
+/// The version of every file kind this build reads and writes.
+pub const FILE_VERSION: u32 = 1;
+
+/// A semantic problem in a file: where (`at`, a field path) and what.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{at}: {message}")]
+pub struct FieldError {
+    /// Where in the file (`entities/Runner/animator/speed`, `tracks/hips/rotation`...).
+    pub at: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn field_error(at: impl Into<String>, message: impl ToString) -> FieldError {
+    FieldError { at: at.into(), message: message.to_string() }
+}
+
+fn one() -> f32 {
+    1.0
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(x: &f32) -> bool {
+    *x == 0.0
+}
+
+// ------------------------------------------------------------------------------------ project
+
+/// `project.ron`: the project's name and its files by path (relative to the project folder).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectFile {
+    /// Format version ([`FILE_VERSION`]).
+    pub version: u32,
+    /// Project name.
+    pub name: String,
+    /// Scene files.
+    #[serde(default)]
+    pub scenes: Vec<String>,
+    /// Asset files (`.glb`, `.gltf`, `.skeleton.ron`).
+    #[serde(default)]
+    pub assets: Vec<String>,
+    /// Clip files (`.clip.ron`).
+    #[serde(default)]
+    pub clips: Vec<String>,
+    /// Graph files (`.graph.ron`).
+    #[serde(default)]
+    pub graphs: Vec<String>,
+}
+
+/// The authored project manifest.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Manifest {
+    /// Project name.
+    pub name: String,
+    /// Scene file paths.
+    pub scenes: Vec<String>,
+    /// Asset file paths.
+    pub assets: Vec<String>,
+    /// Clip file paths.
+    pub clips: Vec<String>,
+    /// Graph file paths.
+    pub graphs: Vec<String>,
+}
+
+impl TryFrom<ProjectFile> for Manifest {
+    type Error = FieldError;
+    fn try_from(f: ProjectFile) -> Result<Self, FieldError> {
+        let lists =
+            [("scenes", &f.scenes), ("assets", &f.assets), ("clips", &f.clips), ("graphs", &f.graphs)];
+        let mut all: Vec<&String> = Vec::new();
+        for (field, list) in lists {
+            for p in list.iter() {
+                if p.is_empty() || p.starts_with('/') || p.split(['/', '\\']).any(|c| c == "..") {
+                    return Err(field_error(field, format!("{p:?} is not a path inside the project folder")));
+                }
+                if all.contains(&p) {
+                    return Err(field_error(field, format!("{p:?} is listed twice")));
+                }
+                all.push(p);
+            }
+        }
+        Ok(Manifest { name: f.name, scenes: f.scenes, assets: f.assets, clips: f.clips, graphs: f.graphs })
+    }
+}
+
+impl From<&Manifest> for ProjectFile {
+    fn from(m: &Manifest) -> Self {
+        ProjectFile {
+            version: FILE_VERSION,
+            name: m.name.clone(),
+            scenes: m.scenes.clone(),
+            assets: m.assets.clone(),
+            clips: m.clips.clone(),
+            graphs: m.graphs.clone(),
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------ transforms
+
+/// A TRS transform in a file.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransformFile {
+    /// Translation.
+    #[serde(default)]
+    pub translation: (f32, f32, f32),
+    /// Rotation quaternion `(x, y, z, w)`.
+    #[serde(default = "identity_rotation")]
+    pub rotation: (f32, f32, f32, f32),
+    /// Scale.
+    #[serde(default = "unit_scale")]
+    pub scale: (f32, f32, f32),
+}
+
+fn identity_rotation() -> (f32, f32, f32, f32) {
+    (0.0, 0.0, 0.0, 1.0)
+}
+
+fn unit_scale() -> (f32, f32, f32) {
+    (1.0, 1.0, 1.0)
+}
+
+impl Default for TransformFile {
+    fn default() -> Self {
+        Self::from(&Transform::IDENTITY)
+    }
+}
+
+fn is_identity(t: &TransformFile) -> bool {
+    *t == TransformFile::default()
+}
+
+impl From<&Transform> for TransformFile {
+    fn from(t: &Transform) -> Self {
+        TransformFile {
+            translation: t.translation.into(),
+            rotation: t.rotation.into(),
+            scale: t.scale.into(),
+        }
+    }
+}
+
+impl TransformFile {
+    /// Converts, refusing non-finite values and a zero-length rotation (which is normalized).
+    pub fn to_transform(&self, at: &str) -> Result<Transform, FieldError> {
+        let t = Transform {
+            translation: self.translation.into(),
+            rotation: Quat::from_xyzw(self.rotation.0, self.rotation.1, self.rotation.2, self.rotation.3),
+            scale: self.scale.into(),
+        };
+        if !t.is_finite() {
+            return Err(field_error(at, "a transform value is not finite"));
+        }
+        let len = t.rotation.length();
+        if len.is_nan() || len <= 1e-6 {
+            return Err(field_error(at, "the rotation quaternion has zero length"));
+        }
+        if (len - 1.0).abs() > 1e-4 {
+            return Err(field_error(at, format!("the rotation quaternion has length {len}, not 1")));
+        }
+        Ok(t)
+    }
+}
+
+// ------------------------------------------------------------------------------------ tracks
+
+/// A keyframe track in a file: parallel `times`/`values`, tangents for CUBICSPLINE, the track's
+/// default easing by name and per-key easings by name (`None`: the default).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrackFile<V> {
+    /// Interpolation (`Step`, `Linear`, `CubicSpline`).
+    pub interpolation: Interpolation,
+    /// Default easing name for LINEAR segments.
+    #[serde(default = "linear_name", skip_serializing_if = "is_linear_name")]
+    pub easing: String,
+    /// Key times, seconds.
+    pub times: Vec<f32>,
+    /// Key values.
+    pub values: Vec<V>,
+    /// CUBICSPLINE in tangents.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub in_tangents: Vec<V>,
+    /// CUBICSPLINE out tangents.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub out_tangents: Vec<V>,
+    /// Per-key easing of the segment each key starts (by name).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_easings: Vec<Option<String>>,
+}
+
+fn linear_name() -> String {
+    "linear".to_owned()
+}
+
+fn is_linear_name(s: &String) -> bool {
+    s == "linear"
+}
+
+/// The name an easing is written as.
+pub fn ease_name(e: &Ease) -> String {
+    match e {
+        Ease::Named(n) => n.name().to_owned(),
+        Ease::Bezier(b) => format!("cubic-bezier({}, {}, {}, {})", b.x1, b.y1, b.x2, b.y2),
+    }
+}
+
+/// Reads an easing name (a named curve or `cubic-bezier(x1, y1, x2, y2)`).
+pub fn parse_ease(name: &str) -> Result<Ease, String> {
+    if let Some(args) = name.strip_prefix("cubic-bezier(").and_then(|r| r.strip_suffix(')')) {
+        let v: Vec<f32> = args
+            .split(',')
+            .map(|a| a.trim().parse::<f32>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("{name:?}: {e}"))?;
+        if v.len() != 4 {
+            return Err(format!("{name:?}: a cubic-bezier takes four numbers"));
+        }
+        return CubicBezier::new(v[0], v[1], v[2], v[3]).map(Ease::Bezier).map_err(|e| e.to_string());
+    }
+    Easing::from_name(name).map(Ease::Named).map_err(|e| e.to_string())
+}
+
+/// A value type written as a tuple.
+pub trait TupleValue: Animatable {
+    /// The tuple form.
+    type Tuple: Serialize + for<'de> Deserialize<'de> + Clone + Copy + std::fmt::Debug + PartialEq;
+    /// To the tuple.
+    fn to_tuple(self) -> Self::Tuple;
+    /// From the tuple.
+    fn from_tuple(t: Self::Tuple) -> Self;
+}
+
+impl TupleValue for Vec3 {
+    type Tuple = (f32, f32, f32);
+    fn to_tuple(self) -> Self::Tuple {
+        self.into()
+    }
+    fn from_tuple(t: Self::Tuple) -> Self {
+        t.into()
+    }
+}
+
+impl TupleValue for Quat {
+    type Tuple = (f32, f32, f32, f32);
+    fn to_tuple(self) -> Self::Tuple {
+        self.into()
+    }
+    fn from_tuple(t: Self::Tuple) -> Self {
+        Quat::from_xyzw(t.0, t.1, t.2, t.3)
+    }
+}
+
+impl<T: TupleValue> From<&Track<T>> for TrackFile<T::Tuple> {
+    fn from(t: &Track<T>) -> Self {
+        let key_easings: Vec<Option<String>> =
+            t.key_easings().iter().map(|e| e.as_ref().map(ease_name)).collect();
+        TrackFile {
+            interpolation: t.interpolation(),
+            easing: ease_name(&t.default_easing()),
+            times: t.times().to_vec(),
+            values: t.values().iter().map(|v| v.to_tuple()).collect(),
+            in_tangents: t.in_tangents().iter().map(|v| v.to_tuple()).collect(),
+            out_tangents: t.out_tangents().iter().map(|v| v.to_tuple()).collect(),
+            key_easings: if key_easings.iter().all(Option::is_none) { Vec::new() } else { key_easings },
+        }
+    }
+}
+
+impl<V: Copy> TrackFile<V> {
+    /// Converts to a track, checking it ([`Track::find_fault`]) and every easing name.
+    pub fn to_track<T: TupleValue<Tuple = V>>(&self, at: &str) -> Result<Track<T>, FieldError> {
+        let values = self.values.iter().map(|v| T::from_tuple(*v)).collect();
+        let mut track = if self.interpolation == Interpolation::CubicSpline {
+            Track::cubic_from_keys(
+                self.times.clone(),
+                self.in_tangents.iter().map(|v| T::from_tuple(*v)).collect(),
+                values,
+                self.out_tangents.iter().map(|v| T::from_tuple(*v)).collect(),
+            )
+        } else {
+            Track::from_keys(self.interpolation, self.times.clone(), values)
+        }
+        .map_err(|e| field_error(at, e))?;
+        track.set_default_easing(
+            parse_ease(&self.easing).map_err(|e| field_error(format!("{at}/easing"), e))?,
+        );
+        if !self.key_easings.is_empty() && self.key_easings.len() != self.times.len() {
+            return Err(field_error(
+                format!("{at}/key_easings"),
+                format!("{} entries for {} keys", self.key_easings.len(), self.times.len()),
+            ));
+        }
+        for (i, e) in self.key_easings.iter().enumerate() {
+            if let Some(name) = e {
+                let ease = parse_ease(name).map_err(|m| field_error(format!("{at}/key_easings[{i}]"), m))?;
+                track.set_key_easing(i, Some(ease));
+            }
+        }
+        Ok(track)
+    }
+}
+
+/// A property animation in a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PropertyAnimationFile {
+    /// Translation track.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub translation: Option<TrackFile<(f32, f32, f32)>>,
+    /// Rotation track.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotation: Option<TrackFile<(f32, f32, f32, f32)>>,
+    /// Scale track.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<TrackFile<(f32, f32, f32)>>,
+    /// Wrap at the end.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub looping: bool,
+    /// Hold past the last key.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub length: f32,
+    /// Start playing on the first simulation step.
+    #[serde(default = "yes")]
+    pub play_on_start: bool,
+}
+
+impl From<&PropertyAnimation> for PropertyAnimationFile {
+    fn from(a: &PropertyAnimation) -> Self {
+        PropertyAnimationFile {
+            translation: a.translation.as_ref().map(TrackFile::from),
+            rotation: a.rotation.as_ref().map(TrackFile::from),
+            scale: a.scale.as_ref().map(TrackFile::from),
+            looping: a.looping,
+            length: a.length,
+            play_on_start: a.play_on_start,
+        }
+    }
+}
+
+impl PropertyAnimationFile {
+    /// Converts, checking every track.
+    pub fn to_animation(&self, at: &str) -> Result<PropertyAnimation, FieldError> {
+        if !(self.length.is_finite() && self.length >= 0.0) {
+            return Err(field_error(format!("{at}/length"), "not a finite, non-negative number of seconds"));
+        }
+        Ok(PropertyAnimation {
+            translation: self
+                .translation
+                .as_ref()
+                .map(|t| t.to_track(&format!("{at}/translation")))
+                .transpose()?,
+            rotation: self.rotation.as_ref().map(|t| t.to_track(&format!("{at}/rotation"))).transpose()?,
+            scale: self.scale.as_ref().map(|t| t.to_track(&format!("{at}/scale"))).transpose()?,
+            looping: self.looping,
+            length: self.length,
+            play_on_start: self.play_on_start,
+        })
+    }
+}
+
+// ------------------------------------------------------------------------------------ scenes
+
+/// A scene file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// Format version ([`FILE_VERSION`]).
+    pub version: u32,
+    /// Scene name.
+    pub name: String,
+    /// Root entities.
+    #[serde(default)]
+    pub entities: Vec<EntityFile>,
+}
+
+/// An entity in a scene file, with its children.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntityFile {
+    /// Name (unique among siblings).
+    pub name: String,
+    /// Local transform (absent: no Transform component).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transform: Option<TransformFile>,
+    /// Animator (makes the entity a rig).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub animator: Option<AnimatorFile>,
+    /// Mesh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<MeshFile>,
+    /// Bone socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<SocketFile>,
+    /// Property animation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub animation: Option<PropertyAnimationFile>,
+    /// Default morph weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub morph_weights: Option<Vec<f32>>,
+    /// Children.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<EntityFile>,
+}
+
+/// An Animator in a scene file: only its authored settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnimatorFile {
+    /// Rig (skeleton) reference: `path` or `path#skeleton name`.
+    pub rig: String,
+    /// Starting clip reference: a clip file path or `path#animation name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clip: Option<String>,
+    /// Overrides the clip's own looping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub looping: Option<bool>,
+    /// Playback speed.
+    #[serde(default = "one")]
+    pub speed: f32,
+    /// Start playing on the first simulation step.
+    #[serde(default = "yes")]
+    pub play_on_start: bool,
+}
+
+/// A mesh in a scene file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum MeshFile {
+    /// A mesh in an asset: `path#mesh name`.
+    Asset(String),
+    /// A box primitive.
+    Box {
+        /// Half extents.
+        half_extents: (f32, f32, f32),
+    },
+}
+
+/// A bone socket in a scene file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SocketFile {
+    /// Bone name.
+    pub bone: String,
+    /// Offset in the bone's frame.
+    #[serde(default, skip_serializing_if = "is_identity")]
+    pub offset: TransformFile,
+}
+
+impl From<&EntityDesc> for EntityFile {
+    fn from(d: &EntityDesc) -> Self {
+        EntityFile {
+            name: d.name.clone(),
+            transform: d.transform.as_ref().map(TransformFile::from),
+            animator: d.animator.as_ref().map(|a| AnimatorFile {
+                rig: a.rig.clone(),
+                clip: a.clip.clone(),
+                looping: a.looping,
+                speed: a.speed,
+                play_on_start: a.play_on_start,
+            }),
+            mesh: d.mesh.as_ref().map(|m| match m {
+                MeshDesc::Asset(r) => MeshFile::Asset(r.clone()),
+                MeshDesc::Box { half_extents } => MeshFile::Box { half_extents: (*half_extents).into() },
+            }),
+            socket: d
+                .socket
+                .as_ref()
+                .map(|s| SocketFile { bone: s.bone.clone(), offset: (&s.offset).into() }),
+            animation: d.animation.as_ref().map(PropertyAnimationFile::from),
+            morph_weights: d.morph_weights.clone(),
+            children: d.children.iter().map(EntityFile::from).collect(),
+        }
+    }
+}
+
+impl From<&SceneDesc> for SceneFile {
+    fn from(s: &SceneDesc) -> Self {
+        SceneFile {
+            version: FILE_VERSION,
+            name: s.name.clone(),
+            entities: s.entities.iter().map(EntityFile::from).collect(),
+        }
+    }
+}
+
+fn entity_desc(f: &EntityFile, parent: &str) -> Result<EntityDesc, FieldError> {
+    let at = if parent.is_empty() { format!("entity {}", f.name) } else { format!("{parent}/{}", f.name) };
+    if f.name.is_empty() || f.name.contains('/') {
+        return Err(field_error(&at, "an entity name must be non-empty and contain no '/'"));
+    }
+    let animator = match &f.animator {
+        Some(a) => {
+            if !a.speed.is_finite() {
+                return Err(field_error(format!("{at}: animator.speed"), "not finite"));
+            }
+            Some(AnimatorDesc {
+                rig: a.rig.clone(),
+                clip: a.clip.clone(),
+                looping: a.looping,
+                speed: a.speed,
+                play_on_start: a.play_on_start,
+            })
+        }
+        None => None,
+    };
+    let mesh = match &f.mesh {
+        Some(MeshFile::Asset(r)) => Some(MeshDesc::Asset(r.clone())),
+        Some(MeshFile::Box { half_extents }) => {
+            let h = Vec3::from(*half_extents);
+            if !h.is_finite() || h.min_element() < 0.0 {
+                return Err(field_error(
+                    format!("{at}: mesh.half_extents"),
+                    "must be finite and non-negative",
+                ));
+            }
+            Some(MeshDesc::Box { half_extents: h })
+        }
+        None => None,
+    };
+    let mut children: Vec<EntityDesc> = Vec::with_capacity(f.children.len());
+    for c in &f.children {
+        let d = entity_desc(c, &at)?;
+        if children.iter().any(|x| x.name == d.name) {
+            return Err(field_error(
+                format!("{at}/{}", d.name),
+                "another child of the same parent has this name",
+            ));
+        }
+        children.push(d);
+    }
+    Ok(EntityDesc {
+        name: f.name.clone(),
+        transform: f.transform.as_ref().map(|t| t.to_transform(&format!("{at}: transform"))).transpose()?,
+        animator,
+        mesh,
+        socket: f
+            .socket
+            .as_ref()
+            .map(|s| {
+                Ok::<_, FieldError>(SocketDesc {
+                    bone: s.bone.clone(),
+                    offset: s.offset.to_transform(&format!("{at}: socket.offset"))?,
+                })
+            })
+            .transpose()?,
+        animation: f.animation.as_ref().map(|a| a.to_animation(&format!("{at}: animation"))).transpose()?,
+        morph_weights: match &f.morph_weights {
+            Some(w) if w.iter().any(|x| !x.is_finite()) => {
+                return Err(field_error(format!("{at}: morph_weights"), "a weight is not finite"));
+            }
+            w => w.clone(),
+        },
+        children,
+    })
+}
+
+impl TryFrom<&SceneFile> for SceneDesc {
+    type Error = FieldError;
+    fn try_from(f: &SceneFile) -> Result<Self, FieldError> {
+        let mut entities: Vec<EntityDesc> = Vec::with_capacity(f.entities.len());
+        for e in &f.entities {
+            let d = entity_desc(e, "")?;
+            if entities.iter().any(|x| x.name == d.name) {
+                return Err(field_error(format!("entity {}", d.name), "another root entity has this name"));
+            }
+            entities.push(d);
+        }
+        Ok(SceneDesc { name: f.name.clone(), entities })
+    }
+}
+
+// ------------------------------------------------------------------------------------ clips
+
+/// A clip file: an authored clip for a named skeleton, with the skeleton's bone names (so the
+/// clip's channel table can be rebuilt without it) and tracks by bone name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClipFile {
+    /// Format version ([`FILE_VERSION`]).
+    pub version: u32,
+    /// Clip name.
+    pub name: String,
+    /// The skeleton it was authored for.
+    pub skeleton: String,
+    /// That skeleton's bone names, in bone order.
+    pub bones: Vec<String>,
+    /// Wrap at the end.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub looping: bool,
+    /// Hold past the last key, seconds.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub length: f32,
+    /// Tracks by bone.
+    #[serde(default)]
+    pub tracks: Vec<BoneTracksFile>,
+    /// Markers.
+    #[serde(default)]
+    pub markers: Vec<MarkerFile>,
+}
+
+/// One bone's tracks in a clip file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoneTracksFile {
+    /// Bone name.
+    pub bone: String,
+    /// Translation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub translation: Option<TrackFile<(f32, f32, f32)>>,
+    /// Rotation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotation: Option<TrackFile<(f32, f32, f32, f32)>>,
+    /// Scale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<TrackFile<(f32, f32, f32)>>,
+}
+
+/// A marker in a clip file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarkerFile {
+    /// Name.
+    pub name: String,
+    /// Time, seconds.
+    pub time: f32,
+}
+
+/// An authored clip with the bone names of the skeleton it was authored for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClipAsset {
+    /// The clip.
+    pub clip: Clip,
+    /// Bone names of its skeleton, in bone order (parallel to `clip.channels`).
+    pub bones: Vec<String>,
+}
+
+impl From<&ClipAsset> for ClipFile {
+    fn from(c: &ClipAsset) -> Self {
+        let clip = &c.clip;
+        ClipFile {
+            version: FILE_VERSION,
+            name: clip.name.clone(),
+            skeleton: clip.skeleton.clone(),
+            bones: c.bones.clone(),
+            looping: clip.looping,
+            length: clip.length,
+            tracks: clip
+                .channels
+                .iter()
+                .zip(&c.bones)
+                .filter(|(ch, _)| !ch.is_empty())
+                .map(|(ch, bone)| BoneTracksFile {
+                    bone: bone.clone(),
+                    translation: ch.translation.as_ref().map(TrackFile::from),
+                    rotation: ch.rotation.as_ref().map(TrackFile::from),
+                    scale: ch.scale.as_ref().map(TrackFile::from),
+                })
+                .collect(),
+            markers: clip
+                .markers()
+                .iter()
+                .map(|m| MarkerFile { name: m.name.clone(), time: m.time })
+                .collect(),
+        }
+    }
+}
+
+impl TryFrom<&ClipFile> for ClipAsset {
+    type Error = FieldError;
+    fn try_from(f: &ClipFile) -> Result<Self, FieldError> {
+        let mut channels = vec![BoneChannels::default(); f.bones.len()];
+        for t in &f.tracks {
+            let at = format!("tracks/{}", t.bone);
+            let Some(i) = f.bones.iter().position(|b| *b == t.bone) else {
+                return Err(field_error(at, format!("no bone {:?} in the clip's bone list", t.bone)));
+            };
+            if !channels[i].is_empty() {
+                return Err(field_error(at, "this bone's tracks are given twice"));
+            }
+            channels[i] = BoneChannels {
+                translation: t
+                    .translation
+                    .as_ref()
+                    .map(|x| x.to_track(&format!("{at}/translation")))
+                    .transpose()?,
+                rotation: t.rotation.as_ref().map(|x| x.to_track(&format!("{at}/rotation"))).transpose()?,
+                scale: t.scale.as_ref().map(|x| x.to_track(&format!("{at}/scale"))).transpose()?,
+            };
+        }
+        if !(f.length.is_finite() && f.length >= 0.0) {
+            return Err(field_error("length", "not a finite, non-negative number of seconds"));
+        }
+        let mut clip = Clip::new(f.name.clone(), &empty_skeleton(&f.skeleton));
+        clip.channels = channels;
+        clip.looping = f.looping;
+        clip.length = f.length;
+        // Markers outside the clip are a clip fault (`find_clip_fault`), named by the project
+        // check; the file itself is sound.
+        clip.set_markers(f.markers.iter().map(|m| Marker { name: m.name.clone(), time: m.time }).collect());
+        Ok(ClipAsset { clip, bones: f.bones.clone() })
+    }
+}
+
+fn empty_skeleton(name: &str) -> Skeleton {
+    Skeleton {
+        name: name.to_owned(),
+        bone_names: Vec::new(),
+        parents: Vec::new(),
+        bind_pose: Vec::new(),
+        inverse_bind: Vec::new(),
+    }
+}
+
+// ------------------------------------------------------------------------------------ skeletons
+
+/// A skeleton file: bones in order (parents before children) with their bind pose; inverse bind
+/// matrices are derived from it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkeletonFile {
+    /// Format version ([`FILE_VERSION`]).
+    pub version: u32,
+    /// Skeleton name (clips name it).
+    pub name: String,
+    /// Bones.
+    pub bones: Vec<BoneFile>,
+}
+
+/// A bone in a skeleton file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoneFile {
+    /// Name.
+    pub name: String,
+    /// Parent bone name (it must come earlier).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Bind-pose local transform.
+    #[serde(default)]
+    pub bind: TransformFile,
+}
+
+impl From<&Skeleton> for SkeletonFile {
+    fn from(s: &Skeleton) -> Self {
+        SkeletonFile {
+            version: FILE_VERSION,
+            name: s.name.clone(),
+            bones: (0..s.bone_count())
+                .map(|i| BoneFile {
+                    name: s.bone_names[i].clone(),
+                    parent: s.parent(i).map(|p| s.bone_names[p].clone()),
+                    bind: (&s.bind_pose[i]).into(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl TryFrom<&SkeletonFile> for Skeleton {
+    type Error = FieldError;
+    fn try_from(f: &SkeletonFile) -> Result<Self, FieldError> {
+        let mut bones = Vec::with_capacity(f.bones.len());
+        for (i, b) in f.bones.iter().enumerate() {
+            let at = format!("bones/{}", b.name);
+            let parent = match &b.parent {
+                None => NO_PARENT,
+                Some(p) => match f.bones[..i].iter().position(|x| x.name == *p) {
+                    Some(j) => j as u16,
+                    None => {
+                        return Err(field_error(at, format!("parent {p:?} is not a bone listed before it")));
+                    }
+                },
+            };
+            bones.push((b.name.clone(), parent, b.bind.to_transform(&format!("{at}/bind"))?));
+        }
+        Skeleton::from_bind_pose(f.name.clone(), bones).map_err(|e| field_error("bones", e))
+    }
+}

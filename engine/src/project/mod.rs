@@ -1,0 +1,644 @@
+//! Projects on disk: `project.ron`, scene files, clip files and skeleton files, in versioned RON
+//! holding authored state only; the asset [`Library`] scenes are instantiated from; and
+//! [`check_project`], which names every fault of a project at once.
+//!
+//! A project is a folder. `project.ron` ([`file::ProjectFile`]) lists the scenes, assets, clips
+//! and graphs by path relative to that folder. Loading goes through the serde mirror types in
+//! [`file`](mod@file), converted with `TryFrom`; an error names the file and, for syntax errors,
+//! the RON line and column, or for semantic ones the entity or field. [`Project::save`] writes every
+//! authored file atomically (a temporary file in the same folder, then a rename) with one fixed
+//! pretty-printer, so the same project always gives the same bytes; binary assets (`.glb`) are
+//! never rewritten.
+//!
+//! References inside scenes are strings: a file path (`clips/stride.clip.ron`,
+//! `assets/runner.skeleton.ron`) or a path and a name inside it (`assets/CesiumMan.glb#Armature`
+//! for a rig, `...#animation0` for a clip, `...#Cesium_Man` for a mesh).
+//!
+//! Not here: session state of any kind (see [`crate::scene`] for the running world), rendering,
+//! the editor's undo history or selection.
+
+pub mod file;
+pub mod runner;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::clip::{Clip, find_clip_fault};
+use crate::gltf::{self, ImportedScene};
+use crate::graph::AnimGraph;
+use crate::graph::file::{GraphFile, load_graph, pretty_config, ron_options};
+use crate::scene::{AssetSource, EntityDesc, MeshAsset, MeshDesc, SceneDesc, World};
+use crate::skeleton::{Skeleton, find_skeleton_fault};
+use file::{ClipAsset, ClipFile, FILE_VERSION, FieldError, Manifest, ProjectFile, SceneFile, SkeletonFile};
+
+/// The manifest's file name inside a project folder.
+pub const PROJECT_FILE: &str = "project.ron";
+
+/// Why a project (or one of its files) could not be loaded, saved or used.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ProjectError {
+    /// Reading or writing failed.
+    #[error("{}: {message}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The system's message.
+        message: String,
+    },
+    /// The text is not valid RON for this kind of file.
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The file's version is not one this build reads.
+    #[error("{}: version {found} is not supported (this build reads version {supported})", path.display())]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// The file's version.
+        found: u32,
+        /// The supported version.
+        supported: u32,
+    },
+    /// The file parses but a field is wrong.
+    #[error("{}: {error}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Where and what.
+        error: FieldError,
+    },
+    /// A fault of an asset, a reference, a skeleton, a clip or a graph.
+    #[error("{}: {message}", path.display())]
+    Fault {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+fn io_error(path: &Path, e: impl std::fmt::Display) -> ProjectError {
+    ProjectError::Io { path: path.to_owned(), message: e.to_string() }
+}
+
+fn fault(path: &Path, message: impl Into<String>) -> ProjectError {
+    ProjectError::Fault { path: path.to_owned(), message: message.into() }
+}
+
+#[derive(serde::Deserialize)]
+struct VersionProbe {
+    version: u32,
+}
+
+/// Parses `text` (the contents of `path`) as a versioned RON file of type `F`.
+pub fn parse_file<F: DeserializeOwned>(text: &str, path: &Path) -> Result<F, ProjectError> {
+    let syntax = |e: ron::error::SpannedError| ProjectError::Syntax {
+        path: path.to_owned(),
+        line: e.span.start.line,
+        column: e.span.start.col,
+        message: e.code.to_string(),
+    };
+    // The version first, so a newer file is reported as such rather than as a field error.
+    if let Ok(probe) = ron_options().from_str::<VersionProbe>(text)
+        && probe.version != FILE_VERSION
+    {
+        return Err(ProjectError::Version {
+            path: path.to_owned(),
+            found: probe.version,
+            supported: FILE_VERSION,
+        });
+    }
+    ron_options().from_str(text).map_err(syntax)
+}
+
+/// Writes `value` as RON with the fixed pretty-printer (stable: same value, same text).
+pub fn to_ron<F: Serialize>(value: &F) -> String {
+    // Serializing plain data (strings, numbers, vectors, options) into a String cannot fail.
+    let mut s = ron::ser::to_string_pretty(value, pretty_config()).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn read_text(path: &Path) -> Result<String, ProjectError> {
+    std::fs::read_to_string(path).map_err(|e| io_error(path, e))
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same folder, synced, then renamed
+/// over the target, so a failed save never leaves a half-written file. Creates missing folders.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ProjectError> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io_error(path, e));
+    }
+    Ok(())
+}
+
+/// Reads a scene file.
+pub fn load_scene(path: &Path) -> Result<SceneDesc, ProjectError> {
+    scene_from_str(&read_text(path)?, path)
+}
+
+/// Parses scene text (`path` names it in errors).
+pub fn scene_from_str(text: &str, path: &Path) -> Result<SceneDesc, ProjectError> {
+    let f: SceneFile = parse_file(text, path)?;
+    SceneDesc::try_from(&f).map_err(|error| ProjectError::Invalid { path: path.to_owned(), error })
+}
+
+/// A scene's file text (authored state only).
+pub fn scene_to_string(scene: &SceneDesc) -> String {
+    to_ron(&SceneFile::from(scene))
+}
+
+/// Saves a scene atomically.
+pub fn save_scene(path: &Path, scene: &SceneDesc) -> Result<(), ProjectError> {
+    write_atomic(path, scene_to_string(scene).as_bytes())
+}
+
+/// Parses clip file text.
+pub fn clip_from_str(text: &str, path: &Path) -> Result<ClipAsset, ProjectError> {
+    let f: ClipFile = parse_file(text, path)?;
+    ClipAsset::try_from(&f).map_err(|error| ProjectError::Invalid { path: path.to_owned(), error })
+}
+
+/// A clip's file text.
+pub fn clip_to_string(clip: &ClipAsset) -> String {
+    to_ron(&ClipFile::from(clip))
+}
+
+/// Parses skeleton file text.
+pub fn skeleton_from_str(text: &str, path: &Path) -> Result<Skeleton, ProjectError> {
+    let f: SkeletonFile = parse_file(text, path)?;
+    Skeleton::try_from(&f).map_err(|error| ProjectError::Invalid { path: path.to_owned(), error })
+}
+
+/// A skeleton's file text.
+pub fn skeleton_to_string(skeleton: &Skeleton) -> String {
+    to_ron(&SkeletonFile::from(skeleton))
+}
+
+fn graph_from_str(text: &str, path: &Path) -> Result<AnimGraph, ProjectError> {
+    match load_graph(text) {
+        Ok((g, errors)) if errors.is_empty() => Ok(g),
+        Ok((_, errors)) => {
+            Err(fault(path, errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ")))
+        }
+        Err(crate::graph::file::GraphFileError::Syntax { line, column, message }) => {
+            Err(ProjectError::Syntax { path: path.to_owned(), line, column, message })
+        }
+        Err(e) => Err(fault(path, e.to_string())),
+    }
+}
+
+fn is_skeleton_file(p: &str) -> bool {
+    p.ends_with(".skeleton.ron")
+}
+
+fn is_gltf(p: &str) -> bool {
+    let l = p.to_ascii_lowercase();
+    l.ends_with(".glb") || l.ends_with(".gltf")
+}
+
+/// The folder of a project given its folder or its `project.ron`.
+pub fn project_root(path: &Path) -> PathBuf {
+    if path.is_dir() { path.to_owned() } else { path.parent().map(Path::to_owned).unwrap_or_default() }
+}
+
+/// A project's authored content: the manifest and every authored file it lists (binary assets
+/// are referenced by path only).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Project {
+    /// `project.ron`.
+    pub manifest: Manifest,
+    /// Scenes by path.
+    pub scenes: BTreeMap<String, SceneDesc>,
+    /// Clip files by path.
+    pub clips: BTreeMap<String, ClipAsset>,
+    /// Skeleton files (assets ending `.skeleton.ron`) by path.
+    pub skeletons: BTreeMap<String, Skeleton>,
+    /// Graph files by path.
+    pub graphs: BTreeMap<String, AnimGraph>,
+}
+
+impl Project {
+    /// Loads a project from its folder or its `project.ron`; the first error stops it (use
+    /// [`check_project`] to see them all).
+    pub fn load(path: &Path) -> Result<Project, ProjectError> {
+        let (project, mut errors) = load_lenient(path);
+        if errors.is_empty() { Ok(project) } else { Err(errors.swap_remove(0)) }
+    }
+
+    /// Every authored file as (path relative to the project folder, text), in a fixed order.
+    pub fn to_files(&self) -> Vec<(String, String)> {
+        let mut out = vec![(PROJECT_FILE.to_owned(), to_ron(&ProjectFile::from(&self.manifest)))];
+        for p in &self.manifest.assets {
+            if let Some(s) = self.skeletons.get(p) {
+                out.push((p.clone(), skeleton_to_string(s)));
+            }
+        }
+        for p in &self.manifest.clips {
+            if let Some(c) = self.clips.get(p) {
+                out.push((p.clone(), clip_to_string(c)));
+            }
+        }
+        for p in &self.manifest.graphs {
+            if let Some(g) = self.graphs.get(p) {
+                out.push((p.clone(), to_ron(&GraphFile::from(g))));
+            }
+        }
+        for p in &self.manifest.scenes {
+            if let Some(s) = self.scenes.get(p) {
+                out.push((p.clone(), scene_to_string(s)));
+            }
+        }
+        out
+    }
+
+    /// Saves every authored file under `root`, each atomically.
+    pub fn save(&self, root: &Path) -> Result<(), ProjectError> {
+        for (p, text) in self.to_files() {
+            write_atomic(&root.join(&p), text.as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+/// Loads as much of a project as it can, returning every error found on the way.
+fn load_lenient(path: &Path) -> (Project, Vec<ProjectError>) {
+    let root = project_root(path);
+    let manifest_path = if path.is_dir() { path.join(PROJECT_FILE) } else { path.to_owned() };
+    let mut errors = Vec::new();
+    let mut project = Project::default();
+    let manifest = read_text(&manifest_path).and_then(|t| {
+        let f: ProjectFile = parse_file(&t, &manifest_path)?;
+        Manifest::try_from(f).map_err(|error| ProjectError::Invalid { path: manifest_path.clone(), error })
+    });
+    match manifest {
+        Ok(m) => project.manifest = m,
+        Err(e) => return (project, vec![e]),
+    }
+    let m = project.manifest.clone();
+    for p in &m.assets {
+        let full = root.join(p);
+        if is_skeleton_file(p) {
+            match read_text(&full).and_then(|t| skeleton_from_str(&t, &full)) {
+                Ok(s) => {
+                    project.skeletons.insert(p.clone(), s);
+                }
+                Err(e) => errors.push(e),
+            }
+        } else if !is_gltf(p) {
+            errors.push(fault(&full, "unknown kind of asset (expected .glb, .gltf or .skeleton.ron)"));
+        } else if !full.is_file() {
+            errors.push(io_error(&full, "the asset file does not exist"));
+        }
+    }
+    for p in &m.clips {
+        let full = root.join(p);
+        match read_text(&full).and_then(|t| clip_from_str(&t, &full)) {
+            Ok(c) => {
+                project.clips.insert(p.clone(), c);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    for p in &m.graphs {
+        let full = root.join(p);
+        match read_text(&full).and_then(|t| graph_from_str(&t, &full)) {
+            Ok(g) => {
+                project.graphs.insert(p.clone(), g);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    for p in &m.scenes {
+        let full = root.join(p);
+        match load_scene(&full) {
+            Ok(s) => {
+                project.scenes.insert(p.clone(), s);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    (project, errors)
+}
+
+/// The loaded assets of a project: skeletons, clips and meshes by reference, shared as `Arc`s.
+/// Derived from a [`Project`] and its binary assets; never saved.
+#[derive(Clone, Debug, Default)]
+pub struct Library {
+    skeletons: BTreeMap<String, Arc<Skeleton>>,
+    clips: BTreeMap<String, Vec<Arc<Clip>>>,
+    meshes: BTreeMap<String, Arc<MeshAsset>>,
+    imports: BTreeMap<String, Arc<ImportedScene>>,
+}
+
+impl Library {
+    /// Builds the library of `project` (its folder is `root`), importing its glTF assets. The
+    /// first failure stops it.
+    pub fn load(project: &Project, root: &Path) -> Result<Library, ProjectError> {
+        let (lib, mut errors) = Self::load_lenient(project, root);
+        if errors.is_empty() { Ok(lib) } else { Err(errors.swap_remove(0)) }
+    }
+
+    fn load_lenient(project: &Project, root: &Path) -> (Library, Vec<ProjectError>) {
+        let mut lib = Library::default();
+        let mut errors = Vec::new();
+        for (p, s) in &project.skeletons {
+            lib.skeletons.insert(p.clone(), Arc::new(s.clone()));
+        }
+        for p in project.manifest.assets.iter().filter(|p| is_gltf(p)) {
+            let full = root.join(p);
+            if !full.is_file() {
+                continue; // reported by the project load
+            }
+            match gltf::import(&full) {
+                Ok(scene) => lib.add_import(p, scene),
+                Err(e) => {
+                    for f in e.faults() {
+                        errors.push(fault(&full, f.to_string()));
+                    }
+                }
+            }
+        }
+        for (p, c) in &project.clips {
+            lib.clips.insert(p.clone(), vec![Arc::new(c.clip.clone())]);
+        }
+        (lib, errors)
+    }
+
+    fn add_import(&mut self, path: &str, scene: ImportedScene) {
+        let rigs: Vec<Arc<Skeleton>> = scene.rigs.iter().map(|r| Arc::new(r.skeleton.clone())).collect();
+        for (i, sk) in rigs.iter().enumerate() {
+            if i == 0 {
+                self.skeletons.insert(path.to_owned(), sk.clone());
+            }
+            self.skeletons.insert(format!("{path}#{}", sk.name), sk.clone());
+        }
+        for a in &scene.animations {
+            let clips = a.clips.iter().map(|rc| Arc::new(rc.clip.clone())).collect();
+            self.clips.insert(format!("{path}#{}", a.name), clips);
+        }
+        for (mi, mesh) in scene.meshes.iter().enumerate() {
+            let skin = scene.nodes.iter().filter(|n| n.mesh == Some(mi)).find_map(|n| n.skin);
+            let rig = skin.and_then(|s| scene.skins.get(s)).map(|s| s.rig);
+            let asset = MeshAsset {
+                mesh: mesh.clone(),
+                skeleton: rig.and_then(|r| rigs.get(r).cloned()),
+                joint_to_bone: rig
+                    .and_then(|r| scene.rigs.get(r))
+                    .map(|r| r.joint_to_bone.clone())
+                    .unwrap_or_default(),
+            };
+            self.meshes.insert(format!("{path}#{}", mesh.name), Arc::new(asset));
+        }
+        self.imports.insert(path.to_owned(), Arc::new(scene));
+    }
+
+    /// The imported glTF asset at `path`.
+    pub fn import(&self, path: &str) -> Option<&Arc<ImportedScene>> {
+        self.imports.get(path)
+    }
+
+    /// Every skeleton reference.
+    pub fn skeleton_refs(&self) -> impl Iterator<Item = &str> {
+        self.skeletons.keys().map(String::as_str)
+    }
+
+    /// Every clip reference.
+    pub fn clip_refs(&self) -> impl Iterator<Item = &str> {
+        self.clips.keys().map(String::as_str)
+    }
+
+    /// Every mesh reference.
+    pub fn mesh_refs(&self) -> impl Iterator<Item = &str> {
+        self.meshes.keys().map(String::as_str)
+    }
+
+    /// Instantiates the scene at `path` of `project`.
+    pub fn instantiate(&self, project: &Project, path: &str) -> Result<World, ProjectError> {
+        let desc =
+            project.scenes.get(path).ok_or_else(|| fault(Path::new(path), "no such scene in the project"))?;
+        World::instantiate(desc, self).map_err(|e| fault(Path::new(path), e.to_string()))
+    }
+}
+
+fn unknown(kind: &str, reference: &str, known: impl Iterator<Item = String>) -> String {
+    let known: Vec<String> = known.collect();
+    format!(
+        "no {kind} {reference:?} in the project (known: {})",
+        if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+    )
+}
+
+impl AssetSource for Library {
+    fn skeleton(&self, reference: &str) -> Result<Arc<Skeleton>, String> {
+        self.skeletons
+            .get(reference)
+            .cloned()
+            .ok_or_else(|| unknown("rig", reference, self.skeletons.keys().cloned()))
+    }
+
+    fn clip(&self, reference: &str, skeleton: &Skeleton) -> Result<Arc<Clip>, String> {
+        let list = self
+            .clips
+            .get(reference)
+            .ok_or_else(|| unknown("clip", reference, self.clips.keys().cloned()))?;
+        list.iter()
+            .find(|c| c.skeleton == skeleton.name)
+            .or_else(|| list.first())
+            .cloned()
+            .ok_or_else(|| format!("clip {reference:?} animates no rig"))
+    }
+
+    fn all_clips(&self) -> Vec<(String, Arc<Clip>)> {
+        self.clips.iter().flat_map(|(r, list)| list.iter().map(move |c| (r.clone(), c.clone()))).collect()
+    }
+
+    fn mesh(&self, reference: &str) -> Result<Arc<MeshAsset>, String> {
+        self.meshes
+            .get(reference)
+            .cloned()
+            .ok_or_else(|| unknown("mesh", reference, self.meshes.keys().cloned()))
+    }
+}
+
+/// What [`check_project`] found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CheckReport {
+    /// Every error (a project with any is unusable as it stands).
+    pub errors: Vec<ProjectError>,
+    /// Importer warnings and other notes.
+    pub warnings: Vec<String>,
+    /// Files read.
+    pub files: usize,
+}
+
+/// Validates a whole project: every file parses, every reference resolves, and every skeleton,
+/// clip and graph fault is named (all of them, not just the first).
+pub fn check_project(path: &Path) -> CheckReport {
+    let root = project_root(path);
+    let (project, mut errors) = load_lenient(path);
+    let (lib, lib_errors) = Library::load_lenient(&project, &root);
+    errors.extend(lib_errors);
+    let mut warnings = Vec::new();
+    for (p, scene) in &lib.imports {
+        for w in &scene.warnings {
+            warnings.push(format!("{}: {w}", root.join(p).display()));
+        }
+    }
+    // Skeletons.
+    for (p, s) in &project.skeletons {
+        if let Some(f) = find_skeleton_fault(s) {
+            errors.push(fault(&root.join(p), f.to_string()));
+        }
+    }
+    // Clip files against the skeleton they name, when the project has it.
+    for (p, c) in &project.clips {
+        let full = root.join(p);
+        match lib.skeletons.values().find(|s| s.name == c.clip.skeleton) {
+            Some(sk) => {
+                if sk.bone_names != c.bones {
+                    errors.push(fault(
+                        &full,
+                        format!("the clip's bone list differs from skeleton {:?}'s bones", sk.name),
+                    ));
+                } else if let Some(f) = find_clip_fault(&c.clip, sk) {
+                    errors.push(fault(&full, f.to_string()));
+                }
+            }
+            None => errors.push(fault(
+                &full,
+                format!(
+                    "clip {:?} names skeleton {:?}, which no asset of the project provides",
+                    c.clip.name, c.clip.skeleton
+                ),
+            )),
+        }
+    }
+    // Graphs: compiled against the skeleton their clips name (a graph names no skeleton itself).
+    for (p, g) in &project.graphs {
+        let full = root.join(p);
+        let clip_of = |path: &str| lib.clips.get(path).and_then(|l| l.first().cloned());
+        let first_clip = g.nodes.iter().find_map(|n| match &n.kind {
+            crate::graph::NodeKind::Clip { clip, .. } => Some(clip.clone()),
+            crate::graph::NodeKind::BlendSpace1D { samples, .. } => samples.first().map(|s| s.clip.clone()),
+            _ => None,
+        });
+        let Some(sk) = first_clip
+            .as_deref()
+            .and_then(clip_of)
+            .and_then(|c| lib.skeletons.values().find(|s| s.name == c.skeleton).cloned())
+        else {
+            if first_clip.is_some() {
+                errors.push(fault(&full, "the graph's clips resolve to no skeleton of the project"));
+            }
+            continue;
+        };
+        if let Err(list) = crate::graph::compile(g, &sk, &clip_of) {
+            errors.extend(list.into_iter().map(|e| fault(&full, e.to_string())));
+        }
+    }
+    // Scenes: every reference, socket bone and skinned mesh binding.
+    for (p, scene) in &project.scenes {
+        let full = root.join(p);
+        // (entity, its path, the rig it is a direct child of, the rig at or above its parent)
+        type Visit<'a> = (&'a EntityDesc, String, Option<Arc<Skeleton>>, Option<Arc<Skeleton>>);
+        let mut stack: Vec<Visit> = scene.entities.iter().map(|e| (e, e.name.clone(), None, None)).collect();
+        while let Some((e, path, parent_rig, above_rig)) = stack.pop() {
+            let mut rig = None;
+            if let Some(a) = &e.animator {
+                match lib.skeleton(&a.rig) {
+                    Ok(sk) => {
+                        if let Some(c) = &a.clip {
+                            match lib.clip(c, &sk) {
+                                Ok(clip) => {
+                                    if let Some(f) = find_clip_fault(&clip, &sk) {
+                                        errors
+                                            .push(fault(&full, format!("entity {path}, animator.clip: {f}")));
+                                    }
+                                }
+                                Err(m) => {
+                                    errors.push(fault(&full, format!("entity {path}, animator.clip: {m}")))
+                                }
+                            }
+                        }
+                        rig = Some(sk);
+                    }
+                    Err(m) => errors.push(fault(&full, format!("entity {path}, animator.rig: {m}"))),
+                }
+            }
+            let driving = rig.clone().or_else(|| above_rig.clone());
+            if let Some(MeshDesc::Asset(r)) = &e.mesh {
+                match lib.mesh(r) {
+                    Ok(m) => {
+                        if let Some(msk) = &m.skeleton {
+                            let problem = match &driving {
+                                None => Some("skinned mesh with no Animator at or above it".to_owned()),
+                                Some(d) if d.name != msk.name || d.bone_names != msk.bone_names => {
+                                    Some(format!(
+                                        "skinned mesh's skeleton {:?} is not its rig's ({:?})",
+                                        msk.name, d.name
+                                    ))
+                                }
+                                _ => None,
+                            };
+                            if let Some(p) = problem {
+                                errors.push(fault(&full, format!("entity {path}: {p}")));
+                            }
+                        }
+                    }
+                    Err(m) => errors.push(fault(&full, format!("entity {path}, mesh: {m}"))),
+                }
+            }
+            if let Some(s) = &e.socket {
+                match &parent_rig {
+                    None => errors
+                        .push(fault(&full, format!("entity {path}, socket: not a direct child of a rig"))),
+                    Some(sk) if sk.bone_count() == 0 => {
+                        errors.push(fault(&full, format!("entity {path}, socket: the rig has no bones")))
+                    }
+                    Some(sk) if s.bone.is_empty() || sk.index_of(&s.bone).is_none() => errors.push(fault(
+                        &full,
+                        format!("entity {path}, socket: skeleton {:?} has no bone {:?}", sk.name, s.bone),
+                    )),
+                    _ => {}
+                }
+                if e.transform.is_none() {
+                    errors.push(fault(&full, format!("entity {path}, socket: the entity has no transform")));
+                }
+            }
+            for c in e.children.iter().rev() {
+                stack.push((c, format!("{path}/{}", c.name), rig.clone(), driving.clone()));
+            }
+        }
+    }
+    let files = 1
+        + project.manifest.scenes.len()
+        + project.manifest.assets.len()
+        + project.manifest.clips.len()
+        + project.manifest.graphs.len();
+    CheckReport { errors, warnings, files }
+}

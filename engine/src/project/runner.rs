@@ -1,0 +1,254 @@
+//! The `runner` sample, built in code: a five-bone rig, one looping stride clip with a
+//! `footstep` marker at each instant a leg is vertical, four limb boxes held on bone sockets, and
+//! [`RunnerBehaviour`], which turns the marker events into footstep sounds while the runner is
+//! grounded.
+//!
+//! [`runner_project`] builds the whole project; `marrow gen-runner` writes it to
+//! `projects/runner` and a test keeps the committed files equal to what it writes.
+//!
+//! The stride is a sine swing made exactly from eased keys: a thigh's angle is
+//! `A sin(2 pi t / T)`, keyed at quarter periods with `easeOutSine` segments leaving zero and
+//! `easeInSine` segments returning to it. The legs are vertical at `t = 0` and `t = T/2`, where
+//! the markers sit. The Animator's one `speed` drives both the swing and the marker sweep, so
+//! footsteps stay in step however the run accelerates.
+//!
+//! Sound goes through the [`FootstepSink`] trait so tests count footsteps without audio. This
+//! module plays nothing itself.
+
+use glam::{Quat, Vec3};
+
+use super::Project;
+use super::file::{ClipAsset, Manifest};
+use crate::clip::{BoneChannels, Clip, Marker};
+use crate::easing::{Ease, Easing};
+use crate::math::Transform;
+use crate::scene::{AnimatorDesc, Entity, EntityDesc, MeshDesc, SceneDesc, SocketDesc, World};
+use crate::skeleton::{NO_PARENT, Skeleton};
+use crate::track::{Interpolation, Track};
+
+/// The stride's period, seconds of clip time.
+pub const STRIDE_PERIOD: f32 = 1.0;
+/// Thigh swing amplitude, radians.
+pub const THIGH_SWING: f32 = 0.6;
+/// Knee bend at the back of the swing, radians.
+pub const KNEE_BEND: f32 = 0.9;
+/// The marker name.
+pub const FOOTSTEP: &str = "footstep";
+/// Paths of the files the generator writes.
+pub const SKELETON_PATH: &str = "assets/runner.skeleton.ron";
+/// The stride clip's path.
+pub const CLIP_PATH: &str = "clips/stride.clip.ron";
+/// The scene's path.
+pub const SCENE_PATH: &str = "scenes/main.scene.ron";
+
+/// The runner's five-bone skeleton: hips, and a thigh and shin per leg (legs hang along -Y).
+pub fn runner_skeleton() -> Skeleton {
+    let t = |x: f32, y: f32| Transform::from_translation(Vec3::new(x, y, 0.0));
+    let bones = vec![
+        ("hips".to_owned(), NO_PARENT, t(0.0, 1.0)),
+        ("thigh_l".to_owned(), 0, t(-0.12, -0.05)),
+        ("shin_l".to_owned(), 1, t(0.0, -0.45)),
+        ("thigh_r".to_owned(), 0, t(0.12, -0.05)),
+        ("shin_r".to_owned(), 3, t(0.0, -0.45)),
+    ];
+    // The bones above are well formed; a failure here is a programming error caught by the tests.
+    Skeleton::from_bind_pose("runner", bones).unwrap_or_else(|_| unreachable_skeleton())
+}
+
+fn unreachable_skeleton() -> Skeleton {
+    Skeleton {
+        name: "runner".into(),
+        bone_names: vec![],
+        parents: vec![],
+        bind_pose: vec![],
+        inverse_bind: vec![],
+    }
+}
+
+fn eased_track<T: crate::track::Animatable>(times: &[f32], values: Vec<T>, easings: &[Easing]) -> Track<T> {
+    let mut t = Track::from_keys_unchecked(Interpolation::Linear, times.to_vec(), values)
+        .unwrap_or_else(|_| Track::new(Interpolation::Linear));
+    for (i, e) in easings.iter().enumerate() {
+        t.set_key_easing(i, Some(Ease::Named(*e)));
+    }
+    t
+}
+
+/// The thigh angle of the stride at clip time `t` (left leg; the right is its negative).
+pub fn thigh_angle(t: f32) -> f32 {
+    THIGH_SWING * (std::f32::consts::TAU * t / STRIDE_PERIOD).sin()
+}
+
+/// The looping stride clip, with a `footstep` marker where the legs are vertical.
+pub fn stride_clip(skeleton: &Skeleton) -> Clip {
+    let p = STRIDE_PERIOD;
+    let times = [0.0, 0.25 * p, 0.5 * p, 0.75 * p, p];
+    let sine = [Easing::OutSine, Easing::InSine, Easing::OutSine, Easing::InSine];
+    let x = |a: f32| Quat::from_rotation_x(a);
+    let a = THIGH_SWING;
+    let mut clip = Clip::new("stride", skeleton);
+    clip.looping = true;
+    clip.channels[0] = BoneChannels {
+        translation: Some(eased_track(
+            &times,
+            vec![
+                Vec3::new(0.0, 1.0, 0.0),
+                Vec3::new(0.0, 0.96, 0.0),
+                Vec3::new(0.0, 1.0, 0.0),
+                Vec3::new(0.0, 0.96, 0.0),
+                Vec3::new(0.0, 1.0, 0.0),
+            ],
+            &[Easing::InOutSine; 4],
+        )),
+        ..BoneChannels::default()
+    };
+    let thigh = |s: f32| BoneChannels {
+        rotation: Some(eased_track(&times, vec![x(0.0), x(s * a), x(0.0), x(-s * a), x(0.0)], &sine)),
+        ..BoneChannels::default()
+    };
+    let shin = |back: usize| {
+        let mut v = vec![x(0.0); 5];
+        v[back] = x(KNEE_BEND);
+        BoneChannels {
+            rotation: Some(eased_track(&times, v, &[Easing::InOutSine; 4])),
+            ..BoneChannels::default()
+        }
+    };
+    clip.channels[1] = thigh(1.0);
+    clip.channels[2] = shin(3);
+    clip.channels[3] = thigh(-1.0);
+    clip.channels[4] = shin(1);
+    clip.set_markers(vec![
+        Marker { name: FOOTSTEP.to_owned(), time: 0.0 },
+        Marker { name: FOOTSTEP.to_owned(), time: 0.5 * p },
+    ]);
+    clip
+}
+
+/// The runner scene: a ground box, and the runner rig with four limb boxes on sockets.
+pub fn runner_scene() -> SceneDesc {
+    let limb = |name: &str, bone: &str| EntityDesc {
+        name: name.to_owned(),
+        transform: Some(Transform::IDENTITY),
+        mesh: Some(MeshDesc::Box { half_extents: Vec3::new(0.05, 0.22, 0.05) }),
+        socket: Some(SocketDesc {
+            bone: bone.to_owned(),
+            offset: Transform::from_translation(Vec3::new(0.0, -0.22, 0.0)),
+        }),
+        ..EntityDesc::default()
+    };
+    SceneDesc {
+        name: "runner".to_owned(),
+        entities: vec![
+            EntityDesc {
+                name: "Ground".to_owned(),
+                transform: Some(Transform::from_translation(Vec3::new(0.0, -0.01, 0.0))),
+                mesh: Some(MeshDesc::Box { half_extents: Vec3::new(4.0, 0.01, 4.0) }),
+                ..EntityDesc::default()
+            },
+            EntityDesc {
+                name: "Runner".to_owned(),
+                transform: Some(Transform::IDENTITY),
+                animator: Some(AnimatorDesc {
+                    rig: SKELETON_PATH.to_owned(),
+                    clip: Some(CLIP_PATH.to_owned()),
+                    looping: None,
+                    speed: 1.0,
+                    play_on_start: true,
+                }),
+                children: vec![
+                    limb("LeftThigh", "thigh_l"),
+                    limb("LeftShin", "shin_l"),
+                    limb("RightThigh", "thigh_r"),
+                    limb("RightShin", "shin_r"),
+                ],
+                ..EntityDesc::default()
+            },
+        ],
+    }
+}
+
+/// The whole runner project.
+pub fn runner_project() -> Project {
+    let skeleton = runner_skeleton();
+    let clip = ClipAsset { clip: stride_clip(&skeleton), bones: skeleton.bone_names.clone() };
+    let mut p = Project {
+        manifest: Manifest {
+            name: "runner".to_owned(),
+            scenes: vec![SCENE_PATH.to_owned()],
+            assets: vec![SKELETON_PATH.to_owned()],
+            clips: vec![CLIP_PATH.to_owned()],
+            graphs: Vec::new(),
+        },
+        ..Project::default()
+    };
+    p.skeletons.insert(SKELETON_PATH.to_owned(), skeleton);
+    p.clips.insert(CLIP_PATH.to_owned(), clip);
+    p.scenes.insert(SCENE_PATH.to_owned(), runner_scene());
+    p
+}
+
+/// Where footstep sounds go.
+pub trait FootstepSink {
+    /// A footstep of `entity` (the rig), from marker `marker` of its clip.
+    fn footstep(&mut self, entity: Entity, marker: &Marker);
+}
+
+/// A sink that counts footsteps (for tests and headless runs).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CountingSink {
+    /// Footsteps heard.
+    pub count: usize,
+}
+
+impl FootstepSink for CountingSink {
+    fn footstep(&mut self, _entity: Entity, _marker: &Marker) {
+        self.count += 1;
+    }
+}
+
+/// Listens for the runner's `footstep` marker events and plays them through a sink, only while
+/// the runner is grounded (its world height at or below [`RunnerBehaviour::ground_height`]).
+#[derive(Clone, Debug)]
+pub struct RunnerBehaviour<S: FootstepSink> {
+    /// The runner's rig entity.
+    pub runner: Entity,
+    /// Where footsteps go.
+    pub sink: S,
+    /// The runner counts as grounded while its world height is at most this.
+    pub ground_height: f32,
+}
+
+impl<S: FootstepSink> RunnerBehaviour<S> {
+    /// A behaviour for `runner`.
+    pub fn new(runner: Entity, sink: S) -> Self {
+        Self { runner, sink, ground_height: 1e-3 }
+    }
+
+    /// Whether the runner stands on the ground in the world's last frame.
+    pub fn grounded(&self, world: &World) -> bool {
+        world.world_matrix(self.runner).is_some_and(|m| m.w_axis.y <= self.ground_height)
+    }
+
+    /// Sets the run speed: the Animator's one speed drives the swing and the markers alike.
+    pub fn set_speed(&self, world: &mut World, speed: f32) {
+        if let Some(a) = world.animator_mut(self.runner) {
+            a.set_speed(speed);
+        }
+    }
+
+    /// Handles the events the world's last frame published; returns the footsteps played.
+    pub fn update(&mut self, world: &World) -> usize {
+        if !self.grounded(world) {
+            return 0;
+        }
+        let mut n = 0;
+        for e in world.events() {
+            if e.entity == self.runner && e.event.name() == FOOTSTEP {
+                self.sink.footstep(e.entity, &e.event.clip.markers()[e.event.marker]);
+                n += 1;
+            }
+        }
+        n
+    }
+}

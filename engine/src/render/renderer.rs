@@ -1,0 +1,1231 @@
+//! The renderer, split as in re_renderer: long-lived state ([`Renderer`]: bind group layouts,
+//! pipelines built from `shaders/`, the shadow map, growable per-frame buffers) and per-frame
+//! draw data ([`FrameData`]: camera, light, objects, the packed palette, overlay lines) that the
+//! caller refills every frame without reallocating.
+//!
+//! A frame: objects are culled against the camera frustum using their world bounds (dynamic
+//! bounds for skinned meshes), sorted into runs (skinned first, then material, then mesh), and
+//! drawn by a shadow pass, a depth pre-pass and a forward pass (LEQUAL, depth writes off) that
+//! shares its depth buffer, plus the optional outline (inverse hull) and skeleton overlay. The
+//! palette buffer is uploaded only when a skinned object is drawn and the palette version moved.
+//!
+//! It does not pose anything (callers fill the palette from the pose jobs) and does not own a
+//! window or surface: it draws into a [`RenderTarget`] (offscreen, or a texture the editor shows).
+
+use glam::{Mat4, Vec3};
+
+use super::RenderError;
+use super::camera::{Camera, Frustum, light_clip_from_world};
+use super::gpu::GpuContext;
+use super::mesh::{MeshHandle, MeshPool};
+use super::shader::{ShaderError, ShaderSource, ShaderWatcher};
+use super::types::{GpuDebugParams, GpuFrame, GpuObject, LineVertex};
+use crate::skinning::Aabb;
+
+/// The colour format of [`RenderTarget`]s.
+pub const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+/// The depth format of targets and of the shadow map.
+pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+
+/// Long-lived renderer options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RendererSettings {
+    /// Where shader text comes from (embedded, or a directory that can be hot-reloaded).
+    pub shaders: ShaderSource,
+    /// Shadow map width and height in texels.
+    pub shadow_map_size: u32,
+    /// Measure GPU time with timestamp queries when the device supports them.
+    pub gpu_timing: bool,
+}
+
+impl Default for RendererSettings {
+    fn default() -> Self {
+        Self { shaders: ShaderSource::Embedded, shadow_map_size: 1024, gpu_timing: false }
+    }
+}
+
+/// A directional light.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Light {
+    /// Direction the light travels (world).
+    pub direction: Vec3,
+    /// Colour (linear).
+    pub color: Vec3,
+    /// Ambient colour (linear).
+    pub ambient: Vec3,
+}
+
+impl Default for Light {
+    fn default() -> Self {
+        Self {
+            direction: Vec3::new(-0.45, -1.0, -0.55).normalize(),
+            color: Vec3::splat(0.9),
+            ambient: Vec3::new(0.16, 0.17, 0.2),
+        }
+    }
+}
+
+/// One object to draw this frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DrawObject {
+    /// The mesh (skinned when it has a skin stream).
+    pub mesh: MeshHandle,
+    /// `world_from_model` (for skinned meshes: the world matrix of the rig's root parent).
+    pub world_from_model: Mat4,
+    /// Base colour (linear RGBA).
+    pub color: [f32; 4],
+    /// Material key (runs are sorted by it after skinned-ness).
+    pub material: u32,
+    /// Start of the object's rig in [`FrameData::palette`] (skinned meshes only).
+    pub palette_offset: u32,
+    /// World bounds used for culling and for fitting the shadow map (`None`: the mesh's bind
+    /// bounds moved by `world_from_model`).
+    pub bounds: Option<Aabb>,
+    /// Whether it casts a shadow.
+    pub casts_shadow: bool,
+}
+
+/// Everything drawn in one frame. Refill it each frame (`clear` keeps the allocations).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameData {
+    /// The camera.
+    pub camera: Camera,
+    /// The light.
+    pub light: Light,
+    /// Objects.
+    pub objects: Vec<DrawObject>,
+    /// Every posed rig's palette (`model_from_bone * bone_from_bind`), packed end to end.
+    pub palette: Vec<Mat4>,
+    /// Version of `palette`: the upload is skipped when it equals the last uploaded one.
+    pub palette_version: u64,
+    /// Overlay line list (pairs of vertices), drawn over everything.
+    pub lines: Vec<LineVertex>,
+    /// Outline width in world units (`None`: no outline pass).
+    pub outline_width: Option<f32>,
+    /// Whether to render the shadow map.
+    pub shadows: bool,
+    /// Background colour (linear).
+    pub clear_color: [f64; 4],
+}
+
+impl Default for FrameData {
+    fn default() -> Self {
+        Self {
+            camera: Camera::default(),
+            light: Light::default(),
+            objects: Vec::new(),
+            palette: Vec::new(),
+            palette_version: 0,
+            lines: Vec::new(),
+            outline_width: None,
+            shadows: true,
+            clear_color: [0.32, 0.36, 0.42, 1.0],
+        }
+    }
+}
+
+impl FrameData {
+    /// Empties the object, palette and line lists (keeping their capacity).
+    pub fn clear(&mut self) {
+        self.objects.clear();
+        self.palette.clear();
+        self.lines.clear();
+    }
+}
+
+/// What one [`Renderer::render`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameStats {
+    /// Objects submitted.
+    pub objects: u32,
+    /// Objects inside the camera frustum.
+    pub visible: u32,
+    /// Objects culled by the camera frustum.
+    pub culled: u32,
+    /// Objects drawn into the shadow map.
+    pub shadow_casters: u32,
+    /// Draw calls over all passes.
+    pub draw_calls: u32,
+    /// Times a skinned pipeline was bound (over all passes).
+    pub skinned_pipeline_binds: u32,
+    /// Whether the palette was uploaded this frame.
+    pub palette_uploaded: bool,
+    /// Bytes of palette uploaded this frame.
+    pub palette_bytes: u64,
+}
+
+/// An offscreen colour + depth target.
+#[derive(Debug)]
+pub struct RenderTarget {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Colour texture ([`COLOR_FORMAT`]).
+    pub color: wgpu::Texture,
+    /// Its view.
+    pub color_view: wgpu::TextureView,
+    /// Depth texture ([`DEPTH_FORMAT`]).
+    pub depth: wgpu::Texture,
+    /// Its view.
+    pub depth_view: wgpu::TextureView,
+}
+
+struct Layouts {
+    frame: wgpu::BindGroupLayout,
+    objects: wgpu::BindGroupLayout,
+    shadow: wgpu::BindGroupLayout,
+    debug: wgpu::BindGroupLayout,
+    forward: wgpu::PipelineLayout,
+    depth: wgpu::PipelineLayout,
+    overlay: wgpu::PipelineLayout,
+    compute: wgpu::PipelineLayout,
+}
+
+/// Pipelines indexed `[static, skinned]`.
+struct Pipelines {
+    forward: [wgpu::RenderPipeline; 2],
+    depth: [wgpu::RenderPipeline; 2],
+    shadow: [wgpu::RenderPipeline; 2],
+    outline: [wgpu::RenderPipeline; 2],
+    overlay: wgpu::RenderPipeline,
+    skin_debug: wgpu::ComputePipeline,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    key: u64,
+    mesh: MeshHandle,
+    skinned: bool,
+    visible: (u32, u32),
+    casters: (u32, u32),
+}
+
+struct Timing {
+    queries: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    period_ns: f32,
+    pending: bool,
+}
+
+/// The long-lived renderer.
+pub struct Renderer {
+    ctx: GpuContext,
+    settings: RendererSettings,
+    layouts: Layouts,
+    pipelines: Pipelines,
+    frame_buffer: wgpu::Buffer,
+    frame_group: wgpu::BindGroup,
+    objects_buffer: wgpu::Buffer,
+    palette_buffer: wgpu::Buffer,
+    objects_group: wgpu::BindGroup,
+    lines_buffer: wgpu::Buffer,
+    shadow_texture: wgpu::Texture,
+    shadow_view: wgpu::TextureView,
+    shadow_group: wgpu::BindGroup,
+    timing: Option<Timing>,
+    // Per-frame scratch, reused.
+    order: Vec<(u64, u32, u8)>,
+    gpu_objects: Vec<GpuObject>,
+    runs: Vec<Run>,
+    uploaded_palette_version: u64,
+    palette_uploads: u64,
+    shader_error: Option<ShaderError>,
+    shader_reloads: u64,
+    watcher: Option<ShaderWatcher>,
+}
+
+impl std::fmt::Debug for Renderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer")
+            .field("settings", &self.settings)
+            .field("palette_uploads", &self.palette_uploads)
+            .field("shader_error", &self.shader_error)
+            .finish_non_exhaustive()
+    }
+}
+
+fn storage_entry(
+    binding: u32,
+    visibility: wgpu::ShaderStages,
+    read_only: bool,
+) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn make_layouts(device: &wgpu::Device) -> Layouts {
+    use wgpu::ShaderStages as S;
+    let all = S::VERTEX | S::FRAGMENT | S::COMPUTE;
+    let frame = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("marrow frame"),
+        entries: &[uniform_entry(0, all)],
+    });
+    let objects = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("marrow objects + palette"),
+        entries: &[storage_entry(0, all, true), storage_entry(1, S::VERTEX | S::COMPUTE, true)],
+    });
+    let shadow = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("marrow shadow map"),
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: S::FRAGMENT,
+                ty: wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Depth,
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 1,
+                visibility: S::FRAGMENT,
+                ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison),
+                count: None,
+            },
+        ],
+    });
+    let debug = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("marrow skin debug"),
+        entries: &[
+            storage_entry(0, S::COMPUTE, true),
+            storage_entry(1, S::COMPUTE, true),
+            storage_entry(2, S::COMPUTE, false),
+            uniform_entry(3, S::COMPUTE),
+        ],
+    });
+    let pl = |label: &str, groups: &[Option<&wgpu::BindGroupLayout>]| {
+        device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(label),
+            bind_group_layouts: groups,
+            immediate_size: 0,
+        })
+    };
+    Layouts {
+        forward: pl("marrow forward", &[Some(&frame), Some(&objects), Some(&shadow)]),
+        depth: pl("marrow depth", &[Some(&frame), Some(&objects)]),
+        overlay: pl("marrow overlay", &[Some(&frame)]),
+        compute: pl("marrow skin debug", &[Some(&frame), Some(&objects), Some(&debug)]),
+        frame,
+        objects,
+        shadow,
+        debug,
+    }
+}
+
+const VERTEX_ATTRIBUTES: [wgpu::VertexAttribute; 4] =
+    wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x4, 3 => Float32x2];
+const SKIN_ATTRIBUTES: [wgpu::VertexAttribute; 2] = wgpu::vertex_attr_array![4 => Uint16x4, 5 => Float32x4];
+const LINE_ATTRIBUTES: [wgpu::VertexAttribute; 2] = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x4];
+
+fn vertex_layouts(skinned: bool) -> Vec<Option<wgpu::VertexBufferLayout<'static>>> {
+    let mut v = vec![Some(wgpu::VertexBufferLayout {
+        array_stride: 48,
+        step_mode: wgpu::VertexStepMode::Vertex,
+        attributes: &VERTEX_ATTRIBUTES,
+    })];
+    if skinned {
+        v.push(Some(wgpu::VertexBufferLayout {
+            array_stride: 24,
+            step_mode: wgpu::VertexStepMode::Vertex,
+            attributes: &SKIN_ATTRIBUTES,
+        }));
+    }
+    v
+}
+
+struct MeshPipelineDesc<'a> {
+    label: &'a str,
+    module: &'a wgpu::ShaderModule,
+    layout: &'a wgpu::PipelineLayout,
+    skinned: bool,
+    vs: &'a str,
+    fs: Option<&'a str>,
+    cull: Option<wgpu::Face>,
+    depth_write: bool,
+    compare: wgpu::CompareFunction,
+    bias: wgpu::DepthBiasState,
+}
+
+fn mesh_pipeline(device: &wgpu::Device, d: MeshPipelineDesc<'_>) -> wgpu::RenderPipeline {
+    let buffers = vertex_layouts(d.skinned);
+    let targets = [Some(wgpu::ColorTargetState {
+        format: COLOR_FORMAT,
+        blend: None,
+        write_mask: wgpu::ColorWrites::ALL,
+    })];
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(d.label),
+        layout: Some(d.layout),
+        vertex: wgpu::VertexState {
+            module: d.module,
+            entry_point: Some(d.vs),
+            compilation_options: Default::default(),
+            buffers: &buffers,
+        },
+        primitive: wgpu::PrimitiveState {
+            topology: wgpu::PrimitiveTopology::TriangleList,
+            front_face: wgpu::FrontFace::Ccw,
+            cull_mode: d.cull,
+            ..Default::default()
+        },
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: DEPTH_FORMAT,
+            depth_write_enabled: Some(d.depth_write),
+            depth_compare: Some(d.compare),
+            stencil: Default::default(),
+            bias: d.bias,
+        }),
+        multisample: Default::default(),
+        fragment: d.fs.map(|fs| wgpu::FragmentState {
+            module: d.module,
+            entry_point: Some(fs),
+            compilation_options: Default::default(),
+            targets: &targets,
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
+fn build_pipelines(
+    device: &wgpu::Device,
+    layouts: &Layouts,
+    source: &ShaderSource,
+) -> Result<Pipelines, ShaderError> {
+    // Compose and validate everything first (readable naga errors), then create the device
+    // objects inside an error scope so a late failure is reported, not fatal.
+    let mesh_src = [source.compose("mesh", &[])?, source.compose("mesh", &["SKINNED"])?];
+    let debug_src = source.compose("skin_debug", &[])?;
+    let overlay_src = source.compose("overlay", &[])?;
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let module = |label: &str, src: &str| {
+        device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(label),
+            source: wgpu::ShaderSource::Wgsl(src.into()),
+        })
+    };
+    let mesh = [module("mesh.wgsl", &mesh_src[0]), module("mesh.wgsl SKINNED", &mesh_src[1])];
+    let make = |skinned: bool, kind: &str| {
+        let m = &mesh[skinned as usize];
+        let none = wgpu::DepthBiasState::default();
+        let d = match kind {
+            "forward" => MeshPipelineDesc {
+                label: "marrow forward",
+                module: m,
+                layout: &layouts.forward,
+                skinned,
+                vs: "vs_forward",
+                fs: Some("fs_forward"),
+                cull: None,
+                depth_write: false,
+                compare: wgpu::CompareFunction::LessEqual,
+                bias: none,
+            },
+            "depth" => MeshPipelineDesc {
+                label: "marrow depth pre-pass",
+                module: m,
+                layout: &layouts.depth,
+                skinned,
+                vs: "vs_depth",
+                fs: None,
+                cull: None,
+                depth_write: true,
+                compare: wgpu::CompareFunction::LessEqual,
+                bias: none,
+            },
+            "shadow" => MeshPipelineDesc {
+                label: "marrow shadow",
+                module: m,
+                layout: &layouts.depth,
+                skinned,
+                vs: "vs_shadow",
+                fs: None,
+                cull: None,
+                depth_write: true,
+                compare: wgpu::CompareFunction::LessEqual,
+                bias: wgpu::DepthBiasState { constant: 2, slope_scale: 2.0, clamp: 0.0 },
+            },
+            _ => MeshPipelineDesc {
+                label: "marrow outline",
+                module: m,
+                layout: &layouts.forward,
+                skinned,
+                vs: "vs_outline",
+                fs: Some("fs_outline"),
+                cull: Some(wgpu::Face::Front),
+                depth_write: false,
+                compare: wgpu::CompareFunction::LessEqual,
+                bias: none,
+            },
+        };
+        mesh_pipeline(device, d)
+    };
+    let overlay_module = module("overlay.wgsl", &overlay_src);
+    let overlay = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("marrow overlay"),
+        layout: Some(&layouts.overlay),
+        vertex: wgpu::VertexState {
+            module: &overlay_module,
+            entry_point: Some("vs_line"),
+            compilation_options: Default::default(),
+            buffers: &[Some(wgpu::VertexBufferLayout {
+                array_stride: 28,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &LINE_ATTRIBUTES,
+            })],
+        },
+        primitive: wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::LineList, ..Default::default() },
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: DEPTH_FORMAT,
+            depth_write_enabled: Some(false),
+            depth_compare: Some(wgpu::CompareFunction::Always),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &overlay_module,
+            entry_point: Some("fs_line"),
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::ColorTargetState {
+                format: COLOR_FORMAT,
+                blend: Some(wgpu::BlendState::ALPHA_BLENDING),
+                write_mask: wgpu::ColorWrites::ALL,
+            })],
+        }),
+        multiview_mask: None,
+        cache: None,
+    });
+    let debug_module = module("skin_debug.wgsl", &debug_src);
+    let skin_debug = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("marrow skin debug"),
+        layout: Some(&layouts.compute),
+        module: &debug_module,
+        entry_point: Some("cs_skin"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let pipelines = Pipelines {
+        forward: [make(false, "forward"), make(true, "forward")],
+        depth: [make(false, "depth"), make(true, "depth")],
+        shadow: [make(false, "shadow"), make(true, "shadow")],
+        outline: [make(false, "outline"), make(true, "outline")],
+        overlay,
+        skin_debug,
+    };
+    if let Some(e) = pollster::block_on(scope.pop()) {
+        return Err(ShaderError::Device { file: "pipelines".into(), message: e.to_string() });
+    }
+    Ok(pipelines)
+}
+
+fn storage_buffer(device: &wgpu::Device, label: &str, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: size.max(256),
+        usage: usage | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
+fn objects_group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    objects: &wgpu::Buffer,
+    palette: &wgpu::Buffer,
+) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("marrow objects + palette"),
+        layout,
+        entries: &[
+            wgpu::BindGroupEntry { binding: 0, resource: objects.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 1, resource: palette.as_entire_binding() },
+        ],
+    })
+}
+
+fn mat(m: &Mat4) -> [[f32; 4]; 4] {
+    m.to_cols_array_2d()
+}
+
+/// Reads a whole buffer back (blocking).
+fn read_buffer(ctx: &GpuContext, buffer: &wgpu::Buffer) -> Result<Vec<u8>, RenderError> {
+    let slice = buffer.slice(..);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.wait_idle();
+    rx.recv()
+        .map_err(|e| RenderError::Readback(e.to_string()))?
+        .map_err(|e| RenderError::Readback(e.to_string()))?;
+    let bytes = slice.get_mapped_range().map_err(|e| RenderError::Readback(e.to_string()))?.to_vec();
+    buffer.unmap();
+    Ok(bytes)
+}
+
+impl Renderer {
+    /// Builds the layouts, pipelines and frame resources. When the shader directory fails to
+    /// compile, the embedded shaders are used and the error is kept ([`Renderer::shader_error`]).
+    pub fn new(ctx: &GpuContext, settings: RendererSettings) -> Result<Self, RenderError> {
+        let device = &ctx.device;
+        let layouts = make_layouts(device);
+        let mut shader_error = None;
+        let pipelines = match build_pipelines(device, &layouts, &settings.shaders) {
+            Ok(p) => p,
+            Err(e) => {
+                log::error!("{e}; falling back to the embedded shaders");
+                shader_error = Some(e);
+                build_pipelines(device, &layouts, &ShaderSource::Embedded).map_err(RenderError::Shader)?
+            }
+        };
+        use wgpu::BufferUsages as U;
+        let frame_buffer = storage_buffer(device, "marrow frame", size_of::<GpuFrame>() as u64, U::UNIFORM);
+        let frame_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("marrow frame"),
+            layout: &layouts.frame,
+            entries: &[wgpu::BindGroupEntry { binding: 0, resource: frame_buffer.as_entire_binding() }],
+        });
+        let objects_buffer = storage_buffer(device, "marrow objects", 64 * 96, U::STORAGE);
+        let palette_buffer = storage_buffer(device, "marrow palette", 64 * 64, U::STORAGE);
+        let objects_group = objects_group(device, &layouts.objects, &objects_buffer, &palette_buffer);
+        let lines_buffer = storage_buffer(device, "marrow overlay lines", 1024 * 28, U::VERTEX);
+        let size = settings.shadow_map_size.clamp(16, 8192);
+        let shadow_texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("marrow shadow map"),
+            size: wgpu::Extent3d { width: size, height: size, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: DEPTH_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let shadow_view = shadow_texture.create_view(&Default::default());
+        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("marrow shadow sampler"),
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            compare: Some(wgpu::CompareFunction::LessEqual),
+            ..Default::default()
+        });
+        let shadow_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("marrow shadow map"),
+            layout: &layouts.shadow,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(&shadow_view),
+                },
+                wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::Sampler(&sampler) },
+            ],
+        });
+        let timing = (settings.gpu_timing && device.features().contains(wgpu::Features::TIMESTAMP_QUERY))
+            .then(|| Timing {
+                queries: device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("marrow timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2,
+                }),
+                resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("marrow timestamps resolve"),
+                    size: 16,
+                    usage: U::QUERY_RESOLVE | U::COPY_SRC,
+                    mapped_at_creation: false,
+                }),
+                readback: device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("marrow timestamps readback"),
+                    size: 16,
+                    usage: U::MAP_READ | U::COPY_DST,
+                    mapped_at_creation: false,
+                }),
+                period_ns: ctx.queue.get_timestamp_period(),
+                pending: false,
+            });
+        Ok(Self {
+            ctx: ctx.clone(),
+            settings,
+            layouts,
+            pipelines,
+            frame_buffer,
+            frame_group,
+            objects_buffer,
+            palette_buffer,
+            objects_group,
+            lines_buffer,
+            shadow_texture,
+            shadow_view,
+            shadow_group,
+            timing,
+            order: Vec::new(),
+            gpu_objects: Vec::new(),
+            runs: Vec::new(),
+            uploaded_palette_version: 0,
+            palette_uploads: 0,
+            shader_error,
+            shader_reloads: 0,
+            watcher: None,
+        })
+    }
+
+    /// The settings it was built with.
+    pub fn settings(&self) -> &RendererSettings {
+        &self.settings
+    }
+
+    /// A colour + depth target of `width` x `height` pixels (at least 1 x 1).
+    pub fn create_target(&self, width: u32, height: u32) -> RenderTarget {
+        let size = wgpu::Extent3d { width: width.max(1), height: height.max(1), depth_or_array_layers: 1 };
+        let tex = |label: &str, format, usage| {
+            self.ctx.device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size,
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage,
+                view_formats: &[],
+            })
+        };
+        use wgpu::TextureUsages as T;
+        let color =
+            tex("marrow color", COLOR_FORMAT, T::RENDER_ATTACHMENT | T::COPY_SRC | T::TEXTURE_BINDING);
+        let depth = tex("marrow depth", DEPTH_FORMAT, T::RENDER_ATTACHMENT | T::COPY_SRC);
+        RenderTarget {
+            width: size.width,
+            height: size.height,
+            color_view: color.create_view(&Default::default()),
+            depth_view: depth.create_view(&Default::default()),
+            color,
+            depth,
+        }
+    }
+
+    /// Total palette uploads since creation.
+    pub fn palette_uploads(&self) -> u64 {
+        self.palette_uploads
+    }
+
+    /// The last shader (re)load error, if the last attempt failed (for display).
+    pub fn shader_error(&self) -> Option<&ShaderError> {
+        self.shader_error.as_ref()
+    }
+
+    /// How many shader reloads succeeded.
+    pub fn shader_reloads(&self) -> u64 {
+        self.shader_reloads
+    }
+
+    /// Recompiles every pipeline from the shader source. On failure the error is logged, kept
+    /// for display and returned, and the last good pipelines keep drawing.
+    pub fn reload_shaders(&mut self) -> Result<(), ShaderError> {
+        match build_pipelines(&self.ctx.device, &self.layouts, &self.settings.shaders) {
+            Ok(p) => {
+                self.pipelines = p;
+                self.shader_error = None;
+                self.shader_reloads += 1;
+                log::info!("shaders reloaded");
+                Ok(())
+            }
+            Err(e) => {
+                log::error!("shader reload failed, keeping the last good pipelines: {e}");
+                self.shader_error = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// Starts watching the shader directory (no-op for embedded shaders).
+    pub fn watch_shaders(&mut self) -> Result<(), ShaderError> {
+        if let ShaderSource::Directory(dir) = &self.settings.shaders {
+            self.watcher = Some(ShaderWatcher::new(dir, std::time::Duration::from_millis(50))?);
+        }
+        Ok(())
+    }
+
+    /// When the watcher saw a change, reloads and returns the outcome; `None` when nothing
+    /// changed (or nothing is watched).
+    pub fn poll_shader_changes(&mut self) -> Option<Result<(), ShaderError>> {
+        if self.watcher.as_ref()?.changed() { Some(self.reload_shaders()) } else { None }
+    }
+
+    /// Blocks up to `timeout` for the watcher to see a change, then reloads (tests).
+    pub fn wait_shader_change(&mut self, timeout: std::time::Duration) -> Option<Result<(), ShaderError>> {
+        if self.watcher.as_ref()?.wait_changed(timeout) { Some(self.reload_shaders()) } else { None }
+    }
+
+    fn grow(&mut self, objects: u64, palette: u64) {
+        let device = &self.ctx.device;
+        let mut rebind = false;
+        if objects > self.objects_buffer.size() {
+            self.objects_buffer = storage_buffer(
+                device,
+                "marrow objects",
+                objects.next_power_of_two(),
+                wgpu::BufferUsages::STORAGE,
+            );
+            rebind = true;
+        }
+        if palette > self.palette_buffer.size() {
+            self.palette_buffer = storage_buffer(
+                device,
+                "marrow palette",
+                palette.next_power_of_two(),
+                wgpu::BufferUsages::STORAGE,
+            );
+            self.uploaded_palette_version = 0;
+            rebind = true;
+        }
+        if rebind {
+            self.objects_group =
+                objects_group(device, &self.layouts.objects, &self.objects_buffer, &self.palette_buffer);
+        }
+    }
+
+    /// Culls, sorts, uploads and encodes one frame into `target`, and submits it.
+    pub fn render(
+        &mut self,
+        pool: &MeshPool,
+        frame: &FrameData,
+        target: &RenderTarget,
+    ) -> Result<FrameStats, RenderError> {
+        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        let stats = self.encode(&mut encoder, pool, frame, target)?;
+        self.ctx.queue.submit([encoder.finish()]);
+        Ok(stats)
+    }
+
+    /// Like [`Renderer::render`] but records into the caller's encoder without submitting
+    /// (buffer writes go through the queue and land before the caller's submit). The editor
+    /// calls this from egui-wgpu's paint callback `prepare`, then shows `target.color`.
+    pub fn encode(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        pool: &MeshPool,
+        frame: &FrameData,
+        target: &RenderTarget,
+    ) -> Result<FrameStats, RenderError> {
+        let mut stats = FrameStats { objects: frame.objects.len() as u32, ..Default::default() };
+        let aspect = target.width as f32 / target.height as f32;
+        let clip_from_world = frame.camera.clip_from_world(aspect);
+        let frustum = Frustum::new(&clip_from_world);
+
+        // Visibility classes, sorted so that within one mesh the camera-visible objects and the
+        // casters are each one contiguous instance range: 0 visible only, 1 both, 2 caster only.
+        self.order.clear();
+        let mut casters: Option<Aabb> = None;
+        for (i, o) in frame.objects.iter().enumerate() {
+            let mesh = pool.get(o.mesh).ok_or(RenderError::UnknownMesh(o.mesh.0))?;
+            let bounds = o.bounds.unwrap_or_else(|| mesh.bounds.transformed(&o.world_from_model));
+            let visible = frustum.intersects(&bounds);
+            let casts = frame.shadows && o.casts_shadow;
+            if casts {
+                casters = Some(casters.map_or(bounds, |c| c.union(bounds)));
+            }
+            let class = match (visible, casts) {
+                (true, false) => 0,
+                (true, true) => 1,
+                (false, true) => 2,
+                (false, false) => {
+                    stats.culled += 1;
+                    continue;
+                }
+            };
+            stats.visible += visible as u32;
+            stats.shadow_casters += casts as u32;
+            let key = ((!mesh.is_skinned()) as u64) << 63
+                | (o.material as u64) << 31
+                | o.mesh.0 as u64 & 0x7fff_ffff;
+            self.order.push((key, i as u32, class));
+        }
+        self.order.sort_unstable_by_key(|&(k, i, c)| (k, c, i));
+
+        self.gpu_objects.clear();
+        self.runs.clear();
+        for (n, &(key, i, class)) in self.order.iter().enumerate() {
+            let o = &frame.objects[i as usize];
+            self.gpu_objects.push(GpuObject {
+                world_from_model: mat(&o.world_from_model),
+                color: o.color,
+                palette_offset: o.palette_offset,
+                flags: 0,
+                pad: [0; 2],
+            });
+            let n = n as u32;
+            let skinned = pool.get(o.mesh).is_some_and(|m| m.is_skinned());
+            let same = self.runs.last().is_some_and(|r| r.key == key);
+            if !same {
+                self.runs.push(Run { key, mesh: o.mesh, skinned, visible: (n, n), casters: (n, n) });
+            }
+            let r = self.runs.last_mut().expect("pushed above");
+            if class <= 1 {
+                if r.visible.0 == r.visible.1 {
+                    r.visible = (n, n);
+                }
+                r.visible.1 = n + 1;
+            }
+            if class >= 1 {
+                if r.casters.0 == r.casters.1 {
+                    r.casters = (n, n);
+                }
+                r.casters.1 = n + 1;
+            }
+        }
+        let any_skinned = self.runs.iter().any(|r| r.skinned);
+        let palette_bytes = (frame.palette.len() * 64) as u64;
+        self.grow((self.gpu_objects.len() * 96) as u64, if any_skinned { palette_bytes } else { 0 });
+        let queue = &self.ctx.queue;
+        if !self.gpu_objects.is_empty() {
+            queue.write_buffer(&self.objects_buffer, 0, bytemuck::cast_slice(&self.gpu_objects));
+        }
+        if any_skinned
+            && !frame.palette.is_empty()
+            && (frame.palette_version != self.uploaded_palette_version || frame.palette_version == 0)
+        {
+            queue.write_buffer(&self.palette_buffer, 0, bytemuck::cast_slice(&frame.palette));
+            self.uploaded_palette_version = frame.palette_version;
+            self.palette_uploads += 1;
+            stats.palette_uploaded = true;
+            stats.palette_bytes = palette_bytes;
+        }
+        let light_clip =
+            casters.map(|c| light_clip_from_world(frame.light.direction, c)).unwrap_or(Mat4::IDENTITY);
+        let radius = casters.map_or(1.0, |c| (c.max - c.min).length() * 0.5);
+        let gpu_frame = GpuFrame {
+            clip_from_world: mat(&clip_from_world),
+            light_clip_from_world: mat(&light_clip),
+            camera_position: frame.camera.eye.extend(1.0).to_array(),
+            light_direction: frame.light.direction.extend(0.0).to_array(),
+            light_color: frame.light.color.extend(1.0).to_array(),
+            ambient: frame.light.ambient.extend(1.0).to_array(),
+            params: [
+                frame.outline_width.unwrap_or(0.0),
+                1.0 / self.shadow_texture.width() as f32,
+                0.0015 * radius.max(1e-3).recip().clamp(0.25, 1.0),
+                0.0,
+            ],
+        };
+        queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&gpu_frame));
+        let line_bytes = (frame.lines.len() * size_of::<LineVertex>()) as u64;
+        if line_bytes > self.lines_buffer.size() {
+            self.lines_buffer = storage_buffer(
+                &self.ctx.device,
+                "marrow overlay lines",
+                line_bytes.next_power_of_two(),
+                wgpu::BufferUsages::VERTEX,
+            );
+        }
+        if line_bytes > 0 {
+            queue.write_buffer(&self.lines_buffer, 0, bytemuck::cast_slice(&frame.lines));
+        }
+
+        let timing = self.timing.as_ref();
+        // Shadow pass (always cleared, so a frame without casters leaves no stale shadow).
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("marrow shadow pass"),
+                color_attachments: &[],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &self.shadow_view,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: timing.map(|t| wgpu::RenderPassTimestampWrites {
+                    query_set: &t.queries,
+                    beginning_of_pass_write_index: Some(0),
+                    end_of_pass_write_index: None,
+                }),
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_bind_group(0, &self.frame_group, &[]);
+            pass.set_bind_group(1, &self.objects_group, &[]);
+            draw_runs(&mut pass, pool, &self.runs, &self.pipelines.shadow, |r| r.casters, &mut stats);
+        }
+        // Depth pre-pass.
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("marrow depth pre-pass"),
+                color_attachments: &[],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &target.depth_view,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_bind_group(0, &self.frame_group, &[]);
+            pass.set_bind_group(1, &self.objects_group, &[]);
+            draw_runs(&mut pass, pool, &self.runs, &self.pipelines.depth, |r| r.visible, &mut stats);
+        }
+        // Forward pass (+ outline, + overlay).
+        {
+            let [r, g, b, a] = frame.clear_color;
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("marrow forward pass"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &target.color_view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &target.depth_view,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Load,
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: timing.map(|t| wgpu::RenderPassTimestampWrites {
+                    query_set: &t.queries,
+                    beginning_of_pass_write_index: None,
+                    end_of_pass_write_index: Some(1),
+                }),
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_bind_group(0, &self.frame_group, &[]);
+            pass.set_bind_group(1, &self.objects_group, &[]);
+            pass.set_bind_group(2, &self.shadow_group, &[]);
+            draw_runs(&mut pass, pool, &self.runs, &self.pipelines.forward, |r| r.visible, &mut stats);
+            if frame.outline_width.is_some_and(|w| w > 0.0) {
+                // Outlines are for characters: skinned runs only.
+                let skinned_visible = |r: &Run| if r.skinned { r.visible } else { (0, 0) };
+                draw_runs(&mut pass, pool, &self.runs, &self.pipelines.outline, skinned_visible, &mut stats);
+            }
+            if !frame.lines.is_empty() {
+                pass.set_pipeline(&self.pipelines.overlay);
+                pass.set_vertex_buffer(0, self.lines_buffer.slice(..line_bytes));
+                pass.draw(0..frame.lines.len() as u32, 0..1);
+                stats.draw_calls += 1;
+            }
+        }
+        if let Some(t) = self.timing.as_mut() {
+            encoder.resolve_query_set(&t.queries, 0..2, &t.resolve, 0);
+            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.readback, 0, 16);
+            t.pending = true;
+        }
+        Ok(stats)
+    }
+
+    /// GPU time of the last frame (shadow pass start to forward pass end) from timestamp
+    /// queries; `None` without [`RendererSettings::gpu_timing`] or device support. Blocks.
+    pub fn last_gpu_time_ms(&mut self) -> Option<f64> {
+        let t = self.timing.as_mut()?;
+        if !t.pending {
+            return None;
+        }
+        t.pending = false;
+        let bytes = read_buffer(&self.ctx, &t.readback).ok()?;
+        let ts: &[u64] = bytemuck::try_cast_slice(&bytes).ok()?;
+        let ticks = ts.get(1)?.checked_sub(*ts.first()?)?;
+        Some(ticks as f64 * t.period_ns as f64 / 1e6)
+    }
+
+    /// Reads a target's colour back as tightly packed RGBA8 rows (sRGB-encoded). Blocks.
+    pub fn read_color(&self, target: &RenderTarget) -> Result<Vec<u8>, RenderError> {
+        self.read_texture(&target.color, target.width, target.height, 4)
+    }
+
+    /// Reads a target's depth back (one value per pixel, row-major; 1.0 = far). Blocks.
+    pub fn read_depth(&self, target: &RenderTarget) -> Result<Vec<f32>, RenderError> {
+        let bytes = self.read_texture(&target.depth, target.width, target.height, 4)?;
+        Ok(bytemuck::pod_collect_to_vec(&bytes))
+    }
+
+    /// Reads the shadow map back (one depth per texel, row-major). Blocks.
+    pub fn read_shadow_map(&self) -> Result<Vec<f32>, RenderError> {
+        let (w, h) = (self.shadow_texture.width(), self.shadow_texture.height());
+        let bytes = self.read_texture(&self.shadow_texture, w, h, 4)?;
+        Ok(bytemuck::pod_collect_to_vec(&bytes))
+    }
+
+    fn read_texture(
+        &self,
+        texture: &wgpu::Texture,
+        w: u32,
+        h: u32,
+        texel: u32,
+    ) -> Result<Vec<u8>, RenderError> {
+        let row = w * texel;
+        let padded = row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+        let buffer = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("marrow read-back"),
+            size: (padded * h) as u64,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        encoder.copy_texture_to_buffer(
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::TexelCopyBufferInfo {
+                buffer: &buffer,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(padded),
+                    rows_per_image: Some(h),
+                },
+            },
+            wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
+        );
+        self.ctx.queue.submit([encoder.finish()]);
+        let bytes = read_buffer(&self.ctx, &buffer)?;
+        let mut out = Vec::with_capacity((row * h) as usize);
+        for y in 0..h as usize {
+            out.extend_from_slice(&bytes[y * padded as usize..][..row as usize]);
+        }
+        Ok(out)
+    }
+
+    /// Debug read-back: runs the renderer's `skinned_world_position` (shaders/skinning.wgsl)
+    /// in a compute pass over `object`'s mesh with `palette`, and returns the world positions.
+    /// Fails for a static mesh or an unknown handle. Allocates (debug only).
+    pub fn skinned_positions(
+        &self,
+        pool: &MeshPool,
+        object: &DrawObject,
+        palette: &[Mat4],
+    ) -> Result<Vec<[f32; 3]>, RenderError> {
+        let device = &self.ctx.device;
+        let mesh = pool.get(object.mesh).ok_or(RenderError::UnknownMesh(object.mesh.0))?;
+        let skin =
+            mesh.skin.as_ref().ok_or(RenderError::Mesh("skinned_positions needs a skinned mesh".into()))?;
+        use wgpu::util::DeviceExt;
+        let init = |label: &str, bytes: &[u8], usage| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytes,
+                usage,
+            })
+        };
+        use wgpu::BufferUsages as U;
+        let obj = GpuObject {
+            world_from_model: mat(&object.world_from_model),
+            color: object.color,
+            palette_offset: object.palette_offset,
+            flags: 0,
+            pad: [0; 2],
+        };
+        let objects = init("debug objects", bytemuck::bytes_of(&obj), U::STORAGE);
+        let mut pal: Vec<[[f32; 4]; 4]> = palette.iter().map(mat).collect();
+        if pal.is_empty() {
+            pal.push(mat(&Mat4::IDENTITY));
+        }
+        let palette_buf = init("debug palette", bytemuck::cast_slice(&pal), U::STORAGE);
+        let n = mesh.vertex_count;
+        let params = GpuDebugParams { object: 0, count: n, pad: [0; 2] };
+        let params_buf = init("debug params", bytemuck::bytes_of(&params), U::UNIFORM);
+        let out_size = n as u64 * 16;
+        let out = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("debug out"),
+            size: out_size,
+            usage: U::STORAGE | U::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("debug read"),
+            size: out_size,
+            usage: U::MAP_READ | U::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let og = objects_group(device, &self.layouts.objects, &objects, &palette_buf);
+        let dg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("debug streams"),
+            layout: &self.layouts.debug,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: mesh.vertices.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: skin.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: out.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: params_buf.as_entire_binding() },
+            ],
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&self.pipelines.skin_debug);
+            pass.set_bind_group(0, &self.frame_group, &[]);
+            pass.set_bind_group(1, &og, &[]);
+            pass.set_bind_group(2, &dg, &[]);
+            pass.dispatch_workgroups(n.div_ceil(64), 1, 1);
+        }
+        encoder.copy_buffer_to_buffer(&out, 0, &read, 0, out_size);
+        self.ctx.queue.submit([encoder.finish()]);
+        let bytes = read_buffer(&self.ctx, &read)?;
+        let v: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&bytes);
+        Ok(v.into_iter().map(|p| [p[0], p[1], p[2]]).collect())
+    }
+}
+
+fn draw_runs(
+    pass: &mut wgpu::RenderPass<'_>,
+    pool: &MeshPool,
+    runs: &[Run],
+    pipelines: &[wgpu::RenderPipeline; 2],
+    range: impl Fn(&Run) -> (u32, u32),
+    stats: &mut FrameStats,
+) {
+    let mut bound: Option<bool> = None;
+    for r in runs {
+        let (start, end) = range(r);
+        if start == end {
+            continue;
+        }
+        let Some(mesh) = pool.get(r.mesh) else { continue };
+        if bound != Some(r.skinned) {
+            pass.set_pipeline(&pipelines[r.skinned as usize]);
+            bound = Some(r.skinned);
+            stats.skinned_pipeline_binds += r.skinned as u32;
+        }
+        pass.set_vertex_buffer(0, mesh.vertices.slice(..));
+        if let Some(skin) = &mesh.skin {
+            pass.set_vertex_buffer(1, skin.slice(..));
+        }
+        pass.set_index_buffer(mesh.indices.slice(..), wgpu::IndexFormat::Uint32);
+        pass.draw_indexed(0..mesh.index_count, 0, start..end);
+        stats.draw_calls += 1;
+    }
+}

@@ -1,0 +1,90 @@
+//! The `#[repr(C)]` structs the GPU reads, each with a size assertion matching its WGSL
+//! declaration in `shaders/`. Plain data only: no buffers, no logic.
+
+use bytemuck::{Pod, Zeroable};
+
+/// One vertex of stream 0 (every mesh): position, normal, tangent (handedness in `w`), uv.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuVertex {
+    /// Model-space position.
+    pub position: [f32; 3],
+    /// Model-space normal.
+    pub normal: [f32; 3],
+    /// Model-space tangent, handedness in `w`.
+    pub tangent: [f32; 4],
+    /// Texture coordinate.
+    pub uv: [f32; 2],
+}
+const _: () = assert!(size_of::<GpuVertex>() == 48);
+
+/// One vertex of stream 1 (skinned meshes only): four bone indices of the mesh's rig and
+/// their weights.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuSkinVertex {
+    /// Bone indices (rig bone order, offset by the object's `palette_offset` on the GPU).
+    pub joints: [u16; 4],
+    /// Weights (sum 1).
+    pub weights: [f32; 4],
+}
+const _: () = assert!(size_of::<GpuSkinVertex>() == 24);
+
+/// The per-frame uniform (`Frame` in `shaders/common.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuFrame {
+    /// Camera projection times view.
+    pub clip_from_world: [[f32; 4]; 4],
+    /// The shadow map's projection times view.
+    pub light_clip_from_world: [[f32; 4]; 4],
+    /// Camera position (`w` = 1).
+    pub camera_position: [f32; 4],
+    /// Direction the light travels (`w` unused).
+    pub light_direction: [f32; 4],
+    /// Light colour.
+    pub light_color: [f32; 4],
+    /// Ambient colour.
+    pub ambient: [f32; 4],
+    /// x: outline width, y: shadow texel size, z: shadow bias, w: unused.
+    pub params: [f32; 4],
+}
+const _: () = assert!(size_of::<GpuFrame>() == 208);
+
+/// One drawn object (`Object` in `shaders/common.wgsl`), indexed by the instance index.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuObject {
+    /// `world_from_model` (for a skinned mesh: the world matrix of its rig's root parent).
+    pub world_from_model: [[f32; 4]; 4],
+    /// Base colour (linear RGBA).
+    pub color: [f32; 4],
+    /// Where the object's rig's palette starts in the frame's palette buffer.
+    pub palette_offset: u32,
+    /// Reserved flags.
+    pub flags: u32,
+    /// Padding.
+    pub pad: [u32; 2],
+}
+const _: () = assert!(size_of::<GpuObject>() == 96);
+
+/// One vertex of the skeleton overlay's line list.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LineVertex {
+    /// World-space position.
+    pub position: [f32; 3],
+    /// Linear RGBA colour.
+    pub color: [f32; 4],
+}
+const _: () = assert!(size_of::<LineVertex>() == 28);
+
+/// Uniform of the skinning read-back pass (`DebugParams` in `shaders/skin_debug.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct GpuDebugParams {
+    pub object: u32,
+    pub count: u32,
+    pub pad: [u32; 2],
+}
+const _: () = assert!(size_of::<GpuDebugParams>() == 16);

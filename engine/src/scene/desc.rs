@@ -1,0 +1,98 @@
+//! The authored form of a scene: what a scene file holds, with engine types (transforms, property
+//! animations) but no runtime handles. Entities are identified by name within their parent;
+//! assets by reference strings (`path` or `path#name`, resolved by an [`AssetSource`]).
+//!
+//! Nothing here is derived or session state: no world matrices, no resolved bone indices, no
+//! playheads, fades, adjusts, events or selection.
+
+use std::sync::Arc;
+
+use glam::Vec3;
+
+use super::MeshAsset;
+use crate::clip::Clip;
+use crate::math::Transform;
+use crate::property::PropertyAnimation;
+use crate::skeleton::Skeleton;
+
+/// An authored scene.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SceneDesc {
+    /// The scene's name.
+    pub name: String,
+    /// Root entities, each with its children.
+    pub entities: Vec<EntityDesc>,
+}
+
+/// An authored entity and its subtree.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EntityDesc {
+    /// Name (unique among its siblings).
+    pub name: String,
+    /// Local transform (`None`: the entity has no Transform component).
+    pub transform: Option<Transform>,
+    /// An Animator, making this entity a rig.
+    pub animator: Option<AnimatorDesc>,
+    /// A mesh.
+    pub mesh: Option<MeshDesc>,
+    /// A bone socket (the entity must be a direct child of a rig).
+    pub socket: Option<SocketDesc>,
+    /// A property animation of this entity's transform.
+    pub animation: Option<PropertyAnimation>,
+    /// Default morph weights.
+    pub morph_weights: Option<Vec<f32>>,
+    /// Child entities.
+    pub children: Vec<EntityDesc>,
+}
+
+/// An authored Animator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnimatorDesc {
+    /// The rig's skeleton, by reference.
+    pub rig: String,
+    /// The clip it starts on, by reference.
+    pub clip: Option<String>,
+    /// Overrides the clip's own looping (e.g. to loop an imported glTF animation).
+    pub looping: Option<bool>,
+    /// Playback speed.
+    pub speed: f32,
+    /// Start playing on the first simulation step.
+    pub play_on_start: bool,
+}
+
+/// An authored mesh.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MeshDesc {
+    /// A mesh inside an imported asset, by reference (`path#mesh name`).
+    Asset(String),
+    /// A box primitive (unskinned) with these half extents.
+    Box {
+        /// Half extents.
+        half_extents: Vec3,
+    },
+}
+
+/// An authored bone socket.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SocketDesc {
+    /// Bone name.
+    pub bone: String,
+    /// Offset in the bone's frame.
+    pub offset: Transform,
+}
+
+/// Resolves asset references while a scene is instantiated.
+pub trait AssetSource {
+    /// The skeleton named by `reference`.
+    fn skeleton(&self, reference: &str) -> Result<Arc<Skeleton>, String>;
+    /// The clip named by `reference`, for `skeleton` (a file holding clips for several rigs picks
+    /// the one for this skeleton when it can).
+    fn clip(&self, reference: &str, skeleton: &Skeleton) -> Result<Arc<Clip>, String>;
+    /// The mesh named by `reference`.
+    fn mesh(&self, reference: &str) -> Result<Arc<MeshAsset>, String>;
+    /// Every clip the source holds with its reference, so a world can save a clip it was told to
+    /// play at run time by reference (none by default).
+    fn all_clips(&self) -> Vec<(String, Arc<Clip>)> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,1007 @@
+//! Scenes at run time: a [`World`] of entities with generational ids in a hierarchy, their
+//! components, and the frame that animates them.
+//!
+//! Components: a name, a local [`Transform`] (TRS), an Animator on a rig entity (it drives every
+//! mesh under it), a [`MeshComponent`] (skinned exactly when its [`MeshAsset`] has a skeleton; the
+//! rig driving it is the nearest Animator at or above it), a [`BoneSocket`], a property animation
+//! and default morph weights.
+//!
+//! ## Frame order ([`World::frame`])
+//! 1. Simulation: for each tick every Animator advances (in parallel); property animations too.
+//!    A frame with no tick advances by zero (a paused frame recomposes a zero-length step).
+//! 2. Every rig is evaluated into its slice of one [`PoseBuffer`] (in parallel with rayon); the
+//!    marker events are then published serially into [`World::events`].
+//! 3. Transform stage ([`World::transform_stage`]): local transforms (authored, property
+//!    animated), then sockets placed on their bones, then world matrices resolved parents first,
+//!    so a socket sits on its bone the frame the character moves, including the first.
+//! 4. Mesh bindings are checked.
+//!
+//! Allocation: none per frame once warmed up (fault messages are built only on a rising edge;
+//! the event list keeps its capacity; several rigs are evaluated in parallel through
+//! [`PoseBuffer::par_for_each_rig_mut`], which splits the packed buffer without allocating).
+//!
+//! Pose slices are keyed by (entity, generation, epoch): [`World::load`] bumps the epoch and that
+//! frame recomposes every rig; an entity slot reused with a new generation is never posed from
+//! the old rig's slice.
+//!
+//! Faults are named once per gap through [`FaultLatch`]es (each fault kind on its own latch) into
+//! the [`FaultLog`] (and `log::warn!`): a skinned mesh whose skeleton is not its rig's, a skinned
+//! mesh below its rig sitting off the rig's origin, a skinned mesh with no rig, a clip for another
+//! rig (the bind pose stands), and every [`SocketFault`].
+//!
+//! Not here: files (see [`crate::project`]), rendering, editor selection, behaviours.
+
+mod desc;
+pub mod fault;
+pub mod socket;
+
+use std::sync::Arc;
+
+use glam::{Mat4, Vec3};
+use rayon::prelude::*;
+
+pub use desc::{AnimatorDesc, AssetSource, EntityDesc, MeshDesc, SceneDesc, SocketDesc};
+pub use fault::{FaultLatch, FaultLog};
+pub use socket::{BoneSocket, SocketFault, socket_local};
+
+use crate::animator::{Animator, AnimatorSettings, MarkerEvent};
+use crate::clip::Clip;
+use crate::gltf;
+use crate::math::Transform;
+use crate::pose::{PoseBuffer, RigPose, RigPoseMut, RigSlot};
+use crate::property::{PropertyAnimation, PropertyPlayer};
+use crate::skeleton::Skeleton;
+use crate::skinning::Aabb;
+
+const NONE: u32 = u32::MAX;
+
+/// An entity id: a slot index and the generation that slot had when the entity was spawned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Entity {
+    /// Slot index.
+    pub index: u32,
+    /// Generation of the slot.
+    pub generation: u32,
+}
+
+/// CPU mesh data a [`MeshComponent`] draws. Skinned exactly when `skeleton` is `Some`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeshAsset {
+    /// The mesh (primitives with vertex data).
+    pub mesh: gltf::Mesh,
+    /// The skeleton its skin was bound to (`None`: a rigid mesh).
+    pub skeleton: Option<Arc<Skeleton>>,
+    /// Bone index of each skin joint (vertex joint indices are in skin joint order).
+    pub joint_to_bone: Vec<u16>,
+}
+
+impl MeshAsset {
+    /// Whether the mesh is skinned.
+    pub fn is_skinned(&self) -> bool {
+        self.skeleton.is_some()
+    }
+
+    /// An unskinned box with the given half extents (24 vertices with normals, 36 indices).
+    pub fn cuboid(name: &str, half_extents: Vec3) -> Self {
+        let h = half_extents;
+        let mut positions = Vec::with_capacity(24);
+        let mut normals = Vec::with_capacity(24);
+        let mut indices = Vec::with_capacity(36);
+        for axis in 0..3 {
+            for sign in [1.0f32, -1.0] {
+                let mut n = Vec3::ZERO;
+                n[axis] = sign;
+                let u = n.any_orthonormal_pair().0;
+                let w = n.cross(u);
+                let base = positions.len() as u32;
+                for (a, b) in [(-1.0f32, -1.0f32), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+                    let p = (n + u * a + w * b) * h;
+                    positions.push(p.to_array());
+                    normals.push(n.to_array());
+                }
+                indices.extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
+            }
+        }
+        let primitive = gltf::Primitive {
+            mode: 4,
+            material: None,
+            positions,
+            normals,
+            tangents: Vec::new(),
+            uvs: Vec::new(),
+            indices: Some(indices),
+            skin: None,
+            targets: Vec::new(),
+            bounds: Some(Aabb { min: -h, max: h }),
+        };
+        MeshAsset {
+            mesh: gltf::Mesh {
+                name: name.to_owned(),
+                primitives: vec![primitive],
+                weights: Vec::new(),
+                target_names: Vec::new(),
+            },
+            skeleton: None,
+            joint_to_bone: Vec::new(),
+        }
+    }
+}
+
+/// A mesh on an entity: the authored description and the asset it resolved to.
+#[derive(Clone, Debug)]
+pub struct MeshComponent {
+    /// What was authored.
+    pub desc: MeshDesc,
+    /// The CPU mesh.
+    pub asset: Arc<MeshAsset>,
+    rig: Option<Entity>,
+    latches: [FaultLatch; 3],
+}
+
+impl MeshComponent {
+    /// A mesh component.
+    pub fn new(desc: MeshDesc, asset: Arc<MeshAsset>) -> Self {
+        Self { desc, asset, rig: None, latches: Default::default() }
+    }
+
+    /// Derived each frame: the rig driving this mesh (the nearest Animator at or above it), for
+    /// a skinned mesh.
+    pub fn rig(&self) -> Option<Entity> {
+        self.rig
+    }
+}
+
+/// An Animator component with the references it was authored with.
+#[derive(Clone, Debug)]
+pub struct AnimatorComponent {
+    /// The rig reference (its skeleton).
+    pub rig: String,
+    /// The authored clip reference.
+    pub clip: Option<String>,
+    /// The authored override of the clip's looping.
+    pub looping: Option<bool>,
+    /// The animator.
+    pub animator: Animator,
+}
+
+/// A marker event published by a rig this frame.
+#[derive(Clone, Debug)]
+pub struct SceneEvent {
+    /// The rig entity.
+    pub entity: Entity,
+    /// The event.
+    pub event: MarkerEvent,
+}
+
+/// Why a scene operation failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SceneError {
+    /// The entity is not alive.
+    #[error("entity {0:?} is not alive")]
+    Dead(Entity),
+    /// Parenting would make a cycle.
+    #[error("entity {child} cannot be parented under {parent}: that would make a cycle")]
+    Cycle {
+        /// The child's path.
+        child: String,
+        /// The parent's path.
+        parent: String,
+    },
+    /// A reference in an authored entity did not resolve.
+    #[error("entity {entity:?}, {field}: {message}")]
+    Reference {
+        /// Entity path.
+        entity: String,
+        /// Field.
+        field: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+    /// Two siblings share a name.
+    #[error("entity {entity:?}: another entity at the same level has this name")]
+    DuplicateName {
+        /// Entity path.
+        entity: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PoseState {
+    Unposed,
+    Posed { epoch: u64 },
+    Failed { epoch: u64 },
+}
+
+#[derive(Clone, Debug)]
+struct RigEntry {
+    entity: Entity,
+    component: AnimatorComponent,
+    slot: RigSlot,
+    state: PoseState,
+    clip_latch: FaultLatch,
+}
+
+#[derive(Clone, Debug)]
+struct PropertyEntry {
+    animation: PropertyAnimation,
+    player: PropertyPlayer,
+}
+
+/// A scene at run time. See the module docs for the frame order.
+#[derive(Clone, Debug, Default)]
+pub struct World {
+    name: String,
+    generations: Vec<u32>,
+    alive: Vec<bool>,
+    free: Vec<u32>,
+    names: Vec<String>,
+    parents: Vec<Option<Entity>>,
+    children: Vec<Vec<Entity>>,
+    roots: Vec<Entity>,
+    transforms: Vec<Option<Transform>>,
+    locals: Vec<Transform>,
+    worlds: Vec<Mat4>,
+    rig_of: Vec<u32>,
+    rigs: Vec<RigEntry>,
+    meshes: Vec<Option<MeshComponent>>,
+    sockets: Vec<Option<BoneSocket>>,
+    socket_list: Vec<u32>,
+    animations: Vec<Option<PropertyEntry>>,
+    morphs: Vec<Option<Vec<f32>>>,
+    order: Vec<u32>,
+    stack: Vec<u32>,
+    order_dirty: bool,
+    poses: PoseBuffer,
+    slots_dirty: bool,
+    epoch: u64,
+    events: Vec<SceneEvent>,
+    faults: FaultLog,
+    lookups: u64,
+    clip_refs: Vec<(Arc<Clip>, String)>,
+}
+
+fn path_of(names: &[String], parents: &[Option<Entity>], index: u32) -> String {
+    let mut parts = vec![names[index as usize].as_str()];
+    let mut p = parents[index as usize];
+    while let Some(e) = p {
+        parts.push(names[e.index as usize].as_str());
+        p = parents[e.index as usize];
+    }
+    parts.reverse();
+    parts.join("/")
+}
+
+impl World {
+    /// An empty world.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The scene's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Sets the scene's name.
+    pub fn set_name(&mut self, name: impl Into<String>) {
+        self.name = name.into();
+    }
+
+    /// The load epoch (bumped by [`World::load`] and [`World::clear`]).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    // ---------------------------------------------------------------- entities
+
+    /// Spawns an entity named `name` at the root (no Transform yet).
+    pub fn spawn(&mut self, name: impl Into<String>) -> Entity {
+        let index = match self.free.pop() {
+            Some(i) => {
+                let u = i as usize;
+                self.alive[u] = true;
+                self.names[u] = name.into();
+                self.parents[u] = None;
+                self.children[u].clear();
+                self.transforms[u] = None;
+                self.locals[u] = Transform::IDENTITY;
+                self.worlds[u] = Mat4::IDENTITY;
+                self.rig_of[u] = NONE;
+                self.meshes[u] = None;
+                self.sockets[u] = None;
+                self.animations[u] = None;
+                self.morphs[u] = None;
+                i
+            }
+            None => {
+                self.generations.push(0);
+                self.alive.push(true);
+                self.names.push(name.into());
+                self.parents.push(None);
+                self.children.push(Vec::new());
+                self.transforms.push(None);
+                self.locals.push(Transform::IDENTITY);
+                self.worlds.push(Mat4::IDENTITY);
+                self.rig_of.push(NONE);
+                self.meshes.push(None);
+                self.sockets.push(None);
+                self.animations.push(None);
+                self.morphs.push(None);
+                self.generations.len() as u32 - 1
+            }
+        };
+        self.order_dirty = true;
+        let e = Entity { index, generation: self.generations[index as usize] };
+        self.roots.push(e);
+        e
+    }
+
+    /// Whether `e` is alive (its slot holds the same generation).
+    pub fn is_alive(&self, e: Entity) -> bool {
+        let i = e.index as usize;
+        i < self.alive.len() && self.alive[i] && self.generations[i] == e.generation
+    }
+
+    fn check(&self, e: Entity) -> Result<usize, SceneError> {
+        if self.is_alive(e) { Ok(e.index as usize) } else { Err(SceneError::Dead(e)) }
+    }
+
+    fn entity_at(&self, index: u32) -> Entity {
+        Entity { index, generation: self.generations[index as usize] }
+    }
+
+    /// Despawns `e` and its whole subtree; their slots' generations are bumped.
+    pub fn despawn(&mut self, e: Entity) -> Result<(), SceneError> {
+        let i = self.check(e)?;
+        match self.parents[i] {
+            Some(p) => self.children[p.index as usize].retain(|c| *c != e),
+            None => self.roots.retain(|c| *c != e),
+        }
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            let u = x.index as usize;
+            stack.append(&mut self.children[u]);
+            self.remove_rig(u);
+            self.set_socket_slot(u, None);
+            self.alive[u] = false;
+            self.generations[u] = self.generations[u].wrapping_add(1);
+            self.parents[u] = None;
+            self.meshes[u] = None;
+            self.animations[u] = None;
+            self.morphs[u] = None;
+            self.transforms[u] = None;
+            self.free.push(x.index);
+        }
+        self.order_dirty = true;
+        Ok(())
+    }
+
+    /// Removes every entity (all ids become dead) and bumps the epoch.
+    pub fn clear(&mut self) {
+        for i in 0..self.alive.len() {
+            if self.alive[i] {
+                let e = self.entity_at(i as u32);
+                let _ = self.despawn(e);
+            }
+        }
+        self.epoch += 1;
+        self.events.clear();
+        self.clip_refs.clear();
+        self.slots_dirty = true;
+    }
+
+    /// Every live entity, in slot order.
+    pub fn entities(&self) -> impl Iterator<Item = Entity> + '_ {
+        (0..self.alive.len() as u32).filter(|&i| self.alive[i as usize]).map(|i| self.entity_at(i))
+    }
+
+    /// The entity's name.
+    pub fn name_of(&self, e: Entity) -> Option<&str> {
+        self.check(e).ok().map(|i| self.names[i].as_str())
+    }
+
+    /// The entity's path (`Root/Child/Grandchild`).
+    pub fn path(&self, e: Entity) -> Option<String> {
+        self.check(e).ok().map(|i| path_of(&self.names, &self.parents, i as u32))
+    }
+
+    /// The entity at `path` (names joined by `/`).
+    pub fn find(&self, path: &str) -> Option<Entity> {
+        let mut at: Option<Entity> = None;
+        for part in path.split('/') {
+            let found = match at {
+                None => self.roots.iter().copied().find(|r| self.names[r.index as usize] == part),
+                Some(p) => self.children[p.index as usize]
+                    .iter()
+                    .copied()
+                    .find(|c| self.names[c.index as usize] == part),
+            };
+            at = Some(found?);
+        }
+        at
+    }
+
+    /// The entity's parent.
+    pub fn parent(&self, e: Entity) -> Option<Entity> {
+        self.check(e).ok().and_then(|i| self.parents[i])
+    }
+
+    /// The root entities, in order.
+    pub fn roots(&self) -> &[Entity] {
+        &self.roots
+    }
+
+    /// The entity's children, in order.
+    pub fn children(&self, e: Entity) -> &[Entity] {
+        self.check(e).map_or(&[], |i| &self.children[i])
+    }
+
+    /// Moves `child` under `parent` (or to the root). Refuses a cycle.
+    pub fn set_parent(&mut self, child: Entity, parent: Option<Entity>) -> Result<(), SceneError> {
+        let ci = self.check(child)?;
+        if let Some(p) = parent {
+            self.check(p)?;
+            let mut a = Some(p);
+            while let Some(x) = a {
+                if x == child {
+                    return Err(SceneError::Cycle {
+                        child: path_of(&self.names, &self.parents, child.index),
+                        parent: path_of(&self.names, &self.parents, p.index),
+                    });
+                }
+                a = self.parents[x.index as usize];
+            }
+        }
+        match self.parents[ci] {
+            Some(old) => self.children[old.index as usize].retain(|c| *c != child),
+            None => self.roots.retain(|c| *c != child),
+        }
+        self.parents[ci] = parent;
+        match parent {
+            Some(p) => self.children[p.index as usize].push(child),
+            None => self.roots.push(child),
+        }
+        self.order_dirty = true;
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- components
+
+    /// The authored local transform (`None`: no Transform component).
+    pub fn transform(&self, e: Entity) -> Option<Transform> {
+        self.check(e).ok().and_then(|i| self.transforms[i])
+    }
+
+    /// Sets (or removes) the authored local transform.
+    pub fn set_transform(&mut self, e: Entity, t: Option<Transform>) -> Result<(), SceneError> {
+        let i = self.check(e)?;
+        self.transforms[i] = t;
+        Ok(())
+    }
+
+    /// The local transform the last transform stage used (authored, animated or socket-placed).
+    pub fn local(&self, e: Entity) -> Option<Transform> {
+        self.check(e).ok().map(|i| self.locals[i])
+    }
+
+    /// The world matrix resolved by the last transform stage.
+    pub fn world_matrix(&self, e: Entity) -> Option<Mat4> {
+        self.check(e).ok().map(|i| self.worlds[i])
+    }
+
+    /// Puts an Animator on `e`, making it a rig (replacing any animator it had).
+    pub fn set_animator(&mut self, e: Entity, component: AnimatorComponent) -> Result<(), SceneError> {
+        let i = self.check(e)?;
+        self.remove_rig(i);
+        self.rig_of[i] = self.rigs.len() as u32;
+        self.rigs.push(RigEntry {
+            entity: e,
+            component,
+            slot: RigSlot(0),
+            state: PoseState::Unposed,
+            clip_latch: FaultLatch::default(),
+        });
+        self.slots_dirty = true;
+        Ok(())
+    }
+
+    /// Removes the Animator from `e`.
+    pub fn remove_animator(&mut self, e: Entity) -> Result<(), SceneError> {
+        let i = self.check(e)?;
+        self.remove_rig(i);
+        Ok(())
+    }
+
+    fn remove_rig(&mut self, i: usize) {
+        let r = self.rig_of[i];
+        if r == NONE {
+            return;
+        }
+        self.rigs.swap_remove(r as usize);
+        if let Some(moved) = self.rigs.get(r as usize) {
+            self.rig_of[moved.entity.index as usize] = r;
+        }
+        self.rig_of[i] = NONE;
+        self.slots_dirty = true;
+    }
+
+    /// The Animator on `e`.
+    pub fn animator(&self, e: Entity) -> Option<&Animator> {
+        self.animator_component(e).map(|c| &c.animator)
+    }
+
+    /// The Animator on `e`, mutably (session control: play, fades, adjusts, speed).
+    pub fn animator_mut(&mut self, e: Entity) -> Option<&mut Animator> {
+        let i = self.check(e).ok()?;
+        let r = self.rig_of[i];
+        self.rigs.get_mut(r as usize).map(|r| &mut r.component.animator)
+    }
+
+    /// The Animator component on `e`.
+    pub fn animator_component(&self, e: Entity) -> Option<&AnimatorComponent> {
+        let i = self.check(e).ok()?;
+        self.rigs.get(self.rig_of[i] as usize).map(|r| &r.component)
+    }
+
+    /// Every rig entity, in slot order.
+    pub fn rigs(&self) -> impl Iterator<Item = Entity> + '_ {
+        self.rigs.iter().map(|r| r.entity)
+    }
+
+    /// The pose `e`'s animator published for this world (none before its first evaluation after
+    /// a load, or when its evaluation failed).
+    pub fn rig_pose(&self, e: Entity) -> Option<RigPose<'_>> {
+        let i = self.check(e).ok()?;
+        let r = self.rigs.get(self.rig_of[i] as usize)?;
+        (r.entity == e && r.state == PoseState::Posed { epoch: self.epoch })
+            .then(|| self.poses.rig(r.slot))?
+    }
+
+    /// The packed pose buffer (all rigs' palettes, for one GPU upload).
+    pub fn pose_buffer(&self) -> &PoseBuffer {
+        &self.poses
+    }
+
+    /// The mesh on `e`.
+    pub fn mesh(&self, e: Entity) -> Option<&MeshComponent> {
+        self.check(e).ok().and_then(|i| self.meshes[i].as_ref())
+    }
+
+    /// Sets (or removes) the mesh on `e`.
+    pub fn set_mesh(&mut self, e: Entity, mesh: Option<MeshComponent>) -> Result<(), SceneError> {
+        let i = self.check(e)?;
+        self.meshes[i] = mesh;
+        Ok(())
+    }
+
+    /// The socket on `e`.
+    pub fn socket(&self, e: Entity) -> Option<&BoneSocket> {
+        self.check(e).ok().and_then(|i| self.sockets[i].as_ref())
+    }
+
+    /// The socket on `e`, mutably (renaming its bone re-resolves it on the next frame).
+    pub fn socket_mut(&mut self, e: Entity) -> Option<&mut BoneSocket> {
+        self.check(e).ok().and_then(|i| self.sockets[i].as_mut())
+    }
+
+    /// Sets (or removes) the socket on `e`.
+    pub fn set_socket(&mut self, e: Entity, socket: Option<BoneSocket>) -> Result<(), SceneError> {
+        let i = self.check(e)?;
+        self.set_socket_slot(i, socket);
+        Ok(())
+    }
+
+    fn set_socket_slot(&mut self, i: usize, socket: Option<BoneSocket>) {
+        let had = self.sockets[i].is_some();
+        let has = socket.is_some();
+        self.sockets[i] = socket;
+        if had && !has {
+            self.socket_list.retain(|&s| s as usize != i);
+        } else if has && !had {
+            self.socket_list.push(i as u32);
+        }
+    }
+
+    /// The property animation on `e`, with its session player.
+    pub fn animation(&self, e: Entity) -> Option<(&PropertyAnimation, &PropertyPlayer)> {
+        self.check(e).ok().and_then(|i| self.animations[i].as_ref()).map(|p| (&p.animation, &p.player))
+    }
+
+    /// Sets (or removes) the property animation on `e` (its player starts fresh).
+    pub fn set_animation(
+        &mut self,
+        e: Entity,
+        animation: Option<PropertyAnimation>,
+    ) -> Result<(), SceneError> {
+        let i = self.check(e)?;
+        self.animations[i] =
+            animation.map(|animation| PropertyEntry { animation, player: PropertyPlayer::default() });
+        Ok(())
+    }
+
+    /// The default morph weights on `e`.
+    pub fn morph_weights(&self, e: Entity) -> Option<&[f32]> {
+        self.check(e).ok().and_then(|i| self.morphs[i].as_deref())
+    }
+
+    /// Sets (or removes) the default morph weights on `e`.
+    pub fn set_morph_weights(&mut self, e: Entity, weights: Option<Vec<f32>>) -> Result<(), SceneError> {
+        let i = self.check(e)?;
+        self.morphs[i] = weights;
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- frame
+
+    /// The events published by the last frame.
+    pub fn events(&self) -> &[SceneEvent] {
+        &self.events
+    }
+
+    /// Every fault raised so far.
+    pub fn faults(&self) -> &FaultLog {
+        &self.faults
+    }
+
+    /// Socket bone lookups made so far (a memoised socket makes none).
+    pub fn bone_lookups(&self) -> u64 {
+        self.lookups
+    }
+
+    fn rebuild_slots(&mut self) {
+        self.poses.clear();
+        for r in &mut self.rigs {
+            r.slot = self.poses.add_rig(r.component.animator.skeleton().bone_count());
+            r.state = PoseState::Unposed;
+        }
+        self.slots_dirty = false;
+    }
+
+    fn rebuild_order(&mut self) {
+        self.order.clear();
+        self.stack.clear();
+        self.stack.extend(self.roots.iter().rev().map(|r| r.index));
+        while let Some(i) = self.stack.pop() {
+            self.order.push(i);
+            for c in self.children[i as usize].iter().rev() {
+                self.stack.push(c.index);
+            }
+        }
+        self.order_dirty = false;
+    }
+
+    /// Runs one frame: `ticks` simulation ticks of `tick_seconds` (0 ticks: a paused frame that
+    /// recomposes a zero-length step), evaluation, event publication and the transform stage.
+    pub fn frame(&mut self, ticks: u32, tick_seconds: f32) {
+        self.events.clear();
+        if self.slots_dirty {
+            self.rebuild_slots();
+        }
+        // 1. Simulation.
+        if ticks == 0 {
+            for r in &mut self.rigs {
+                r.component.animator.advance(0.0);
+            }
+        } else {
+            for _ in 0..ticks {
+                if self.rigs.len() > 1 {
+                    self.rigs.par_iter_mut().for_each(|r| {
+                        r.component.animator.advance(tick_seconds);
+                    });
+                } else {
+                    for r in &mut self.rigs {
+                        r.component.animator.advance(tick_seconds);
+                    }
+                }
+                for p in self.animations.iter_mut().flatten() {
+                    p.player.advance(&p.animation, tick_seconds, 1.0);
+                }
+            }
+        }
+        // 2. Evaluation (parallel), then events (serial).
+        let epoch = self.epoch;
+        let eval = |r: &mut RigEntry, pose: RigPoseMut<'_>| {
+            r.state = match r.component.animator.evaluate(pose) {
+                Ok(()) => PoseState::Posed { epoch },
+                Err(e) => {
+                    log::debug!("rig {:?}: evaluation failed: {e}", r.entity);
+                    PoseState::Failed { epoch }
+                }
+            };
+        };
+        if self.rigs.len() == 1 {
+            let r = &mut self.rigs[0];
+            if let Some(pose) = self.poses.rig_mut(r.slot) {
+                eval(r, pose);
+            }
+        } else if !self.rigs.is_empty() {
+            // Rig `i` owns slot `i`; the split allocates nothing.
+            self.poses.par_for_each_rig_mut(&mut self.rigs, eval);
+        }
+        let World { rigs, events, faults, names, parents, .. } = self;
+        for r in rigs.iter_mut() {
+            let entity = r.entity;
+            for ev in r.component.animator.deliver_events() {
+                events.push(SceneEvent { entity, event: ev.clone() });
+            }
+            let fault = r.component.animator.current_fault();
+            r.clip_latch.update(fault.is_some(), faults, || {
+                format!(
+                    "rig {}: {}; the bind pose stands",
+                    path_of(names, parents, entity.index),
+                    fault.map(|f| f.to_string()).unwrap_or_default()
+                )
+            });
+        }
+        // 3. Transform stage.
+        self.transform_stage();
+    }
+
+    /// The transform stage alone: local transforms, sockets on their bones, world matrices,
+    /// mesh binding checks. [`World::frame`] runs it after the simulation.
+    pub fn transform_stage(&mut self) {
+        if self.order_dirty {
+            self.rebuild_order();
+        }
+        for &i in &self.order {
+            let i = i as usize;
+            let base = self.transforms[i].unwrap_or(Transform::IDENTITY);
+            self.locals[i] = match &self.animations[i] {
+                Some(p) => p.animation.sample(p.player.time, base),
+                None => base,
+            };
+        }
+        if !self.socket_list.is_empty() {
+            self.place_sockets();
+        }
+        for &i in &self.order {
+            let i = i as usize;
+            let local = self.locals[i].to_mat4();
+            self.worlds[i] = match self.parents[i] {
+                Some(p) => self.worlds[p.index as usize] * local,
+                None => local,
+            };
+        }
+        self.check_meshes();
+    }
+
+    fn place_sockets(&mut self) {
+        let World {
+            socket_list,
+            sockets,
+            transforms,
+            parents,
+            rig_of,
+            rigs,
+            poses,
+            locals,
+            faults,
+            names,
+            epoch,
+            lookups,
+            ..
+        } = self;
+        for &si in socket_list.iter() {
+            let i = si as usize;
+            let Some(sock) = sockets[i].as_mut() else { continue };
+            let placed: Result<Transform, SocketFault> = 'place: {
+                if transforms[i].is_none() {
+                    break 'place Err(SocketFault::NoTransform);
+                }
+                let Some(parent) = parents[i] else { break 'place Err(SocketFault::NotRigChild) };
+                let Some(rig) = rigs.get(rig_of[parent.index as usize] as usize) else {
+                    break 'place Err(SocketFault::NotRigChild);
+                };
+                match rig.state {
+                    PoseState::Posed { epoch: e } if e == *epoch => {}
+                    PoseState::Failed { epoch: e } if e == *epoch => {
+                        break 'place Err(SocketFault::RigPosedNothing);
+                    }
+                    _ => break 'place Err(SocketFault::NoPose),
+                }
+                let skeleton = rig.component.animator.skeleton();
+                if skeleton.bone_count() == 0 {
+                    break 'place Err(SocketFault::NoBones);
+                }
+                let (bone, looked) = sock.resolve(rig.entity, skeleton);
+                *lookups += looked as u64;
+                let Some(bone) = bone else { break 'place Err(SocketFault::UnknownBone) };
+                match poses.rig(rig.slot) {
+                    Some(pose) if (bone as usize) < pose.model.len() => {
+                        Ok(socket_local(&pose.model[bone as usize], &sock.offset))
+                    }
+                    _ => Err(SocketFault::NoPose),
+                }
+            };
+            for (k, kind) in SocketFault::ALL.into_iter().enumerate() {
+                let bone = &sock.bone;
+                sock.latches[k].update(placed == Err(kind), faults, || {
+                    format!("socket {} (bone {bone:?}): {}", path_of(names, parents, si), kind.describe())
+                });
+            }
+            if let Ok(t) = placed {
+                locals[i] = t;
+            }
+        }
+    }
+
+    fn check_meshes(&mut self) {
+        let World { meshes, parents, rig_of, rigs, worlds, faults, names, generations, .. } = self;
+        for i in 0..meshes.len() {
+            let Some(m) = meshes[i].as_mut() else { continue };
+            // Nearest Animator at or above.
+            let mut at = Some(Entity { index: i as u32, generation: generations[i] });
+            let mut rig = None;
+            while let Some(e) = at {
+                let r = rig_of[e.index as usize];
+                if r != NONE {
+                    rig = Some(&rigs[r as usize]);
+                    break;
+                }
+                at = parents[e.index as usize];
+            }
+            m.rig = rig.map(|r| r.entity);
+            let skin = m.asset.skeleton.as_ref();
+            let no_rig = skin.is_some() && rig.is_none();
+            let other = match (skin, rig) {
+                (Some(s), Some(r)) => {
+                    let rs = r.component.animator.skeleton();
+                    !Arc::ptr_eq(s, rs) && (s.name != rs.name || s.bone_names != rs.bone_names)
+                }
+                _ => false,
+            };
+            let off = match (skin, rig) {
+                (Some(_), Some(r)) => {
+                    let ri = r.entity.index as usize;
+                    ri != i && !worlds[i].abs_diff_eq(worlds[ri], 1e-4)
+                }
+                _ => false,
+            };
+            let rig_sk = rig.map(|r| r.component.animator.skeleton().name.as_str()).unwrap_or("");
+            let mesh_sk = skin.map(|s| s.name.as_str()).unwrap_or("");
+            let path = || path_of(names, parents, i as u32);
+            m.latches[0].update(no_rig, faults, || {
+                format!("skinned mesh {}: no Animator at or above it drives it", path())
+            });
+            m.latches[1].update(other, faults, || {
+                format!("skinned mesh {}: its skeleton {mesh_sk:?} is not its rig's ({rig_sk:?})", path())
+            });
+            m.latches[2].update(off, faults, || {
+                format!(
+                    "skinned mesh {}: it sits off its rig's origin (skinning ignores its own transform)",
+                    path()
+                )
+            });
+        }
+    }
+
+    // ---------------------------------------------------------------- authored state
+
+    /// Builds a world from an authored scene, resolving references through `assets`.
+    pub fn instantiate(desc: &SceneDesc, assets: &dyn AssetSource) -> Result<World, SceneError> {
+        let mut w = World::new();
+        w.load(desc, assets)?;
+        Ok(w)
+    }
+
+    /// Replaces this world's contents with `desc` and bumps the epoch (the next frame recomposes
+    /// every rig; no old slice dresses a new entity). On error the world is left empty.
+    pub fn load(&mut self, desc: &SceneDesc, assets: &dyn AssetSource) -> Result<(), SceneError> {
+        self.clear();
+        self.name = desc.name.clone();
+        for (reference, clip) in assets.all_clips() {
+            self.register_clip(clip, reference);
+        }
+        let mut stack: Vec<(&EntityDesc, Option<Entity>)> =
+            desc.entities.iter().rev().map(|d| (d, None)).collect();
+        while let Some((d, parent)) = stack.pop() {
+            if let Err(e) = self.spawn_desc(d, parent, assets, &mut stack) {
+                self.clear();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn spawn_desc<'a>(
+        &mut self,
+        d: &'a EntityDesc,
+        parent: Option<Entity>,
+        assets: &dyn AssetSource,
+        stack: &mut Vec<(&'a EntityDesc, Option<Entity>)>,
+    ) -> Result<(), SceneError> {
+        let e = self.spawn(d.name.clone());
+        let siblings = match parent {
+            Some(p) => self.children(p).to_vec(),
+            None => self.roots.iter().copied().filter(|x| *x != e).collect(),
+        };
+        self.set_parent(e, parent)?;
+        let path = self.path(e).unwrap_or_default();
+        if siblings.iter().any(|s| self.names[s.index as usize] == d.name) {
+            return Err(SceneError::DuplicateName { entity: path });
+        }
+        let reference = |field, message| SceneError::Reference { entity: path.clone(), field, message };
+        self.set_transform(e, d.transform)?;
+        if let Some(a) = &d.animator {
+            let skeleton = assets.skeleton(&a.rig).map_err(|m| reference("animator.rig", m))?;
+            let clip = match &a.clip {
+                Some(c) => {
+                    let mut clip = assets.clip(c, &skeleton).map_err(|m| reference("animator.clip", m))?;
+                    if let Some(l) = a.looping
+                        && l != clip.looping
+                    {
+                        let mut looped = (*clip).clone();
+                        looped.looping = l;
+                        clip = Arc::new(looped);
+                    }
+                    self.register_clip(clip.clone(), c.clone());
+                    Some(clip)
+                }
+                None => None,
+            };
+            let animator = Animator::new(
+                skeleton,
+                AnimatorSettings { clip, speed: a.speed, play_on_start: a.play_on_start },
+            );
+            let component =
+                AnimatorComponent { rig: a.rig.clone(), clip: a.clip.clone(), looping: a.looping, animator };
+            self.set_animator(e, component)?;
+        }
+        if let Some(m) = &d.mesh {
+            let asset = match m {
+                MeshDesc::Asset(r) => assets.mesh(r).map_err(|msg| reference("mesh", msg))?,
+                MeshDesc::Box { half_extents } => Arc::new(MeshAsset::cuboid(&d.name, *half_extents)),
+            };
+            self.set_mesh(e, Some(MeshComponent::new(m.clone(), asset)))?;
+        }
+        if let Some(s) = &d.socket {
+            self.set_socket(e, Some(BoneSocket::new(s.bone.clone(), s.offset)))?;
+        }
+        self.set_animation(e, d.animation.clone())?;
+        self.set_morph_weights(e, d.morph_weights.clone())?;
+        stack.extend(d.children.iter().rev().map(|c| (c, Some(e))));
+        Ok(())
+    }
+
+    /// Registers the reference a clip is saved under (so a fade to it saves by that name).
+    pub fn register_clip(&mut self, clip: Arc<Clip>, reference: impl Into<String>) {
+        if !self.clip_refs.iter().any(|(k, _)| Arc::ptr_eq(k, &clip)) {
+            self.clip_refs.push((clip, reference.into()));
+        }
+    }
+
+    /// The authored state of this world. Session state is never read: an animator saves the clip
+    /// it plays (or is fading to), its speed and `play_on_start`, never its time, fade, adjusts or
+    /// events; a socket's placed transform is derived and its authored one is saved.
+    pub fn to_desc(&self) -> SceneDesc {
+        fn build(w: &World, e: Entity) -> EntityDesc {
+            let i = e.index as usize;
+            let animator = w.animator_component(e).map(|c| {
+                let a = &c.animator;
+                let clip = a
+                    .current_clip()
+                    .and_then(|cur| w.clip_refs.iter().find(|(k, _)| Arc::ptr_eq(k, cur)))
+                    .map(|(_, r)| r.clone())
+                    .or_else(|| c.clip.clone());
+                AnimatorDesc {
+                    rig: c.rig.clone(),
+                    clip,
+                    looping: c.looping,
+                    speed: a.settings().speed,
+                    play_on_start: a.settings().play_on_start,
+                }
+            });
+            EntityDesc {
+                name: w.names[i].clone(),
+                transform: w.transforms[i],
+                animator,
+                mesh: w.meshes[i].as_ref().map(|m| m.desc.clone()),
+                socket: w.sockets[i].as_ref().map(|s| SocketDesc { bone: s.bone.clone(), offset: s.offset }),
+                animation: w.animations[i].as_ref().map(|p| p.animation.clone()),
+                morph_weights: w.morphs[i].clone(),
+                children: w.children[i].iter().map(|c| build(w, *c)).collect(),
+            }
+        }
+        SceneDesc { name: self.name.clone(), entities: self.roots.iter().map(|e| build(self, *e)).collect() }
+    }
+}

@@ -1,0 +1,532 @@
+//! GPU tests of the renderer (feature `render`). Each gets its device from
+//! `render::test_device()`: without an adapter they print `SKIPPED` and pass, unless
+//! `MARROW_REQUIRE_GPU=1` (CI, with lavapipe) makes that a failure.
+
+mod support;
+
+use std::path::PathBuf;
+
+use marrow_engine::glam::{Mat4, Vec3};
+use marrow_engine::gltf::{ImportedScene, ScenePose, import};
+use marrow_engine::render::scene::{RenderRequest, SceneRenderer, render_gltf};
+use marrow_engine::render::{
+    Camera, FrameData, GpuContext, MeshData, MeshPool, Renderer, RendererSettings, ShaderSource, test_device,
+};
+use marrow_engine::skinning::SkinningJob;
+
+fn model(name: &str) -> ImportedScene {
+    import(support::gltf_dir().join(name).join(format!("{name}.glb"))).unwrap()
+}
+
+/// GPU-skinned world positions (the renderer's `skinned_world_position`, read back from a
+/// compute pass) against the CPU reference job, for every skinned primitive.
+fn check_gpu_skinning(ctx: &GpuContext, scene: &ImportedScene, times: &[f32]) -> usize {
+    let renderer = Renderer::new(ctx, RendererSettings::default()).unwrap();
+    let mut pool = MeshPool::new();
+    let mut sr = SceneRenderer::upload(ctx, &mut pool, scene).unwrap();
+    sr.ground_plane = false;
+    let mut pose = ScenePose::new(scene);
+    let mut checked = 0;
+    for (k, &t) in times.iter().enumerate() {
+        pose.evaluate(scene, Some(0), t).unwrap();
+        let mut frame = FrameData::default();
+        sr.extract(ctx, &mut pool, scene, &pose, k as u64 + 1, &mut frame).unwrap();
+        let b = sr.bounds().unwrap();
+        let size = (b.max - b.min).length();
+        for (obj, (node, mesh, prim)) in frame.objects.iter().zip(sr.draw_origins()) {
+            let p = &scene.meshes[mesh].primitives[prim];
+            let (Some(skin_stream), Some(skin)) = (&p.skin, scene.nodes[node].skin) else { continue };
+            let gpu = renderer.skinned_positions(&pool, obj, &frame.palette).unwrap();
+            let mut mats = vec![Mat4::IDENTITY; scene.skins[skin].joints.len()];
+            pose.skinning_matrices(scene, skin, node, &mut mats);
+            let mut cpu = vec![[0.0; 3]; p.positions.len()];
+            SkinningJob {
+                palette: &mats,
+                joints: &skin_stream.joints,
+                weights: &skin_stream.weights,
+                positions: &p.positions,
+                normals: &[],
+                tangents: &[],
+                out_positions: &mut cpu,
+                out_normals: &mut [],
+                out_tangents: &mut [],
+            }
+            .run()
+            .unwrap();
+            let world = pose.world[node];
+            assert_eq!(gpu.len(), cpu.len());
+            let worst = gpu
+                .iter()
+                .zip(&cpu)
+                .map(|(g, c)| (Vec3::from(*g) - world.transform_point3(Vec3::from(*c))).length())
+                .fold(0.0, f32::max);
+            assert!(worst <= 1e-4 * size, "t={t} node {node}: worst error {worst} > 1e-4 of size {size}");
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn gpu_skinning_matches_cpu_reference_cesium_man() {
+    let Some(ctx) = test_device() else { return };
+    let scene = model("CesiumMan");
+    assert_eq!(check_gpu_skinning(&ctx, &scene, &[0.0, 0.4, 1.1, 1.9]), 4);
+}
+
+#[test]
+fn gpu_skinning_matches_cpu_reference_rigged_figure() {
+    let Some(ctx) = test_device() else { return };
+    let scene = model("RiggedFigure");
+    assert_eq!(check_gpu_skinning(&ctx, &scene, &[0.0, 0.3, 0.9, 1.5]), 4);
+}
+
+fn diff_fraction(a: &[u8], b: &[u8], w: u32, rows: std::ops::Range<u32>) -> f32 {
+    let mut differ = 0;
+    let mut total = 0;
+    for y in rows {
+        for x in 0..w {
+            let i = ((y * w + x) * 4) as usize;
+            total += 1;
+            if a[i..i + 3].iter().zip(&b[i..i + 3]).any(|(p, q)| p.abs_diff(*q) > 8) {
+                differ += 1;
+            }
+        }
+    }
+    differ as f32 / total as f32
+}
+
+#[test]
+fn cesium_man_mid_walk_differs_from_bind_pose_where_the_legs_moved() {
+    let Some(ctx) = test_device() else { return };
+    let scene = model("CesiumMan");
+    let mut pool = MeshPool::new();
+    let mut sr = SceneRenderer::upload(&ctx, &mut pool, &scene).unwrap();
+    let mut renderer =
+        Renderer::new(&ctx, RendererSettings { shadow_map_size: 512, ..Default::default() }).unwrap();
+    let target = renderer.create_target(192, 192);
+    let mut pose = ScenePose::new(&scene);
+    // Fixed camera framed on the rest pose.
+    let mut frame = FrameData::default();
+    sr.extract(&ctx, &mut pool, &scene, &pose, 1, &mut frame).unwrap();
+    let camera = Camera::framing(sr.bounds().unwrap(), 1.0);
+    let mut shot = |anim: Option<usize>, t: f32, version: u64| {
+        pose.evaluate(&scene, anim, t).unwrap();
+        frame.clear();
+        sr.extract(&ctx, &mut pool, &scene, &pose, version, &mut frame).unwrap();
+        frame.camera = camera;
+        let stats = renderer.render(&pool, &frame, &target).unwrap();
+        assert!(stats.palette_uploaded);
+        assert!(stats.skinned_pipeline_binds >= 3, "shadow, depth and forward passes: {stats:?}");
+        let color = renderer.read_color(&target).unwrap();
+        // The forward pass (LEQUAL, writes off) shades every pixel the depth pre-pass covered:
+        // both run the same skinned_world_position, so their depths agree exactly.
+        let depth = renderer.read_depth(&target).unwrap();
+        let covered = depth.iter().filter(|d| **d < 1.0).count();
+        let background = color[0..4].to_vec();
+        let holes =
+            depth.iter().zip(color.chunks(4)).filter(|(d, c)| **d < 1.0 && *c == &background[..]).count();
+        assert!(covered > 1000, "{covered}");
+        assert_eq!(holes, 0, "pixels with pre-pass depth but no forward shading");
+        (color, renderer.read_shadow_map().unwrap())
+    };
+    let (bind, bind_shadow) = shot(None, 0.0, 2);
+    let (walk, walk_shadow) = shot(Some(0), 0.5, 3);
+    let (bind2, _) = shot(None, 0.0, 4);
+    assert_eq!(bind, bind2, "rendering is deterministic");
+    // The character is drawn: not all background.
+    let bg = &bind[0..4];
+    assert!(bind.chunks(4).filter(|p| p != &bg).count() > 192 * 192 / 20);
+    // Legs: the lower half of the image changes.
+    let legs = diff_fraction(&bind, &walk, 192, 96..192);
+    assert!(legs > 0.01, "lower half differs by {legs}");
+    let shadow_diff = bind_shadow.iter().zip(&walk_shadow).filter(|(a, b)| (*a - *b).abs() > 1e-4).count();
+    assert!(shadow_diff > 100, "shadow maps differ in {shadow_diff} texels");
+    assert!(bind_shadow.iter().any(|d| *d < 1.0), "the character casts into the shadow map");
+}
+
+#[test]
+fn static_only_scene_binds_no_skinned_pipeline_and_uploads_no_palette() {
+    let Some(ctx) = test_device() else { return };
+    let mut pool = MeshPool::new();
+    let cube = pool
+        .add(
+            &ctx.device,
+            &MeshData {
+                positions: &[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+                normals: &[[0.0, 0.0, 1.0]; 3],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(!pool.get(cube).unwrap().is_skinned());
+    let mut renderer =
+        Renderer::new(&ctx, RendererSettings { shadow_map_size: 256, ..Default::default() }).unwrap();
+    let target = renderer.create_target(64, 64);
+    let mut frame = FrameData {
+        camera: Camera {
+            eye: Vec3::new(0.3, 0.3, 3.0),
+            target: Vec3::new(0.3, 0.3, 0.0),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    frame.palette = vec![Mat4::IDENTITY; 4];
+    frame.palette_version = 7;
+    frame.objects.push(marrow_engine::render::DrawObject {
+        mesh: cube,
+        world_from_model: Mat4::IDENTITY,
+        color: [1.0, 0.0, 0.0, 1.0],
+        material: 0,
+        palette_offset: 0,
+        bounds: None,
+        casts_shadow: true,
+    });
+    for _ in 0..2 {
+        let stats = renderer.render(&pool, &frame, &target).unwrap();
+        assert_eq!(stats.skinned_pipeline_binds, 0);
+        assert!(!stats.palette_uploaded);
+        assert_eq!(stats.draw_calls, 3, "shadow + depth + forward");
+    }
+    assert_eq!(renderer.palette_uploads(), 0);
+    let px = renderer.read_color(&target).unwrap();
+    assert!(px.chunks(4).any(|p| p[0] > 100 && p[1] < 40), "the red triangle is drawn");
+}
+
+#[test]
+fn palette_upload_is_skipped_while_the_pose_version_is_unchanged() {
+    let Some(ctx) = test_device() else { return };
+    let scene = model("CesiumMan");
+    let mut pool = MeshPool::new();
+    let mut sr = SceneRenderer::upload(&ctx, &mut pool, &scene).unwrap();
+    let mut renderer =
+        Renderer::new(&ctx, RendererSettings { shadow_map_size: 128, ..Default::default() }).unwrap();
+    let target = renderer.create_target(32, 32);
+    let mut pose = ScenePose::new(&scene);
+    let mut frame = FrameData::default();
+    let mut uploads = Vec::new();
+    // Versions: playing (1, 2), paused (2, 2, 2), playing again (3).
+    for (version, t) in [(1, 0.1), (2, 0.2), (2, 0.2), (2, 0.2), (2, 0.2), (3, 0.3)] {
+        pose.evaluate(&scene, Some(0), t).unwrap();
+        frame.clear();
+        sr.extract(&ctx, &mut pool, &scene, &pose, version, &mut frame).unwrap();
+        frame.camera = Camera::framing(sr.bounds().unwrap(), 1.0);
+        uploads.push(renderer.render(&pool, &frame, &target).unwrap().palette_uploaded);
+    }
+    assert_eq!(uploads, [true, true, false, false, false, true]);
+    assert_eq!(renderer.palette_uploads(), 3);
+}
+
+#[test]
+fn rendered_png_of_cesium_man_is_not_blank() {
+    let Some(ctx) = test_device() else { return };
+    let scene = model("CesiumMan");
+    let req = RenderRequest { animation: Some(0), time: 0.5, overlay: true, ..Default::default() };
+    let img = render_gltf(&ctx, &scene, &req).unwrap();
+    assert_eq!((img.width, img.height, img.rgba.len()), (256, 256, 256 * 256 * 4));
+    let first = &img.rgba[0..4];
+    assert!(img.rgba.chunks(4).filter(|p| p != &first).count() > 256 * 256 / 10);
+    let out = std::env::temp_dir().join(format!("marrow-render-test-{}.png", std::process::id()));
+    img.save_png(&out).unwrap();
+    let back = image::open(&out).unwrap().to_rgba8();
+    assert_eq!(back.as_raw(), &img.rgba);
+    let _ = std::fs::remove_file(out);
+}
+
+fn copy_shaders(to: &PathBuf) {
+    std::fs::create_dir_all(to).unwrap();
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shaders");
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+#[test]
+fn broken_shader_edit_keeps_the_last_good_pipeline_and_fixing_it_reloads() {
+    let Some(ctx) = test_device() else { return };
+    let dir = std::env::temp_dir().join(format!("marrow-hot-reload-{}", std::process::id()));
+    copy_shaders(&dir);
+    let scene = model("CesiumMan");
+    let mut pool = MeshPool::new();
+    let mut sr = SceneRenderer::upload(&ctx, &mut pool, &scene).unwrap();
+    let settings = RendererSettings {
+        shaders: ShaderSource::Directory(dir.clone()),
+        shadow_map_size: 256,
+        ..Default::default()
+    };
+    let mut renderer = Renderer::new(&ctx, settings).unwrap();
+    assert_eq!(renderer.shader_error(), None);
+    renderer.watch_shaders().unwrap();
+    let target = renderer.create_target(96, 96);
+    let pose = ScenePose::new(&scene);
+    let mut frame = FrameData::default();
+    sr.extract(&ctx, &mut pool, &scene, &pose, 1, &mut frame).unwrap();
+    frame.camera = Camera::framing(sr.bounds().unwrap(), 1.0);
+    renderer.render(&pool, &frame, &target).unwrap();
+    let good = renderer.read_color(&target).unwrap();
+
+    // Break the skinning shader: the watcher notices, the reload fails with a readable error.
+    let original = std::fs::read_to_string(dir.join("skinning.wgsl")).unwrap();
+    std::fs::write(dir.join("skinning.wgsl"), original.replace("weights.x", "weights.x +")).unwrap();
+    let outcome =
+        renderer.wait_shader_change(std::time::Duration::from_secs(5)).expect("the watcher saw the edit");
+    let err = outcome.unwrap_err();
+    assert!(err.to_string().contains("mesh.wgsl"), "{err}");
+    assert_eq!(renderer.shader_error(), Some(&err));
+    // The last good pipelines keep drawing the same image.
+    renderer.render(&pool, &frame, &target).unwrap();
+    assert_eq!(renderer.read_color(&target).unwrap(), good);
+
+    // Fix it (the tinted fragment shader first, the skinning fix last, so any successful reload
+    // sees both): the tint proves the new pipeline is the one drawing.
+    let mesh = std::fs::read_to_string(dir.join("mesh.wgsl")).unwrap();
+    let tinted_src = mesh.replace(
+        "return vec4<f32>(diffuse + vec3<f32>(spec), 1.0);",
+        "return vec4<f32>(1.0, 0.0, 1.0, 1.0);",
+    );
+    assert_ne!(tinted_src, mesh);
+    std::fs::write(dir.join("mesh.wgsl"), tinted_src).unwrap();
+    std::fs::write(dir.join("skinning.wgsl"), &original).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        // The watcher may deliver the two writes as one batch or two.
+        match renderer.wait_shader_change(std::time::Duration::from_secs(1)) {
+            Some(Ok(())) => break,
+            _ => assert!(std::time::Instant::now() < deadline, "no successful reload after the fix"),
+        }
+    }
+    assert_eq!(renderer.shader_error(), None);
+    assert!(renderer.shader_reloads() >= 1);
+    renderer.render(&pool, &frame, &target).unwrap();
+    let tinted = renderer.read_color(&target).unwrap();
+    assert!(tinted.chunks(4).any(|p| p == [255, 0, 255, 255]));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn morph_instances_rebuild_only_when_weights_change_and_bounds_grow_with_them() {
+    let Some(ctx) = test_device() else { return };
+    let scene = model("AnimatedMorphCube");
+    let mut pool = MeshPool::new();
+    let mut sr = SceneRenderer::upload(&ctx, &mut pool, &scene).unwrap();
+    sr.ground_plane = false;
+    assert_eq!(sr.morph_instances(), 1);
+    let mut renderer =
+        Renderer::new(&ctx, RendererSettings { shadow_map_size: 128, ..Default::default() }).unwrap();
+    let target = renderer.create_target(64, 64);
+    let mut pose = ScenePose::new(&scene);
+    let mut frame = FrameData::default();
+    let mut uploads = Vec::new();
+    let mut images = Vec::new();
+    let rest_bounds = {
+        sr.extract(&ctx, &mut pool, &scene, &pose, 1, &mut frame).unwrap();
+        sr.bounds().unwrap()
+    };
+    let camera = Camera::framing(rest_bounds, 1.0);
+    let duration = scene.animations[0].duration;
+    for t in [0.0, 0.0, duration * 0.5, duration * 0.5] {
+        pose.evaluate(&scene, Some(0), t).unwrap();
+        frame.clear();
+        let before = sr.morph_uploads();
+        sr.extract(&ctx, &mut pool, &scene, &pose, 1, &mut frame).unwrap();
+        uploads.push(sr.morph_uploads() - before);
+        // The bounds hold every morphed vertex (moved to world).
+        let b = sr.bounds().unwrap();
+        let (node, mesh, prim) = sr.draw_origins()[0];
+        let p = &scene.meshes[mesh].primitives[prim];
+        let mut out = vec![[0.0; 3]; p.positions.len()];
+        marrow_engine::morph::MorphJob {
+            base_positions: &p.positions,
+            base_normals: &[],
+            base_tangents: &[],
+            targets: &p.targets,
+            weights: &pose.morph_weights[node],
+            positions: &mut out,
+            normals: &mut [],
+            tangents: &mut [],
+        }
+        .run()
+        .unwrap();
+        for v in &out {
+            let w = pose.world[node].transform_point3(Vec3::from(*v));
+            assert!(w.cmpge(b.min - 1e-5).all() && w.cmple(b.max + 1e-5).all(), "t={t}: {w} outside {b:?}");
+        }
+        frame.camera = camera;
+        renderer.render(&pool, &frame, &target).unwrap();
+        images.push(renderer.read_color(&target).unwrap());
+    }
+    // The first frame differs from the version built at upload (weights at t=0 are the same as
+    // the defaults only if the file says so); repeated times never upload.
+    assert_eq!(uploads[1], 0, "{uploads:?}");
+    assert_eq!(uploads[2], 1, "{uploads:?}");
+    assert_eq!(uploads[3], 0, "{uploads:?}");
+    assert_eq!(pool.vertex_uploads(), sr.morph_uploads());
+    assert_ne!(images[1], images[2], "the morphed cube looks different mid-animation");
+}
+
+#[test]
+fn dynamic_bounds_hold_every_posed_vertex_and_keep_edge_characters_visible() {
+    let Some(ctx) = test_device() else { return };
+    for name in ["CesiumMan", "RiggedFigure"] {
+        let scene = model(name);
+        let mut pool = MeshPool::new();
+        let mut sr = SceneRenderer::upload(&ctx, &mut pool, &scene).unwrap();
+        sr.ground_plane = false;
+        let mut pose = ScenePose::new(&scene);
+        let mut frame = FrameData::default();
+        for t in [0.25, 0.7, 1.2] {
+            pose.evaluate(&scene, Some(0), t).unwrap();
+            frame.clear();
+            sr.extract(&ctx, &mut pool, &scene, &pose, 1, &mut frame).unwrap();
+            for (obj, (node, mesh, prim)) in frame.objects.iter().zip(sr.draw_origins()) {
+                let p = &scene.meshes[mesh].primitives[prim];
+                let (Some(stream), Some(skin)) = (&p.skin, scene.nodes[node].skin) else { continue };
+                let mut mats = vec![Mat4::IDENTITY; scene.skins[skin].joints.len()];
+                pose.skinning_matrices(&scene, skin, node, &mut mats);
+                let mut cpu = vec![[0.0; 3]; p.positions.len()];
+                SkinningJob {
+                    palette: &mats,
+                    joints: &stream.joints,
+                    weights: &stream.weights,
+                    positions: &p.positions,
+                    normals: &[],
+                    tangents: &[],
+                    out_positions: &mut cpu,
+                    out_normals: &mut [],
+                    out_tangents: &mut [],
+                }
+                .run()
+                .unwrap();
+                let b = obj.bounds.unwrap();
+                let eps = (b.max - b.min).length() * 1e-5;
+                for v in &cpu {
+                    let w = pose.world[node].transform_point3(Vec3::from(*v));
+                    assert!(
+                        w.cmpge(b.min - eps).all() && w.cmple(b.max + eps).all(),
+                        "{name} t={t}: {w} outside"
+                    );
+                }
+            }
+        }
+    }
+    // A character whose posed bounds only just reach into the view is drawn, not culled, and
+    // still casts: the shadow box is fitted to the caster bounds.
+    let scene = model("CesiumMan");
+    let mut pool = MeshPool::new();
+    let mut sr = SceneRenderer::upload(&ctx, &mut pool, &scene).unwrap();
+    sr.ground_plane = false;
+    let mut renderer =
+        Renderer::new(&ctx, RendererSettings { shadow_map_size: 128, ..Default::default() }).unwrap();
+    let target = renderer.create_target(32, 32);
+    let mut pose = ScenePose::new(&scene);
+    pose.evaluate(&scene, Some(0), 0.5).unwrap();
+    let mut frame = FrameData::default();
+    sr.extract(&ctx, &mut pool, &scene, &pose, 1, &mut frame).unwrap();
+    let b = sr.bounds().unwrap();
+    let size = (b.max - b.min).length();
+    // Looking along -Z at a point just past the box's +X face: the edge of the box is inside.
+    let look = Vec3::new(b.max.x + size * 0.3, (b.min.y + b.max.y) * 0.5, (b.min.z + b.max.z) * 0.5);
+    frame.camera =
+        Camera { eye: look + Vec3::Z * size * 2.0, target: look, fov_y: 0.5, ..Default::default() };
+    let stats = renderer.render(&pool, &frame, &target).unwrap();
+    assert_eq!((stats.visible, stats.culled, stats.shadow_casters), (1, 0, 1), "{stats:?}");
+    // Moved further away, it is culled from the view but still casts.
+    let far = look + Vec3::X * size * 3.0;
+    frame.camera = Camera { eye: far + Vec3::Z * size * 2.0, target: far, fov_y: 0.5, ..Default::default() };
+    let stats = renderer.render(&pool, &frame, &target).unwrap();
+    assert_eq!((stats.visible, stats.culled, stats.shadow_casters), (0, 0, 1), "{stats:?}");
+    frame.shadows = false;
+    let stats = renderer.render(&pool, &frame, &target).unwrap();
+    assert_eq!((stats.visible, stats.culled, stats.shadow_casters), (0, 1, 0), "{stats:?}");
+}
+
+#[test]
+fn mesh_pool_gives_skinned_meshes_a_second_stream_of_equal_length_and_static_ones_none() {
+    let Some(ctx) = test_device() else { return };
+    let scene = model("CesiumMan");
+    let mut pool = MeshPool::new();
+    let sr = SceneRenderer::upload(&ctx, &mut pool, &scene).unwrap();
+    let (node, mesh, prim) = sr.draw_origins()[0];
+    assert!(scene.nodes[node].skin.is_some());
+    let n = scene.meshes[mesh].primitives[prim].positions.len() as u64;
+    let skinned = pool.get(marrow_engine::render::MeshHandle(0)).unwrap();
+    assert_eq!(skinned.vertex_count as u64, n);
+    assert_eq!(skinned.vertices.size(), n * 48);
+    assert_eq!(skinned.skin.as_ref().unwrap().size(), n * 24);
+    // The ground plane (the last mesh) is static: one stream only.
+    let ground = pool.get(marrow_engine::render::MeshHandle(pool.len() as u32 - 1)).unwrap();
+    assert!(ground.skin.is_none());
+    assert_eq!(ground.vertices.size(), 4 * 48);
+    // Bad input is refused, not uploaded.
+    let before = pool.len();
+    let tri = [[0.0f32; 3]; 3];
+    let bad_skin = MeshData {
+        positions: &tri,
+        skin: Some((&[[0; 4]; 2], &[[1.0, 0.0, 0.0, 0.0]; 2])),
+        ..Default::default()
+    };
+    assert!(pool.add(&ctx.device, &bad_skin).is_err());
+    let bad_index = MeshData { positions: &tri, indices: Some(&[0, 1, 3]), ..Default::default() };
+    assert!(pool.add(&ctx.device, &bad_index).is_err());
+    assert_eq!(pool.len(), before);
+}
+
+#[test]
+fn broken_shader_directory_at_start_falls_back_to_embedded_and_reports() {
+    let Some(ctx) = test_device() else { return };
+    let dir = std::env::temp_dir().join(format!("marrow-broken-start-{}", std::process::id()));
+    copy_shaders(&dir);
+    std::fs::write(dir.join("mesh.wgsl"), "#import common\nfn broken( {\n").unwrap();
+    let settings = RendererSettings {
+        shaders: ShaderSource::Directory(dir.clone()),
+        shadow_map_size: 64,
+        ..Default::default()
+    };
+    let mut renderer = Renderer::new(&ctx, settings).unwrap();
+    let err = renderer.shader_error().cloned().expect("the error is kept for display");
+    assert!(matches!(err, marrow_engine::render::ShaderError::Compile { .. }), "{err}");
+    assert!(err.to_string().contains("mesh.wgsl"), "{err}");
+    // Still broken: reload fails again and keeps the (embedded) pipelines.
+    assert!(renderer.reload_shaders().is_err());
+    assert_eq!(renderer.shader_reloads(), 0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_crowd_is_one_instanced_run_per_pass_with_skinned_runs_first() {
+    let Some(ctx) = test_device() else { return };
+    let scene = model("CesiumMan");
+    let mut pool = MeshPool::new();
+    let mut sr = SceneRenderer::upload(&ctx, &mut pool, &scene).unwrap();
+    let mut renderer =
+        Renderer::new(&ctx, RendererSettings { shadow_map_size: 128, ..Default::default() }).unwrap();
+    let target = renderer.create_target(48, 48);
+    let pose = ScenePose::new(&scene);
+    let mut frame = FrameData::default();
+    // Three characters (the ground plane is added by each extract; keep only the last one).
+    for k in 0..3 {
+        sr.ground_plane = k == 2;
+        let start = frame.objects.len();
+        sr.extract(&ctx, &mut pool, &scene, &pose, 1, &mut frame).unwrap();
+        for o in &mut frame.objects[start..start + 1] {
+            let m = Mat4::from_translation(Vec3::X * k as f32);
+            o.world_from_model = m * o.world_from_model;
+            o.bounds = o.bounds.map(|b| marrow_engine::skinning::Aabb {
+                min: b.min + Vec3::X * k as f32,
+                max: b.max + Vec3::X * k as f32,
+            });
+        }
+    }
+    assert_eq!(frame.objects.len(), 4);
+    assert_eq!(frame.palette.len(), 3 * scene.rigs[0].skeleton.bone_count());
+    assert_eq!(frame.objects.iter().map(|o| o.palette_offset).collect::<Vec<_>>()[..3], [0, 19, 38]);
+    let mut b = sr.bounds().unwrap();
+    b.max.x += 2.0;
+    frame.camera = Camera::framing(b, 1.0);
+    let stats = renderer.render(&pool, &frame, &target).unwrap();
+    // Shadow: 1 skinned run (the ground casts nothing); depth and forward: skinned run + ground.
+    assert_eq!(stats.draw_calls, 5, "{stats:?}");
+    assert_eq!(stats.skinned_pipeline_binds, 3, "{stats:?}");
+    assert_eq!((stats.visible, stats.shadow_casters), (4, 3), "{stats:?}");
+}

@@ -1,0 +1,123 @@
+// Mesh drawing: forward shading with a directional light and a shadow map, the depth pre-pass,
+// the shadow pass and the outline (inverse hull) pass. Compiled twice: as is for static meshes
+// and with `#define SKINNED` for skinned ones (a second vertex stream, posed by skinning.wgsl).
+
+#import common
+#import skinning
+
+@group(2) @binding(0) var shadow_map: texture_depth_2d;
+@group(2) @binding(1) var shadow_sampler: sampler_comparison;
+
+struct VertexIn {
+    @builtin(instance_index) instance: u32,
+    @location(0) position: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) tangent: vec4<f32>,
+    @location(3) uv: vec2<f32>,
+#ifdef SKINNED
+    @location(4) joints: vec4<u32>,
+    @location(5) weights: vec4<f32>,
+#endif
+};
+
+fn world_position(v: VertexIn) -> vec3<f32> {
+    let o = objects[v.instance];
+#ifdef SKINNED
+    return skinned_world_position(o.world_from_model, o.palette_offset, v.joints, v.weights, v.position);
+#else
+    return (o.world_from_model * vec4<f32>(v.position, 1.0)).xyz;
+#endif
+}
+
+fn world_normal(v: VertexIn) -> vec3<f32> {
+    let o = objects[v.instance];
+#ifdef SKINNED
+    return skinned_world_normal(o.world_from_model, o.palette_offset, v.joints, v.weights, v.normal);
+#else
+    return normalize((o.world_from_model * vec4<f32>(v.normal, 0.0)).xyz);
+#endif
+}
+
+struct DepthOut {
+    @builtin(position) @invariant clip: vec4<f32>,
+};
+
+// Depth pre-pass (camera) and shadow pass (light): positions only.
+@vertex
+fn vs_depth(v: VertexIn) -> DepthOut {
+    var out: DepthOut;
+    out.clip = frame.clip_from_world * vec4<f32>(world_position(v), 1.0);
+    return out;
+}
+
+@vertex
+fn vs_shadow(v: VertexIn) -> DepthOut {
+    var out: DepthOut;
+    out.clip = frame.light_clip_from_world * vec4<f32>(world_position(v), 1.0);
+    return out;
+}
+
+struct ForwardOut {
+    @builtin(position) @invariant clip: vec4<f32>,
+    @location(0) world: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) @interpolate(flat) instance: u32,
+};
+
+@vertex
+fn vs_forward(v: VertexIn) -> ForwardOut {
+    var out: ForwardOut;
+    let world = world_position(v);
+    out.clip = frame.clip_from_world * vec4<f32>(world, 1.0);
+    out.world = world;
+    out.normal = world_normal(v);
+    out.instance = v.instance;
+    return out;
+}
+
+fn shadow_factor(world: vec3<f32>, n_dot_l: f32) -> f32 {
+    let light_clip = frame.light_clip_from_world * vec4<f32>(world, 1.0);
+    let ndc = light_clip.xyz / light_clip.w;
+    let uv = vec2<f32>(ndc.x * 0.5 + 0.5, 0.5 - ndc.y * 0.5);
+    let bias = frame.params.z * (1.0 + 2.0 * (1.0 - n_dot_l));
+    let depth = ndc.z - bias;
+    let texel = frame.params.y;
+    var lit = 0.0;
+    for (var y = -1; y <= 1; y++) {
+        for (var x = -1; x <= 1; x++) {
+            let offset = vec2<f32>(f32(x), f32(y)) * texel;
+            lit += textureSampleCompareLevel(shadow_map, shadow_sampler, uv + offset, depth);
+        }
+    }
+    lit = lit / 9.0;
+    let outside = any(uv < vec2<f32>(0.0)) || any(uv > vec2<f32>(1.0)) || ndc.z > 1.0;
+    return select(lit, 1.0, outside);
+}
+
+@fragment
+fn fs_forward(in: ForwardOut) -> @location(0) vec4<f32> {
+    let o = objects[in.instance];
+    let n = normalize(in.normal);
+    let l = -normalize(frame.light_direction.xyz);
+    let n_dot_l = max(dot(n, l), 0.0);
+    let shadow = shadow_factor(in.world, n_dot_l);
+    let v = normalize(frame.camera_position.xyz - in.world);
+    let h = normalize(l + v);
+    let spec = pow(max(dot(n, h), 0.0), 32.0) * 0.25 * shadow;
+    let diffuse = o.color.rgb * (frame.ambient.rgb + frame.light_color.rgb * n_dot_l * shadow);
+    return vec4<f32>(diffuse + vec3<f32>(spec), 1.0);
+}
+
+// Outline: the inverse hull, expanded along the (skinned) normal after skinning.
+@vertex
+fn vs_outline(v: VertexIn) -> DepthOut {
+    var out: DepthOut;
+    let world = world_position(v) + world_normal(v) * frame.params.x;
+    out.clip = frame.clip_from_world * vec4<f32>(world, 1.0);
+    return out;
+}
+
+@fragment
+fn fs_outline() -> @location(0) vec4<f32> {
+    return vec4<f32>(0.02, 0.02, 0.03, 1.0);
+}

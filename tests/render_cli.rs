@@ -1,0 +1,69 @@
+//! End-to-end test of `marrow render`: CesiumMan mid-walk to a PNG that is not blank, and bad
+//! arguments refused with a message. GPU runs go through `marrow_engine::render::test_device()`
+//! (skips loudly without an adapter unless `MARROW_REQUIRE_GPU=1`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn gltf_dir() -> PathBuf {
+    match std::env::var_os("MARROW_SHARED_DIR") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            if d.join("gltf").is_dir() { d.join("gltf") } else { d }
+        }
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/gltf"),
+    }
+}
+
+fn marrow(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_marrow")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn render_cesium_man_to_png() {
+    if marrow_engine::render::test_device().is_none() {
+        return;
+    }
+    let file = gltf_dir().join("CesiumMan/CesiumMan.glb");
+    let out = std::env::temp_dir().join(format!("marrow-render-cli-{}.png", std::process::id()));
+    let (code, stdout, stderr) = marrow(&[
+        "render",
+        file.to_str().unwrap(),
+        "--anim",
+        "0",
+        "--time",
+        "0.5",
+        "--size",
+        "200x160",
+        "--overlay",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("wrote"), "{stdout}");
+    let img = image::open(&out).unwrap().to_rgba8();
+    assert_eq!(img.dimensions(), (200, 160));
+    let corner = *img.get_pixel(0, 0);
+    let differing = img.pixels().filter(|p| **p != corner).count();
+    assert!(differing > 200 * 160 / 10, "only {differing} pixels differ from the background");
+    let distinct: std::collections::HashSet<[u8; 4]> = img.pixels().map(|p| p.0).collect();
+    assert!(distinct.len() > 50, "a lit, shaded image has many colours, got {}", distinct.len());
+    let _ = std::fs::remove_file(out);
+}
+
+#[test]
+fn render_refuses_bad_size_and_animation() {
+    let file = gltf_dir().join("CesiumMan/CesiumMan.glb");
+    let f = file.to_str().unwrap();
+    let (code, _, err) = marrow(&["render", f, "--size", "12by4", "--out", "x.png"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("expected WIDTHxHEIGHT"), "{err}");
+    let (code, _, err) = marrow(&["render", f, "--anim", "7", "--out", "x.png"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no such animation"), "{err}");
+}
