@@ -36,6 +36,11 @@
 //! adjusts, scaled by the head's fade weight ([`crate::graph::eval::weighted_adjust`]). A graph
 //! head's `time` is the graph time it has advanced; [`Animator::seek`] does not move its playheads.
 //!
+//! ## Faults
+//! A clip (or graph) for another rig leaves the bind pose standing. The animator only notes it
+//! ([`Animator::current_fault`], and a `debug` log line); the scene's world warns about it once
+//! per occurrence gap through its fault latches, so the warning is not repeated per head.
+//!
 //! Not here: the fixed-tick clock ([`crate::clock`]), graph compilation ([`crate::graph`]), scenes.
 
 use std::sync::Arc;
@@ -112,7 +117,7 @@ impl Head {
         let duration = clip.duration();
         let fault = find_clip_fault(&clip, skeleton);
         if let Some(f) = &fault {
-            log::warn!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name);
+            log::debug!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name);
         }
         Head {
             time: if speed < 0.0 { duration } else { 0.0 },
@@ -136,7 +141,7 @@ impl Head {
                 clip_skeleton: program.skeleton().to_owned(),
                 skeleton: skeleton.name.clone(),
             };
-            log::warn!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name);
+            log::debug!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name);
             head.fault = Some(f);
         }
         head.graph = Some(Box::new(GraphInstance::new(program)));

@@ -54,7 +54,7 @@ pub fn advance_head(time: f32, travel: f32, duration: f32, looping: bool) -> (Pl
 /// that `step` sweeps over, in sweep order. `lap` is 0 for the lap the step started in, +1 / -1
 /// for the lap a looping head wrapped into.
 pub fn swept_markers(
-    marker_times: impl Iterator<Item = f32> + Clone + DoubleEndedIterator + ExactSizeIterator,
+    marker_times: impl DoubleEndedIterator<Item = f32> + ExactSizeIterator + Clone,
     step: &PlaybackStep,
     duration: f32,
     looping: bool,

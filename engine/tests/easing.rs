@@ -1,6 +1,9 @@
 //! Easing curves: names, endpoints and reference values from the standard formulas
 //! (easings.net), computed independently in double precision.
 
+// The reference table holds computed values (sin(pi/4) among them), not approximated constants.
+#![allow(clippy::approx_constant)]
+
 use marrow_engine::easing::{CubicBezier, Ease, Easing};
 
 /// `(name, [f(0.25), f(0.5), f(0.75)])` from the standard formulas, evaluated in f64.

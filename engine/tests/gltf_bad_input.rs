@@ -2,6 +2,7 @@
 //! names the file and the object at fault, never a panic.
 
 mod support;
+use std::f32::consts::FRAC_1_SQRT_2;
 use support::gltf_dir;
 
 use std::path::{Path, PathBuf};
@@ -26,7 +27,7 @@ struct Doc {
 
 impl Doc {
     fn push(&mut self, bytes: &[u8], count: usize, ct: u32, kind: &str) -> usize {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         self.views.push(json!({"buffer": 0, "byteOffset": self.bin.len(), "byteLength": bytes.len()}));
@@ -91,7 +92,7 @@ fn good() -> Case {
     base(
         &[0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0],
         &[0.0, 1.0],
-        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.7071068, 0.7071068],
+        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, FRAC_1_SQRT_2, FRAC_1_SQRT_2],
     )
 }
 
@@ -175,7 +176,7 @@ fn joint_index_past_the_joint_count() {
     let c = base(
         &[0, 0, 0, 0, 0, 5, 0, 0, 1, 0, 0, 0],
         &[0.0, 1.0],
-        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.7071068, 0.7071068],
+        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, FRAC_1_SQRT_2, FRAC_1_SQRT_2],
     );
     let faults = faults_of(&write("joint", &c));
     assert_eq!(faults.len(), 1, "{faults:?}");
@@ -209,7 +210,7 @@ fn non_increasing_key_times() {
     let c = base(
         &[0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0],
         &[1.0, 1.0],
-        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.7071068, 0.7071068],
+        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, FRAC_1_SQRT_2, FRAC_1_SQRT_2],
     );
     let faults = faults_of(&write("times", &c));
     assert_eq!(faults.len(), 1, "{faults:?}");

@@ -28,8 +28,6 @@ const MODELS: [&str; 9] = [
     "AnimatedTriangle/AnimatedTriangle.gltf",
 ];
 
-/// The shared sample models folder; a missing folder fails the test.
-
 // ---------------------------------------------------------------------------------------------
 // The independent evaluator, from the specification.
 // ---------------------------------------------------------------------------------------------

@@ -27,6 +27,9 @@ fn origin(m: &Mat4) -> Vec3 {
 // ---------------------------------------------------------------------------------------------
 // Validity tables
 
+/// One row of a validity table: what is wrong, the job's result, and a check of the error.
+type Row<'a, T> = (&'a str, T, fn(&JobError) -> bool);
+
 #[test]
 fn sampling_job_validity_table() {
     let sk = chain_skeleton(8);
@@ -39,7 +42,7 @@ fn sampling_job_validity_table() {
 
     let ok = SamplingJob { clip: &clip, bind_pose: &bind, time: 0.5, context: &mut ctx, output: &mut out };
     assert_eq!(ok.validate(), Ok(()));
-    let rows: Vec<(&str, Result<(), JobError>, fn(&JobError) -> bool)> = vec![
+    let rows: Vec<Row<Result<(), JobError>>> = vec![
         (
             "output too small",
             SamplingJob { clip: &clip, bind_pose: &bind, time: 0.5, context: &mut ctx, output: &mut short }
@@ -91,14 +94,16 @@ fn sampling_job_validity_table() {
 
 #[test]
 fn blending_job_validity_table() {
-    let rest = vec![Transform::IDENTITY; 4];
-    let pose = vec![Transform::IDENTITY; 4];
-    let short = vec![Transform::IDENTITY; 3];
+    let rest = [Transform::IDENTITY; 4];
+    let pose = [Transform::IDENTITY; 4];
+    let short = [Transform::IDENTITY; 3];
     let mask = [1.0f32; 3];
-    let mut out = vec![Transform::IDENTITY; 4];
-    let mut out_short = vec![Transform::IDENTITY; 2];
+    let mut out = [Transform::IDENTITY; 4];
+    let mut out_short = [Transform::IDENTITY; 2];
     let layer = |pose, weight, mask| BlendLayer { pose, weight, mask };
-    let cases: Vec<(&str, Vec<BlendLayer>, bool, fn(&JobError) -> bool)> = vec![
+    // (what, layers, short output, expected error)
+    type BlendRow<'a> = (&'a str, Vec<BlendLayer<'a>>, bool, fn(&JobError) -> bool);
+    let cases: Vec<BlendRow> = vec![
         (
             "short layer pose",
             vec![layer(&short[..], 1.0, None)],

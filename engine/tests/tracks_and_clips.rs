@@ -182,6 +182,9 @@ fn track_constructor_rejects_bad_keys() {
 // ---------------------------------------------------------------------------------------------
 // Validity tables
 
+/// One row of a validity table: what is wrong, the broken input, and a check of the fault found.
+type Row<T, F> = (&'static str, T, fn(&F) -> bool);
+
 fn bone(name: &str, parent: u16) -> (String, u16, Transform) {
     (name.to_owned(), parent, Transform::from_translation(Vec3::Y))
 }
@@ -212,7 +215,7 @@ fn skeleton_fault_table() {
     let mut nan_bind = good.clone();
     nan_bind.bind_pose[1].translation.x = f32::NAN;
 
-    let table: Vec<(&str, Skeleton, fn(&SkeletonFault) -> bool)> = vec![
+    let table: Vec<Row<Skeleton, SkeletonFault>> = vec![
         ("parent after child", parent_after, |f| {
             matches!(f, SkeletonFault::ParentNotBefore { bone: 1, parent: 2, .. })
         }),
@@ -285,7 +288,7 @@ fn clip_fault_table() {
     let mut bad_length = good.clone();
     bad_length.length = f32::NAN;
 
-    let table: Vec<(&str, Clip, fn(&ClipFault) -> bool)> = vec![
+    let table: Vec<Row<Clip, ClipFault>> = vec![
         (
             "other rig",
             other_rig,

@@ -804,13 +804,13 @@ impl Builder<'_> {
             });
         }
         // Bindings: mesh nodes with a skin.
-        for ni in 0..nodes.len() {
-            let Some(si) = nodes[ni].skin else { continue };
+        for (ni, node) in nodes.iter().enumerate() {
+            let Some(si) = node.skin else { continue };
             let Some(skin) = skin_ids.iter().position(|&x| x == si).and_then(|k| skins.get(k)) else {
                 continue;
             };
             let rig = skin.rig;
-            let Some(mi) = nodes[ni].mesh else {
+            let Some(mi) = node.mesh else {
                 self.warn(Location::Node(ni), format!("has skin {si} but no mesh; the skin is ignored"));
                 continue;
             };

@@ -528,10 +528,10 @@ pub fn validate_structure(graph: &AnimGraph) -> (Vec<GraphError>, Option<Vec<usi
     let mut errors = Vec::new();
     let mut index: HashMap<NodeId, usize> = HashMap::with_capacity(graph.nodes.len());
     for (i, n) in graph.nodes.iter().enumerate() {
-        if index.contains_key(&n.id) {
-            errors.push(GraphError::DuplicateNodeId { node: n.id, title: n.kind.name() });
+        if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(n.id) {
+            slot.insert(i);
         } else {
-            index.insert(n.id, i);
+            errors.push(GraphError::DuplicateNodeId { node: n.id, title: n.kind.name() });
         }
     }
     let index_of = |id: NodeId| index.get(&id).copied();

@@ -16,6 +16,10 @@
 //!
 //! Not here: resolving clips or bones (the compiler does that), editor-only view state.
 
+// Load-time errors carry the whole graph error for the node at fault; their size never matters on
+// a hot path.
+#![allow(clippy::result_large_err)]
+
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
