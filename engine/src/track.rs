@@ -206,7 +206,8 @@ impl<T: Animatable> Track<T> {
     }
 
     /// Builds a track from parallel arrays checking only that they are parallel (the structure
-    /// sampling relies on). Order and finiteness are left to [`Track::find_fault`], for importers
+    /// sampling relies on). A CUBICSPLINE track built here gets zero tangents; use
+    /// [`Track::cubic_from_keys_unchecked`] to give them. Order and finiteness are left to [`Track::find_fault`], for importers
     /// that report every fault of a file at once. Sampling an unsorted track never panics.
     pub fn from_keys_unchecked(
         interpolation: Interpolation,
