@@ -1,10 +1,8 @@
 //! Graph evaluation allocates nothing per tick: a counting global allocator watches 600 ticks of
 //! advance + evaluate (and the Animator playing the graph) after a warm-up.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use glam::{Mat4, Vec3};
 use marrow_engine::animator::{Animator, AnimatorSettings};
@@ -14,23 +12,8 @@ use marrow_engine::math::Transform;
 use marrow_engine::pose::{LocalToModelJob, RigPoseMut};
 use marrow_engine::synthetic::{chain_skeleton, dense_clip};
 
-struct Counting;
-
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+mod support;
+use support::{Counting, allocations};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -112,10 +95,10 @@ fn evaluation_allocates_nothing_per_tick() {
     for k in 0..120 {
         tick(k, &mut inst, &mut anim);
     }
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocations();
     for k in 120..720 {
         tick(k, &mut inst, &mut anim);
     }
-    let after = ALLOCS.load(Ordering::Relaxed);
+    let after = allocations();
     assert_eq!(after - before, 0, "allocations during 600 ticks");
 }

@@ -2,30 +2,12 @@
 //! a counting global allocator watches frames of a rig with socketed limbs (the runner) and of
 //! the same scene with the sockets removed.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use marrow_engine::project::Library;
 use marrow_engine::project::runner::{CLIP_PATH, runner_project};
 use marrow_engine::scene::World;
 
-struct Counting;
-
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+mod support;
+use support::{Counting, allocations};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -82,11 +64,11 @@ fn several_rigs_allocate_only_in_rayons_injector() {
 }
 
 fn allocations_over(w: &mut World, frames: usize) -> usize {
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocations();
     for i in 0..frames {
         w.frame(if i % 7 == 0 { 0 } else { 1 + (i % 2) as u32 }, 1.0 / 60.0);
     }
-    ALLOCS.load(Ordering::Relaxed) - before
+    allocations() - before
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! Helpers shared by the engine's integration tests and benchmarks.
 #![allow(dead_code)]
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use marrow_engine::clip::Clip;
 use marrow_engine::math::Transform;
@@ -56,4 +58,30 @@ pub fn blend(sk: &Skeleton, a: &[Transform], b: &[Transform], w: f32) -> Vec<Tra
     .run()
     .unwrap();
     out
+}
+
+/// A global allocator that counts allocations and reallocations (install it in a test binary
+/// with `#[global_allocator] static GLOBAL: Counting = Counting;`). The count is process-wide:
+/// keep allocation checks in one test per binary.
+pub struct Counting;
+
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+/// Allocations and reallocations counted so far by [`Counting`].
+pub fn allocations() -> usize {
+    ALLOCS.load(Ordering::Relaxed)
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
 }
