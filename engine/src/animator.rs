@@ -12,7 +12,7 @@
 //! | the clip already playing | left alone |
 //! | the same clip, stopped | played again from its start |
 //! | any clip while the current one is stopped | blended out of the held frame, which advances as it fades |
-//! | no current clip, or seconds <= 0 | a cut |
+//! | no current clip, or seconds <= 0 (or not finite) | a cut |
 //! | again, mid-fade | the outgoing clip is dropped; the blend runs from the one being faded to |
 //!
 //! The outgoing head keeps advancing at its own time with its own looping. The countdown runs in
@@ -311,6 +311,11 @@ impl Animator {
         self.fade.as_ref().and_then(|f| f.outgoing.graph.as_deref())
     }
 
+    /// Whether the current head loops (its clip's own flag, or the one it was faded to with).
+    pub fn current_looping(&self) -> Option<bool> {
+        self.current.as_ref().map(|h| h.looping)
+    }
+
     /// The current head's time.
     pub fn time(&self) -> f32 {
         self.current.as_ref().map_or(0.0, |h| h.time)
@@ -386,7 +391,7 @@ impl Animator {
         }
         let mut head = Head::new(clip, &self.skeleton, looping, speed);
         head.playing = true;
-        let cut = !(seconds > 0.0) || self.current.is_none();
+        let cut = !(seconds > 0.0 && seconds.is_finite()) || self.current.is_none();
         let previous = self.current.replace(head);
         // A new fade drops any outgoing head: the blend runs from the head being faded to.
         self.fade = match (cut, previous) {
@@ -417,7 +422,7 @@ impl Animator {
         }
         let mut head = Head::new_graph(program, &self.skeleton, speed);
         head.playing = true;
-        let cut = !(seconds > 0.0) || self.current.is_none();
+        let cut = !(seconds > 0.0 && seconds.is_finite()) || self.current.is_none();
         let previous = self.current.replace(head);
         self.fade = match (cut, previous) {
             (false, Some(outgoing)) => Some(Fade { outgoing, remaining: seconds, duration: seconds }),

@@ -119,8 +119,11 @@ pub fn swept_markers(
             }
         }
         if hi >= duration {
+            // The lap wrapped into is judged against `step.to`, the exact float the head now
+            // holds (and the next step's `from`), not against the rounded `m + duration <= hi`:
+            // the two can differ by an ulp, which would announce a marker twice or never.
             for (i, m) in marker_times.enumerate() {
-                if m + duration <= hi && m + duration > from {
+                if m <= step.to {
                     announce(i, 1);
                 }
             }
@@ -133,8 +136,10 @@ pub fn swept_markers(
             }
         }
         if lo < 0.0 {
+            // As above, against the exact wrapped head (a head wrapped onto 0 sits at the end).
+            let at = if step.to == 0.0 { duration } else { step.to };
             for (i, m) in marker_times.enumerate().rev() {
-                if m - duration >= lo && m - duration < from {
+                if m >= at {
                     announce(i, -1);
                 }
             }
@@ -168,6 +173,52 @@ mod tests {
         assert_eq!(swept(&m, step, 1.0, true), vec![(0, 1)]);
         let back = PlaybackStep { from: 0.05, to: 0.85, travel: -0.2 };
         assert_eq!(swept(&m, back, 1.0, true), vec![(1, -1)]);
+    }
+
+    /// Steps a looping head by `steps` and counts each marker's announcements.
+    fn count_over(markers: &[f32], duration: f32, from: f32, steps: &[f32]) -> Vec<usize> {
+        let mut counts = vec![0; markers.len()];
+        let mut time = from;
+        for &travel in steps {
+            let (step, _) = advance_head(time, travel, duration, true);
+            assert_eq!(step.from.to_bits(), time.to_bits());
+            swept_markers(markers.iter().copied(), &step, duration, true, |i, _| counts[i] += 1);
+            time = step.to;
+        }
+        counts
+    }
+
+    #[test]
+    fn a_wrap_that_rounds_onto_a_marker_announces_it_exactly_once() {
+        // Found by review, replayed in f32: `m + D` rounds down to `from + travel` while the
+        // wrapped head stops one ulp short of `m`; the next step must announce it, once.
+        assert_eq!(count_over(&[0.10443259], 1.0, 0.9196226, &[0.18480994, 0.1]), vec![1]);
+        // Backwards: the head lands exactly on the marker after a wrap, while `m - D` rounds
+        // below `from + travel`; the arrival is closed, so it is announced, once.
+        assert_eq!(count_over(&[0.8938889], 1.0, 0.03608756, &[-0.14219865, -0.1]), vec![1]);
+    }
+
+    #[test]
+    fn markers_are_counted_once_per_lap_over_many_irregular_steps() {
+        let markers = [0.0, 0.1, 0.37, 0.5, 0.99, 1.0];
+        let duration = 1.0;
+        // A pseudo-random walk of forward steps, each shorter than a lap.
+        let mut steps = Vec::new();
+        let mut state = 12345u32;
+        let mut total = 0.0f64;
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let d = (state % 1000) as f32 / 1000.0 * 0.3 + 1e-4;
+            steps.push(d);
+            total += d as f64;
+        }
+        let counts = count_over(&markers, duration, 0.0, &steps);
+        let laps = total.floor() as usize;
+        for (m, c) in markers.iter().zip(&counts) {
+            assert!(c.abs_diff(laps) <= 1, "marker {m}: {c} announcements over {total} laps");
+        }
     }
 
     #[test]

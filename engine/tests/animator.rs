@@ -115,6 +115,12 @@ fn crossfade_with_no_current_clip_or_zero_seconds_is_a_cut() {
     assert_eq!(a.time(), 0.0);
     a.cross_fade_to(ramp(&sk, "jump", 1.0, Vec3::Z, false), -1.0, false);
     assert!(a.outgoing_clip().is_none());
+    // A fade that could never finish (infinite or NaN seconds) is a cut too, not a stuck blend.
+    for seconds in [f32::INFINITY, f32::NAN] {
+        a.cross_fade_to(ramp(&sk, "land", 1.0, Vec3::X, false), seconds, false);
+        assert!(a.outgoing_clip().is_none(), "{seconds}");
+        assert_eq!(a.fade_weight(), 1.0);
+    }
 }
 
 #[test]

@@ -172,6 +172,31 @@ fn accessor_out_of_bounds() {
 }
 
 #[test]
+fn sparse_offsets_that_overflow_are_out_of_bounds() {
+    let mut c = good();
+    // POSITION gets a sparse block whose index offset would wrap a usize.
+    c.json["accessors"][0]["sparse"] = json!({
+        "count": 1,
+        "indices": {"bufferView": 0, "byteOffset": u64::MAX, "componentType": 5121},
+        "values": {"bufferView": 0}
+    });
+    let faults = faults_of(&write("sparse_overflow", &c));
+    let f = faults.iter().find(|f| f.at == Location::Accessor(0)).unwrap_or_else(|| panic!("{faults:?}"));
+    assert!(f.message.contains("out of bounds"), "{f}");
+}
+
+#[test]
+fn an_accessor_with_no_data_cannot_ask_for_gigabytes() {
+    let mut c = good();
+    // The inverse bind matrices: no bufferView, 2^26 - 1 MAT4s (a billion zeros) claimed.
+    let ibm = c.json["skins"][0]["inverseBindMatrices"].as_u64().unwrap() as usize;
+    c.json["accessors"][ibm] = json!({"count": 67108863, "type": "MAT4", "componentType": 5126});
+    let faults = faults_of(&write("no_data_huge", &c));
+    let f = faults.iter().find(|f| f.at == Location::Accessor(ibm)).unwrap_or_else(|| panic!("{faults:?}"));
+    assert!(f.message.contains("implausibly large"), "{f}");
+}
+
+#[test]
 fn joint_index_past_the_joint_count() {
     let c = base(
         &[0, 0, 0, 0, 0, 5, 0, 0, 1, 0, 0, 0],

@@ -256,6 +256,28 @@ fn compile_collects_every_error() {
 }
 
 #[test]
+fn a_skeleton_too_large_to_address_is_named_not_an_empty_error_list() {
+    // Skeleton fields are public, so a hand-built one can exceed what a program's u16 bone
+    // indices address; the compiler must say so rather than fail with no error.
+    let n = u16::MAX as usize + 1;
+    let huge = marrow_engine::skeleton::Skeleton {
+        name: "huge".into(),
+        bone_names: (0..n).map(|i| format!("b{i}")).collect(),
+        parents: vec![marrow_engine::skeleton::NO_PARENT; n],
+        bind_pose: vec![Transform::IDENTITY; n],
+        inverse_bind: vec![glam::Mat4::IDENTITY; n],
+    };
+    let mut g = AnimGraph::new();
+    let a = clip_node(&mut g, "a");
+    output(&mut g, a);
+    let errors = compile(&g, &huge, &HashMap::<String, Arc<Clip>>::new()).map(|_| ()).unwrap_err();
+    assert!(
+        errors.iter().any(|e| matches!(e, GraphError::TooManyBones { bones, .. } if *bones == n)),
+        "{errors:?}"
+    );
+}
+
+#[test]
 fn unfinished_nodes_off_to_the_side_do_not_block_compiling() {
     let sk = rig();
     let lib = library(&sk);

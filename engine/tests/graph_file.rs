@@ -109,6 +109,13 @@ fn syntax_errors_report_line_and_column() {
     }
     assert!(matches!(load_graph(""), Err(GraphFileError::Syntax { .. })));
     assert!(matches!(load_graph("(version: 7)"), Err(GraphFileError::Version { found: 7, supported: 1 })));
+    // A newer file whose fields this version cannot read is still reported by its version.
+    let newer = "(version: 2, nodes: \"a newer layout\", connections: 3)";
+    assert!(
+        matches!(load_graph(newer), Err(GraphFileError::Version { found: 2, supported: 1 })),
+        "{:?}",
+        load_graph(newer).err()
+    );
 }
 
 #[test]

@@ -178,6 +178,23 @@ fn a_scene_saved_mid_fade_holds_no_session_state_and_reloads_as_the_clip_faded_t
 }
 
 #[test]
+fn a_clip_faded_to_as_a_one_shot_is_saved_and_reloaded_as_a_one_shot() {
+    let (p, lib, idle) = runner_with_idle();
+    assert!(idle.looping, "the idle clip loops on its own");
+    let mut w = lib.instantiate(&p, SCENE_PATH).unwrap();
+    let runner = w.find("Runner").unwrap();
+    w.frame(1, DT);
+    w.animator_mut(runner).unwrap().cross_fade_to(idle.clone(), 0.2, false);
+    w.frame(1, DT);
+    let text = scene_to_string(&w.to_desc());
+    assert!(text.contains("looping: false") || text.contains("looping: Some(false)"), "{text}");
+    let w2 = World::instantiate(&scene_from_str(&text, Path::new("s.ron")).unwrap(), &lib).unwrap();
+    let a2 = w2.animator(w2.find("Runner").unwrap()).unwrap();
+    assert_eq!(a2.current_clip().unwrap().name, "idle");
+    assert_eq!(a2.current_looping(), Some(false));
+}
+
+#[test]
 fn a_scene_saved_paused_mid_clip_reloads_at_the_clip_start_and_saves_the_same_bytes() {
     let (p, lib, _) = runner_with_idle();
     let mut w = lib.instantiate(&p, SCENE_PATH).unwrap();

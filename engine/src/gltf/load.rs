@@ -379,13 +379,20 @@ impl Reader<'_> {
                 }
             }
             None => {
-                if count > (1 << 26) {
-                    return Err(Fault::new(
-                        at,
-                        format!("count {count} with no bufferView is implausibly large"),
-                    ));
+                // No data behind it: every value is zero (or sparse). Cap the values it may
+                // conjure, so a few bytes of JSON cannot ask for gigabytes.
+                const MAX_VALUES: usize = 1 << 24;
+                match count.checked_mul(n) {
+                    Some(total) if total <= MAX_VALUES => values = vec![0.0; total],
+                    _ => {
+                        return Err(Fault::new(
+                            at,
+                            format!(
+                                "count {count} of {n}-component elements with no bufferView is implausibly large (more than {MAX_VALUES} values)"
+                            ),
+                        ));
+                    }
                 }
-                values = vec![0.0; count * n];
             }
         }
         if let Some(sp) = &acc.sparse {
@@ -402,8 +409,12 @@ impl Reader<'_> {
                 })?;
             let ib = self.view_bytes(sp.indices.buffer_view, &at)?;
             let vb = self.view_bytes(sp.values.buffer_view, &at)?;
-            let need_i = sp.indices.byte_offset + sp.count * is;
-            let need_v = sp.values.byte_offset + sp.count * elem;
+            // Offsets and counts come from the file: overflow is out of bounds, never a wrap.
+            let need_i = sp.count.checked_mul(is).and_then(|b| b.checked_add(sp.indices.byte_offset));
+            let need_v = sp.count.checked_mul(elem).and_then(|b| b.checked_add(sp.values.byte_offset));
+            let (Some(need_i), Some(need_v)) = (need_i, need_v) else {
+                return Err(Fault::new(at, "out of bounds: sparse byteOffset + count overflows".to_owned()));
+            };
             if need_i > ib.len() || need_v > vb.len() {
                 return Err(Fault::new(
                     at,

@@ -37,6 +37,16 @@ pub enum GraphError {
     /// The graph has no Output node.
     #[error("the graph has no Output node")]
     NoOutput,
+    /// The skeleton has more bones than a compiled program can address.
+    #[error("skeleton {skeleton:?} has {bones} bones; a graph program addresses at most {max}")]
+    TooManyBones {
+        /// Skeleton name.
+        skeleton: String,
+        /// Its bone count.
+        bones: usize,
+        /// The limit.
+        max: usize,
+    },
     /// A second (or later) Output node.
     #[error("node {node} ({title}): more than one Output node (the first is {first})")]
     ExtraOutput {
@@ -207,7 +217,7 @@ impl GraphError {
     pub fn node(&self) -> Option<NodeId> {
         use GraphError::*;
         match self {
-            NoOutput | DuplicateParameter { .. } => None,
+            NoOutput | TooManyBones { .. } | DuplicateParameter { .. } => None,
             ExtraOutput { node, .. }
             | DuplicateNodeId { node, .. }
             | Cycle { node, .. }
@@ -663,6 +673,13 @@ pub fn compile(
     clips: &dyn ClipSource,
 ) -> Result<GraphProgram, Vec<GraphError>> {
     let (mut errors, order) = validate_structure(graph);
+    if skeleton.bone_count() > u16::MAX as usize {
+        errors.push(GraphError::TooManyBones {
+            skeleton: skeleton.name.clone(),
+            bones: skeleton.bone_count(),
+            max: u16::MAX as usize,
+        });
+    }
     let n = graph.nodes.len();
     let mut index: HashMap<NodeId, usize> = HashMap::with_capacity(n);
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -841,7 +858,7 @@ pub fn compile(
         }
     }
     if skeleton.bone_count() > u16::MAX as usize {
-        return Err(errors);
+        return Err(errors); // named above
     }
 
     // ---- Emission ----

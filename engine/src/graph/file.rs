@@ -488,6 +488,17 @@ pub fn save_graph(graph: &AnimGraph) -> Result<String, ron::Error> {
 /// Reads a graph file. `Err` on a syntax error or an unsupported version; otherwise the graph as
 /// far as it loads, with every problem found (empty when the file is sound).
 pub fn load_graph(text: &str) -> Result<(AnimGraph, Vec<GraphFileError>), GraphFileError> {
+    // The version first, so a file from a newer Marrow is reported as such, not as a syntax error
+    // about a field this version does not know.
+    #[derive(Deserialize)]
+    struct VersionProbe {
+        version: u32,
+    }
+    if let Ok(probe) = ron_options().from_str::<VersionProbe>(text)
+        && probe.version != GRAPH_FILE_VERSION
+    {
+        return Err(GraphFileError::Version { found: probe.version, supported: GRAPH_FILE_VERSION });
+    }
     let file: GraphFile = ron_options().from_str(text).map_err(|e| GraphFileError::Syntax {
         line: e.span.start.line,
         column: e.span.start.col,

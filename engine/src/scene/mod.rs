@@ -983,10 +983,20 @@ impl World {
                     .and_then(|cur| w.clip_refs.iter().find(|(k, _)| Arc::ptr_eq(k, cur)))
                     .map(|(_, r)| r.clone())
                     .or_else(|| c.clip.clone());
+                // The authored override belongs to the authored clip; a clip faded to at run time
+                // is saved with the looping its head plays with (when that is not its own).
+                let looping = if clip == c.clip {
+                    c.looping
+                } else {
+                    match (a.current_looping(), a.current_clip()) {
+                        (Some(l), Some(k)) if l != k.looping => Some(l),
+                        _ => None,
+                    }
+                };
                 AnimatorDesc {
                     rig: c.rig.clone(),
                     clip,
-                    looping: c.looping,
+                    looping,
                     speed: a.settings().speed,
                     play_on_start: a.settings().play_on_start,
                 }
