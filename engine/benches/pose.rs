@@ -18,6 +18,26 @@ use rayon::prelude::*;
 
 const DT: f32 = 1.0 / 60.0;
 
+/// One sampling job (the benchmarks' unit of work).
+fn sample(sk: &Skeleton, clip: &Clip, time: f32, context: &mut SamplingContext, output: &mut [Transform]) {
+    SamplingJob { clip, bind_pose: &sk.bind_pose, time, context, output }.run().unwrap();
+}
+
+/// The fade blend every benchmark uses: 30% `a`, 70% `b`.
+fn blend(sk: &Skeleton, a: &[Transform], b: &[Transform], output: &mut [Transform]) {
+    BlendingJob {
+        layers: &[
+            BlendLayer { pose: a, weight: 0.3, mask: None },
+            BlendLayer { pose: b, weight: 0.7, mask: None },
+        ],
+        rest_pose: &sk.bind_pose,
+        threshold: 1e-6,
+        output,
+    }
+    .run()
+    .unwrap();
+}
+
 /// One character's buffers and playheads.
 struct Character {
     t: f32,
@@ -53,50 +73,16 @@ impl Character {
     /// Two samples + blend + compose + palette.
     fn full(&mut self, sk: &Skeleton, a: &Clip, b: &Clip, da: f32) {
         let t = self.tick(da);
-        SamplingJob {
-            clip: a,
-            bind_pose: &sk.bind_pose,
-            time: t,
-            context: &mut self.ctx_a,
-            output: &mut self.a,
-        }
-        .run()
-        .unwrap();
-        SamplingJob {
-            clip: b,
-            bind_pose: &sk.bind_pose,
-            time: t,
-            context: &mut self.ctx_b,
-            output: &mut self.b,
-        }
-        .run()
-        .unwrap();
-        BlendingJob {
-            layers: &[
-                BlendLayer { pose: &self.a, weight: 0.3, mask: None },
-                BlendLayer { pose: &self.b, weight: 0.7, mask: None },
-            ],
-            rest_pose: &sk.bind_pose,
-            threshold: 1e-6,
-            output: &mut self.local,
-        }
-        .run()
-        .unwrap();
+        sample(sk, a, t, &mut self.ctx_a, &mut self.a);
+        sample(sk, b, t, &mut self.ctx_b, &mut self.b);
+        blend(sk, &self.a, &self.b, &mut self.local);
         self.compose(sk);
     }
 
     /// One sample + compose + palette (a playing character without a fade).
     fn single(&mut self, sk: &Skeleton, a: &Clip, da: f32) {
         let t = self.tick(da);
-        SamplingJob {
-            clip: a,
-            bind_pose: &sk.bind_pose,
-            time: t,
-            context: &mut self.ctx_a,
-            output: &mut self.local,
-        }
-        .run()
-        .unwrap();
+        sample(sk, a, t, &mut self.ctx_a, &mut self.local);
         self.compose(sk);
     }
 
@@ -127,15 +113,7 @@ fn pose(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("sample_forward", n), |bench| {
             bench.iter(|| {
                 let t = ch.tick(da);
-                SamplingJob {
-                    clip: &a,
-                    bind_pose: &sk.bind_pose,
-                    time: t,
-                    context: &mut ch.ctx_a,
-                    output: &mut ch.local,
-                }
-                .run()
-                .unwrap();
+                sample(&sk, &a, t, &mut ch.ctx_a, &mut ch.local);
                 black_box(&ch.local);
             })
         });
@@ -158,15 +136,7 @@ fn pose(c: &mut Criterion) {
                 state ^= state >> 17;
                 state ^= state << 5;
                 let t = (state as f32 / u32::MAX as f32) * a.duration();
-                SamplingJob {
-                    clip: &a,
-                    bind_pose: &sk.bind_pose,
-                    time: t,
-                    context: &mut ch.ctx_a,
-                    output: &mut ch.local,
-                }
-                .run()
-                .unwrap();
+                sample(&sk, &a, t, &mut ch.ctx_a, &mut ch.local);
                 black_box(&ch.local);
             })
         });
@@ -174,17 +144,7 @@ fn pose(c: &mut Criterion) {
         ch.full(&sk, &a, &b, da);
         g.bench_function(BenchmarkId::new("blend2", n), |bench| {
             bench.iter(|| {
-                BlendingJob {
-                    layers: &[
-                        BlendLayer { pose: &ch.a, weight: 0.3, mask: None },
-                        BlendLayer { pose: &ch.b, weight: 0.7, mask: None },
-                    ],
-                    rest_pose: &sk.bind_pose,
-                    threshold: 1e-6,
-                    output: &mut ch.local,
-                }
-                .run()
-                .unwrap();
+                blend(&sk, &ch.a, &ch.b, &mut ch.local);
                 black_box(&ch.local);
             })
         });

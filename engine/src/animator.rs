@@ -389,7 +389,12 @@ impl Animator {
             }
             return;
         }
-        let mut head = Head::new(clip, &self.skeleton, looping, speed);
+        self.fade_in(Head::new(clip, &self.skeleton, looping, speed), seconds);
+    }
+
+    /// Plays `head` as the current head, fading from the previous one over `seconds` (a cut
+    /// with no previous head, or when `seconds` is not a positive finite number).
+    fn fade_in(&mut self, mut head: Head, seconds: f32) {
         head.playing = true;
         let cut = !(seconds > 0.0 && seconds.is_finite()) || self.current.is_none();
         let previous = self.current.replace(head);
@@ -420,15 +425,7 @@ impl Animator {
             }
             return;
         }
-        let mut head = Head::new_graph(program, &self.skeleton, speed);
-        head.playing = true;
-        let cut = !(seconds > 0.0 && seconds.is_finite()) || self.current.is_none();
-        let previous = self.current.replace(head);
-        self.fade = match (cut, previous) {
-            (false, Some(outgoing)) => Some(Fade { outgoing, remaining: seconds, duration: seconds }),
-            _ => None,
-        };
-        self.last_step = PlaybackStep::still(self.time());
+        self.fade_in(Head::new_graph(program, &self.skeleton, speed), seconds);
     }
 
     /// Adds a bone adjust (session state). Entries on one bone compose in the order added.

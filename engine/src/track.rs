@@ -525,19 +525,3 @@ fn locate(times: &[f32], t: f32, cursor: &mut u32) -> usize {
     *cursor = i as u32;
     i
 }
-
-/// Sampling helpers for rotation tracks built from Euler-free data.
-impl Track<Quat> {
-    /// Samples a rotation track, returning identity when empty.
-    pub fn sample_or_identity(&self, time: f32) -> Quat {
-        self.sample(time).unwrap_or(Quat::IDENTITY)
-    }
-}
-
-/// Convenience for vector tracks.
-impl Track<Vec3> {
-    /// Samples a vector track, returning `default` when empty.
-    pub fn sample_or(&self, time: f32, default: Vec3) -> Vec3 {
-        self.sample(time).unwrap_or(default)
-    }
-}
