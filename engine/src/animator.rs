@@ -115,6 +115,8 @@ struct Head {
 impl Head {
     fn new(clip: Arc<Clip>, skeleton: &Skeleton, looping: bool, speed: f32) -> Self {
         let duration = clip.duration();
+        // Compile the clip now (once per clip, shared by every head), not in the first frame.
+        clip.compiled();
         let fault = find_clip_fault(&clip, skeleton);
         if let Some(f) = &fault {
             log::debug!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name);
@@ -124,7 +126,7 @@ impl Head {
             duration,
             looping,
             playing: false,
-            context: SamplingContext::new(clip.channels.len()),
+            context: SamplingContext::new(clip.channels().len()),
             fault,
             clip,
             graph: None,

@@ -5,10 +5,14 @@
 //! derived on read ([`Clip::duration`]: the later of its last key and `length`); it is never
 //! stored. [`find_clip_fault`] names everything that would make a clip unusable with a skeleton.
 //!
+//! A clip also carries its compiled form ([`Clip::compiled`], see [`crate::compiled_clip`]):
+//! derived from the channels on first use, dropped by [`Clip::channels_mut`], never saved.
+//!
 //! Playback, blending and marker events are not here: see [`crate::pose`] and [`crate::animator`].
 
 use glam::{Quat, Vec3};
 
+use crate::compiled_clip::{CompiledCache, CompiledClip};
 use crate::skeleton::Skeleton;
 use crate::track::{Track, TrackFault};
 
@@ -58,13 +62,16 @@ pub struct Clip {
     pub name: String,
     /// Name of the skeleton the clip was authored for.
     pub skeleton: String,
-    /// One entry per bone of that skeleton, in bone order.
-    pub channels: Vec<BoneChannels>,
+    /// One entry per bone of that skeleton, in bone order (read with [`Clip::channels`], edit
+    /// with [`Clip::channels_mut`], which drops the compiled form).
+    channels: Vec<BoneChannels>,
     /// Whether playback wraps at the end (a property of the clip).
     pub looping: bool,
     /// Holds the clip open past its last key; the duration is `max(last key, length)`.
     pub length: f32,
     markers: Vec<Marker>,
+    /// Derived: the sampling form, built on first use ([`Clip::compiled`]).
+    compiled: CompiledCache,
 }
 
 impl Clip {
@@ -77,7 +84,25 @@ impl Clip {
             looping: false,
             length: 0.0,
             markers: Vec::new(),
+            compiled: CompiledCache::default(),
         }
+    }
+
+    /// The channel table: one entry per bone of the clip's skeleton, in bone order.
+    pub fn channels(&self) -> &[BoneChannels] {
+        &self.channels
+    }
+
+    /// The channel table, for editing. Drops the compiled form ([`Clip::compiled`] rebuilds it).
+    pub fn channels_mut(&mut self) -> &mut Vec<BoneChannels> {
+        self.compiled.clear();
+        &mut self.channels
+    }
+
+    /// The compiled form the sampling job reads (built on first call, which allocates; the
+    /// Animator calls it when a clip starts playing, so frames never do).
+    pub fn compiled(&self) -> &CompiledClip {
+        self.compiled.get_or_init(|| CompiledClip::build(&self.channels))
     }
 
     /// The derived duration: the later of the last key over all tracks and `length`.

@@ -6,6 +6,7 @@
 //! - [`easing`]: the 31 named easing curves and a cubic Bézier.
 //! - [`track`]: keyframe tracks (STEP, LINEAR eased, CUBICSPLINE).
 //! - [`clip`]: clips (per-bone channels, markers) and [`clip::find_clip_fault`].
+//! - [`compiled_clip`]: a clip's derived sampling form (tracks sharing key times, frame-major).
 //! - [`scene`]: the run-time scene: entities in a hierarchy, rigs with Animators, bone sockets,
 //!   the frame order and edge-latched faults.
 //! - [`skeleton`]: skeletons (`parent < index`) and [`skeleton::find_skeleton_fault`].
@@ -34,6 +35,7 @@
 pub mod animator;
 pub mod clip;
 pub mod clock;
+pub mod compiled_clip;
 pub mod easing;
 pub mod gltf;
 pub mod graph;

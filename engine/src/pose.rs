@@ -2,7 +2,8 @@
 //! `&mut` output slice, has a `validate()` that names every failure, and allocates nothing.
 //! Caches (the sampling cursors) live in an explicit [`SamplingContext`].
 //!
-//! - [`SamplingJob`]: a clip at time `t` into local TRS.
+//! - [`SamplingJob`]: a clip at time `t` into local TRS, read from the clip's compiled form
+//!   ([`crate::compiled_clip`]: key blocks four bones at a time, loose tracks one by one).
 //! - [`BlendingJob`]: N layers blended on LOCAL TRS with normalized weights and optional per-bone masks.
 //! - [`LocalToModelJob`]: one forward loop `model[i] = model[parent[i]] * local[i]`, applying
 //!   [`BoneAdjust`]s (stated in model space) as each bone is reached.
@@ -122,8 +123,9 @@ fn check_in(
     }
 }
 
-/// The sampling cache of one playing head: one interval cursor per track, so forward playback
-/// finds each track's keys in O(1), plus scratch space for the four-wide rotation pass. One
+/// The sampling cache of one playing head: one interval cursor per track slot (a key block uses
+/// the slot of its first track), so forward playback finds each segment in O(1), plus scratch
+/// space for the four-wide rotation pass of loose tracks. One
 /// context per head; size it for the largest clip it samples. Cursors are hints: a context used
 /// with another clip, or at a random time, stays correct.
 #[derive(Clone, Debug, Default)]
@@ -181,7 +183,7 @@ pub struct SamplingJob<'a> {
 impl SamplingJob<'_> {
     /// Checks that the inputs fit together.
     pub fn validate(&self) -> Result<(), JobError> {
-        let n = self.clip.channels.len();
+        let n = self.clip.channels().len();
         check_in("sampling job", "bind_pose", n, self.bind_pose.len())?;
         check_out("sampling job", "output", n, self.output.len())?;
         if self.context.max_bones() < n {
@@ -197,56 +199,68 @@ impl SamplingJob<'_> {
         Ok(())
     }
 
-    /// Validates, then samples. Rotations of plain LINEAR tracks are gathered and interpolated
-    /// four at a time ([`math::slerp_weights4`]); everything else samples through its cursor.
+    /// Validates, then samples. Tracks grouped into key blocks by the clip's compiled form
+    /// ([`Clip::compiled`]) are sampled block by block, four bones per instruction; the rest
+    /// ("loose" tracks) through their cursors, with the rotations of plain LINEAR loose tracks
+    /// gathered and interpolated four at a time ([`math::slerp_weights4`]). Missing channels take
+    /// the bind pose.
     pub fn run(self) -> Result<(), JobError> {
         self.validate()?;
         let t = self.time;
-        let n = self.clip.channels.len();
+        let n = self.clip.channels().len();
+        let compiled = self.clip.compiled();
         let ctx = &mut *self.context;
         let cursors = &mut ctx.cursors[..n * 3];
         let rot_bones = &mut ctx.rot_bones[..n];
         let rot_ends = &mut ctx.rot_ends[..n];
         let rot_ux = &mut ctx.rot_ux[..n];
-        let channels = &self.clip.channels[..n];
+        let channels = self.clip.channels();
         let bind = &self.bind_pose[..n];
         let out = &mut self.output[..n];
         let mut rotations = 0usize;
-        for i in 0..n {
+        for &loose in compiled.loose() {
+            let i = loose.bone as usize;
             let (ch, b) = (&channels[i], &bind[i]);
             let o = &mut out[i];
-            o.translation = match &ch.translation {
-                Some(tr) => tr.sample_with_cursor(t, &mut cursors[3 * i]).unwrap_or(b.translation),
-                None => b.translation,
-            };
-            o.rotation = b.rotation;
-            if let Some(tr) = &ch.rotation {
-                match tr.lerp_parts(t, &mut cursors[3 * i + 1]) {
-                    Some((q0, q1, u)) => {
-                        let (a, mut e) = (Vec4::from(q0), Vec4::from(q1));
-                        let mut d = a.dot(e);
-                        if d < 0.0 {
-                            e = -e;
-                            d = -d;
+            if !loose.block_translation() {
+                o.translation = match &ch.translation {
+                    Some(tr) => tr.sample_with_cursor(t, &mut cursors[3 * i]).unwrap_or(b.translation),
+                    None => b.translation,
+                };
+            }
+            if !loose.block_rotation() {
+                o.rotation = b.rotation;
+                if let Some(tr) = &ch.rotation {
+                    match tr.lerp_parts(t, &mut cursors[3 * i + 1]) {
+                        Some((q0, q1, u)) => {
+                            let (a, mut e) = (Vec4::from(q0), Vec4::from(q1));
+                            let mut d = a.dot(e);
+                            if d < 0.0 {
+                                e = -e;
+                                d = -d;
+                            }
+                            rot_bones[rotations] = i as u32;
+                            rot_ends[rotations] = [a, e];
+                            rot_ux[rotations] = [u, d.min(1.0)];
+                            rotations += 1;
                         }
-                        rot_bones[rotations] = i as u32;
-                        rot_ends[rotations] = [a, e];
-                        rot_ux[rotations] = [u, d.min(1.0)];
-                        rotations += 1;
-                    }
-                    None => {
-                        if let Some(q) = tr.sample_with_cursor(t, &mut cursors[3 * i + 1]) {
-                            o.rotation = q;
+                        None => {
+                            if let Some(q) = tr.sample_with_cursor(t, &mut cursors[3 * i + 1]) {
+                                o.rotation = q;
+                            }
                         }
                     }
                 }
             }
-            o.scale = match &ch.scale {
-                Some(tr) => tr.sample_with_cursor(t, &mut cursors[3 * i + 2]).unwrap_or(b.scale),
-                None => b.scale,
-            };
+            if !loose.block_scale() {
+                o.scale = match &ch.scale {
+                    Some(tr) => tr.sample_with_cursor(t, &mut cursors[3 * i + 2]).unwrap_or(b.scale),
+                    None => b.scale,
+                };
+            }
         }
-        // Rotations, four lanes at a time.
+        compiled.sample_blocks(t, cursors, out);
+        // Loose rotations, four lanes at a time.
         let (bones, ends, ux) = (&rot_bones[..rotations], &rot_ends[..rotations], &rot_ux[..rotations]);
         let mut k = 0;
         while k + 4 <= rotations {
@@ -498,6 +512,7 @@ impl LocalToModelJob<'_> {
         let n = self.parents.len();
         let out = &mut self.output[..n];
         let mut next_adjust = 0usize;
+        let mut previous = Affine3A::IDENTITY;
         for i in 0..n {
             let p = self.parents[i];
             let has_adjust = next_adjust < self.adjusts.len() && self.adjusts[next_adjust].bone as usize == i;
@@ -534,9 +549,18 @@ impl LocalToModelJob<'_> {
             } else {
                 affine(&self.local[i])
             };
-            // Affine products (3x3 + translation) cost three quarters of a full 4x4 product.
-            out[i] =
-                Mat4::from(if p == NO_PARENT { local } else { Affine3A::from_mat4(out[p as usize]) * local });
+            // Affine products (3x3 + translation) cost three quarters of a full 4x4 product. A
+            // chain's parent is the bone just composed: it is taken from registers rather than
+            // reloaded from the store just made.
+            let model = if p == NO_PARENT {
+                local
+            } else if p as usize + 1 == i {
+                previous * local
+            } else {
+                Affine3A::from_mat4(out[p as usize]) * local
+            };
+            out[i] = Mat4::from(model);
+            previous = model;
         }
         Ok(())
     }

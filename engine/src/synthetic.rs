@@ -49,7 +49,7 @@ pub fn dense_clip(skeleton: &Skeleton, name: &str, seconds: f32, hz: f32, varian
     let times: Vec<f32> = (0..keys).map(|k| k as f32 / hz).collect();
     let mut clip = Clip::new(name, skeleton);
     let v = variant as f32;
-    for (b, ch) in clip.channels.iter_mut().enumerate() {
+    for (b, ch) in clip.channels_mut().iter_mut().enumerate() {
         let bind = skeleton.bind_pose[b];
         let phase = b as f32 * 0.37 + v * 1.3;
         let w = std::f32::consts::TAU / seconds * (1.0 + v * 0.25);

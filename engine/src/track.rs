@@ -509,7 +509,7 @@ impl<T: Animatable> Track<T> {
 /// unsorted array, where any in-bounds answer is acceptable). Tries the cursor and its successor
 /// before a binary search.
 #[inline(always)]
-fn locate(times: &[f32], t: f32, cursor: &mut u32) -> usize {
+pub(crate) fn locate(times: &[f32], t: f32, cursor: &mut u32) -> usize {
     let n = times.len();
     let c = *cursor as usize;
     if c + 1 < n && times[c] <= t {

@@ -20,7 +20,7 @@ fn rig() -> Arc<Skeleton> {
 /// tells the time.
 fn ramp(sk: &Skeleton, name: &str, duration: f32, axis: Vec3, looping: bool) -> Arc<Clip> {
     let mut c = Clip::new(name, sk);
-    c.channels[0].translation = Some(
+    c.channels_mut()[0].translation = Some(
         Track::from_keys(Interpolation::Linear, vec![0.0, duration], vec![Vec3::ZERO, axis * duration])
             .unwrap(),
     );

@@ -530,7 +530,7 @@ fn spine_rig() -> (Skeleton, Lib) {
     )
     .unwrap();
     let mut clip = Clip::new("yaw", &sk);
-    clip.channels[0].rotation = Some(
+    clip.channels_mut()[0].rotation = Some(
         Track::from_keys(Interpolation::Linear, vec![0.0], vec![Quat::from_rotation_y(FRAC_PI_2)]).unwrap(),
     );
     clip.length = 1.0;

@@ -293,7 +293,7 @@ fn blend_with_a_single_contributor_copies_it_exactly_and_masks_select_bones() {
 fn sampling_takes_missing_channels_from_the_bind_pose() {
     let sk = two_bones();
     let mut clip = Clip::new("c", &sk);
-    clip.channels[1].rotation = Some(
+    clip.channels_mut()[1].rotation = Some(
         Track::from_keys(
             Interpolation::Linear,
             vec![0.0, 1.0],

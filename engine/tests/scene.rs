@@ -30,7 +30,7 @@ fn chain(name: &str) -> Arc<Skeleton> {
 fn turn(sk: &Skeleton) -> Arc<Clip> {
     let mut c = Clip::new("turn", sk);
     c.looping = true;
-    c.channels[1] = BoneChannels {
+    c.channels_mut()[1] = BoneChannels {
         rotation: Some(
             Track::from_keys(
                 Interpolation::Linear,

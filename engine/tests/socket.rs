@@ -47,7 +47,7 @@ fn swing(sk: &Skeleton) -> Arc<Clip> {
     let mut clip = Clip::new("swing", sk);
     clip.looping = true;
     let q = |a: f32| Quat::from_rotation_y(a) * sk.bind_pose[1].rotation;
-    clip.channels[1] = BoneChannels {
+    clip.channels_mut()[1] = BoneChannels {
         rotation: Some(
             Track::from_keys(Interpolation::Linear, vec![0.0, 0.5, 1.0], vec![q(0.0), q(FRAC_PI_2), q(0.0)])
                 .unwrap(),

@@ -245,7 +245,7 @@ fn skeleton_fault_table() {
 
 fn good_clip(sk: &Skeleton) -> Clip {
     let mut c = Clip::new("walk", sk);
-    c.channels[1].rotation = Some(
+    c.channels_mut()[1].rotation = Some(
         Track::from_keys(
             Interpolation::Linear,
             vec![0.0, 1.0],
@@ -266,18 +266,18 @@ fn clip_fault_table() {
     let mut other_rig = good.clone();
     other_rig.skeleton = "dragon".into();
     let mut not_parallel = good.clone();
-    not_parallel.channels.push(BoneChannels::default());
+    not_parallel.channels_mut().push(BoneChannels::default());
     let mut unsorted = good.clone();
-    unsorted.channels[2].translation = Some(
+    unsorted.channels_mut()[2].translation = Some(
         Track::from_keys_unchecked(Interpolation::Linear, vec![0.0, 2.0, 1.0], vec![Vec3::ZERO; 3]).unwrap(),
     );
     let mut nan_key = good.clone();
-    nan_key.channels[0].scale = Some(
+    nan_key.channels_mut()[0].scale = Some(
         Track::from_keys_unchecked(Interpolation::Linear, vec![0.0, 1.0], vec![Vec3::ONE, Vec3::NAN])
             .unwrap(),
     );
     let mut nan_time = good.clone();
-    nan_time.channels[0].scale = Some(
+    nan_time.channels_mut()[0].scale = Some(
         Track::from_keys_unchecked(Interpolation::Step, vec![0.0, f32::NAN], vec![Vec3::ONE, Vec3::ONE])
             .unwrap(),
     );

@@ -1113,7 +1113,9 @@ impl Builder<'_> {
                                         clips.len() - 1
                                     }
                                 };
-                                let Some(ch) = clips[i].clip.channels.get_mut(br.bone) else { continue };
+                                let Some(ch) = clips[i].clip.channels_mut().get_mut(br.bone) else {
+                                    continue;
+                                };
                                 match &tr {
                                     Tr::Q(t) => ch.rotation = Some(t.clone()),
                                     Tr::V(t) if path == "translation" => ch.translation = Some(t.clone()),

@@ -720,7 +720,11 @@ pub fn compile(
             return None;
         };
         match find_clip_fault(&clip, skeleton) {
-            None => Some(clip),
+            None => {
+                // Compiled here, once per clip, so evaluation never builds it in a frame.
+                clip.compiled();
+                Some(clip)
+            }
             Some(ClipFault::OtherRig { clip_skeleton, skeleton, .. }) => {
                 errors.push(GraphError::OtherRig {
                     node: id,

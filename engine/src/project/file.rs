@@ -677,7 +677,7 @@ impl From<&ClipAsset> for ClipFile {
             looping: clip.looping,
             length: clip.length,
             tracks: clip
-                .channels
+                .channels()
                 .iter()
                 .zip(&c.bones)
                 .filter(|(ch, _)| !ch.is_empty())
@@ -723,7 +723,7 @@ impl TryFrom<&ClipFile> for ClipAsset {
             return Err(field_error("length", "not a finite, non-negative number of seconds"));
         }
         let mut clip = Clip::new(f.name.clone(), &empty_skeleton(&f.skeleton));
-        clip.channels = channels;
+        *clip.channels_mut() = channels;
         clip.looping = f.looping;
         clip.length = f.length;
         // Markers outside the clip are a clip fault (`find_clip_fault`), named by the project

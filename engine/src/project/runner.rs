@@ -88,7 +88,7 @@ pub fn stride_clip(skeleton: &Skeleton) -> Clip {
     let a = THIGH_SWING;
     let mut clip = Clip::new("stride", skeleton);
     clip.looping = true;
-    clip.channels[0] = BoneChannels {
+    clip.channels_mut()[0] = BoneChannels {
         translation: Some(eased_track(
             &times,
             vec![
@@ -114,10 +114,10 @@ pub fn stride_clip(skeleton: &Skeleton) -> Clip {
             ..BoneChannels::default()
         }
     };
-    clip.channels[1] = thigh(1.0);
-    clip.channels[2] = shin(3);
-    clip.channels[3] = thigh(-1.0);
-    clip.channels[4] = shin(1);
+    clip.channels_mut()[1] = thigh(1.0);
+    clip.channels_mut()[2] = shin(3);
+    clip.channels_mut()[3] = thigh(-1.0);
+    clip.channels_mut()[4] = shin(1);
     clip.set_markers(vec![
         Marker { name: FOOTSTEP.to_owned(), time: 0.0 },
         Marker { name: FOOTSTEP.to_owned(), time: 0.5 * p },

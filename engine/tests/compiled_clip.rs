@@ -1,0 +1,280 @@
+//! The compiled form of a clip (key blocks of tracks sharing key times, sampled four bones at a
+//! time) must sample exactly what the authored tracks say: translations and scales bit for bit,
+//! rotations to rounding, held ends and too-short segments exactly, missing channels from the bind
+//! pose. It is derived: editing the channels rebuilds it.
+
+use glam::{Quat, Vec3};
+use marrow_engine::clip::{BoneChannels, Clip};
+use marrow_engine::easing::{Ease, Easing};
+use marrow_engine::math::Transform;
+use marrow_engine::pose::{SamplingContext, SamplingJob};
+use marrow_engine::skeleton::Skeleton;
+use marrow_engine::synthetic::{chain_skeleton, dense_clip};
+use marrow_engine::track::{Interpolation, Track};
+
+/// The pose the authored tracks give at `time`, channel by channel ([`Track::sample`]), with the
+/// bind pose for missing channels: the reference the compiled sampler must reproduce.
+fn reference(sk: &Skeleton, clip: &Clip, time: f32) -> Vec<Transform> {
+    clip.channels()
+        .iter()
+        .zip(&sk.bind_pose)
+        .map(|(ch, bind)| Transform {
+            translation: ch.translation.as_ref().and_then(|t| t.sample(time)).unwrap_or(bind.translation),
+            rotation: ch.rotation.as_ref().and_then(|t| t.sample(time)).unwrap_or(bind.rotation),
+            scale: ch.scale.as_ref().and_then(|t| t.sample(time)).unwrap_or(bind.scale),
+        })
+        .collect()
+}
+
+fn run(sk: &Skeleton, clip: &Clip, time: f32, ctx: &mut SamplingContext, out: &mut [Transform]) {
+    SamplingJob { clip, bind_pose: &sk.bind_pose, time, context: ctx, output: out }.run().unwrap();
+}
+
+/// Asserts `got` is the reference: translations and scales bit for bit, rotations within 2e-7
+/// per component (the four-lane dot product sums in another order than the scalar one).
+fn assert_matches(sk: &Skeleton, clip: &Clip, time: f32, got: &[Transform], what: &str) {
+    let want = reference(sk, clip, time);
+    for (bone, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g.translation, w.translation, "{what}: bone {bone} translation at t = {time}");
+        assert_eq!(g.scale, w.scale, "{what}: bone {bone} scale at t = {time}");
+        assert!(
+            g.rotation.abs_diff_eq(w.rotation, 2e-7),
+            "{what}: bone {bone} rotation at t = {time}: {:?} vs {:?}",
+            g.rotation,
+            w.rotation
+        );
+        assert!((g.rotation.length() - 1.0).abs() < 1e-6, "{what}: bone {bone} rotation not unit");
+    }
+}
+
+/// Forward playback at 60 Hz past both ends, exact key times, random seeks, and backwards.
+fn times(duration: f32) -> Vec<f32> {
+    let mut ts: Vec<f32> = (-3..=((duration * 60.0) as i32 + 3)).map(|f| f as f32 / 60.0).collect();
+    ts.extend((0..=(duration * 30.0) as i32).map(|k| k as f32 / 30.0));
+    let mut state = 0x2545F491u32;
+    ts.extend((0..200).map(|_| {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state as f32 / u32::MAX as f32 * (duration + 0.4) - 0.2
+    }));
+    ts.extend((0..=(duration * 60.0) as i32).rev().map(|f| f as f32 / 60.0));
+    ts
+}
+
+fn linear<T: marrow_engine::track::Animatable>(times: &[f32], values: Vec<T>) -> Track<T> {
+    Track::from_keys(Interpolation::Linear, times.to_vec(), values).unwrap()
+}
+
+/// A 12-bone clip with a bit of everything: a grid shared by most tracks, a second grid shared
+/// by two tracks, a track on its own grid, STEP, CUBICSPLINE and eased tracks, one-key tracks,
+/// missing channels, rotations more than 120 degrees apart and on opposite hemispheres, and a
+/// segment shorter than `MIN_SEGMENT`.
+fn mixed() -> (Skeleton, Clip) {
+    let sk = chain_skeleton(12);
+    let mut clip = Clip::new("mixed", &sk);
+    let grid: Vec<f32> = (0..31).map(|k| k as f32 / 30.0).collect();
+    let other: Vec<f32> = vec![0.0, 0.25, 0.5, 0.5000001, 0.9];
+    let wave = |b: usize, k: usize| (k as f32 * 0.7 + b as f32).sin();
+    let rot = |b: usize, k: usize| {
+        Quat::from_euler(glam::EulerRot::XYZ, wave(b, k), 0.5 * wave(b + 3, k), 0.3 * wave(b + 5, k))
+    };
+    let ch = clip.channels_mut();
+    for (b, ch) in ch.iter_mut().enumerate().take(8) {
+        let n = grid.len();
+        ch.translation =
+            Some(linear(&grid, (0..n).map(|k| Vec3::new(wave(b, k), 0.1, -wave(b + 1, k))).collect()));
+        ch.rotation = Some(linear(&grid, (0..n).map(|k| rot(b, k)).collect()));
+        if b % 3 != 0 {
+            ch.scale = Some(linear(&grid, (0..n).map(|k| Vec3::splat(1.0 + 0.1 * wave(b, k))).collect()));
+        }
+    }
+    // Opposite hemispheres and wide angles on bone 1 (replaces its grid rotation).
+    let n = grid.len();
+    ch[1].rotation = Some(linear(
+        &grid,
+        (0..n)
+            .map(|k| {
+                let q = Quat::from_rotation_y(k as f32 * 2.3);
+                if k % 2 == 1 { -q } else { q }
+            })
+            .collect(),
+    ));
+    // A second grid (with a too-short segment) shared by two tracks.
+    ch[8].translation = Some(
+        Track::from_keys_unchecked(
+            Interpolation::Linear,
+            other.clone(),
+            other.iter().map(|&t| Vec3::splat(t)).collect(),
+        )
+        .unwrap(),
+    );
+    ch[9].rotation = Some(
+        Track::from_keys_unchecked(
+            Interpolation::Linear,
+            other.clone(),
+            other.iter().map(|&t| Quat::from_rotation_x(t * 3.0)).collect(),
+        )
+        .unwrap(),
+    );
+    // A track on its own grid, a STEP track on the main grid, an eased one, a cubic one.
+    ch[9].scale = Some(linear(&[0.1, 0.7], vec![Vec3::ONE, Vec3::splat(2.0)]));
+    ch[10].translation = Some(
+        Track::from_keys(Interpolation::Step, grid.clone(), (0..n).map(|k| Vec3::splat(k as f32)).collect())
+            .unwrap(),
+    );
+    let mut eased = linear(&grid, (0..n).map(|k| rot(10, k)).collect::<Vec<Quat>>());
+    eased.set_default_easing(Ease::Named(Easing::from_name("easeInOutQuad").unwrap()));
+    ch[10].rotation = Some(eased);
+    ch[11].rotation = Some(
+        Track::cubic_from_keys(
+            vec![0.0, 0.5],
+            vec![Quat::IDENTITY; 2],
+            vec![Quat::IDENTITY, Quat::from_rotation_z(1.0)],
+            vec![Quat::IDENTITY; 2],
+        )
+        .unwrap(),
+    );
+    // One-key tracks sharing their single time.
+    ch[11].translation = Some(linear(&[0.3], vec![Vec3::new(1.0, 2.0, 3.0)]));
+    ch[11].scale = Some(linear(&[0.3], vec![Vec3::splat(0.5)]));
+    (sk, clip)
+}
+
+#[test]
+fn tracks_sharing_key_times_are_grouped_into_blocks() {
+    let sk = chain_skeleton(64);
+    let clip = dense_clip(&sk, "dense", 2.0, 30.0, 0);
+    let compiled = clip.compiled();
+    assert_eq!(compiled.blocks().len(), 1, "one grid, one block");
+    assert_eq!(compiled.blocks()[0].track_count(), 192);
+    assert_eq!(compiled.blocks()[0].key_count(), 61);
+    assert_eq!(compiled.loose_track_count(clip.channels()), 0);
+
+    let (_, clip) = mixed();
+    let compiled = clip.compiled();
+    let counts: Vec<(usize, usize)> =
+        compiled.blocks().iter().map(|b| (b.track_count(), b.key_count())).collect();
+    // The main grid: 8 translations, 8 rotations, 5 scales. The second grid: 2 tracks. The
+    // one-key time: 2 tracks. Loose: the lone track, STEP, eased, cubic.
+    assert_eq!(counts, vec![(21, 31), (2, 5), (2, 1)]);
+    assert_eq!(compiled.loose_track_count(clip.channels()), 4);
+}
+
+#[test]
+fn compiled_sampling_matches_the_tracks_forward_backward_and_seeking() {
+    let (sk, clip) = mixed();
+    let mut ctx = SamplingContext::new(sk.bone_count());
+    let mut out = vec![Transform::IDENTITY; sk.bone_count()];
+    for t in times(1.0) {
+        run(&sk, &clip, t, &mut ctx, &mut out);
+        assert_matches(&sk, &clip, t, &out, "mixed clip");
+    }
+    let sk = chain_skeleton(80);
+    let clip = dense_clip(&sk, "dense", 2.0, 30.0, 1);
+    let mut ctx = SamplingContext::new(80);
+    let mut out = vec![Transform::IDENTITY; 80];
+    for t in times(2.0) {
+        run(&sk, &clip, t, &mut ctx, &mut out);
+        assert_matches(&sk, &clip, t, &out, "dense clip");
+    }
+}
+
+#[test]
+fn held_ends_and_short_segments_are_the_exact_keys() {
+    let (sk, clip) = mixed();
+    let mut ctx = SamplingContext::new(sk.bone_count());
+    let mut out = vec![Transform::IDENTITY; sk.bone_count()];
+    let key = |b: usize, k: usize| clip.channels()[b].rotation.as_ref().unwrap().values()[k];
+    run(&sk, &clip, -1.0, &mut ctx, &mut out);
+    assert_eq!(out[0].rotation, key(0, 0), "before the first key: the first key, exactly");
+    run(&sk, &clip, 5.0, &mut ctx, &mut out);
+    assert_eq!(out[0].rotation, key(0, 30), "after the last key: the last key, exactly");
+    // Inside the 1e-7 s segment of the second grid: its right key.
+    run(&sk, &clip, 0.50000005, &mut ctx, &mut out);
+    assert_eq!(out[8].translation, Vec3::splat(0.5000001));
+    assert_eq!(out[9].rotation, key(9, 3));
+    // The one-key block holds everywhere.
+    for t in [0.0, 0.3, 0.9] {
+        run(&sk, &clip, t, &mut ctx, &mut out);
+        assert_eq!(out[11].translation, Vec3::new(1.0, 2.0, 3.0));
+        assert_eq!(out[11].scale, Vec3::splat(0.5));
+    }
+    // Channels missing on a bone whose other channels are in a block: the bind pose.
+    assert_eq!(out[0].scale, sk.bind_pose[0].scale);
+    assert_eq!(out[3].scale, sk.bind_pose[3].scale);
+}
+
+#[test]
+fn editing_the_channels_rebuilds_the_compiled_form() {
+    let sk = chain_skeleton(16);
+    let mut clip = dense_clip(&sk, "dense", 1.0, 30.0, 0);
+    let mut ctx = SamplingContext::new(16);
+    let mut out = vec![Transform::IDENTITY; 16];
+    run(&sk, &clip, 0.5, &mut ctx, &mut out);
+    assert_eq!(clip.compiled().blocks().len(), 1);
+    // Move one key of bone 5's translation: the next sample must see it.
+    let tr = clip.channels_mut()[5].translation.as_mut().unwrap();
+    tr.insert(0.5, Vec3::new(7.0, 8.0, 9.0));
+    run(&sk, &clip, 0.5, &mut ctx, &mut out);
+    assert_eq!(out[5].translation, Vec3::new(7.0, 8.0, 9.0));
+    assert_matches(&sk, &clip, 0.5, &out, "after a key edit");
+    // Give bone 2 its own grid: it leaves the block and samples loose.
+    clip.channels_mut()[2] = BoneChannels {
+        translation: Some(linear(&[0.0, 1.0], vec![Vec3::ZERO, Vec3::X])),
+        ..BoneChannels::default()
+    };
+    assert_eq!(clip.compiled().loose_track_count(clip.channels()), 1);
+    for t in [0.0, 0.25, 0.5, 0.8, 1.0] {
+        run(&sk, &clip, t, &mut ctx, &mut out);
+        assert_matches(&sk, &clip, t, &out, "after replacing a bone's channels");
+    }
+    // A clone samples the same.
+    let copy = clip.clone();
+    assert_eq!(copy, clip);
+    let mut out2 = out.clone();
+    run(&sk, &copy, 0.8, &mut SamplingContext::new(16), &mut out2);
+    run(&sk, &clip, 0.8, &mut ctx, &mut out);
+    assert_eq!(out, out2);
+}
+
+#[test]
+fn one_context_serves_several_clips_in_turn() {
+    // Block cursors are hints: alternating clips through one context stays exact.
+    let sk = chain_skeleton(24);
+    let a = dense_clip(&sk, "a", 2.0, 30.0, 0);
+    let b = dense_clip(&sk, "b", 1.0, 24.0, 1);
+    let mut ctx = SamplingContext::new(24);
+    let mut out = vec![Transform::IDENTITY; 24];
+    for f in 0..150 {
+        let t = f as f32 / 60.0;
+        run(&sk, &a, t, &mut ctx, &mut out);
+        assert_matches(&sk, &a, t, &out, "clip a");
+        run(&sk, &b, 1.0 - t * 0.5, &mut ctx, &mut out);
+        assert_matches(&sk, &b, 1.0 - t * 0.5, &out, "clip b");
+    }
+}
+
+#[test]
+fn damaged_shared_times_never_panic() {
+    // Unsorted and NaN key times shared by two tracks form a block; sampling it must not panic
+    // (the clip is reported by `find_clip_fault`, and players refuse it, but the job stays safe).
+    let sk = chain_skeleton(3);
+    let mut clip = Clip::new("damaged", &sk);
+    for times in [vec![0.0, f32::NAN, 0.5], vec![0.9, 0.1, 0.5, 0.2]] {
+        let n = times.len();
+        let ch = clip.channels_mut();
+        ch[1].translation = Some(
+            Track::from_keys_unchecked(Interpolation::Linear, times.clone(), vec![Vec3::ONE; n]).unwrap(),
+        );
+        ch[2].rotation =
+            Some(Track::from_keys_unchecked(Interpolation::Linear, times, vec![Quat::IDENTITY; n]).unwrap());
+        assert_eq!(clip.compiled().blocks().len(), 1);
+        let mut ctx = SamplingContext::new(3);
+        let mut out = vec![Transform::IDENTITY; 3];
+        for t in [-1.0, 0.0, 0.15, 0.3, 0.5, 0.7, 2.0, 0.3, 0.1] {
+            run(&sk, &clip, t, &mut ctx, &mut out);
+            assert_eq!(out[1].translation, Vec3::ONE);
+        }
+    }
+}
