@@ -12,6 +12,8 @@ use marrow_engine::skeleton::Skeleton;
 use marrow_engine::synthetic::{chain_skeleton, dense_clip};
 use marrow_engine::track::{Interpolation, Track};
 
+mod support;
+
 /// The pose the authored tracks give at `time`, channel by channel ([`Track::sample`]), with the
 /// bind pose for missing channels: the reference the compiled sampler must reproduce.
 fn reference(sk: &Skeleton, clip: &Clip, time: f32) -> Vec<Transform> {
@@ -275,6 +277,29 @@ fn damaged_shared_times_never_panic() {
         for t in [-1.0, 0.0, 0.15, 0.3, 0.5, 0.7, 2.0, 0.3, 0.1] {
             run(&sk, &clip, t, &mut ctx, &mut out);
             assert_eq!(out[1].translation, Vec3::ONE);
+        }
+    }
+}
+
+#[test]
+fn imported_gltf_clips_compile_to_blocks_and_sample_the_same() {
+    // glTF exporters key every channel at the same instants (CesiumMan's samplers share one
+    // input accessor): the imported clip is one block, and it samples as its tracks do.
+    for model in ["CesiumMan/CesiumMan.glb", "RiggedFigure/RiggedFigure.glb"] {
+        let scene = marrow_engine::gltf::import(support::gltf_dir().join(model)).unwrap();
+        let rig = &scene.rigs[0];
+        let clip = &scene.animations[0].clips[0].clip;
+        let compiled = clip.compiled();
+        let tracks = clip.track_count();
+        assert_eq!(compiled.blocks().len(), 1, "{model}: one shared key grid, one block");
+        assert_eq!(compiled.blocks()[0].track_count(), tracks, "{model}: every track in the block");
+        assert_eq!(compiled.loose_track_count(clip.channels()), 0, "{model}");
+        let sk = &rig.skeleton;
+        let mut ctx = SamplingContext::new(sk.bone_count());
+        let mut out = vec![Transform::IDENTITY; sk.bone_count()];
+        for t in times(clip.duration()) {
+            run(sk, clip, t, &mut ctx, &mut out);
+            assert_matches(sk, clip, t, &out, model);
         }
     }
 }
