@@ -126,6 +126,9 @@ fn rig(n: usize) -> (Skeleton, Clip, Clip) {
     let sk = chain_skeleton(n);
     let a = dense_clip(&sk, "a", 2.0, 30.0, 0);
     let b = dense_clip(&sk, "b", 2.0, 30.0, 1);
+    // As players do when a clip starts playing.
+    a.compiled();
+    b.compiled();
     (sk, a, b)
 }
 

@@ -115,11 +115,13 @@ struct Head {
 impl Head {
     fn new(clip: Arc<Clip>, skeleton: &Skeleton, looping: bool, speed: f32) -> Self {
         let duration = clip.duration();
-        // Compile the clip now (once per clip, shared by every head), not in the first frame.
-        clip.compiled();
         let fault = find_clip_fault(&clip, skeleton);
-        if let Some(f) = &fault {
-            log::debug!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name);
+        match &fault {
+            Some(f) => log::debug!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name),
+            // Compile the clip now (once per clip, shared by every head), not in a frame.
+            None => {
+                clip.compiled();
+            }
         }
         Head {
             time: if speed < 0.0 { duration } else { 0.0 },

@@ -99,10 +99,17 @@ impl Clip {
         &mut self.channels
     }
 
-    /// The compiled form the sampling job reads (built on first call, which allocates; the
-    /// Animator calls it when a clip starts playing, so frames never do).
+    /// The compiled form the sampling job reads, built on the first call (which allocates).
+    /// Players call it when a clip starts playing (the Animator's heads, graph compilation,
+    /// [`crate::gltf::ScenePose::new`]), so frames never build it.
     pub fn compiled(&self) -> &CompiledClip {
         self.compiled.get_or_init(|| CompiledClip::build(&self.channels))
+    }
+
+    /// The compiled form if [`Clip::compiled`] has built it since the last edit, else `None`
+    /// (never builds: this is what the allocation-free sampling job reads).
+    pub fn compiled_if_built(&self) -> Option<&CompiledClip> {
+        self.compiled.get()
     }
 
     /// The derived duration: the later of the last key over all tracks and `length`.

@@ -1,26 +1,31 @@
 //! The compiled form of a clip: what [`crate::pose::SamplingJob`] reads at run time.
 //!
-//! A [`Clip`](crate::clip::Clip) is authored state: one [`Track`] per channel, each with its own key times, easing
-//! and interpolation, laid out for editing. Sampling it track by track costs a key search and a
-//! division per track and touches three scattered arrays per track. Most clips do not need that:
-//! glTF exporters bake every channel at the same instants (glTF files even share one `input`
-//! accessor between samplers), and Marrow's own dense clips key every track on one grid.
+//! A [`Clip`](crate::clip::Clip) is authored state: one [`Track`] per channel, each with its
+//! own key times, easing and interpolation, laid out for editing. Sampling it track by track
+//! costs a key search and a division per track and touches three scattered arrays per track.
+//! Most clips do not need that: glTF exporters commonly bake every channel at the same instants
+//! (samplers then share one `input` accessor), and Marrow's own dense clips key every track on
+//! one grid.
 //!
 //! [`CompiledClip`] groups the plain LINEAR tracks (no easing) that share one key-time array
 //! into a [`KeyBlock`]: one time array, one search per sample, and the values stored frame-major
 //! (all of the block's values at key `k` in one contiguous row), four tracks of a kind per SIMD
 //! lane group (SoA: `x0 x1 x2 x3 | y0 ..`). Sampling a block reads two contiguous rows and
-//! interpolates four bones per instruction; the result is the same arithmetic as
-//! [`Track::sample`] (translations and scales bit for bit, rotations to rounding of the dot
-//! product's summation order), and a held end or a too-short segment copies the key exactly.
+//! interpolates four bones per instruction; the result is the track sampler's arithmetic
+//! ([`Track::sample_with_cursor`]): translations and scales bit for bit, rotations to rounding
+//! (the four-lane dot product sums in another order and is capped at 1, as the loose four-wide
+//! pass does). A held end or a too-short segment copies the key exactly.
 //!
 //! Everything else (STEP, CUBICSPLINE, eased tracks, tracks whose times are shared by no other
 //! track, missing channels) stays "loose": sampled through its track, as before.
 //!
-//! The compiled form is derived: [`Clip::compiled`](crate::clip::Clip::compiled) builds it on first use and
-//! [`Clip::channels_mut`](crate::clip::Clip::channels_mut) drops it. It duplicates the grouped key values (the authored tracks
-//! stay the source of truth); it is never saved. Per-head state (the block cursors) lives in the
-//! [`crate::pose::SamplingContext`], so a crowd playing one clip shares one compiled form.
+//! The compiled form is derived: [`Clip::compiled`](crate::clip::Clip::compiled) builds it
+//! (players call it when a clip starts playing) and
+//! [`Clip::channels_mut`](crate::clip::Clip::channels_mut) drops it. The sampling job never
+//! builds it: on a clip not compiled (yet, or since an edit) every track samples loose. It
+//! duplicates the grouped key values (the authored tracks stay the source of truth) and is never
+//! saved. Per-head state (the block cursors) lives in the [`crate::pose::SamplingContext`], so a
+//! crowd playing one clip shares one compiled form.
 //!
 //! This module does not decide playback (times, looping, fades): see [`crate::animator`].
 
@@ -53,9 +58,9 @@ pub struct CompiledClip {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LooseBone {
     /// Bone index.
-    pub bone: u32,
+    pub(crate) bone: u32,
     /// Channels (`T | R | S` bits) that blocks write; the sampler skips them here.
-    pub in_block: u8,
+    pub(crate) in_block: u8,
 }
 
 impl LooseBone {
@@ -126,7 +131,7 @@ fn segment(times: &[f32], time: f32, cursor: &mut u32) -> Segment {
     let i = if c + 1 < n && times[c] <= time && time < times[c + 1] {
         c
     } else {
-        if n == 1 || !(time > times[0]) {
+        if n == 1 || time <= times[0] || time.is_nan() {
             return Segment::Hold(0);
         }
         if time >= times[n - 1] {
@@ -382,6 +387,9 @@ pub(crate) struct CompiledCache(std::sync::OnceLock<CompiledClip>);
 impl CompiledCache {
     pub(crate) fn get_or_init(&self, f: impl FnOnce() -> CompiledClip) -> &CompiledClip {
         self.0.get_or_init(f)
+    }
+    pub(crate) fn get(&self) -> Option<&CompiledClip> {
+        self.0.get()
     }
     pub(crate) fn clear(&mut self) {
         self.0 = std::sync::OnceLock::new();

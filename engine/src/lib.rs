@@ -28,7 +28,7 @@
 //!   skeleton overlay, hot-reloaded shaders); the animation core above never imports it.
 //!
 //! Three kinds of state are kept apart: authored (clips, skeletons, [`animator::AnimatorSettings`]),
-//! compiled/derived (durations, cursors), and session (playing, time, fades, adjusts, events).
+//! compiled/derived (durations, compiled clips, cursors), and session (playing, time, fades, adjusts, events).
 
 #![warn(missing_docs)]
 

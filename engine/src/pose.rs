@@ -14,9 +14,10 @@
 
 use std::ops::Range;
 
-use glam::{Affine3A, Mat3, Mat4, Quat, Vec3, Vec4};
+use glam::{Affine3A, Mat3, Mat4, Quat, Vec3, Vec3A, Vec4};
 
 use crate::clip::Clip;
+use crate::compiled_clip::LooseBone;
 use crate::math::{self, Transform};
 use crate::skeleton::NO_PARENT;
 
@@ -136,6 +137,8 @@ pub struct SamplingContext {
     rot_bones: Vec<u32>,
     rot_ends: Vec<[Vec4; 2]>,
     rot_ux: Vec<[f32; 2]>,
+    /// Every bone loose, for clips not compiled yet.
+    all_loose: Vec<LooseBone>,
 }
 
 impl SamplingContext {
@@ -157,6 +160,7 @@ impl SamplingContext {
         self.rot_bones.resize(max_bones, 0);
         self.rot_ends.resize(max_bones, [Vec4::ZERO; 2]);
         self.rot_ux.resize(max_bones, [0.0; 2]);
+        self.all_loose = (0..max_bones as u32).map(|bone| LooseBone { bone, in_block: 0 }).collect();
     }
 
     /// Forgets all cursors.
@@ -174,7 +178,7 @@ pub struct SamplingJob<'a> {
     pub bind_pose: &'a [Transform],
     /// Time in seconds (clamped by the tracks to their first/last keys).
     pub time: f32,
-    /// Cursors, one triple per bone.
+    /// Cursors: one slot per track (`3 * bone + channel`); a key block uses its first track's slot.
     pub context: &'a mut SamplingContext,
     /// Output local transforms.
     pub output: &'a mut [Transform],
@@ -200,7 +204,9 @@ impl SamplingJob<'_> {
     }
 
     /// Validates, then samples. Tracks grouped into key blocks by the clip's compiled form
-    /// ([`Clip::compiled`]) are sampled block by block, four bones per instruction; the rest
+    /// ([`Clip::compiled`]; call it once when the clip starts playing: the job reads only a form
+    /// already built, and samples a clip without one track by track, allocating nothing either
+    /// way) are sampled block by block, four bones per instruction; the rest
     /// ("loose" tracks) through their cursors, with the rotations of plain LINEAR loose tracks
     /// gathered and interpolated four at a time ([`math::slerp_weights4`]). Missing channels take
     /// the bind pose.
@@ -208,7 +214,7 @@ impl SamplingJob<'_> {
         self.validate()?;
         let t = self.time;
         let n = self.clip.channels().len();
-        let compiled = self.clip.compiled();
+        let compiled = self.clip.compiled_if_built();
         let ctx = &mut *self.context;
         let cursors = &mut ctx.cursors[..n * 3];
         let rot_bones = &mut ctx.rot_bones[..n];
@@ -218,7 +224,12 @@ impl SamplingJob<'_> {
         let bind = &self.bind_pose[..n];
         let out = &mut self.output[..n];
         let mut rotations = 0usize;
-        for &loose in compiled.loose() {
+        // Not compiled yet: every bone is loose (the job never compiles; players do it up front).
+        let loose_bones = match compiled {
+            Some(c) => c.loose(),
+            None => &ctx.all_loose[..n],
+        };
+        for &loose in loose_bones {
             let i = loose.bone as usize;
             let (ch, b) = (&channels[i], &bind[i]);
             let o = &mut out[i];
@@ -259,7 +270,9 @@ impl SamplingJob<'_> {
                 };
             }
         }
-        compiled.sample_blocks(t, cursors, out);
+        if let Some(c) = compiled {
+            c.sample_blocks(t, cursors, out);
+        }
         // Loose rotations, four lanes at a time.
         let (bones, ends, ux) = (&rot_bones[..rotations], &rot_ends[..rotations], &rot_ux[..rotations]);
         let mut k = 0;
@@ -513,7 +526,18 @@ impl LocalToModelJob<'_> {
         let out = &mut self.output[..n];
         let mut next_adjust = 0usize;
         let mut previous = Affine3A::IDENTITY;
+        // Local matrices are built four bones at a time (SoA), then composed bone by bone.
+        let mut locals = [Affine3A::IDENTITY; 4];
         for i in 0..n {
+            if i % 4 == 0 {
+                if let Some(four) = self.local.get(i..i + 4) {
+                    locals = affine4(four);
+                } else {
+                    for (k, l) in self.local[i..].iter().enumerate() {
+                        locals[k] = affine(l);
+                    }
+                }
+            }
             let p = self.parents[i];
             let has_adjust = next_adjust < self.adjusts.len() && self.adjusts[next_adjust].bone as usize == i;
             let local = if has_adjust {
@@ -547,7 +571,7 @@ impl LocalToModelJob<'_> {
                 }
                 affine(&l)
             } else {
-                affine(&self.local[i])
+                locals[i % 4]
             };
             // Affine products (3x3 + translation) cost three quarters of a full 4x4 product. A
             // chain's parent is the bone just composed: it is taken from registers rather than
@@ -569,6 +593,45 @@ impl LocalToModelJob<'_> {
 #[inline(always)]
 fn affine(t: &Transform) -> Affine3A {
     Affine3A::from_scale_rotation_translation(t.scale, t.rotation, t.translation)
+}
+
+/// [`affine`] for four transforms at once: the same arithmetic (glam's `Mat3A::from_quat`, then
+/// the scale per column), in SoA lanes, transposed back to four matrices.
+#[inline(always)]
+fn affine4(t: &[Transform]) -> [Affine3A; 4] {
+    let q = Mat4::from_cols(
+        Vec4::from(t[0].rotation),
+        Vec4::from(t[1].rotation),
+        Vec4::from(t[2].rotation),
+        Vec4::from(t[3].rotation),
+    )
+    .transpose();
+    let s = Mat4::from_cols(
+        t[0].scale.extend(0.0),
+        t[1].scale.extend(0.0),
+        t[2].scale.extend(0.0),
+        t[3].scale.extend(0.0),
+    )
+    .transpose();
+    let (x, y, z, w) = (q.x_axis, q.y_axis, q.z_axis, q.w_axis);
+    let (x2, y2, z2) = (x + x, y + y, z + z);
+    let (xx, xy, xz) = (x * x2, x * y2, x * z2);
+    let (yy, yz, zz) = (y * y2, y * z2, z * z2);
+    let (wx, wy, wz) = (w * x2, w * y2, w * z2);
+    let one = Vec4::ONE;
+    let lanes = |a: Vec4, b: Vec4, c: Vec4| Mat4::from_cols(a, b, c, Vec4::ZERO).transpose();
+    let c0 = lanes((one - (yy + zz)) * s.x_axis, (xy + wz) * s.x_axis, (xz - wy) * s.x_axis);
+    let c1 = lanes((xy - wz) * s.y_axis, (one - (xx + zz)) * s.y_axis, (yz + wx) * s.y_axis);
+    let c2 = lanes((xz + wy) * s.z_axis, (yz - wx) * s.z_axis, (one - (xx + yy)) * s.z_axis);
+    let lane = |k: usize| {
+        Affine3A::from_cols(
+            Vec3A::from_vec4(c0.col(k)),
+            Vec3A::from_vec4(c1.col(k)),
+            Vec3A::from_vec4(c2.col(k)),
+            Vec3A::from(t[k].translation),
+        )
+    };
+    [lane(0), lane(1), lane(2), lane(3)]
 }
 
 /// Builds the skinning palette from the pose: `palette[i] = model[i] * inverse_bind[i]`.

@@ -10,7 +10,8 @@
 //! and are normalized after interpolation.
 //!
 //! This module does not know about bones, clips or playback; [`crate::clip`] groups tracks and the
-//! sampling job in [`crate::pose`] drives them with per-track cursors.
+//! sampling job in [`crate::pose`] drives the tracks that [`crate::compiled_clip`] leaves loose
+//! with per-track cursors (tracks in key blocks are read from the compiled form).
 
 use glam::{Quat, Vec3};
 
@@ -385,7 +386,7 @@ impl<T: Animatable> Track<T> {
         let i = if c + 1 < n && times[c] <= time && time < times[c + 1] {
             c
         } else {
-            if n == 1 || !(time > times[0]) {
+            if n == 1 || time <= times[0] || time.is_nan() {
                 return Some((values[0], values[0], 0.0));
             }
             if time >= times[n - 1] {

@@ -28,7 +28,9 @@ fn reference(sk: &Skeleton, clip: &Clip, time: f32) -> Vec<Transform> {
         .collect()
 }
 
+/// Compiles the clip (as players do when it starts playing; a no-op once built) and samples it.
 fn run(sk: &Skeleton, clip: &Clip, time: f32, ctx: &mut SamplingContext, out: &mut [Transform]) {
+    clip.compiled();
     SamplingJob { clip, bind_pose: &sk.bind_pose, time, context: ctx, output: out }.run().unwrap();
 }
 
@@ -302,4 +304,33 @@ fn imported_gltf_clips_compile_to_blocks_and_sample_the_same() {
             assert_matches(sk, clip, t, &out, model);
         }
     }
+}
+
+#[test]
+fn an_uncompiled_clip_samples_track_by_track_and_stays_uncompiled() {
+    // The job never builds the compiled form (that would allocate inside a frame): a clip not
+    // compiled yet, or edited since, samples loose, with the same result.
+    let (sk, mut clip) = mixed();
+    let mut ctx = SamplingContext::new(sk.bone_count());
+    let mut loose = vec![Transform::IDENTITY; sk.bone_count()];
+    let mut blocks = loose.clone();
+    for t in times(1.0) {
+        SamplingJob { clip: &clip, bind_pose: &sk.bind_pose, time: t, context: &mut ctx, output: &mut loose }
+            .run()
+            .unwrap();
+        assert!(clip.compiled_if_built().is_none());
+        assert_matches(&sk, &clip, t, &loose, "uncompiled");
+        let mut compiled = clip.clone();
+        run(&sk, &compiled, t, &mut SamplingContext::new(sk.bone_count()), &mut blocks);
+        assert!(compiled.compiled_if_built().is_some());
+        for (a, b) in loose.iter().zip(&blocks) {
+            assert_eq!(a.translation, b.translation);
+            assert_eq!(a.scale, b.scale);
+            assert!(a.rotation.abs_diff_eq(b.rotation, 4e-7));
+        }
+        compiled.channels_mut();
+        assert!(compiled.compiled_if_built().is_none(), "an edit drops the compiled form");
+    }
+    clip.compiled();
+    assert!(clip.compiled_if_built().is_some());
 }

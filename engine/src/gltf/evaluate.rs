@@ -1,6 +1,7 @@
 //! [`ScenePose`]: an imported scene evaluated at one time of one animation, with the engine's
 //! jobs (sampling, local-to-model and palette jobs for rigs; property animations for other
-//! nodes; weight tracks for morphs). Buffers are allocated once in [`ScenePose::new`].
+//! nodes; weight tracks for morphs). Buffers are allocated, and the scene's clips compiled
+//! ([`crate::clip::Clip::compiled`]), once in [`ScenePose::new`].
 //!
 //! It does not skin or morph vertices (see [`crate::skinning`] and [`crate::morph`]) and holds no
 //! playback state: the caller chooses the time.
@@ -32,6 +33,12 @@ pub struct ScenePose {
 impl ScenePose {
     /// Buffers sized for `scene`, holding its rest pose.
     pub fn new(scene: &ImportedScene) -> Self {
+        // Compile every clip now, so no evaluation builds a compiled form inside a frame.
+        for a in &scene.animations {
+            for c in &a.clips {
+                c.clip.compiled();
+            }
+        }
         let mut pose = Self {
             local: scene.nodes.iter().map(|n| n.transform).collect(),
             world: vec![Mat4::IDENTITY; scene.nodes.len()],

@@ -662,7 +662,7 @@ pub struct MarkerFile {
 pub struct ClipAsset {
     /// The clip.
     pub clip: Clip,
-    /// Bone names of its skeleton, in bone order (parallel to `clip.channels`).
+    /// Bone names of its skeleton, in bone order (parallel to `Clip::channels()`).
     pub bones: Vec<String>,
 }
 
