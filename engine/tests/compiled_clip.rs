@@ -310,7 +310,7 @@ fn imported_gltf_clips_compile_to_blocks_and_sample_the_same() {
 fn an_uncompiled_clip_samples_track_by_track_and_stays_uncompiled() {
     // The job never builds the compiled form (that would allocate inside a frame): a clip not
     // compiled yet, or edited since, samples loose, with the same result.
-    let (sk, mut clip) = mixed();
+    let (sk, clip) = mixed();
     let mut ctx = SamplingContext::new(sk.bone_count());
     let mut loose = vec![Transform::IDENTITY; sk.bone_count()];
     let mut blocks = loose.clone();
