@@ -35,7 +35,7 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 
 use crate::clip::BoneChannels;
 use crate::math;
-use crate::track::{self, MIN_SEGMENT, Track};
+use crate::track::{self, Segment, Track, segment};
 
 /// Channel bit: translation.
 const T: u8 = 1;
@@ -114,37 +114,6 @@ impl KeyBlock {
     pub fn key_count(&self) -> usize {
         self.times.len()
     }
-}
-
-/// Where a block samples: one key held exactly, or a segment and its parameter.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Segment {
-    Hold(usize),
-    Lerp(usize, f32),
-}
-
-/// The track's search rules ([`Track::sample_with_cursor`]) over a shared time array.
-#[inline(always)]
-fn segment(times: &[f32], time: f32, cursor: &mut u32) -> Segment {
-    let n = times.len();
-    let c = *cursor as usize;
-    let i = if c + 1 < n && times[c] <= time && time < times[c + 1] {
-        c
-    } else {
-        if n == 1 || time <= times[0] || time.is_nan() {
-            return Segment::Hold(0);
-        }
-        if time >= times[n - 1] {
-            return Segment::Hold(n - 1);
-        }
-        track::locate(times, time, cursor)
-    };
-    let (t0, t1) = (times[i], times[i + 1]);
-    let dt = t1 - t0;
-    if !(dt >= MIN_SEGMENT) {
-        return Segment::Hold(i + 1);
-    }
-    Segment::Lerp(i, (time - t0) / dt)
 }
 
 /// Track identity while grouping: bone and channel bit.

@@ -379,27 +379,11 @@ impl<T: Animatable> Track<T> {
         if !self.is_plain_linear() {
             return None;
         }
-        let times = &self.times[..];
-        let n = times.len();
-        let values = &self.values[..n];
-        let c = *cursor as usize;
-        let i = if c + 1 < n && times[c] <= time && time < times[c + 1] {
-            c
-        } else {
-            if n == 1 || time <= times[0] || time.is_nan() {
-                return Some((values[0], values[0], 0.0));
-            }
-            if time >= times[n - 1] {
-                return Some((values[n - 1], values[n - 1], 0.0));
-            }
-            locate(times, time, cursor)
-        };
-        let (t0, t1) = (times[i], times[i + 1]);
-        let dt = t1 - t0;
-        if !(dt >= MIN_SEGMENT) {
-            return Some((values[i + 1], values[i + 1], 0.0));
-        }
-        Some((values[i], values[i + 1], (time - t0) / dt))
+        let values = &self.values[..];
+        Some(match segment(&self.times, time, cursor) {
+            Segment::Hold(k) => (values[k], values[k], 0.0),
+            Segment::Lerp(i, u) => (values[i], values[i + 1], u),
+        })
     }
 
     fn refresh_eased(&mut self) {
@@ -471,28 +455,11 @@ impl<T: Animatable> Track<T> {
         if n == 0 {
             return None;
         }
-        let times = &self.times[..];
         let values = &self.values[..n];
-        // Fast path: the cursor's interval still holds `time` (forward playback). Checked before
-        // the ends so a playing head touches only the two keys it interpolates.
-        let c = *cursor as usize;
-        let i = if c + 1 < n && times[c] <= time && time < times[c + 1] {
-            c
-        } else {
-            if n == 1 || time <= times[0] || time.is_nan() {
-                return Some(values[0]);
-            }
-            if time >= times[n - 1] {
-                return Some(values[n - 1]);
-            }
-            locate(times, time, cursor)
+        let (i, u) = match segment(&self.times, time, cursor) {
+            Segment::Hold(k) => return Some(values[k]),
+            Segment::Lerp(i, u) => (i, u),
         };
-        let (t0, t1) = (times[i], times[i + 1]);
-        let dt = t1 - t0;
-        if !(dt >= MIN_SEGMENT) {
-            return Some(values[i + 1]);
-        }
-        let u = (time - t0) / dt;
         Some(match self.interpolation {
             Interpolation::Step => values[i],
             Interpolation::Linear => {
@@ -500,17 +467,57 @@ impl<T: Animatable> Track<T> {
                 T::interpolate(values[i], values[i + 1], u)
             }
             Interpolation::CubicSpline => {
+                let dt = self.times[i + 1] - self.times[i];
                 T::hermite(values[i], self.out_tangents[i], values[i + 1], self.in_tangents[i + 1], u, dt)
             }
         })
     }
 }
 
+/// Where a sample falls in a key-time array: one key held exactly, or segment `i` and the
+/// parameter `u` in it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Segment {
+    /// Key `k`'s value, exactly (before the first key, after the last, one key, or a segment
+    /// shorter than [`MIN_SEGMENT`]: its right key).
+    Hold(usize),
+    /// Interpolate keys `i` and `i + 1` at `u`.
+    Lerp(usize, f32),
+}
+
+/// The sampling rules over a non-empty key-time array (see the module docs), starting the search
+/// at `*cursor` and updating it. Shared by [`Track::sample_with_cursor`], [`Track::lerp_parts`]
+/// and the key blocks of [`crate::compiled_clip`].
+#[inline(always)]
+pub(crate) fn segment(times: &[f32], time: f32, cursor: &mut u32) -> Segment {
+    let n = times.len();
+    // Fast path: the cursor's interval still holds `time` (forward playback). Checked before
+    // the ends so a playing head touches only the two keys it interpolates.
+    let c = *cursor as usize;
+    let i = if c + 1 < n && times[c] <= time && time < times[c + 1] {
+        c
+    } else {
+        if n == 1 || time <= times[0] || time.is_nan() {
+            return Segment::Hold(0);
+        }
+        if time >= times[n - 1] {
+            return Segment::Hold(n - 1);
+        }
+        locate(times, time, cursor)
+    };
+    let (t0, t1) = (times[i], times[i + 1]);
+    let dt = t1 - t0;
+    if !(dt >= MIN_SEGMENT) {
+        return Segment::Hold(i + 1);
+    }
+    Segment::Lerp(i, (time - t0) / dt)
+}
+
 /// Finds `i` with `times[i] <= t < times[i + 1]`, given `times[0] < t < times[n - 1]` (or an
 /// unsorted array, where any in-bounds answer is acceptable). Tries the cursor and its successor
 /// before a binary search.
 #[inline(always)]
-pub(crate) fn locate(times: &[f32], t: f32, cursor: &mut u32) -> usize {
+fn locate(times: &[f32], t: f32, cursor: &mut u32) -> usize {
     let n = times.len();
     let c = *cursor as usize;
     if c + 1 < n && times[c] <= t {
