@@ -11,15 +11,18 @@ struct Frame {
     ambient: vec4<f32>,
     // x: outline width (world units), y: shadow texel size, z: shadow depth bias, w: unused.
     params: vec4<f32>,
+    outline_color: vec4<f32>,
 };
 
 struct Object {
     world_from_model: mat4x4<f32>,
     color: vec4<f32>,
     palette_offset: u32,
+    // Bit 0: drawn by the outline pass.
     flags: u32,
+    // Written by the picking pass (0: not pickable).
+    pick_id: u32,
     pad0: u32,
-    pad1: u32,
 };
 
 @group(0) @binding(0) var<uniform> frame: Frame;

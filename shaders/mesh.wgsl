@@ -108,10 +108,15 @@ fn fs_forward(in: ForwardOut) -> @location(0) vec4<f32> {
     return vec4<f32>(diffuse + vec3<f32>(spec), 1.0);
 }
 
-// Outline: the inverse hull, expanded along the (skinned) normal after skinning.
+// Outline: the inverse hull, expanded along the (skinned) normal after skinning. Objects
+// without the outline flag are moved behind the near plane (clipped away).
 @vertex
 fn vs_outline(v: VertexIn) -> DepthOut {
     var out: DepthOut;
+    if ((objects[v.instance].flags & 1u) == 0u) {
+        out.clip = vec4<f32>(0.0, 0.0, -2.0, 1.0);
+        return out;
+    }
     let world = world_position(v) + world_normal(v) * frame.params.x;
     out.clip = frame.clip_from_world * vec4<f32>(world, 1.0);
     return out;
@@ -119,5 +124,11 @@ fn vs_outline(v: VertexIn) -> DepthOut {
 
 @fragment
 fn fs_outline() -> @location(0) vec4<f32> {
-    return vec4<f32>(0.02, 0.02, 0.03, 1.0);
+    return frame.outline_color;
+}
+
+// Picking: every visible object writes its pick id into an R32Uint target.
+@fragment
+fn fs_pick(in: ForwardOut) -> @location(0) u32 {
+    return objects[in.instance].pick_id;
 }

@@ -6,13 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn gltf_dir() -> PathBuf {
-    match std::env::var_os("MARROW_SHARED_DIR") {
-        Some(d) => {
-            let d = PathBuf::from(d);
-            if d.join("gltf").is_dir() { d.join("gltf") } else { d }
-        }
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/gltf"),
-    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/gltf")
 }
 
 fn marrow(args: &[&str]) -> (i32, String, String) {

@@ -1,7 +1,7 @@
 //! glTF import benchmark: `cargo bench -p marrow-engine --bench import`.
 //!
-//! Imports CesiumMan (19 joints, 3273 vertices, 57 channels) from `../shared/gltf` (override with
-//! `MARROW_SHARED_DIR`), reading the file from disk each iteration.
+//! Imports CesiumMan (19 joints, 3273 vertices, 57 channels) from the repository's
+//! `assets/gltf`, reading the file from disk each iteration.
 
 #[path = "../tests/support/mod.rs"]
 mod support;

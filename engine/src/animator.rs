@@ -56,21 +56,50 @@ use crate::pose::{
 };
 use crate::skeleton::Skeleton;
 
-/// The authored part of an Animator: what a scene file saves.
-#[derive(Clone, Debug, PartialEq)]
+/// The authored part of an Animator: what a scene file saves. Equality compares clips by value
+/// and graph programs by identity (the same compiled `Arc`).
+#[derive(Clone, Debug)]
 pub struct AnimatorSettings {
     /// The clip the animator starts on.
     pub clip: Option<Arc<Clip>>,
+    /// A compiled blend graph the animator starts on instead of a clip (it wins over `clip`).
+    pub graph: Option<Arc<GraphProgram>>,
     /// Playback speed (negative plays backwards).
     pub speed: f32,
     /// Start playing on the first step with non-zero simulation time.
     pub play_on_start: bool,
 }
 
+impl PartialEq for AnimatorSettings {
+    fn eq(&self, other: &Self) -> bool {
+        self.clip == other.clip
+            && self.speed == other.speed
+            && self.play_on_start == other.play_on_start
+            && match (&self.graph, &other.graph) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+    }
+}
+
 impl Default for AnimatorSettings {
     fn default() -> Self {
-        Self { clip: None, speed: 1.0, play_on_start: true }
+        Self { clip: None, graph: None, speed: 1.0, play_on_start: true }
     }
+}
+
+/// A snapshot of an Animator's session state ([`Animator::session`]); never saved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AnimatorSession {
+    /// The current head's time.
+    pub time: f32,
+    /// Whether the current head plays.
+    pub playing: bool,
+    /// The current head's looping (`None`: no head).
+    pub looping: Option<bool>,
+    /// Whether the first simulation step has happened (`play_on_start` has acted).
+    pub started: bool,
 }
 
 /// A marker announced by a playing head.
@@ -262,10 +291,11 @@ impl Animator {
         self.adjusts.clear();
         self.queued.clear();
         self.ready.clear();
-        self.current = self.settings.clip.clone().map(|c| {
-            let looping = c.looping;
-            Head::new(c, &self.skeleton, looping, self.settings.speed)
-        });
+        self.current = match (&self.settings.graph, &self.settings.clip) {
+            (Some(g), _) => Some(Head::new_graph(g.clone(), &self.skeleton, self.settings.speed)),
+            (None, Some(c)) => Some(Head::new(c.clone(), &self.skeleton, c.looping, self.settings.speed)),
+            (None, None) => None,
+        };
         self.last_step = PlaybackStep::still(self.time());
     }
 
@@ -288,6 +318,49 @@ impl Animator {
     /// Sets the playback speed (authored).
     pub fn set_speed(&mut self, speed: f32) {
         self.settings.speed = speed;
+    }
+
+    /// The session state of the current head (time, playing, looping) and the start latch, so
+    /// an editor that rebuilds its world after an edit can put the playhead back.
+    pub fn session(&self) -> AnimatorSession {
+        AnimatorSession {
+            time: self.time(),
+            playing: self.is_playing(),
+            looping: self.current_looping(),
+            started: self.started,
+        }
+    }
+
+    /// Restores a [`Animator::session`] snapshot onto this animator's authored starting state:
+    /// the current head seeks to the time (clamped to its clip), plays or holds, and takes the
+    /// looping flag; a fade or adjusts are not restored. Announces no markers.
+    pub fn restore_session(&mut self, s: &AnimatorSession) {
+        self.started = s.started;
+        if let Some(h) = &mut self.current {
+            h.playing = s.playing;
+            if let Some(l) = s.looping {
+                h.looping = l;
+            }
+        }
+        if self.current.as_ref().is_some_and(|h| h.graph.is_none()) {
+            self.seek(s.time);
+        } else if let Some(h) = &mut self.current {
+            h.time = if s.time.is_finite() { s.time } else { 0.0 };
+            self.last_step = PlaybackStep::still(h.time);
+        }
+    }
+
+    /// Sets whether the current head loops (session state: a preview's Loop toggle; the clip's
+    /// authored flag is untouched).
+    pub fn set_looping(&mut self, looping: bool) {
+        if let Some(h) = &mut self.current {
+            h.looping = looping;
+        }
+    }
+
+    /// The duration of the current head's clip (0 for a graph or no head).
+    pub fn current_duration(&self) -> f32 {
+        self.current.as_ref().filter(|h| h.graph.is_none()).map_or(0.0, |h| h.duration)
     }
 
     /// The clip being played (or faded to); `None` while a graph plays.

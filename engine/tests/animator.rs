@@ -29,7 +29,7 @@ fn ramp(sk: &Skeleton, name: &str, duration: f32, axis: Vec3, looping: bool) -> 
 }
 
 fn animator(sk: &Arc<Skeleton>, clip: Option<Arc<Clip>>, speed: f32) -> Animator {
-    Animator::new(sk.clone(), AnimatorSettings { clip, speed, play_on_start: true })
+    Animator::new(sk.clone(), AnimatorSettings { clip, speed, play_on_start: true, ..Default::default() })
 }
 
 fn root_translation(a: &mut Animator) -> Vec3 {
@@ -212,7 +212,7 @@ fn play_on_start_turns_into_playing_on_the_first_step_with_time() {
     a.advance(0.1);
     assert!(!a.is_playing());
     let mut off =
-        Animator::new(sk.clone(), AnimatorSettings { clip: Some(walk), speed: 1.0, play_on_start: false });
+        Animator::new(sk.clone(), AnimatorSettings { clip: Some(walk), speed: 1.0, play_on_start: false, ..Default::default() });
     off.advance(0.1);
     assert!(!off.is_playing());
 }

@@ -795,7 +795,7 @@ fn time_scale_scales_everything_upstream() {
 }
 
 #[test]
-fn cache_recompiles_only_when_the_graph_changes() {
+fn cache_recompiles_only_when_the_revision_or_skeleton_changes() {
     let sk = Arc::new(rig());
     let lib = library(&sk);
     let mut g = AnimGraph::new();
@@ -804,22 +804,26 @@ fn cache_recompiles_only_when_the_graph_changes() {
     let n = blend2(&mut g, a, b, 0.5);
     output(&mut g, n);
     let mut cache = GraphCache::new();
-    let p1 = cache.get(&g, &sk, &lib).unwrap();
-    let p2 = cache.get(&g.clone(), &sk, &lib).unwrap();
+    let p1 = cache.get(1, &g, &sk, &lib).unwrap();
+    let p2 = cache.get(1, &g.clone(), &sk, &lib).unwrap();
     assert!(Arc::ptr_eq(&p1, &p2));
     assert_eq!(cache.compile_count(), 1);
     g.node_mut(n).unwrap().kind = NodeKind::Blend2 { weight: 0.25 };
-    let p3 = cache.get(&g, &sk, &lib).unwrap();
+    let p3 = cache.get(2, &g, &sk, &lib).unwrap();
     assert!(!Arc::ptr_eq(&p1, &p3));
     assert_eq!(cache.compile_count(), 2);
     // Errors are cached too; the editor can ask every frame.
     g.remove_node(b);
-    assert!(cache.get(&g, &sk, &lib).is_err());
-    assert!(cache.get(&g, &sk, &lib).is_err());
+    assert!(cache.get(3, &g, &sk, &lib).is_err());
+    assert!(cache.get(3, &g, &sk, &lib).is_err());
     assert_eq!(cache.compile_count(), 3);
     cache.invalidate();
-    assert!(cache.get(&g, &sk, &lib).is_err());
+    assert!(cache.get(3, &g, &sk, &lib).is_err());
     assert_eq!(cache.compile_count(), 4);
+    // Another skeleton (a new Arc) recompiles at the same revision.
+    let other = Arc::new(rig());
+    let _ = cache.get(3, &g, &other, &lib);
+    assert_eq!(cache.compile_count(), 5);
 }
 
 #[test]

@@ -413,6 +413,7 @@ fn every_authored_field_round_trips_through_a_scene_file() {
                 animator: Some(AnimatorDesc {
                     rig: "assets/a.glb#Armature".into(),
                     clip: None,
+                    graph: None,
                     looping: Some(false),
                     speed: -0.5,
                     play_on_start: false,

@@ -181,6 +181,8 @@ fn static_only_scene_binds_no_skinned_pipeline_and_uploads_no_palette() {
         palette_offset: 0,
         bounds: None,
         casts_shadow: true,
+        outlined: false,
+        pick_id: 0,
     });
     for _ in 0..2 {
         let stats = renderer.render(&pool, &frame, &target).unwrap();

@@ -53,8 +53,8 @@ fn rig(
 ) -> marrow_engine::scene::Entity {
     let e = w.spawn(name);
     w.set_transform(e, Some(Transform::IDENTITY)).unwrap();
-    let animator = Animator::new(sk, AnimatorSettings { clip, speed: 1.0, play_on_start: true });
-    w.set_animator(e, AnimatorComponent { rig: "r".into(), clip: None, looping: None, animator }).unwrap();
+    let animator = Animator::new(sk, AnimatorSettings { clip, speed: 1.0, play_on_start: true, ..Default::default() });
+    w.set_animator(e, AnimatorComponent { rig: "r".into(), clip: None, graph: None, looping: None, animator }).unwrap();
     e
 }
 
@@ -176,6 +176,7 @@ fn scene() -> SceneDesc {
             animator: Some(AnimatorDesc {
                 rig: "sk".into(),
                 clip: Some("turn".into()),
+                graph: None,
                 looping: None,
                 speed: 1.0,
                 play_on_start: true,

@@ -3,19 +3,20 @@
 //! Later subcommands (`render`) and the editor (no arguments) plug in here.
 
 mod check;
+mod edit;
 mod pose;
 mod render;
 mod runner;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 /// Marrow: a node-graph skeletal animation editor.
 #[derive(Debug, Parser)]
 #[command(name = "marrow", version, about, long_about = None)]
 pub struct Cli {
-    /// What to do (with none, the help is printed).
+    /// What to do (with none, the editor opens on the runner sample).
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -23,6 +24,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Open the docked editor on a project (a folder or its `project.ron`).
+    Edit(edit::EditArgs),
     /// Evaluate a glTF file's skins, animation and meshes at given times and print JSON.
     Pose(pose::PoseArgs),
     /// Validate a glTF file and print every fault and warning (exit status 1 on errors).
@@ -38,11 +41,8 @@ pub enum Command {
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => {
-            Cli::command().print_help()?;
-            println!();
-            Ok(ExitCode::SUCCESS)
-        }
+        None => edit::run(&edit::EditArgs { project: None, new: false, shaders: None }),
+        Some(Command::Edit(args)) => edit::run(&args),
         Some(Command::Pose(args)) => pose::run(&args),
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Render(args)) => render::run(&args),

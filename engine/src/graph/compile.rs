@@ -1089,12 +1089,13 @@ pub fn compile(
     Ok(program)
 }
 
-/// Caches a compiled program and recompiles only when the graph (compared by value), the
-/// skeleton (by pointer) or an explicit [`GraphCache::invalidate`] says so.
+/// Caches a compiled program, keyed by the authored graph's revision (a number its owner bumps
+/// whenever the graph, or a clip it plays, changes; the editor uses its document revision) and
+/// the skeleton (by pointer). No deep comparison of graphs: asking again with the same
+/// revision and skeleton returns the cached program (or errors) at once.
 #[derive(Debug, Default)]
 pub struct GraphCache {
-    graph: Option<AnimGraph>,
-    skeleton: Option<Arc<Skeleton>>,
+    key: Option<(u64, Arc<Skeleton>)>,
     program: Option<Result<Arc<GraphProgram>, Vec<GraphError>>>,
     compiles: u64,
 }
@@ -1105,21 +1106,21 @@ impl GraphCache {
         Self::default()
     }
 
-    /// The program for `graph` on `skeleton`, compiling only when either changed since the last
-    /// call (or after [`GraphCache::invalidate`]). Errors are cached too.
+    /// The program for `graph` (at `revision`) on `skeleton`, compiling only when the revision
+    /// or the skeleton changed since the last call (or after [`GraphCache::invalidate`]).
+    /// Errors are cached too.
     pub fn get(
         &mut self,
+        revision: u64,
         graph: &AnimGraph,
         skeleton: &Arc<Skeleton>,
         clips: &dyn ClipSource,
     ) -> Result<Arc<GraphProgram>, Vec<GraphError>> {
-        let fresh = self.graph.as_ref() == Some(graph)
-            && self.skeleton.as_ref().is_some_and(|s| Arc::ptr_eq(s, skeleton));
+        let fresh = self.key.as_ref().is_some_and(|(r, s)| *r == revision && Arc::ptr_eq(s, skeleton));
         if !fresh || self.program.is_none() {
             self.compiles += 1;
             self.program = Some(compile(graph, skeleton, clips).map(Arc::new));
-            self.graph = Some(graph.clone());
-            self.skeleton = Some(skeleton.clone());
+            self.key = Some((revision, skeleton.clone()));
         }
         self.program.clone().unwrap_or_else(|| Err(Vec::new()))
     }

@@ -46,6 +46,10 @@ pub struct GraphFile {
     /// Connections.
     #[serde(default)]
     pub connections: Vec<ConnectionFile>,
+    /// The id the next node takes, written only when it is past every node's id (nodes were
+    /// removed): ids are never reused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_id: Option<u32>,
 }
 
 /// A parameter in a file.
@@ -333,6 +337,10 @@ impl From<&AnimGraph> for GraphFile {
                 .iter()
                 .map(|c| ConnectionFile { from: c.from.0, to: c.to.0, pin: c.pin.clone() })
                 .collect(),
+            next_id: {
+                let past = g.nodes.iter().map(|n| n.id.0.saturating_add(1)).max().unwrap_or(0);
+                (g.next_id > past).then_some(g.next_id)
+            },
         }
     }
 }
@@ -446,6 +454,7 @@ impl GraphFile {
             }
             graph.connections.push(Connection { from, to, pin: c.pin });
         }
+        graph.next_id = self.next_id.unwrap_or(0);
         let (structural, _) = validate_structure(&graph);
         errors
             .extend(structural.into_iter().filter(|e| *e != GraphError::NoOutput).map(GraphFileError::Graph));

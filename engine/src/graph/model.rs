@@ -281,7 +281,9 @@ pub struct ParamDecl {
 
 /// An authored blend/adjust graph. Fields are public so the editor can edit them directly (the
 /// compiler validates everything); the helpers keep ids unique and inputs singly connected.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Two graphs are equal when their nodes, connections and parameters are, and they would give
+/// the same id to the next node ([`AnimGraph::fresh_id`]).
+#[derive(Clone, Debug, Default)]
 pub struct AnimGraph {
     /// The nodes, in creation order.
     pub nodes: Vec<Node>,
@@ -289,6 +291,18 @@ pub struct AnimGraph {
     pub connections: Vec<Connection>,
     /// The parameters.
     pub parameters: Vec<ParamDecl>,
+    /// The id the next added node takes (at least one past every id ever used, so ids are
+    /// never reused, even after a node is removed and the graph saved and reloaded).
+    pub next_id: u32,
+}
+
+impl PartialEq for AnimGraph {
+    fn eq(&self, other: &Self) -> bool {
+        self.nodes == other.nodes
+            && self.connections == other.connections
+            && self.parameters == other.parameters
+            && self.fresh_id() == other.fresh_id()
+    }
 }
 
 impl AnimGraph {
@@ -297,18 +311,34 @@ impl AnimGraph {
         Self::default()
     }
 
-    /// Adds a node at `position`; its id is one past the highest id in the graph.
+    /// Adds a node at `position`. Its id is [`AnimGraph::next_id`] (raised past any id in the
+    /// graph first), so no id is ever used twice.
     pub fn add_node(&mut self, kind: NodeKind, position: [f32; 2]) -> NodeId {
-        let id = NodeId(self.nodes.iter().map(|n| n.id.0.saturating_add(1)).max().unwrap_or(0));
+        let id = NodeId(self.fresh_id());
+        self.next_id = id.0.saturating_add(1);
         self.nodes.push(Node { id, position, kind });
         id
     }
 
-    /// Removes a node and every connection to or from it.
-    pub fn remove_node(&mut self, id: NodeId) -> Option<Node> {
+    /// The id [`AnimGraph::add_node`] would give next.
+    pub fn fresh_id(&self) -> u32 {
+        self.nodes.iter().map(|n| n.id.0.saturating_add(1)).max().unwrap_or(0).max(self.next_id)
+    }
+
+    /// Removes a node and every connection to or from it; returns the node and the
+    /// connections removed with it.
+    pub fn remove_node(&mut self, id: NodeId) -> Option<(Node, Vec<Connection>)> {
         let i = self.nodes.iter().position(|n| n.id == id)?;
-        self.connections.retain(|c| c.from != id && c.to != id);
-        Some(self.nodes.remove(i))
+        let mut removed = Vec::new();
+        self.connections.retain(|c| {
+            let keep = c.from != id && c.to != id;
+            if !keep {
+                removed.push(c.clone());
+            }
+            keep
+        });
+        self.next_id = self.fresh_id();
+        Some((self.nodes.remove(i), removed))
     }
 
     /// The node with id `id`.
@@ -321,12 +351,16 @@ impl AnimGraph {
         self.nodes.iter_mut().find(|n| n.id == id)
     }
 
-    /// Connects `from`'s output to `to`'s input `pin`, replacing whatever fed that pin. Types are
-    /// not checked here (the compiler reports mismatches on the node).
-    pub fn connect(&mut self, from: NodeId, to: NodeId, pin: impl Into<String>) {
+    /// Connects `from`'s output to `to`'s input `pin`, replacing whatever fed that pin; returns
+    /// the connection replaced. Types are not checked here (the compiler reports mismatches on
+    /// the node).
+    pub fn connect(&mut self, from: NodeId, to: NodeId, pin: impl Into<String>) -> Option<Connection> {
         let pin = pin.into();
+        let old = self.connections.iter().position(|c| c.to == to && c.pin == pin);
+        let replaced = old.map(|i| self.connections.remove(i));
         self.connections.retain(|c| !(c.to == to && c.pin == pin));
         self.connections.push(Connection { from, to, pin });
+        replaced
     }
 
     /// Removes the connection feeding `to`'s input `pin`; returns whether there was one.

@@ -444,6 +444,9 @@ pub struct AnimatorFile {
     /// Starting clip reference: a clip file path or `path#animation name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clip: Option<String>,
+    /// A blend graph played instead of the clip: a `.graph.ron` path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<String>,
     /// Overrides the clip's own looping.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub looping: Option<bool>,
@@ -486,6 +489,7 @@ impl From<&EntityDesc> for EntityFile {
             animator: d.animator.as_ref().map(|a| AnimatorFile {
                 rig: a.rig.clone(),
                 clip: a.clip.clone(),
+                graph: a.graph.clone(),
                 looping: a.looping,
                 speed: a.speed,
                 play_on_start: a.play_on_start,
@@ -528,6 +532,7 @@ fn entity_desc(f: &EntityFile, parent: &str) -> Result<EntityDesc, FieldError> {
             Some(AnimatorDesc {
                 rig: a.rig.clone(),
                 clip: a.clip.clone(),
+                graph: a.graph.clone(),
                 looping: a.looping,
                 speed: a.speed,
                 play_on_start: a.play_on_start,

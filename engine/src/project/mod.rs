@@ -30,7 +30,7 @@ use serde::de::DeserializeOwned;
 
 use crate::clip::{Clip, find_clip_fault};
 use crate::gltf::{self, ImportedScene};
-use crate::graph::AnimGraph;
+use crate::graph::{AnimGraph, GraphProgram};
 use crate::graph::file::{GraphFile, load_graph, pretty_config, ron_options};
 use crate::scene::{AssetSource, EntityDesc, MeshAsset, MeshDesc, SceneDesc, World};
 use crate::skeleton::{Skeleton, find_skeleton_fault};
@@ -297,6 +297,34 @@ impl Project {
 fn load_lenient(path: &Path) -> (Project, Vec<ProjectError>) {
     let root = project_root(path);
     let manifest_path = if path.is_dir() { path.join(PROJECT_FILE) } else { path.to_owned() };
+    load_lenient_with(&root, &manifest_path, &read_text)
+}
+
+impl Project {
+    /// Parses a project from file texts held in memory (relative path, text), as
+    /// [`Project::to_files`] gives them (an editor's recovery file), with its folder `root`
+    /// for the binary assets; the first error stops it.
+    pub fn from_files(root: &Path, files: &[(String, String)]) -> Result<Project, ProjectError> {
+        let read = |p: &Path| {
+            let rel = p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/");
+            files
+                .iter()
+                .find(|(k, _)| *k == rel)
+                .map(|(_, t)| t.clone())
+                .ok_or_else(|| io_error(p, "not in the recovered files"))
+        };
+        let (project, mut errors) = load_lenient_with(root, &root.join(PROJECT_FILE), &read);
+        if errors.is_empty() { Ok(project) } else { Err(errors.swap_remove(0)) }
+    }
+}
+
+fn load_lenient_with(
+    root: &Path,
+    manifest_path: &Path,
+    read_text: &dyn Fn(&Path) -> Result<String, ProjectError>,
+) -> (Project, Vec<ProjectError>) {
+    let root = root.to_owned();
+    let manifest_path = manifest_path.to_owned();
     let mut errors = Vec::new();
     let mut project = Project::default();
     let manifest = read_text(&manifest_path).and_then(|t| {
@@ -353,14 +381,105 @@ fn load_lenient(path: &Path) -> (Project, Vec<ProjectError>) {
     (project, errors)
 }
 
-/// The loaded assets of a project: skeletons, clips and meshes by reference, shared as `Arc`s.
-/// Derived from a [`Project`] and its binary assets; never saved.
+/// glTF imports by file path, reused while the file keeps its length and modification time, so
+/// an editor that rebuilds its [`Library`] after every edit does not re-import binary assets.
+/// Failed imports are cached too (the same faults come back until the file changes).
+#[derive(Debug, Default)]
+pub struct ImportCache {
+    entries: BTreeMap<PathBuf, CachedImport>,
+}
+
+type ImportResult = Result<Arc<ImportAssets>, Arc<gltf::ImportError>>;
+
+/// What one glTF file gives a project: the imported scene and the engine assets derived from
+/// it once (skeletons, clips, meshes as shared `Arc`s, so every library built from the same
+/// import hands out the same objects).
+#[derive(Debug)]
+pub struct ImportAssets {
+    /// The imported scene.
+    pub scene: Arc<ImportedScene>,
+    skeletons: Vec<Arc<Skeleton>>,
+    clips: Vec<(String, Vec<Arc<Clip>>)>,
+    meshes: Vec<(String, Arc<MeshAsset>)>,
+}
+
+impl ImportAssets {
+    /// Derives the engine assets of `scene`.
+    pub fn new(scene: ImportedScene) -> Self {
+        let skeletons: Vec<Arc<Skeleton>> = scene.rigs.iter().map(|r| Arc::new(r.skeleton.clone())).collect();
+        let clips = scene
+            .animations
+            .iter()
+            .map(|a| (a.name.clone(), a.clips.iter().map(|rc| Arc::new(rc.clip.clone())).collect()))
+            .collect();
+        let meshes = scene
+            .meshes
+            .iter()
+            .enumerate()
+            .map(|(mi, mesh)| {
+                let skin = scene.nodes.iter().filter(|n| n.mesh == Some(mi)).find_map(|n| n.skin);
+                let rig = skin.and_then(|s| scene.skins.get(s)).map(|s| s.rig);
+                let asset = MeshAsset {
+                    mesh: mesh.clone(),
+                    skeleton: rig.and_then(|r| skeletons.get(r).cloned()),
+                    joint_to_bone: rig
+                        .and_then(|r| scene.rigs.get(r))
+                        .map(|r| r.joint_to_bone.clone())
+                        .unwrap_or_default(),
+                };
+                (mesh.name.clone(), Arc::new(asset))
+            })
+            .collect();
+        Self { scene: Arc::new(scene), skeletons, clips, meshes }
+    }
+}
+
+#[derive(Debug)]
+struct CachedImport {
+    stamp: (u64, Option<std::time::SystemTime>),
+    result: ImportResult,
+}
+
+impl ImportCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The import of `path`, from the cache when the file did not change.
+    pub fn import(&mut self, path: &Path) -> ImportResult {
+        let meta = std::fs::metadata(path).ok();
+        let stamp = (meta.as_ref().map_or(0, |m| m.len()), meta.and_then(|m| m.modified().ok()));
+        if let Some(c) = self.entries.get(path)
+            && c.stamp == stamp
+        {
+            return c.result.clone();
+        }
+        let result = gltf::import(path).map(|s| Arc::new(ImportAssets::new(s))).map_err(Arc::new);
+        self.entries.insert(path.to_owned(), CachedImport { stamp, result: result.clone() });
+        result
+    }
+
+    /// Imports held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no import is held.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// The loaded assets of a project: skeletons, clips, meshes and graphs by reference, shared as
+/// `Arc`s. Derived from a [`Project`] and its binary assets; never saved.
 #[derive(Clone, Debug, Default)]
 pub struct Library {
     skeletons: BTreeMap<String, Arc<Skeleton>>,
     clips: BTreeMap<String, Vec<Arc<Clip>>>,
     meshes: BTreeMap<String, Arc<MeshAsset>>,
     imports: BTreeMap<String, Arc<ImportedScene>>,
+    graphs: BTreeMap<String, Arc<AnimGraph>>,
 }
 
 impl Library {
@@ -372,6 +491,16 @@ impl Library {
     }
 
     fn load_lenient(project: &Project, root: &Path) -> (Library, Vec<ProjectError>) {
+        Self::load_cached(project, root, &mut ImportCache::new())
+    }
+
+    /// Builds the library of `project` with glTF imports from `cache`, returning every fault
+    /// found on the way (a glTF asset that fails to import is left out).
+    pub fn load_cached(
+        project: &Project,
+        root: &Path,
+        cache: &mut ImportCache,
+    ) -> (Library, Vec<ProjectError>) {
         let mut lib = Library::default();
         let mut errors = Vec::new();
         for (p, s) in &project.skeletons {
@@ -382,7 +511,7 @@ impl Library {
             if !full.is_file() {
                 continue; // reported by the project load
             }
-            match gltf::import(&full) {
+            match cache.import(&full) {
                 Ok(scene) => lib.add_import(p, scene),
                 Err(e) => {
                     for f in e.faults() {
@@ -394,35 +523,50 @@ impl Library {
         for (p, c) in &project.clips {
             lib.clips.insert(p.clone(), vec![Arc::new(c.clip.clone())]);
         }
+        for (p, g) in &project.graphs {
+            lib.graphs.insert(p.clone(), Arc::new(g.clone()));
+        }
         (lib, errors)
     }
 
-    fn add_import(&mut self, path: &str, scene: ImportedScene) {
-        let rigs: Vec<Arc<Skeleton>> = scene.rigs.iter().map(|r| Arc::new(r.skeleton.clone())).collect();
-        for (i, sk) in rigs.iter().enumerate() {
+    fn add_import(&mut self, path: &str, assets: Arc<ImportAssets>) {
+        for (i, sk) in assets.skeletons.iter().enumerate() {
             if i == 0 {
                 self.skeletons.insert(path.to_owned(), sk.clone());
             }
             self.skeletons.insert(format!("{path}#{}", sk.name), sk.clone());
         }
-        for a in &scene.animations {
-            let clips = a.clips.iter().map(|rc| Arc::new(rc.clip.clone())).collect();
-            self.clips.insert(format!("{path}#{}", a.name), clips);
+        for (name, clips) in &assets.clips {
+            self.clips.insert(format!("{path}#{name}"), clips.clone());
         }
-        for (mi, mesh) in scene.meshes.iter().enumerate() {
-            let skin = scene.nodes.iter().filter(|n| n.mesh == Some(mi)).find_map(|n| n.skin);
-            let rig = skin.and_then(|s| scene.skins.get(s)).map(|s| s.rig);
-            let asset = MeshAsset {
-                mesh: mesh.clone(),
-                skeleton: rig.and_then(|r| rigs.get(r).cloned()),
-                joint_to_bone: rig
-                    .and_then(|r| scene.rigs.get(r))
-                    .map(|r| r.joint_to_bone.clone())
-                    .unwrap_or_default(),
-            };
-            self.meshes.insert(format!("{path}#{}", mesh.name), Arc::new(asset));
+        for (name, mesh) in &assets.meshes {
+            self.meshes.insert(format!("{path}#{name}"), mesh.clone());
         }
-        self.imports.insert(path.to_owned(), Arc::new(scene));
+        self.imports.insert(path.to_owned(), assets.scene.clone());
+    }
+
+    /// The clips at `reference` (a file holding clips for several rigs gives several).
+    pub fn clips(&self, reference: &str) -> &[Arc<Clip>] {
+        self.clips.get(reference).map_or(&[], Vec::as_slice)
+    }
+
+    /// The graph at `reference`.
+    pub fn graph_asset(&self, reference: &str) -> Option<&Arc<AnimGraph>> {
+        self.graphs.get(reference)
+    }
+
+    /// Compiles the graph at `reference` for `skeleton` with this library's clips (every
+    /// compile error comes back).
+    pub fn compile_graph(
+        &self,
+        reference: &str,
+        skeleton: &Skeleton,
+    ) -> Result<GraphProgram, Vec<crate::graph::GraphError>> {
+        let Some(g) = self.graphs.get(reference) else { return Err(Vec::new()) };
+        let clip_of = |path: &str| {
+            self.clips.get(path).and_then(|l| l.iter().find(|c| c.skeleton == skeleton.name).or(l.first()).cloned())
+        };
+        crate::graph::compile(g, skeleton, &clip_of)
     }
 
     /// The imported glTF asset at `path`.
@@ -490,6 +634,19 @@ impl AssetSource for Library {
             .get(reference)
             .cloned()
             .ok_or_else(|| unknown("mesh", reference, self.meshes.keys().cloned()))
+    }
+
+    fn graph(&self, reference: &str, skeleton: &Arc<Skeleton>) -> Result<Arc<GraphProgram>, String> {
+        if !self.graphs.contains_key(reference) {
+            return Err(unknown("graph", reference, self.graphs.keys().cloned()));
+        }
+        self.compile_graph(reference, skeleton).map(Arc::new).map_err(|errors| {
+            format!(
+                "graph {reference:?} does not compile for skeleton {:?}: {}",
+                skeleton.name,
+                errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ")
+            )
+        })
     }
 }
 
@@ -592,6 +749,11 @@ pub fn check_project(path: &Path) -> CheckReport {
                                     errors.push(fault(&full, format!("entity {path}, animator.clip: {m}")))
                                 }
                             }
+                        }
+                        if let Some(g) = &a.graph
+                            && let Err(m) = lib.graph(g, &sk)
+                        {
+                            errors.push(fault(&full, format!("entity {path}, animator.graph: {m}")));
                         }
                         rig = Some(sk);
                     }

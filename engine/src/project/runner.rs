@@ -152,6 +152,7 @@ pub fn runner_scene() -> SceneDesc {
                 animator: Some(AnimatorDesc {
                     rig: SKELETON_PATH.to_owned(),
                     clip: Some(CLIP_PATH.to_owned()),
+                    graph: None,
                     looping: None,
                     speed: 1.0,
                     play_on_start: true,

@@ -66,7 +66,8 @@ impl GpuMesh {
 /// Every mesh uploaded to one device.
 #[derive(Debug, Default)]
 pub struct MeshPool {
-    meshes: Vec<GpuMesh>,
+    meshes: Vec<Option<GpuMesh>>,
+    free: Vec<u32>,
     vertex_uploads: u64,
 }
 
@@ -162,7 +163,7 @@ impl MeshPool {
         for p in data.positions {
             bounds.grow(Vec3::from(*p));
         }
-        self.meshes.push(GpuMesh {
+        Ok(self.insert(GpuMesh {
             vertices,
             skin,
             indices,
@@ -170,22 +171,46 @@ impl MeshPool {
             index_count: ix.len() as u32,
             bounds,
             dynamic: false,
-        });
-        Ok(MeshHandle(self.meshes.len() as u32 - 1))
+        }))
+    }
+
+    fn insert(&mut self, mesh: GpuMesh) -> MeshHandle {
+        match self.free.pop() {
+            Some(i) => {
+                self.meshes[i as usize] = Some(mesh);
+                MeshHandle(i)
+            }
+            None => {
+                self.meshes.push(Some(mesh));
+                MeshHandle(self.meshes.len() as u32 - 1)
+            }
+        }
+    }
+
+    /// Drops a mesh's buffers; its handle may be given to a later mesh. Returns whether the pool
+    /// held it.
+    pub fn remove(&mut self, mesh: MeshHandle) -> bool {
+        match self.meshes.get_mut(mesh.0 as usize) {
+            Some(slot @ Some(_)) => {
+                *slot = None;
+                self.free.push(mesh.0);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// A morph instance of `base`: its own stream-0 buffer (initialised with the base vertices
     /// by the caller's first [`MeshPool::write_vertices`]), sharing the skin and index buffers.
     pub fn add_dynamic_instance(&mut self, device: &wgpu::Device, base: MeshHandle) -> Option<MeshHandle> {
-        let b = self.meshes.get(base.0 as usize)?.clone();
+        let b = self.get(base)?.clone();
         let vertices = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("marrow stream 0 (morphed)"),
             size: b.vertices.size(),
             usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        self.meshes.push(GpuMesh { vertices, dynamic: true, ..b });
-        Some(MeshHandle(self.meshes.len() as u32 - 1))
+        Some(self.insert(GpuMesh { vertices, dynamic: true, ..b }))
     }
 
     /// Rewrites a mesh's stream 0 (one counted upload). Fails when the count differs.
@@ -195,7 +220,7 @@ impl MeshPool {
         mesh: MeshHandle,
         vertices: &[GpuVertex],
     ) -> Result<(), RenderError> {
-        let m = self.meshes.get(mesh.0 as usize).ok_or(RenderError::UnknownMesh(mesh.0))?;
+        let m = self.get(mesh).ok_or(RenderError::UnknownMesh(mesh.0))?;
         if vertices.len() != m.vertex_count as usize {
             return Err(RenderError::Mesh(format!(
                 "{} vertices written to a mesh of {}",
@@ -210,17 +235,17 @@ impl MeshPool {
 
     /// A mesh.
     pub fn get(&self, mesh: MeshHandle) -> Option<&GpuMesh> {
-        self.meshes.get(mesh.0 as usize)
+        self.meshes.get(mesh.0 as usize).and_then(Option::as_ref)
     }
 
-    /// Number of meshes (morph instances included).
+    /// Number of meshes held (morph instances included).
     pub fn len(&self) -> usize {
-        self.meshes.len()
+        self.meshes.len() - self.free.len()
     }
 
-    /// Whether the pool is empty.
+    /// Whether the pool holds no mesh.
     pub fn is_empty(&self) -> bool {
-        self.meshes.is_empty()
+        self.len() == 0
     }
 
     /// How many [`MeshPool::write_vertices`] uploads happened so far (morph uploads).

@@ -24,15 +24,21 @@
 pub mod camera;
 pub mod gpu;
 pub mod mesh;
+pub mod present;
 pub mod renderer;
 pub mod scene;
 pub mod shader;
 pub mod types;
+pub mod world;
 
 pub use camera::{Camera, Frustum};
 pub use gpu::{GpuContext, test_device};
 pub use mesh::{MeshData, MeshHandle, MeshPool};
-pub use renderer::{DrawObject, FrameData, FrameStats, Light, RenderTarget, Renderer, RendererSettings};
+pub use renderer::{
+    DrawObject, FrameData, FrameStats, Light, PassTimes, RenderTarget, Renderer, RendererSettings,
+};
+pub use present::Presenter;
+pub use world::{ExtractStats, WorldRenderer, WorldView, pick_bone};
 pub use shader::{ShaderError, ShaderSource};
 
 pub use wgpu;

@@ -19,7 +19,7 @@ use super::camera::{Camera, Frustum, light_clip_from_world};
 use super::gpu::GpuContext;
 use super::mesh::{MeshHandle, MeshPool};
 use super::shader::{ShaderError, ShaderSource, ShaderWatcher};
-use super::types::{GpuDebugParams, GpuFrame, GpuObject, LineVertex};
+use super::types::{GpuDebugParams, GpuFrame, GpuObject, LineVertex, OBJECT_OUTLINED};
 use crate::skinning::Aabb;
 
 /// The colour format of [`RenderTarget`]s.
@@ -83,6 +83,28 @@ pub struct DrawObject {
     pub bounds: Option<Aabb>,
     /// Whether it casts a shadow.
     pub casts_shadow: bool,
+    /// Whether the outline pass draws it (the editor's selection; characters in `marrow render`).
+    pub outlined: bool,
+    /// The id [`Renderer::pick`] reports for it (0: not pickable).
+    pub pick_id: u32,
+}
+
+impl DrawObject {
+    /// An object drawing `mesh` at `world_from_model`: white, material 0, palette offset 0,
+    /// bounds from the mesh, casting a shadow, not outlined, not pickable.
+    pub fn new(mesh: MeshHandle, world_from_model: Mat4) -> Self {
+        Self {
+            mesh,
+            world_from_model,
+            color: [1.0; 4],
+            material: 0,
+            palette_offset: 0,
+            bounds: None,
+            casts_shadow: true,
+            outlined: false,
+            pick_id: 0,
+        }
+    }
 }
 
 /// Everything drawn in one frame. Refill it each frame (`clear` keeps the allocations).
@@ -100,8 +122,14 @@ pub struct FrameData {
     pub palette_version: u64,
     /// Overlay line list (pairs of vertices), drawn over everything.
     pub lines: Vec<LineVertex>,
-    /// Outline width in world units (`None`: no outline pass).
+    /// Line list (pairs of vertices) drawn with depth testing before the overlay (the ground
+    /// grid: meshes hide it).
+    pub depth_lines: Vec<LineVertex>,
+    /// Outline width in world units (`None`: no outline pass). Only objects with
+    /// [`DrawObject::outlined`] are outlined.
     pub outline_width: Option<f32>,
+    /// Outline colour (linear RGBA).
+    pub outline_color: [f32; 4],
     /// Whether to render the shadow map.
     pub shadows: bool,
     /// Background colour (linear).
@@ -117,7 +145,9 @@ impl Default for FrameData {
             palette: Vec::new(),
             palette_version: 0,
             lines: Vec::new(),
+            depth_lines: Vec::new(),
             outline_width: None,
+            outline_color: [0.02, 0.02, 0.03, 1.0],
             shadows: true,
             clear_color: [0.32, 0.36, 0.42, 1.0],
         }
@@ -130,6 +160,7 @@ impl FrameData {
         self.objects.clear();
         self.palette.clear();
         self.lines.clear();
+        self.depth_lines.clear();
     }
 }
 
@@ -188,7 +219,9 @@ struct Pipelines {
     depth: [wgpu::RenderPipeline; 2],
     shadow: [wgpu::RenderPipeline; 2],
     outline: [wgpu::RenderPipeline; 2],
+    pick: [wgpu::RenderPipeline; 2],
     overlay: wgpu::RenderPipeline,
+    overlay_depth: wgpu::RenderPipeline,
     skin_debug: wgpu::ComputePipeline,
 }
 
@@ -201,12 +234,168 @@ struct Run {
     casters: (u32, u32),
 }
 
+/// The timed passes, in encode order (each has a begin and an end timestamp).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pass {
+    Shadow = 0,
+    Depth = 1,
+    Forward = 2,
+    Outline = 3,
+    Overlay = 4,
+}
+
+const PASS_COUNT: usize = 5;
+
+/// GPU time of each pass of one frame, in milliseconds (`None`: the pass did not run).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PassTimes {
+    /// Shadow map.
+    pub shadow: Option<f64>,
+    /// Depth pre-pass.
+    pub depth: Option<f64>,
+    /// Forward shading.
+    pub forward: Option<f64>,
+    /// Outline.
+    pub outline: Option<f64>,
+    /// Skeleton overlay.
+    pub overlay: Option<f64>,
+}
+
+impl PassTimes {
+    /// The sum over the passes that ran.
+    pub fn total_ms(&self) -> f64 {
+        [self.shadow, self.depth, self.forward, self.outline, self.overlay].iter().flatten().sum()
+    }
+}
+
+fn pass_stamps(stamps: Option<&wgpu::QuerySet>, pass: Pass) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
+    stamps.map(|q| wgpu::RenderPassTimestampWrites {
+        query_set: q,
+        beginning_of_pass_write_index: Some(pass as u32 * 2),
+        end_of_pass_write_index: Some(pass as u32 * 2 + 1),
+    })
+}
+
+fn depth_attachment(view: &wgpu::TextureView, clear: bool) -> wgpu::RenderPassDepthStencilAttachment<'_> {
+    wgpu::RenderPassDepthStencilAttachment {
+        view,
+        depth_ops: Some(wgpu::Operations {
+            load: if clear { wgpu::LoadOp::Clear(1.0) } else { wgpu::LoadOp::Load },
+            store: wgpu::StoreOp::Store,
+        }),
+        stencil_ops: None,
+    }
+}
+
+fn color_attachment(view: &wgpu::TextureView, load: wgpu::LoadOp<wgpu::Color>) -> wgpu::RenderPassColorAttachment<'_> {
+    wgpu::RenderPassColorAttachment {
+        view,
+        depth_slice: None,
+        resolve_target: None,
+        ops: wgpu::Operations { load, store: wgpu::StoreOp::Store },
+    }
+}
+
+/// Timestamp queries with one read-back in flight at a time: a frame's stamps are resolved
+/// only while no earlier read-back is pending, then mapped on a later poll.
 struct Timing {
     queries: wgpu::QuerySet,
     resolve: wgpu::Buffer,
     readback: wgpu::Buffer,
     period_ns: f32,
-    pending: bool,
+    /// The passes of the frame whose stamps were copied into `readback` (not yet mapped).
+    submitted: Option<u8>,
+    /// Set by the map callback: `Some(ok)` once the mapping finished.
+    mapped: std::sync::Arc<std::sync::Mutex<Option<bool>>>,
+    mapping: bool,
+    last: Option<PassTimes>,
+}
+
+impl Timing {
+    fn busy(&self) -> bool {
+        self.submitted.is_some()
+    }
+
+    fn request_map(&mut self) {
+        if self.submitted.is_some() && !self.mapping {
+            self.mapping = true;
+            let flag = self.mapped.clone();
+            self.readback.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+                if let Ok(mut f) = flag.lock() {
+                    *f = Some(r.is_ok());
+                }
+            });
+        }
+    }
+
+    /// Reads the mapped stamps when the mapping finished; returns whether a reading was taken.
+    fn finish_read(&mut self) -> Option<()> {
+        let done = self.mapped.lock().ok()?.take()?;
+        self.mapping = false;
+        let ran = self.submitted.take()?;
+        if !done {
+            return None;
+        }
+        let times = {
+            let view = self.readback.slice(..).get_mapped_range().ok()?;
+            let ts: &[u64] = bytemuck::try_cast_slice(&view).ok()?;
+            let ms = |p: Pass| {
+                let i = p as usize * 2;
+                (ran & (1 << p as u8) != 0)
+                    .then(|| ts[i + 1].saturating_sub(ts[i]) as f64 * self.period_ns as f64 / 1e6)
+            };
+            PassTimes {
+                shadow: ms(Pass::Shadow),
+                depth: ms(Pass::Depth),
+                forward: ms(Pass::Forward),
+                outline: ms(Pass::Outline),
+                overlay: ms(Pass::Overlay),
+            }
+        };
+        self.readback.unmap();
+        self.last = Some(times);
+        Some(())
+    }
+}
+
+/// The id target of the picking pass (R32Uint colour + depth), kept while its size holds.
+struct PickTarget {
+    width: u32,
+    height: u32,
+    ids: wgpu::Texture,
+    ids_view: wgpu::TextureView,
+    depth_view: wgpu::TextureView,
+}
+
+/// The format of the picking pass's id target.
+const PICK_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R32Uint;
+
+impl PickTarget {
+    fn new(device: &wgpu::Device, width: u32, height: u32) -> Self {
+        let size = wgpu::Extent3d { width, height, depth_or_array_layers: 1 };
+        let tex = |label: &str, format, usage| {
+            device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size,
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage,
+                view_formats: &[],
+            })
+        };
+        use wgpu::TextureUsages as T;
+        let ids = tex("marrow pick ids", PICK_FORMAT, T::RENDER_ATTACHMENT | T::COPY_SRC);
+        let depth = tex("marrow pick depth", DEPTH_FORMAT, T::RENDER_ATTACHMENT);
+        Self {
+            width,
+            height,
+            ids_view: ids.create_view(&Default::default()),
+            depth_view: depth.create_view(&Default::default()),
+            ids,
+        }
+    }
 }
 
 /// The long-lived renderer.
@@ -225,6 +414,7 @@ pub struct Renderer {
     shadow_view: wgpu::TextureView,
     shadow_group: wgpu::BindGroup,
     timing: Option<Timing>,
+    pick_target: Option<PickTarget>,
     // Per-frame scratch, reused.
     order: Vec<(u64, u32, u8)>,
     gpu_objects: Vec<GpuObject>,
@@ -368,12 +558,13 @@ struct MeshPipelineDesc<'a> {
     depth_write: bool,
     compare: wgpu::CompareFunction,
     bias: wgpu::DepthBiasState,
+    format: wgpu::TextureFormat,
 }
 
 fn mesh_pipeline(device: &wgpu::Device, d: MeshPipelineDesc<'_>) -> wgpu::RenderPipeline {
     let buffers = vertex_layouts(d.skinned);
     let targets = [Some(wgpu::ColorTargetState {
-        format: COLOR_FORMAT,
+        format: d.format,
         blend: None,
         write_mask: wgpu::ColorWrites::ALL,
     })];
@@ -444,6 +635,7 @@ fn build_pipelines(
                 depth_write: false,
                 compare: wgpu::CompareFunction::LessEqual,
                 bias: none,
+                format: COLOR_FORMAT,
             },
             "depth" => MeshPipelineDesc {
                 label: "marrow depth pre-pass",
@@ -456,6 +648,7 @@ fn build_pipelines(
                 depth_write: true,
                 compare: wgpu::CompareFunction::LessEqual,
                 bias: none,
+                format: COLOR_FORMAT,
             },
             "shadow" => MeshPipelineDesc {
                 label: "marrow shadow",
@@ -468,6 +661,20 @@ fn build_pipelines(
                 depth_write: true,
                 compare: wgpu::CompareFunction::LessEqual,
                 bias: wgpu::DepthBiasState { constant: 2, slope_scale: 2.0, clamp: 0.0 },
+                format: COLOR_FORMAT,
+            },
+            "pick" => MeshPipelineDesc {
+                label: "marrow pick",
+                module: m,
+                layout: &layouts.depth,
+                skinned,
+                vs: "vs_forward",
+                fs: Some("fs_pick"),
+                cull: None,
+                depth_write: true,
+                compare: wgpu::CompareFunction::LessEqual,
+                bias: none,
+                format: PICK_FORMAT,
             },
             _ => MeshPipelineDesc {
                 label: "marrow outline",
@@ -480,46 +687,51 @@ fn build_pipelines(
                 depth_write: false,
                 compare: wgpu::CompareFunction::LessEqual,
                 bias: none,
+                format: COLOR_FORMAT,
             },
         };
         mesh_pipeline(device, d)
     };
     let overlay_module = module("overlay.wgsl", &overlay_src);
-    let overlay = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some("marrow overlay"),
-        layout: Some(&layouts.overlay),
-        vertex: wgpu::VertexState {
-            module: &overlay_module,
-            entry_point: Some("vs_line"),
-            compilation_options: Default::default(),
-            buffers: &[Some(wgpu::VertexBufferLayout {
-                array_stride: 28,
-                step_mode: wgpu::VertexStepMode::Vertex,
-                attributes: &LINE_ATTRIBUTES,
-            })],
-        },
-        primitive: wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::LineList, ..Default::default() },
-        depth_stencil: Some(wgpu::DepthStencilState {
-            format: DEPTH_FORMAT,
-            depth_write_enabled: Some(false),
-            depth_compare: Some(wgpu::CompareFunction::Always),
-            stencil: Default::default(),
-            bias: Default::default(),
-        }),
-        multisample: Default::default(),
-        fragment: Some(wgpu::FragmentState {
-            module: &overlay_module,
-            entry_point: Some("fs_line"),
-            compilation_options: Default::default(),
-            targets: &[Some(wgpu::ColorTargetState {
-                format: COLOR_FORMAT,
-                blend: Some(wgpu::BlendState::ALPHA_BLENDING),
-                write_mask: wgpu::ColorWrites::ALL,
-            })],
-        }),
-        multiview_mask: None,
-        cache: None,
-    });
+    let line_pipeline = |label: &str, compare: wgpu::CompareFunction| {
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some(label),
+            layout: Some(&layouts.overlay),
+            vertex: wgpu::VertexState {
+                module: &overlay_module,
+                entry_point: Some("vs_line"),
+                compilation_options: Default::default(),
+                buffers: &[Some(wgpu::VertexBufferLayout {
+                    array_stride: size_of::<LineVertex>() as u64,
+                    step_mode: wgpu::VertexStepMode::Vertex,
+                    attributes: &LINE_ATTRIBUTES,
+                })],
+            },
+            primitive: wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::LineList, ..Default::default() },
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: DEPTH_FORMAT,
+                depth_write_enabled: Some(false),
+                depth_compare: Some(compare),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &overlay_module,
+                entry_point: Some("fs_line"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: COLOR_FORMAT,
+                    blend: Some(wgpu::BlendState::ALPHA_BLENDING),
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        })
+    };
+    let overlay = line_pipeline("marrow overlay", wgpu::CompareFunction::Always);
+    let overlay_depth = line_pipeline("marrow overlay (depth tested)", wgpu::CompareFunction::LessEqual);
     let debug_module = module("skin_debug.wgsl", &debug_src);
     let skin_debug = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some("marrow skin debug"),
@@ -534,7 +746,9 @@ fn build_pipelines(
         depth: [make(false, "depth"), make(true, "depth")],
         shadow: [make(false, "shadow"), make(true, "shadow")],
         outline: [make(false, "outline"), make(true, "outline")],
+        pick: [make(false, "pick"), make(true, "pick")],
         overlay,
+        overlay_depth,
         skin_debug,
     };
     if let Some(e) = pollster::block_on(scope.pop()) {
@@ -651,22 +865,25 @@ impl Renderer {
                 queries: device.create_query_set(&wgpu::QuerySetDescriptor {
                     label: Some("marrow timestamps"),
                     ty: wgpu::QueryType::Timestamp,
-                    count: 2,
+                    count: PASS_COUNT as u32 * 2,
                 }),
                 resolve: device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("marrow timestamps resolve"),
-                    size: 16,
+                    size: PASS_COUNT as u64 * 16,
                     usage: U::QUERY_RESOLVE | U::COPY_SRC,
                     mapped_at_creation: false,
                 }),
                 readback: device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("marrow timestamps readback"),
-                    size: 16,
+                    size: PASS_COUNT as u64 * 16,
                     usage: U::MAP_READ | U::COPY_DST,
                     mapped_at_creation: false,
                 }),
                 period_ns: ctx.queue.get_timestamp_period(),
-                pending: false,
+                submitted: None,
+                mapped: Default::default(),
+                mapping: false,
+                last: None,
             });
         Ok(Self {
             ctx: ctx.clone(),
@@ -683,6 +900,7 @@ impl Renderer {
             shadow_view,
             shadow_group,
             timing,
+            pick_target: None,
             order: Vec::new(),
             gpu_objects: Vec::new(),
             runs: Vec::new(),
@@ -715,8 +933,17 @@ impl Renderer {
             })
         };
         use wgpu::TextureUsages as T;
-        let color =
-            tex("marrow color", COLOR_FORMAT, T::RENDER_ATTACHMENT | T::COPY_SRC | T::TEXTURE_BINDING);
+        let color = self.ctx.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("marrow color"),
+            size,
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: COLOR_FORMAT,
+            usage: T::RENDER_ATTACHMENT | T::COPY_SRC | T::TEXTURE_BINDING,
+            // A raw (not sRGB-decoding) view lets a presenter copy the encoded bytes as they are.
+            view_formats: &[COLOR_FORMAT.remove_srgb_suffix()],
+        });
         let depth = tex("marrow depth", DEPTH_FORMAT, T::RENDER_ATTACHMENT | T::COPY_SRC);
         RenderTarget {
             width: size.width,
@@ -825,6 +1052,9 @@ impl Renderer {
     /// Like [`Renderer::render`] but records into the caller's encoder without submitting
     /// (buffer writes go through the queue and land before the caller's submit). The editor
     /// calls this from egui-wgpu's paint callback `prepare`, then shows `target.color`.
+    ///
+    /// Passes, in order: shadow, depth pre-pass, forward, outline (when
+    /// [`FrameData::outline_width`] is set), overlay (when there are lines).
     pub fn encode(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
@@ -834,9 +1064,43 @@ impl Renderer {
     ) -> Result<FrameStats, RenderError> {
         let mut stats = FrameStats { objects: frame.objects.len() as u32, ..Default::default() };
         let aspect = target.width as f32 / target.height as f32;
+        self.prepare(pool, frame, aspect, &mut stats)?;
+        let queries = self.timing.as_ref().filter(|t| !t.busy()).map(|t| t.queries.clone());
+        let stamps = queries.as_ref();
+        let mut ran = 0u8;
+        self.shadow_pass(encoder, pool, stamps, &mut stats);
+        ran |= 1 << Pass::Shadow as u8;
+        self.depth_pass(encoder, pool, target, stamps, &mut stats);
+        ran |= 1 << Pass::Depth as u8;
+        self.forward_pass(encoder, pool, frame, target, stamps, &mut stats);
+        ran |= 1 << Pass::Forward as u8;
+        if frame.outline_width.is_some_and(|w| w > 0.0) {
+            self.outline_pass(encoder, pool, target, stamps, &mut stats);
+            ran |= 1 << Pass::Outline as u8;
+        }
+        if !frame.lines.is_empty() || !frame.depth_lines.is_empty() {
+            self.overlay_pass(encoder, frame, target, stamps, &mut stats);
+            ran |= 1 << Pass::Overlay as u8;
+        }
+        if let Some(t) = self.timing.as_mut().filter(|t| !t.busy()) {
+            encoder.resolve_query_set(&t.queries, 0..PASS_COUNT as u32 * 2, &t.resolve, 0);
+            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.readback, 0, t.resolve.size());
+            t.submitted = Some(ran);
+        }
+        Ok(stats)
+    }
+
+    /// Culling, run sorting and the uploads of one frame (objects, palette, frame uniform,
+    /// overlay lines).
+    fn prepare(
+        &mut self,
+        pool: &MeshPool,
+        frame: &FrameData,
+        aspect: f32,
+        stats: &mut FrameStats,
+    ) -> Result<(), RenderError> {
         let clip_from_world = frame.camera.clip_from_world(aspect);
         let frustum = Frustum::new(&clip_from_world);
-
         // Visibility classes, sorted so that within one mesh the camera-visible objects and the
         // casters are each one contiguous instance range: 0 visible only, 1 both, 2 caster only.
         self.order.clear();
@@ -875,8 +1139,9 @@ impl Renderer {
                 world_from_model: mat(&o.world_from_model),
                 color: o.color,
                 palette_offset: o.palette_offset,
-                flags: 0,
-                pad: [0; 2],
+                flags: if o.outlined { OBJECT_OUTLINED } else { 0 },
+                pick_id: o.pick_id,
+                pad: 0,
             });
             let n = n as u32;
             let skinned = pool.get(o.mesh).is_some_and(|m| m.is_skinned());
@@ -899,8 +1164,11 @@ impl Renderer {
             }
         }
         let any_skinned = self.runs.iter().any(|r| r.skinned);
-        let palette_bytes = (frame.palette.len() * 64) as u64;
-        self.grow((self.gpu_objects.len() * 96) as u64, if any_skinned { palette_bytes } else { 0 });
+        let palette_bytes = (frame.palette.len() * size_of::<[[f32; 4]; 4]>()) as u64;
+        self.grow(
+            (self.gpu_objects.len() * size_of::<GpuObject>()) as u64,
+            if any_skinned { palette_bytes } else { 0 },
+        );
         let queue = &self.ctx.queue;
         if !self.gpu_objects.is_empty() {
             queue.write_buffer(&self.objects_buffer, 0, bytemuck::cast_slice(&self.gpu_objects));
@@ -931,9 +1199,12 @@ impl Renderer {
                 0.0015 * radius.max(1e-3).recip().clamp(0.25, 1.0),
                 0.0,
             ],
+            outline_color: frame.outline_color,
         };
         queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&gpu_frame));
-        let line_bytes = (frame.lines.len() * size_of::<LineVertex>()) as u64;
+        // One line buffer: the depth-tested lines, then the overlay lines.
+        let depth_bytes = (frame.depth_lines.len() * size_of::<LineVertex>()) as u64;
+        let line_bytes = depth_bytes + (frame.lines.len() * size_of::<LineVertex>()) as u64;
         if line_bytes > self.lines_buffer.size() {
             self.lines_buffer = storage_buffer(
                 &self.ctx.device,
@@ -942,123 +1213,275 @@ impl Renderer {
                 wgpu::BufferUsages::VERTEX,
             );
         }
-        if line_bytes > 0 {
-            queue.write_buffer(&self.lines_buffer, 0, bytemuck::cast_slice(&frame.lines));
+        if depth_bytes > 0 {
+            queue.write_buffer(&self.lines_buffer, 0, bytemuck::cast_slice(&frame.depth_lines));
         }
+        if !frame.lines.is_empty() {
+            queue.write_buffer(&self.lines_buffer, depth_bytes, bytemuck::cast_slice(&frame.lines));
+        }
+        Ok(())
+    }
 
-        let timing = self.timing.as_ref();
-        // Shadow pass (always cleared, so a frame without casters leaves no stale shadow).
-        {
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("marrow shadow pass"),
-                color_attachments: &[],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &self.shadow_view,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Store,
-                    }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: timing.map(|t| wgpu::RenderPassTimestampWrites {
-                    query_set: &t.queries,
-                    beginning_of_pass_write_index: Some(0),
-                    end_of_pass_write_index: None,
-                }),
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            pass.set_bind_group(0, &self.frame_group, &[]);
-            pass.set_bind_group(1, &self.objects_group, &[]);
-            draw_runs(&mut pass, pool, &self.runs, &self.pipelines.shadow, |r| r.casters, &mut stats);
+    /// The shadow pass (always cleared, so a frame without casters leaves no stale shadow).
+    fn shadow_pass(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        pool: &MeshPool,
+        stamps: Option<&wgpu::QuerySet>,
+        stats: &mut FrameStats,
+    ) {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("marrow shadow pass"),
+            color_attachments: &[],
+            depth_stencil_attachment: Some(depth_attachment(&self.shadow_view, true)),
+            timestamp_writes: pass_stamps(stamps, Pass::Shadow),
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_bind_group(0, &self.frame_group, &[]);
+        pass.set_bind_group(1, &self.objects_group, &[]);
+        draw_runs(&mut pass, pool, &self.runs, &self.pipelines.shadow, |r| r.casters, stats);
+    }
+
+    /// The depth pre-pass over the camera-visible objects.
+    fn depth_pass(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        pool: &MeshPool,
+        target: &RenderTarget,
+        stamps: Option<&wgpu::QuerySet>,
+        stats: &mut FrameStats,
+    ) {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("marrow depth pre-pass"),
+            color_attachments: &[],
+            depth_stencil_attachment: Some(depth_attachment(&target.depth_view, true)),
+            timestamp_writes: pass_stamps(stamps, Pass::Depth),
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_bind_group(0, &self.frame_group, &[]);
+        pass.set_bind_group(1, &self.objects_group, &[]);
+        draw_runs(&mut pass, pool, &self.runs, &self.pipelines.depth, |r| r.visible, stats);
+    }
+
+    /// The forward pass (LEQUAL against the pre-pass depth, depth writes off), cleared to the
+    /// frame's background colour.
+    fn forward_pass(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        pool: &MeshPool,
+        frame: &FrameData,
+        target: &RenderTarget,
+        stamps: Option<&wgpu::QuerySet>,
+        stats: &mut FrameStats,
+    ) {
+        let [r, g, b, a] = frame.clear_color;
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("marrow forward pass"),
+            color_attachments: &[Some(color_attachment(
+                &target.color_view,
+                wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
+            ))],
+            depth_stencil_attachment: Some(depth_attachment(&target.depth_view, false)),
+            timestamp_writes: pass_stamps(stamps, Pass::Forward),
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_bind_group(0, &self.frame_group, &[]);
+        pass.set_bind_group(1, &self.objects_group, &[]);
+        pass.set_bind_group(2, &self.shadow_group, &[]);
+        draw_runs(&mut pass, pool, &self.runs, &self.pipelines.forward, |r| r.visible, stats);
+    }
+
+    /// The outline pass: the inverse hull of every visible object flagged
+    /// [`DrawObject::outlined`] (the vertex shader drops the others).
+    fn outline_pass(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        pool: &MeshPool,
+        target: &RenderTarget,
+        stamps: Option<&wgpu::QuerySet>,
+        stats: &mut FrameStats,
+    ) {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("marrow outline pass"),
+            color_attachments: &[Some(color_attachment(&target.color_view, wgpu::LoadOp::Load))],
+            depth_stencil_attachment: Some(depth_attachment(&target.depth_view, false)),
+            timestamp_writes: pass_stamps(stamps, Pass::Outline),
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_bind_group(0, &self.frame_group, &[]);
+        pass.set_bind_group(1, &self.objects_group, &[]);
+        pass.set_bind_group(2, &self.shadow_group, &[]);
+        let outlined = |r: &Run| {
+            let (s, e) = r.visible;
+            if self.gpu_objects[s as usize..e as usize].iter().any(|o| o.flags & OBJECT_OUTLINED != 0) {
+                (s, e)
+            } else {
+                (0, 0)
+            }
+        };
+        draw_runs(&mut pass, pool, &self.runs, &self.pipelines.outline, outlined, stats);
+    }
+
+    /// The overlay pass: the depth-tested lines (the grid), then the line list over everything.
+    fn overlay_pass(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        frame: &FrameData,
+        target: &RenderTarget,
+        stamps: Option<&wgpu::QuerySet>,
+        stats: &mut FrameStats,
+    ) {
+        let depth_count = frame.depth_lines.len() as u32;
+        let count = depth_count + frame.lines.len() as u32;
+        let line_bytes = count as u64 * size_of::<LineVertex>() as u64;
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("marrow overlay pass"),
+            color_attachments: &[Some(color_attachment(&target.color_view, wgpu::LoadOp::Load))],
+            depth_stencil_attachment: Some(depth_attachment(&target.depth_view, false)),
+            timestamp_writes: pass_stamps(stamps, Pass::Overlay),
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_bind_group(0, &self.frame_group, &[]);
+        pass.set_vertex_buffer(0, self.lines_buffer.slice(..line_bytes));
+        if depth_count > 0 {
+            pass.set_pipeline(&self.pipelines.overlay_depth);
+            pass.draw(0..depth_count, 0..1);
+            stats.draw_calls += 1;
         }
-        // Depth pre-pass.
+        if count > depth_count {
+            pass.set_pipeline(&self.pipelines.overlay);
+            pass.draw(depth_count..count, 0..1);
+            stats.draw_calls += 1;
+        }
+    }
+
+    /// GPU time of the last timed frame (shadow pass start to the last pass's end) from
+    /// timestamp queries; `None` without [`RendererSettings::gpu_timing`] or device support.
+    /// Blocks until the frame's queries are read.
+    pub fn last_gpu_time_ms(&mut self) -> Option<f64> {
+        let ctx = self.ctx.clone();
+        let t = self.timing.as_mut()?;
+        t.request_map();
+        ctx.wait_idle();
+        t.finish_read()?;
+        t.last.map(|p| p.total_ms())
+    }
+
+    /// Per-pass GPU times of the last frame whose queries have been read, without blocking:
+    /// each call maps the pending read-back if there is one and reads it once the GPU is done.
+    /// `None` until a first reading exists (a pending query is never shown as 0).
+    pub fn poll_pass_times(&mut self) -> Option<PassTimes> {
+        let ctx = self.ctx.clone();
+        let t = self.timing.as_mut()?;
+        t.request_map();
+        let _ = ctx.device.poll(wgpu::PollType::Poll);
+        t.finish_read();
+        t.last
+    }
+
+    /// Whether GPU timing is on (the setting asked for it and the device has timestamp queries).
+    pub fn has_gpu_timing(&self) -> bool {
+        self.timing.is_some()
+    }
+
+    /// Renders the id pass of `frame` at `width` x `height` and returns the pick id under pixel
+    /// `(x, y)` (or the nearest non-zero id within `radius` pixels of it; `None`: nothing there).
+    /// Objects write their [`DrawObject::pick_id`]; 0 is background. Blocks on the read-back.
+    pub fn pick(
+        &mut self,
+        pool: &MeshPool,
+        frame: &FrameData,
+        width: u32,
+        height: u32,
+        x: u32,
+        y: u32,
+        radius: u32,
+    ) -> Result<Option<u32>, RenderError> {
+        let (width, height) = (width.max(1), height.max(1));
+        if x >= width || y >= height {
+            return Ok(None);
+        }
+        let mut stats = FrameStats::default();
+        self.prepare(pool, frame, width as f32 / height as f32, &mut stats)?;
+        let device = &self.ctx.device;
+        if self.pick_target.as_ref().is_none_or(|t| t.width != width || t.height != height) {
+            self.pick_target = Some(PickTarget::new(device, width, height));
+        }
+        let target = self.pick_target.as_ref().expect("created above");
+        let mut encoder = device.create_command_encoder(&Default::default());
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("marrow depth pre-pass"),
-                color_attachments: &[],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &target.depth_view,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
+                label: Some("marrow pick pass"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &target.ids_view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
                         store: wgpu::StoreOp::Store,
-                    }),
-                    stencil_ops: None,
-                }),
+                    },
+                })],
+                depth_stencil_attachment: Some(depth_attachment(&target.depth_view, true)),
                 timestamp_writes: None,
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
             pass.set_bind_group(0, &self.frame_group, &[]);
             pass.set_bind_group(1, &self.objects_group, &[]);
-            draw_runs(&mut pass, pool, &self.runs, &self.pipelines.depth, |r| r.visible, &mut stats);
+            draw_runs(&mut pass, pool, &self.runs, &self.pipelines.pick, |r| r.visible, &mut stats);
         }
-        // Forward pass (+ outline, + overlay).
-        {
-            let [r, g, b, a] = frame.clear_color;
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("marrow forward pass"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &target.color_view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &target.depth_view,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Load,
-                        store: wgpu::StoreOp::Store,
-                    }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: timing.map(|t| wgpu::RenderPassTimestampWrites {
-                    query_set: &t.queries,
-                    beginning_of_pass_write_index: None,
-                    end_of_pass_write_index: Some(1),
-                }),
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            pass.set_bind_group(0, &self.frame_group, &[]);
-            pass.set_bind_group(1, &self.objects_group, &[]);
-            pass.set_bind_group(2, &self.shadow_group, &[]);
-            draw_runs(&mut pass, pool, &self.runs, &self.pipelines.forward, |r| r.visible, &mut stats);
-            if frame.outline_width.is_some_and(|w| w > 0.0) {
-                // Outlines are for characters: skinned runs only.
-                let skinned_visible = |r: &Run| if r.skinned { r.visible } else { (0, 0) };
-                draw_runs(&mut pass, pool, &self.runs, &self.pipelines.outline, skinned_visible, &mut stats);
+        // Read a (2r+1)^2 window around the pixel, clamped to the target.
+        let x0 = x.saturating_sub(radius);
+        let y0 = y.saturating_sub(radius);
+        let w = (x + radius + 1).min(width) - x0;
+        let h = (y + radius + 1).min(height) - y0;
+        let row = (w * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+        let read = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("marrow pick read"),
+            size: (row * h) as u64,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        encoder.copy_texture_to_buffer(
+            wgpu::TexelCopyTextureInfo {
+                texture: &target.ids,
+                mip_level: 0,
+                origin: wgpu::Origin3d { x: x0, y: y0, z: 0 },
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::TexelCopyBufferInfo {
+                buffer: &read,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(row),
+                    rows_per_image: Some(h),
+                },
+            },
+            wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
+        );
+        self.ctx.queue.submit([encoder.finish()]);
+        let bytes = read_buffer(&self.ctx, &read)?;
+        let mut best: Option<(u32, u32)> = None;
+        for j in 0..h {
+            for i in 0..w {
+                let at = (j * row + i * 4) as usize;
+                let id = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+                if id == 0 {
+                    continue;
+                }
+                let (dx, dy) = ((x0 + i).abs_diff(x), (y0 + j).abs_diff(y));
+                let d = dx * dx + dy * dy;
+                if d <= radius * radius && best.is_none_or(|(bd, _)| d < bd) {
+                    best = Some((d, id));
+                }
             }
-            if !frame.lines.is_empty() {
-                pass.set_pipeline(&self.pipelines.overlay);
-                pass.set_vertex_buffer(0, self.lines_buffer.slice(..line_bytes));
-                pass.draw(0..frame.lines.len() as u32, 0..1);
-                stats.draw_calls += 1;
-            }
         }
-        if let Some(t) = self.timing.as_mut() {
-            encoder.resolve_query_set(&t.queries, 0..2, &t.resolve, 0);
-            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.readback, 0, 16);
-            t.pending = true;
-        }
-        Ok(stats)
-    }
-
-    /// GPU time of the last frame (shadow pass start to forward pass end) from timestamp
-    /// queries; `None` without [`RendererSettings::gpu_timing`] or device support. Blocks.
-    pub fn last_gpu_time_ms(&mut self) -> Option<f64> {
-        let t = self.timing.as_mut()?;
-        if !t.pending {
-            return None;
-        }
-        t.pending = false;
-        let bytes = read_buffer(&self.ctx, &t.readback).ok()?;
-        let ts: &[u64] = bytemuck::try_cast_slice(&bytes).ok()?;
-        let ticks = ts.get(1)?.checked_sub(*ts.first()?)?;
-        Some(ticks as f64 * t.period_ns as f64 / 1e6)
+        Ok(best.map(|(_, id)| id))
     }
 
     /// Reads a target's colour back as tightly packed RGBA8 rows (sRGB-encoded). Blocks.
@@ -1148,7 +1571,8 @@ impl Renderer {
             color: object.color,
             palette_offset: object.palette_offset,
             flags: 0,
-            pad: [0; 2],
+            pick_id: 0,
+            pad: 0,
         };
         let objects = init("debug objects", bytemuck::bytes_of(&obj), U::STORAGE);
         let mut pal: Vec<[[f32; 4]; 4]> = palette.iter().map(mat).collect();

@@ -297,6 +297,8 @@ impl SceneRenderer {
                 palette_offset,
                 bounds: Some(bounds),
                 casts_shadow: true,
+                outlined: d.skin.is_some(),
+                pick_id: 0,
             });
         }
         self.bounds = all;
@@ -312,6 +314,8 @@ impl SceneRenderer {
                 palette_offset: 0,
                 bounds: None,
                 casts_shadow: false,
+                outlined: false,
+                pick_id: 0,
             });
         }
         if self.overlay {

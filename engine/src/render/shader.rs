@@ -19,6 +19,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("mesh", include_str!("../../../shaders/mesh.wgsl")),
     ("skin_debug", include_str!("../../../shaders/skin_debug.wgsl")),
     ("overlay", include_str!("../../../shaders/overlay.wgsl")),
+    ("present", include_str!("../../../shaders/present.wgsl")),
 ];
 
 /// Why a shader could not be composed or compiled. The message is meant for display.
@@ -191,7 +192,7 @@ pub fn validate(name: &str, defines: &[&str], wgsl: &str) -> Result<(), ShaderEr
 /// Watches a shader directory (debounced) and reports whether a `.wgsl` file changed.
 pub struct ShaderWatcher {
     _debouncer: notify_debouncer_mini::Debouncer<notify::RecommendedWatcher>,
-    events: mpsc::Receiver<notify_debouncer_mini::DebounceEventResult>,
+    events: std::sync::Mutex<mpsc::Receiver<notify_debouncer_mini::DebounceEventResult>>,
 }
 
 impl std::fmt::Debug for ShaderWatcher {
@@ -208,13 +209,14 @@ impl ShaderWatcher {
         let (tx, events) = mpsc::channel();
         let mut debouncer = notify_debouncer_mini::new_debouncer(debounce, tx).map_err(fault)?;
         debouncer.watcher().watch(dir, notify::RecursiveMode::NonRecursive).map_err(fault)?;
-        Ok(Self { _debouncer: debouncer, events })
+        Ok(Self { _debouncer: debouncer, events: std::sync::Mutex::new(events) })
     }
 
     /// Drains pending events; true when a `.wgsl` file changed since the last call.
     pub fn changed(&self) -> bool {
         let mut changed = false;
-        while let Ok(batch) = self.events.try_recv() {
+        let Ok(events) = self.events.lock() else { return false };
+        while let Ok(batch) = events.try_recv() {
             match batch {
                 Ok(events) => {
                     changed |= events.iter().any(|e| e.path.extension().is_some_and(|x| x == "wgsl"));

@@ -48,8 +48,10 @@ pub struct GpuFrame {
     pub ambient: [f32; 4],
     /// x: outline width, y: shadow texel size, z: shadow bias, w: unused.
     pub params: [f32; 4],
+    /// Colour of the outline pass (linear RGBA).
+    pub outline_color: [f32; 4],
 }
-const _: () = assert!(size_of::<GpuFrame>() == 208);
+const _: () = assert!(size_of::<GpuFrame>() == 224);
 
 /// One drawn object (`Object` in `shaders/common.wgsl`), indexed by the instance index.
 #[repr(C)]
@@ -61,11 +63,16 @@ pub struct GpuObject {
     pub color: [f32; 4],
     /// Where the object's rig's palette starts in the frame's palette buffer.
     pub palette_offset: u32,
-    /// Reserved flags.
+    /// Flags: bit 0 ([`OBJECT_OUTLINED`]) draws the object in the outline pass.
     pub flags: u32,
+    /// The id the picking pass writes for the object (0: not pickable).
+    pub pick_id: u32,
     /// Padding.
-    pub pad: [u32; 2],
+    pub pad: u32,
 }
+
+/// [`GpuObject::flags`] bit: the outline pass draws this object.
+pub const OBJECT_OUTLINED: u32 = 1;
 const _: () = assert!(size_of::<GpuObject>() == 96);
 
 /// One vertex of the skeleton overlay's line list.

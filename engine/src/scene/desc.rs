@@ -11,6 +11,7 @@ use glam::Vec3;
 
 use super::MeshAsset;
 use crate::clip::Clip;
+use crate::graph::GraphProgram;
 use crate::math::Transform;
 use crate::property::PropertyAnimation;
 use crate::skeleton::Skeleton;
@@ -52,6 +53,8 @@ pub struct AnimatorDesc {
     pub rig: String,
     /// The clip it starts on, by reference.
     pub clip: Option<String>,
+    /// A blend graph it plays instead of the clip, by reference (a `.graph.ron` path).
+    pub graph: Option<String>,
     /// Overrides the clip's own looping (e.g. to loop an imported glTF animation).
     pub looping: Option<bool>,
     /// Playback speed.
@@ -90,6 +93,10 @@ pub trait AssetSource {
     fn clip(&self, reference: &str, skeleton: &Skeleton) -> Result<Arc<Clip>, String>;
     /// The mesh named by `reference`.
     fn mesh(&self, reference: &str) -> Result<Arc<MeshAsset>, String>;
+    /// The graph named by `reference`, compiled for `skeleton` (none by default).
+    fn graph(&self, reference: &str, _skeleton: &Arc<Skeleton>) -> Result<Arc<GraphProgram>, String> {
+        Err(format!("no graph {reference:?}: this source holds no graphs"))
+    }
     /// Every clip the source holds with its reference, so a world can save a clip it was told to
     /// play at run time by reference (none by default).
     fn all_clips(&self) -> Vec<(String, Arc<Clip>)> {

@@ -158,6 +158,8 @@ pub struct AnimatorComponent {
     pub rig: String,
     /// The authored clip reference.
     pub clip: Option<String>,
+    /// The authored graph reference (played instead of the clip).
+    pub graph: Option<String>,
     /// The authored override of the clip's looping.
     pub looping: Option<bool>,
     /// The animator.
@@ -939,12 +941,21 @@ impl World {
                 }
                 None => None,
             };
+            let graph = match &a.graph {
+                Some(g) => Some(assets.graph(g, &skeleton).map_err(|m| reference("animator.graph", m))?),
+                None => None,
+            };
             let animator = Animator::new(
                 skeleton,
-                AnimatorSettings { clip, speed: a.speed, play_on_start: a.play_on_start },
+                AnimatorSettings { clip, graph, speed: a.speed, play_on_start: a.play_on_start },
             );
-            let component =
-                AnimatorComponent { rig: a.rig.clone(), clip: a.clip.clone(), looping: a.looping, animator };
+            let component = AnimatorComponent {
+                rig: a.rig.clone(),
+                clip: a.clip.clone(),
+                graph: a.graph.clone(),
+                looping: a.looping,
+                animator,
+            };
             self.set_animator(e, component)?;
         }
         if let Some(m) = &d.mesh {
@@ -996,6 +1007,7 @@ impl World {
                 AnimatorDesc {
                     rig: c.rig.clone(),
                     clip,
+                    graph: c.graph.clone(),
                     looping,
                     speed: a.settings().speed,
                     play_on_start: a.settings().play_on_start,

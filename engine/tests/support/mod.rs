@@ -10,21 +10,11 @@ use marrow_engine::math::Transform;
 use marrow_engine::pose::{BlendLayer, BlendingJob, SamplingContext, SamplingJob};
 use marrow_engine::skeleton::Skeleton;
 
-/// The shared glTF sample models: `$MARROW_SHARED_DIR` (or its `gltf/`), else `../shared/gltf`
-/// beside the repository. Missing models fail the test loudly.
+/// The glTF sample models inside the repository (`assets/gltf`, each with its license).
+/// Missing models fail the test loudly.
 pub fn gltf_dir() -> PathBuf {
-    let dir = match std::env::var_os("MARROW_SHARED_DIR") {
-        Some(d) => {
-            let d = PathBuf::from(d);
-            if d.join("gltf").is_dir() { d.join("gltf") } else { d }
-        }
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/gltf"),
-    };
-    assert!(
-        dir.join("RiggedSimple").is_dir(),
-        "the shared glTF sample models are missing from {}",
-        dir.display()
-    );
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/gltf");
+    assert!(dir.join("RiggedSimple").is_dir(), "the glTF sample models are missing from {}", dir.display());
     dir
 }
 

@@ -1,0 +1,848 @@
+//! The editor application: it owns the three layers (the [`Document`], the [`Session`] and the
+//! [`UiState`]), the dock, the panels and the log, and runs one frame as
+//!
+//! 1. the session catches up with the document and runs the clock's ticks;
+//! 2. global shortcuts are read (unless a text field has the keyboard);
+//! 3. the menu bar, the status bar and the dock of panels are drawn; panels only send commands;
+//! 4. the commands are applied in one place ([`EditorApp::apply`]): edits to the document,
+//!    transport to the session, file commands here;
+//! 5. the session syncs again and recomposes, the title, autosave and statistics are updated.
+//!
+//! File handling: opening a project that fails shows its faults in the Log and a dialog naming
+//! the file and location, and keeps the current project; opening or quitting with unsaved
+//! changes asks first; a recovery file is written every minute while dirty and offered on the
+//! next open.
+//!
+//! Not here: what panels draw (`crate::panels`), how edits compute (`crate::document`).
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use egui_dock::{DockArea, DockState};
+use egui_wgpu::RenderState;
+use marrow_engine::project::{Project, ProjectError};
+use marrow_engine::render::ShaderSource;
+
+use crate::command::Command;
+use crate::document::{Document, EditError, Op};
+use crate::import::ImportJob;
+use crate::log::{EditorLog, Level};
+use crate::panels::{Cx, Panels, Tab, Viewer, default_layout};
+use crate::recovery::{self, Autosave, Recovery};
+use crate::session::Session;
+use crate::stats::Stats;
+use crate::ui_state::{Selection, UiState};
+use crate::viewport::gpu::ViewportGpu;
+
+/// How the app starts.
+#[derive(Clone, Debug)]
+pub struct AppOptions {
+    /// The project to open (`None`: a new, empty project).
+    pub project: Option<PathBuf>,
+    /// Where the viewport's shaders come from (a directory is hot-reloaded).
+    pub shaders: ShaderSource,
+    /// Time between autosaves while the project has unsaved changes.
+    pub autosave: Duration,
+}
+
+impl Default for AppOptions {
+    fn default() -> Self {
+        Self { project: None, shaders: ShaderSource::Embedded, autosave: Duration::from_secs(60) }
+    }
+}
+
+/// What to do once the unsaved-changes question is answered.
+#[derive(Clone, Debug, PartialEq)]
+pub enum After {
+    /// Quit.
+    Quit,
+    /// Open this project.
+    Open(PathBuf),
+    /// Start a new project.
+    New,
+}
+
+/// A dialog over the editor.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Modal {
+    /// "Save changes before …?"
+    Unsaved(After),
+    /// Something failed: a title and what, naming the file and location.
+    Error {
+        /// The title.
+        title: String,
+        /// The message.
+        body: String,
+    },
+    /// A recovery file was found when opening.
+    Recover {
+        /// The project folder.
+        root: PathBuf,
+        /// The recovered files.
+        recovery: Recovery,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum FilePurpose {
+    Open,
+    SaveAs,
+    Import,
+}
+
+const LAYOUT_KEY: &str = "marrow.layout";
+const RECENT_KEY: &str = "marrow.recent";
+const VIEW_KEY: &str = "marrow.view";
+
+/// The editor.
+pub struct EditorApp {
+    /// The authored project with its history.
+    pub doc: Document,
+    /// The running preview.
+    pub session: Session,
+    /// Selection, camera, view toggles.
+    pub ui: UiState,
+    /// The dock layout.
+    pub dock: DockState<Tab>,
+    /// The panels' own state.
+    pub panels: Panels,
+    /// The log.
+    pub log: EditorLog,
+    /// Frame statistics.
+    pub stats: Stats,
+    /// The dialog shown, if any.
+    pub modal: Option<Modal>,
+    /// Recently opened projects, newest first.
+    pub recent: Vec<PathBuf>,
+    commands: Vec<Command>,
+    gesture: u64,
+    render: Option<RenderState>,
+    options: AppOptions,
+    last_frame: Option<f64>,
+    title: String,
+    file_dialog: egui_file_dialog::FileDialog,
+    file_purpose: Option<FilePurpose>,
+    autosave: Autosave,
+    import: Option<ImportJob>,
+    quit: bool,
+}
+
+impl std::fmt::Debug for EditorApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EditorApp").field("root", &self.doc.root()).field("modal", &self.modal).finish_non_exhaustive()
+    }
+}
+
+/// A new project: one scene with a ground box, never saved.
+pub fn new_project() -> Project {
+    use marrow_engine::math::Transform;
+    use marrow_engine::scene::{EntityDesc, MeshDesc, SceneDesc};
+    let mut p = Project::default();
+    p.manifest.name = "untitled".into();
+    p.manifest.scenes.push("scenes/main.scene.ron".into());
+    p.scenes.insert(
+        "scenes/main.scene.ron".into(),
+        SceneDesc {
+            name: "main".into(),
+            entities: vec![EntityDesc {
+                name: "Ground".into(),
+                transform: Some(Transform::from_translation(glam::Vec3::new(0.0, -0.01, 0.0))),
+                mesh: Some(MeshDesc::Box { half_extents: glam::Vec3::new(4.0, 0.01, 4.0) }),
+                ..Default::default()
+            }],
+        },
+    );
+    p
+}
+
+impl EditorApp {
+    /// The editor inside eframe: the device comes from eframe, the layout, recent projects and
+    /// view toggles from its storage.
+    pub fn new(cc: &eframe::CreationContext<'_>, options: AppOptions) -> Self {
+        let mut app = Self::headless(options, cc.wgpu_render_state.clone());
+        if let Some(storage) = cc.storage {
+            if let Some(dock) = eframe::get_value::<DockState<Tab>>(storage, LAYOUT_KEY) {
+                app.dock = dock;
+            }
+            if let Some(recent) = eframe::get_value::<Vec<PathBuf>>(storage, RECENT_KEY) {
+                app.recent = recent;
+            }
+            if let Some((skeletons, grid)) = eframe::get_value::<(bool, bool)>(storage, VIEW_KEY) {
+                app.ui.show_skeletons = skeletons;
+                app.ui.show_grid = grid;
+            }
+        }
+        app
+    }
+
+    /// The editor without eframe's storage (tests, benchmarks): `render` is the wgpu state to
+    /// draw the viewport with (`None`: no viewport image).
+    pub fn headless(options: AppOptions, render: Option<RenderState>) -> Self {
+        let mut log = EditorLog::default();
+        if let Some(rs) = &render
+            && let Err(e) = ViewportGpu::install(rs, options.shaders.clone())
+        {
+            log.push(Level::Error, "gpu", format!("the viewport cannot draw: {e}"));
+        }
+        let mut app = Self {
+            doc: Document::new(new_project(), None),
+            session: Session::new(),
+            ui: UiState::new(),
+            dock: default_layout(),
+            panels: Panels::default(),
+            log,
+            stats: Stats::default(),
+            modal: None,
+            recent: Vec::new(),
+            commands: Vec::new(),
+            gesture: 0,
+            render,
+            last_frame: None,
+            title: String::new(),
+            file_dialog: egui_file_dialog::FileDialog::new(),
+            file_purpose: None,
+            autosave: Autosave::new(options.autosave),
+            import: None,
+            quit: false,
+            options,
+        };
+        if let Some(p) = app.options.project.clone() {
+            app.open(&p);
+        }
+        app.session.sync(&app.doc);
+        app
+    }
+
+    /// The window title: "Marrow — " and the project name, with `*` while there are unsaved
+    /// changes.
+    pub fn title(&self) -> String {
+        let name = &self.doc.project().manifest.name;
+        let name = if name.is_empty() { "untitled" } else { name };
+        format!("Marrow — {name}{}", if self.doc.is_dirty() { " *" } else { "" })
+    }
+
+    /// Queues a command (as a panel would).
+    pub fn send(&mut self, c: Command) {
+        self.commands.push(c);
+    }
+
+    /// Whether the app asked to close and may.
+    pub fn quitting(&self) -> bool {
+        self.quit
+    }
+
+    /// Opens the project at `path`. On failure the current project stays, the faults go to the
+    /// Log and a dialog names the file and location.
+    pub fn open(&mut self, path: &Path) {
+        match Document::open(path) {
+            Ok(doc) => {
+                let root = doc.root().map(Path::to_owned);
+                self.doc = doc;
+                self.session = Session::new();
+                self.ui.selection = Selection::None;
+                self.ui.frame_selection = true;
+                self.panels = Panels::default();
+                self.log.push(Level::Info, "file", format!("opened {}", path.display()));
+                if let Some(root) = root {
+                    self.recent.retain(|r| *r != root);
+                    self.recent.insert(0, root.clone());
+                    self.recent.truncate(10);
+                    match recovery::read(&root) {
+                        Some(Ok(recovery)) => self.modal = Some(Modal::Recover { root, recovery }),
+                        Some(Err(e)) => self.log.push(Level::Warning, "file", format!("recovery file unreadable: {e}")),
+                        None => {}
+                    }
+                }
+            }
+            Err(e) => {
+                // Every fault of the project, for the Log; the dialog names the first.
+                let report = marrow_engine::project::check_project(path);
+                let all: Vec<String> = if report.errors.is_empty() {
+                    vec![e.to_string()]
+                } else {
+                    report.errors.iter().map(|e| e.to_string()).collect()
+                };
+                for f in &all {
+                    self.log.push(Level::Error, "file", f.clone());
+                }
+                self.modal = Some(Modal::Error {
+                    title: format!("Cannot open {}", path.display()),
+                    body: format!("{e}\n\n{} fault(s) in all: see the Log. Nothing was changed.", all.len()),
+                });
+            }
+        }
+    }
+
+    fn save(&mut self) {
+        if self.doc.root().is_none() {
+            self.file_purpose = Some(FilePurpose::SaveAs);
+            self.file_dialog.pick_directory();
+            return;
+        }
+        match self.doc.save() {
+            Ok(()) => {
+                if let Some(r) = self.doc.root() {
+                    recovery::remove(r);
+                    self.log.push(Level::Info, "file", format!("saved {}", r.display()));
+                }
+            }
+            Err(e) => self.fail("Save failed", &e),
+        }
+    }
+
+    fn save_as(&mut self, root: &Path) {
+        match self.doc.save_as(root) {
+            Ok(()) => {
+                recovery::remove(root);
+                self.log.push(Level::Info, "file", format!("saved {}", root.display()));
+                self.recent.retain(|r| r != root);
+                self.recent.insert(0, root.to_owned());
+            }
+            Err(e) => self.fail("Save failed", &e),
+        }
+    }
+
+    fn fail(&mut self, title: &str, e: &ProjectError) {
+        self.log.push(Level::Error, "file", e.to_string());
+        self.modal = Some(Modal::Error { title: title.to_owned(), body: e.to_string() });
+    }
+
+    /// Runs `after` now, or asks about unsaved changes first.
+    fn guarded(&mut self, after: After) {
+        if self.doc.is_dirty() {
+            self.modal = Some(Modal::Unsaved(after));
+        } else {
+            self.proceed(after);
+        }
+    }
+
+    fn proceed(&mut self, after: After) {
+        match after {
+            After::Quit => self.quit = true,
+            After::Open(p) => self.open(&p),
+            After::New => {
+                self.doc = Document::new(new_project(), None);
+                self.session = Session::new();
+                self.ui.selection = Selection::None;
+                self.panels = Panels::default();
+            }
+        }
+    }
+
+    /// Applies one command (the single place where the document, the session and the files
+    /// change).
+    pub fn apply(&mut self, c: Command) {
+        match c {
+            Command::Edit(op) => self.edit(op),
+            Command::Undo => {
+                if let Some(l) = self.doc.undo() {
+                    self.log.push(Level::Info, "edit", format!("undo {l}"));
+                }
+            }
+            Command::Redo => {
+                if let Some(l) = self.doc.redo() {
+                    self.log.push(Level::Info, "edit", format!("redo {l}"));
+                }
+            }
+            Command::GoTo(n) => self.doc.go_to(n),
+            Command::Play => self.session.play(),
+            Command::Pause => self.session.pause(),
+            Command::Stop => self.session.stop(),
+            Command::Step => self.session.step(),
+            Command::Seek { rig, time } => {
+                if let Some(e) = self.session.entity(&rig) {
+                    self.session.seek(e, time);
+                }
+            }
+            Command::SetLoop { rig, looping } => {
+                if let Some(e) = self.session.entity(&rig) {
+                    self.session.set_looping(e, looping);
+                }
+            }
+            Command::ShowScene(s) => {
+                self.session.set_scene(Some(s));
+                self.ui.selection = Selection::None;
+            }
+            Command::New => self.guarded(After::New),
+            Command::Open(p) => self.guarded(After::Open(p)),
+            Command::Save => self.save(),
+            Command::SaveAs(p) => self.save_as(&p),
+            Command::Import(p) => self.start_import(&p),
+            Command::Quit => self.guarded(After::Quit),
+            Command::ResetLayout => self.dock = default_layout(),
+        }
+    }
+
+    fn edit(&mut self, op: Op) {
+        match self.doc.apply(&op, self.gesture) {
+            Ok(_) => {}
+            Err(e) => {
+                self.log.push(Level::Warning, "edit", format!("{} refused: {e}", op.label()));
+                if let EditError::InUse { .. } = &e {
+                    self.modal = Some(Modal::Error { title: format!("Cannot {}", op.label().to_lowercase()), body: e.to_string() });
+                }
+            }
+        }
+    }
+
+    fn start_import(&mut self, path: &Path) {
+        let Some(root) = self.doc.root().map(Path::to_owned) else {
+            self.modal = Some(Modal::Error {
+                title: "Import glTF".into(),
+                body: "Save the project first: an import copies the model into the project folder.".into(),
+            });
+            return;
+        };
+        let scene = self.session.scene().map(str::to_owned).unwrap_or_default();
+        self.import = Some(ImportJob::start(path.to_owned(), root, scene, self.doc.project().clone()));
+    }
+
+    fn poll_import(&mut self) {
+        let Some(job) = &mut self.import else { return };
+        match job.poll() {
+            None => {}
+            Some(Ok(result)) => {
+                for w in &result.warnings {
+                    self.log.push(Level::Warning, "import", w.clone());
+                }
+                let entity = result.entity_path.clone();
+                self.edit(result.op);
+                if let Some(p) = entity {
+                    self.ui.selection = Selection::Entity(p);
+                    self.ui.frame_selection = true;
+                }
+                self.import = None;
+            }
+            Some(Err(faults)) => {
+                for f in &faults {
+                    self.log.push(Level::Error, "import", f.clone());
+                }
+                self.modal = Some(Modal::Error {
+                    title: format!("Cannot import {}", job.path().display()),
+                    body: format!("{}\n\n{} fault(s): see the Log.", faults.first().cloned().unwrap_or_default(), faults.len()),
+                });
+                self.import = None;
+            }
+        }
+    }
+
+    fn selected_rig(&self) -> Option<String> {
+        let world = self.session.world();
+        let mut at = self.ui.selection.entity().and_then(|p| world.find(p));
+        while let Some(e) = at {
+            if world.animator(e).is_some() {
+                return world.path(e);
+            }
+            at = world.parent(e);
+        }
+        world.rigs().next().and_then(|r| world.path(r))
+    }
+
+    fn shortcuts(&mut self, ctx: &egui::Context) {
+        use egui::{Key, KeyboardShortcut, Modifiers};
+        let typing = ctx.egui_wants_keyboard_input();
+        let mut out = Vec::new();
+        ctx.input_mut(|i| {
+            let cmd = |i: &mut egui::InputState, m: Modifiers, k: Key| i.consume_shortcut(&KeyboardShortcut::new(m, k));
+            if cmd(i, Modifiers::COMMAND, Key::S) {
+                out.push(Command::Save);
+            }
+            if cmd(i, Modifiers::COMMAND | Modifiers::SHIFT, Key::Z) || cmd(i, Modifiers::COMMAND, Key::Y) {
+                out.push(Command::Redo);
+            }
+            if cmd(i, Modifiers::COMMAND, Key::Z) {
+                out.push(Command::Undo);
+            }
+            if cmd(i, Modifiers::COMMAND, Key::Q) {
+                out.push(Command::Quit);
+            }
+        });
+        if !typing && self.modal.is_none() {
+            let rig = self.selected_rig();
+            let playing = self.session.is_playing();
+            let (time, duration) = rig
+                .as_deref()
+                .and_then(|r| self.session.entity(r))
+                .and_then(|e| self.session.world().animator(e))
+                .map_or((0.0, 0.0), |a| (a.time(), a.current_duration()));
+            let frame = 1.0 / crate::panels::inspector::DEFAULT_FPS;
+            ctx.input_mut(|i| {
+                let key = |i: &mut egui::InputState, k: Key| i.consume_key(Modifiers::NONE, k);
+                if key(i, Key::Space) {
+                    out.push(if playing { Command::Pause } else { Command::Play });
+                }
+                if let Some(r) = &rig {
+                    if !playing && key(i, Key::ArrowLeft) {
+                        out.push(Command::Seek { rig: r.clone(), time: (time - frame).max(0.0) });
+                    }
+                    if !playing && key(i, Key::ArrowRight) {
+                        out.push(Command::Seek { rig: r.clone(), time: (time + frame).min(duration) });
+                    }
+                    if key(i, Key::Home) {
+                        out.push(Command::Seek { rig: r.clone(), time: 0.0 });
+                    }
+                    if key(i, Key::End) {
+                        out.push(Command::Seek { rig: r.clone(), time: duration });
+                    }
+                }
+                if key(i, Key::F) {
+                    self.ui.frame_selection = true;
+                }
+                if key(i, Key::W) {
+                    self.ui.gizmo = crate::viewport::gizmo::GizmoMode::Translate;
+                }
+                if key(i, Key::E) {
+                    self.ui.gizmo = crate::viewport::gizmo::GizmoMode::Rotate;
+                }
+                if key(i, Key::R) {
+                    self.ui.gizmo = crate::viewport::gizmo::GizmoMode::Scale;
+                }
+                if let Selection::Entity(p) = &self.ui.selection {
+                    if key(i, Key::Delete) {
+                        if let Some(scene) = self.session.scene() {
+                            out.push(Command::Edit(Op::Entity {
+                                scene: scene.to_owned(),
+                                entity: p.clone(),
+                                op: crate::document::EntityOp::Delete,
+                            }));
+                        }
+                    }
+                    if key(i, Key::F2) {
+                        self.ui.renaming = Some((p.clone(), crate::document::tree::leaf_name(p).to_owned()));
+                    }
+                }
+            });
+            if out.iter().any(|c| matches!(c, Command::Edit(Op::Entity { op: crate::document::EntityOp::Delete, .. }))) {
+                self.ui.selection = Selection::None;
+            }
+        }
+        self.commands.extend(out);
+    }
+
+    fn menu(&mut self, ui: &mut egui::Ui) {
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("New Project").clicked() {
+                    self.commands.push(Command::New);
+                    ui.close();
+                }
+                if ui.button("Open Project…").clicked() {
+                    self.file_purpose = Some(FilePurpose::Open);
+                    self.file_dialog.pick_directory();
+                    ui.close();
+                }
+                ui.menu_button("Recent", |ui| {
+                    if self.recent.is_empty() {
+                        ui.weak("none");
+                    }
+                    for r in self.recent.clone() {
+                        if ui.button(r.display().to_string()).clicked() {
+                            self.commands.push(Command::Open(r));
+                            ui.close();
+                        }
+                    }
+                });
+                ui.separator();
+                if ui.button("Import glTF…").clicked() {
+                    self.file_purpose = Some(FilePurpose::Import);
+                    self.file_dialog.pick_file();
+                    ui.close();
+                }
+                ui.separator();
+                if ui.add(egui::Button::new("Save").shortcut_text("Ctrl+S")).clicked() {
+                    self.commands.push(Command::Save);
+                    ui.close();
+                }
+                if ui.button("Save As…").clicked() {
+                    self.file_purpose = Some(FilePurpose::SaveAs);
+                    self.file_dialog.pick_directory();
+                    ui.close();
+                }
+                ui.separator();
+                if ui.add(egui::Button::new("Quit").shortcut_text("Ctrl+Q")).clicked() {
+                    self.commands.push(Command::Quit);
+                    ui.close();
+                }
+            });
+            ui.menu_button("Edit", |ui| {
+                let undo = self.doc.undo_label().map_or("Undo".to_owned(), |l| format!("Undo {l}"));
+                if ui.add_enabled(self.doc.undo_label().is_some(), egui::Button::new(undo).shortcut_text("Ctrl+Z")).clicked()
+                {
+                    self.commands.push(Command::Undo);
+                    ui.close();
+                }
+                let redo = self.doc.redo_label().map_or("Redo".to_owned(), |l| format!("Redo {l}"));
+                if ui
+                    .add_enabled(self.doc.redo_label().is_some(), egui::Button::new(redo).shortcut_text("Ctrl+Shift+Z"))
+                    .clicked()
+                {
+                    self.commands.push(Command::Redo);
+                    ui.close();
+                }
+            });
+            ui.menu_button("View", |ui| {
+                ui.checkbox(&mut self.ui.show_skeletons, "Show Skeletons");
+                ui.checkbox(&mut self.ui.show_grid, "Grid");
+                if ui.add(egui::Button::new("Frame Selection").shortcut_text("F")).clicked() {
+                    self.ui.frame_selection = true;
+                    ui.close();
+                }
+            });
+            ui.menu_button("Window", |ui| {
+                if ui.button("Reset Layout").clicked() {
+                    self.commands.push(Command::ResetLayout);
+                    ui.close();
+                }
+            });
+        });
+    }
+
+    fn status(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            let root = self.doc.root().map_or("not saved yet".to_owned(), |r| r.display().to_string());
+            ui.weak(root);
+            ui.separator();
+            ui.weak(if self.doc.is_dirty() { "unsaved changes" } else { "saved" });
+            ui.separator();
+            ui.weak(format!("{} steps", self.doc.head()));
+            if let Some(job) = &self.import {
+                ui.separator();
+                ui.add(egui::Spinner::new());
+                ui.weak(format!("importing {}…", job.path().display()));
+            }
+        });
+    }
+
+    fn modals(&mut self, ctx: &egui::Context) {
+        let Some(modal) = self.modal.clone() else { return };
+        let mut close = false;
+        let mut then: Option<After> = None;
+        match &modal {
+            Modal::Unsaved(after) => {
+                egui::Modal::new(egui::Id::new("unsaved")).show(ctx, |ui| {
+                    ui.heading("Unsaved changes");
+                    ui.label(format!("Save the changes to {} first?", self.doc.project().manifest.name));
+                    ui.horizontal(|ui| {
+                        if ui.button("Save").clicked() {
+                            self.save();
+                            close = true;
+                            if !self.doc.is_dirty() {
+                                then = Some(after.clone());
+                            }
+                        }
+                        if ui.button("Don't Save").clicked() {
+                            if let Some(r) = self.doc.root() {
+                                recovery::remove(r);
+                            }
+                            close = true;
+                            then = Some(after.clone());
+                        }
+                        if ui.button("Cancel").clicked() {
+                            close = true;
+                        }
+                    });
+                });
+            }
+            Modal::Error { title, body } => {
+                egui::Modal::new(egui::Id::new("error")).show(ctx, |ui| {
+                    ui.heading(title);
+                    ui.label(body);
+                    if ui.button("OK").clicked() {
+                        close = true;
+                    }
+                });
+            }
+            Modal::Recover { root, recovery } => {
+                egui::Modal::new(egui::Id::new("recover")).show(ctx, |ui| {
+                    ui.heading("Recover unsaved changes?");
+                    ui.label(format!(
+                        "{} holds changes autosaved before the editor closed without saving.",
+                        recovery::path(root).display()
+                    ));
+                    ui.horizontal(|ui| {
+                        if ui.button("Recover").clicked() {
+                            match Project::from_files(root, &recovery.files) {
+                                Ok(p) => self.edit(Op::ReplaceProject {
+                                    label: "Recover Unsaved Changes".into(),
+                                    project: Box::new(p),
+                                }),
+                                Err(e) => self.log.push(Level::Error, "file", format!("recovery failed: {e}")),
+                            }
+                            close = true;
+                        }
+                        if ui.button("Discard").clicked() {
+                            recovery::remove(root);
+                            close = true;
+                        }
+                    });
+                });
+            }
+        }
+        if close {
+            // A new modal set while handling this one (an error on save) stays.
+            if self.modal.as_ref() == Some(&modal) {
+                self.modal = None;
+            }
+        }
+        if let Some(a) = then {
+            self.proceed(a);
+        }
+    }
+
+    fn file_dialog(&mut self, ctx: &egui::Context) {
+        self.file_dialog.update(ctx);
+        if let Some(p) = self.file_dialog.take_picked() {
+            match self.file_purpose.take() {
+                Some(FilePurpose::Open) => self.commands.push(Command::Open(p)),
+                Some(FilePurpose::SaveAs) => self.commands.push(Command::SaveAs(p)),
+                Some(FilePurpose::Import) => self.commands.push(Command::Import(p)),
+                None => {}
+            }
+        }
+    }
+
+    fn take_session_faults(&mut self) {
+        let faults: Vec<String> = self.session.faults().iter().map(|e| e.to_string()).collect();
+        self.log.rebuild_faults(faults);
+        for f in self.session.take_new_world_faults() {
+            self.log.push(Level::Warning, "scene", f);
+        }
+    }
+
+    /// Runs one editor frame inside `ui` (eframe's root ui, or a test harness's).
+    pub fn frame(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        // Frame time from egui's input clock (real time in eframe, the harness's steps in tests).
+        let now = ctx.input(|i| i.time);
+        let dt = self.last_frame.map_or(0.0, |t| (now - t).max(0.0));
+        if self.last_frame.is_some() {
+            self.stats.frame_interval(dt * 1e3);
+        }
+        self.last_frame = Some(now);
+        // A new gesture starts whenever no pointer button is held.
+        if !ctx.input(|i| i.pointer.any_down()) {
+            self.gesture += 1;
+        }
+        // 1. The session.
+        self.session.sync(&self.doc);
+        let sf = self.session.update(dt);
+        if sf.evaluated {
+            self.stats.animation.add(sf.animation_ms);
+        }
+        self.take_session_faults();
+        self.poll_import();
+        if ctx.input(|i| i.viewport().close_requested()) && !self.quit {
+            if self.doc.is_dirty() {
+                ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+                self.modal = Some(Modal::Unsaved(After::Quit));
+            } else {
+                self.quit = true;
+            }
+        }
+        // 2. Shortcuts.
+        self.shortcuts(&ctx);
+        // 3. The UI.
+        let t_ui = Instant::now();
+        egui::Panel::top("marrow menu").show(ui, |ui| self.menu(ui));
+        egui::Panel::bottom("marrow status").show(ui, |ui| self.status(ui));
+        let mut commands = std::mem::take(&mut self.commands);
+        {
+            let cx = Cx::new(
+                &self.doc,
+                &self.session,
+                &mut self.ui,
+                &self.log,
+                &self.stats,
+                self.render.as_ref(),
+                &mut commands,
+            );
+            let mut viewer = Viewer { panels: &mut self.panels, cx };
+            egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
+                DockArea::new(&mut self.dock)
+                    .id(egui::Id::new("marrow dock"))
+                    .show_close_buttons(false)
+                    .show_leaf_close_all_buttons(false)
+                    .show_inside(ui, &mut viewer);
+            });
+        }
+        self.commands.extend(commands);
+        self.modals(&ctx);
+        self.file_dialog(&ctx);
+        if self.ui.open_import_dialog {
+            self.ui.open_import_dialog = false;
+            self.file_purpose = Some(FilePurpose::Import);
+            self.file_dialog.pick_file();
+        }
+        let r = self.panels.viewport.report;
+        let ui_ms = t_ui.elapsed().as_secs_f64() * 1e3 - if r.extracted { r.extract_ms } else { 0.0 };
+        self.stats.ui.add(ui_ms.max(0.0));
+        self.stats.palettes = r.palettes;
+        self.stats.joint_matrices = r.joint_matrices;
+        self.stats.morph_uploads = r.morph_uploads;
+        self.stats.palette_uploads = r.palette_uploads;
+        self.stats.gpu_timing = r.gpu_timing;
+        if r.gpu.is_some() {
+            self.stats.gpu = r.gpu;
+        }
+        if r.extracted {
+            self.stats.extraction.add(r.extract_ms);
+        }
+        if r.submit_ms > 0.0 {
+            self.stats.submit.add(r.submit_ms);
+        }
+        for (level, m) in std::mem::take(&mut self.panels.viewport.messages) {
+            self.log.push(level, "viewport", m);
+        }
+        // 4. Commands, in one place.
+        for c in std::mem::take(&mut self.commands) {
+            self.apply(c);
+        }
+        // 5. Catch up, title, autosave, repaint.
+        self.session.sync(&self.doc);
+        self.session.update(0.0);
+        self.take_session_faults();
+        let title = self.title();
+        if title != self.title {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title = title;
+        }
+        if self.autosave.due(self.doc.is_dirty())
+            && let Some(root) = self.doc.root()
+            && let Err(e) = recovery::write(root, self.doc.files())
+        {
+            self.log.push(Level::Warning, "file", format!("autosave failed: {e}"));
+        }
+        if self.quit {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+        if self.session.is_playing() || self.import.is_some() {
+            ctx.request_repaint();
+        }
+    }
+
+    /// Writes a recovery file now (what the autosave timer does every interval while dirty).
+    pub fn autosave_now(&mut self) -> Result<(), String> {
+        let root = self.doc.root().ok_or("the project has no folder")?.to_owned();
+        recovery::write(&root, self.doc.files())
+    }
+}
+
+impl eframe::App for EditorApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.frame(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, LAYOUT_KEY, &self.dock);
+        eframe::set_value(storage, RECENT_KEY, &self.recent);
+        eframe::set_value(storage, VIEW_KEY, &(self.ui.show_skeletons, self.ui.show_grid));
+    }
+
+    fn auto_save_interval(&self) -> Duration {
+        Duration::from_secs(30)
+    }
+}
+
+/// A channel-based background job's receiving end (for imports).
+pub type Pending<T> = mpsc::Receiver<T>;

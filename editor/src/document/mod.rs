@@ -1,0 +1,323 @@
+//! The document: the project's authored data, a revision number, the undo record and the saved
+//! mark. It is the only authored state of the editor; the session (the running world) and the
+//! UI state (selection, camera, layout) are derived or separate and never saved.
+//!
+//! Every change goes through [`Document::apply`]: an [`Op`] computes the new values of the files
+//! it touches, and the document records an [`DocEdit`] holding each file's value before and
+//! after, so undo and redo restore exact values (the saved bytes after "undo all" equal the
+//! originals). Consecutive ops on one target within one gesture (a drag) merge into one undo
+//! step; a drag that ends where it began leaves no step. Saving never merges across: an edit
+//! after a save starts a new step.
+//!
+//! Not here: the running world, previews, selection (see `crate::session` and `crate::ui_state`).
+
+pub mod clip_ops;
+pub mod graph_ops;
+pub mod op;
+pub mod slot;
+pub mod tree;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use marrow_engine::project::{Project, ProjectError, write_atomic};
+use undo::{Edit, Merged, Record};
+
+pub use op::{EditError, EntityOp, Op};
+pub use slot::{Change, Slot, Value};
+
+/// One undo step: the files it changed, with their values before and after.
+#[derive(Clone, Debug)]
+pub struct DocEdit {
+    label: String,
+    target: Option<String>,
+    gesture: u64,
+    changes: Vec<Change>,
+}
+
+impl DocEdit {
+    /// The step's name ("Rename Entity").
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The files it changed.
+    pub fn changes(&self) -> &[Change] {
+        &self.changes
+    }
+
+    fn is_noop(&self) -> bool {
+        self.changes.iter().all(|c| c.before == c.after)
+    }
+}
+
+impl std::fmt::Display for DocEdit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label)
+    }
+}
+
+impl Edit for DocEdit {
+    type Target = Project;
+    type Output = ();
+
+    fn edit(&mut self, target: &mut Project) {
+        for c in &self.changes {
+            c.slot.set(target, c.after.clone());
+        }
+    }
+
+    fn undo(&mut self, target: &mut Project) {
+        for c in self.changes.iter().rev() {
+            c.slot.set(target, c.before.clone());
+        }
+    }
+
+    fn merge(&mut self, other: Self) -> Merged<Self> {
+        if self.target.is_none() || self.target != other.target || self.gesture != other.gesture {
+            return Merged::No(other);
+        }
+        for c in other.changes {
+            match self.changes.iter_mut().find(|x| x.slot == c.slot) {
+                Some(x) => x.after = c.after,
+                None => self.changes.push(c),
+            }
+        }
+        if self.is_noop() { Merged::Annul } else { Merged::Yes }
+    }
+}
+
+/// The project being edited, with its history.
+#[derive(Debug)]
+pub struct Document {
+    project: Project,
+    root: Option<PathBuf>,
+    record: Record<DocEdit>,
+    revision: u64,
+    /// Authored files (relative paths) on disk as of the last load or save: a save removes
+    /// those the project no longer lists (renamed or deleted assets).
+    on_disk: BTreeSet<String>,
+}
+
+impl Default for Document {
+    fn default() -> Self {
+        Self::new(Project::default(), None)
+    }
+}
+
+fn authored_paths(p: &Project) -> BTreeSet<String> {
+    p.to_files().into_iter().map(|(path, _)| path).collect()
+}
+
+impl Document {
+    /// A document over `project`, stored in `root` (`None`: never saved).
+    pub fn new(project: Project, root: Option<PathBuf>) -> Self {
+        let on_disk = if root.is_some() { authored_paths(&project) } else { BTreeSet::new() };
+        Self { project, root, record: Record::new(), revision: 0, on_disk }
+    }
+
+    /// Loads the project at `path` (its folder or its `project.ron`).
+    pub fn open(path: &Path) -> Result<Self, ProjectError> {
+        let project = Project::load(path)?;
+        Ok(Self::new(project, Some(marrow_engine::project::project_root(path))))
+    }
+
+    /// The authored project.
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
+    /// The project folder (`None` until saved).
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
+    /// Bumped by every change of the project (edit, undo, redo).
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// Whether the project differs from what was last saved or loaded.
+    pub fn is_dirty(&self) -> bool {
+        !self.record.is_saved()
+    }
+
+    /// The undo record.
+    pub fn record(&self) -> &Record<DocEdit> {
+        &self.record
+    }
+
+    /// Applies `op` as a new undo step, or merges it into the previous step when both are of
+    /// the same gesture on the same target. Returns whether the project changed.
+    pub fn apply(&mut self, op: &Op, gesture: u64) -> Result<bool, EditError> {
+        let outcome = op.apply(&self.project)?;
+        let changes: Vec<Change> = outcome
+            .into_iter()
+            .map(|(slot, after)| Change { before: slot.get(&self.project), slot, after })
+            .filter(|c| c.before != c.after)
+            .collect();
+        if changes.is_empty() {
+            return Ok(false);
+        }
+        let edit = DocEdit { label: op.label(), target: op.merge_target(), gesture, changes };
+        self.record.edit(&mut self.project, edit);
+        self.revision += 1;
+        Ok(true)
+    }
+
+    /// Undoes the last step; returns its label.
+    pub fn undo(&mut self) -> Option<String> {
+        let label = self.record.undo_string()?;
+        self.record.undo(&mut self.project)?;
+        self.revision += 1;
+        Some(label)
+    }
+
+    /// Redoes the next step; returns its label.
+    pub fn redo(&mut self) -> Option<String> {
+        let label = self.record.redo_string()?;
+        self.record.redo(&mut self.project)?;
+        self.revision += 1;
+        Some(label)
+    }
+
+    /// Moves the history to `index` steps applied (0: the opened state).
+    pub fn go_to(&mut self, index: usize) {
+        if index != self.record.head() && index <= self.record.len() {
+            self.record.go_to(&mut self.project, index);
+            self.revision += 1;
+        }
+    }
+
+    /// The steps, oldest first.
+    pub fn steps(&self) -> impl Iterator<Item = &DocEdit> {
+        self.record.entries().map(|e| e.as_ref())
+    }
+
+    /// How many steps are applied.
+    pub fn head(&self) -> usize {
+        self.record.head()
+    }
+
+    /// The step Undo would undo.
+    pub fn undo_label(&self) -> Option<String> {
+        self.record.undo_string()
+    }
+
+    /// The step Redo would redo.
+    pub fn redo_label(&self) -> Option<String> {
+        self.record.redo_string()
+    }
+
+    /// Every authored file as (relative path, text), as a save writes them.
+    pub fn files(&self) -> Vec<(String, String)> {
+        self.project.to_files()
+    }
+
+    /// Saves into the document's folder. See [`Document::save_as`].
+    pub fn save(&mut self) -> Result<(), ProjectError> {
+        let root = self.root.clone().ok_or_else(|| ProjectError::Io {
+            path: PathBuf::new(),
+            message: "the project has no folder yet: use Save As".to_owned(),
+        })?;
+        self.save_as(&root)
+    }
+
+    /// Saves every authored file into `root` (each atomically), removes authored files the
+    /// project no longer lists (a renamed or deleted clip), makes `root` the document's folder
+    /// and marks the current state saved.
+    pub fn save_as(&mut self, root: &Path) -> Result<(), ProjectError> {
+        let files = self.project.to_files();
+        for (p, text) in &files {
+            write_atomic(&root.join(p), text.as_bytes())?;
+        }
+        let now: BTreeSet<String> = files.into_iter().map(|(p, _)| p).collect();
+        if self.root.as_deref() == Some(root) {
+            for stale in self.on_disk.difference(&now) {
+                let _ = std::fs::remove_file(root.join(stale));
+            }
+        }
+        self.on_disk = now;
+        self.root = Some(root.to_owned());
+        self.record.set_saved();
+        Ok(())
+    }
+
+    /// Marks the current state as saved without writing (after a recovery file was dismissed,
+    /// for instance). Tests use it too.
+    pub fn mark_saved(&mut self) {
+        self.record.set_saved();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use marrow_engine::math::Transform;
+    use marrow_engine::scene::{EntityDesc, SceneDesc};
+
+    use super::*;
+
+    fn doc() -> Document {
+        let mut p = Project::default();
+        p.manifest.name = "t".into();
+        p.manifest.scenes.push("s.scene.ron".into());
+        p.scenes.insert(
+            "s.scene.ron".into(),
+            SceneDesc {
+                name: "s".into(),
+                entities: vec![EntityDesc {
+                    name: "A".into(),
+                    transform: Some(Transform::IDENTITY),
+                    ..Default::default()
+                }],
+            },
+        );
+        Document::new(p, None)
+    }
+
+    fn moved(x: f32) -> Op {
+        Op::Entity {
+            scene: "s.scene.ron".into(),
+            entity: "A".into(),
+            op: EntityOp::SetTransform(Some(Transform::from_translation(glam::Vec3::X * x))),
+        }
+    }
+
+    #[test]
+    fn a_drag_is_one_step_and_undo_restores() {
+        let mut d = doc();
+        let original = d.files();
+        for i in 1..=5 {
+            d.apply(&moved(i as f32), 7).expect("valid");
+        }
+        assert_eq!(d.steps().count(), 1);
+        assert!(d.is_dirty());
+        d.apply(&moved(9.0), 8).expect("valid");
+        assert_eq!(d.steps().count(), 2);
+        assert_eq!(d.undo().as_deref(), Some("Edit Transform"));
+        d.undo();
+        assert_eq!(d.files(), original);
+        assert!(!d.is_dirty());
+    }
+
+    #[test]
+    fn a_drag_back_to_the_start_leaves_no_step() {
+        let mut d = doc();
+        d.apply(&moved(1.0), 3).expect("valid");
+        d.apply(&moved(0.0), 3).expect("valid");
+        assert_eq!(d.steps().count(), 0);
+        assert!(!d.is_dirty());
+    }
+
+    #[test]
+    fn refused_ops_change_nothing() {
+        let mut d = doc();
+        let r = d.apply(
+            &Op::Entity { scene: "s.scene.ron".into(), entity: "A".into(), op: EntityOp::Rename("a/b".into()) },
+            1,
+        );
+        assert!(matches!(r, Err(EditError::Invalid(_))));
+        assert_eq!(d.revision(), 0);
+        assert_eq!(d.steps().count(), 0);
+    }
+}

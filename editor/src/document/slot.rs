@@ -1,0 +1,107 @@
+//! File slots: the unit of change of the document. A project's authored content is a set of
+//! files (the manifest, scenes, clips, skeletons, graphs); an edit replaces the value of one or
+//! more slots, and its inverse puts the old values back.
+//!
+//! Not here: what an edit computes (see [`super::op`]) or the undo record ([`super::Document`]).
+
+use marrow_engine::graph::AnimGraph;
+use marrow_engine::project::Project;
+use marrow_engine::project::file::{ClipAsset, Manifest};
+use marrow_engine::scene::SceneDesc;
+use marrow_engine::skeleton::Skeleton;
+
+/// One authored file of a project, by kind and path relative to the project folder.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Slot {
+    /// `project.ron`.
+    Manifest,
+    /// A scene file.
+    Scene(String),
+    /// A clip file.
+    Clip(String),
+    /// A skeleton file.
+    Skeleton(String),
+    /// A graph file.
+    Graph(String),
+}
+
+/// The value held in a [`Slot`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// The manifest.
+    Manifest(Manifest),
+    /// A scene.
+    Scene(SceneDesc),
+    /// A clip with its bone list.
+    Clip(Box<ClipAsset>),
+    /// A skeleton.
+    Skeleton(Skeleton),
+    /// A graph.
+    Graph(AnimGraph),
+}
+
+impl Slot {
+    /// The value of this slot in `p` (`None`: no such file).
+    pub fn get(&self, p: &Project) -> Option<Value> {
+        match self {
+            Slot::Manifest => Some(Value::Manifest(p.manifest.clone())),
+            Slot::Scene(k) => p.scenes.get(k).cloned().map(Value::Scene),
+            Slot::Clip(k) => p.clips.get(k).cloned().map(|c| Value::Clip(Box::new(c))),
+            Slot::Skeleton(k) => p.skeletons.get(k).cloned().map(Value::Skeleton),
+            Slot::Graph(k) => p.graphs.get(k).cloned().map(Value::Graph),
+        }
+    }
+
+    /// Puts `value` into this slot of `p` (`None` removes the file; a value of another kind
+    /// than the slot's is ignored).
+    pub fn set(&self, p: &mut Project, value: Option<Value>) {
+        match (self, value) {
+            (Slot::Manifest, Some(Value::Manifest(m))) => p.manifest = m,
+            (Slot::Manifest, _) => {}
+            (Slot::Scene(k), Some(Value::Scene(s))) => {
+                p.scenes.insert(k.clone(), s);
+            }
+            (Slot::Scene(k), None) => {
+                p.scenes.remove(k);
+            }
+            (Slot::Clip(k), Some(Value::Clip(c))) => {
+                p.clips.insert(k.clone(), *c);
+            }
+            (Slot::Clip(k), None) => {
+                p.clips.remove(k);
+            }
+            (Slot::Skeleton(k), Some(Value::Skeleton(s))) => {
+                p.skeletons.insert(k.clone(), s);
+            }
+            (Slot::Skeleton(k), None) => {
+                p.skeletons.remove(k);
+            }
+            (Slot::Graph(k), Some(Value::Graph(g))) => {
+                p.graphs.insert(k.clone(), g);
+            }
+            (Slot::Graph(k), None) => {
+                p.graphs.remove(k);
+            }
+            _ => {}
+        }
+    }
+
+    /// The file path (relative to the project folder).
+    pub fn path(&self) -> &str {
+        match self {
+            Slot::Manifest => marrow_engine::project::PROJECT_FILE,
+            Slot::Scene(k) | Slot::Clip(k) | Slot::Skeleton(k) | Slot::Graph(k) => k,
+        }
+    }
+}
+
+/// A change of one slot: its value before and after.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    /// The file.
+    pub slot: Slot,
+    /// Its value before the edit (`None`: it did not exist).
+    pub before: Option<Value>,
+    /// Its value after the edit (`None`: it is removed).
+    pub after: Option<Value>,
+}

@@ -1,0 +1,235 @@
+//! File > Import glTF: the model is imported (on a background thread, with every fault
+//! collected), copied into the project's `assets/` folder, and becomes one undoable step that
+//! lists the model, writes each of its clips as an editable clip file, and adds an entity for it
+//! to the scene: a rig entity per skin (its Animator on the model's skeleton and first clip) with
+//! the skinned meshes beneath it, and the static meshes at their nodes' transforms.
+//!
+//! Not here: the importer itself (`marrow_engine::gltf`).
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use marrow_engine::gltf::{ImportedScene, ScenePose};
+use marrow_engine::math::decompose;
+use marrow_engine::math::Transform;
+use marrow_engine::project::Project;
+use marrow_engine::project::file::ClipAsset;
+use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc};
+
+use crate::document::{Op, Slot, Value, tree};
+
+/// What a finished import gives.
+#[derive(Debug)]
+pub struct Imported {
+    /// The step to apply.
+    pub op: Op,
+    /// Importer warnings (with locations).
+    pub warnings: Vec<String>,
+    /// The entity it adds.
+    pub entity_path: Option<String>,
+}
+
+type Outcome = Result<Imported, Vec<String>>;
+
+/// An import running on a background thread.
+#[derive(Debug)]
+pub struct ImportJob {
+    path: PathBuf,
+    rx: mpsc::Receiver<Outcome>,
+}
+
+impl ImportJob {
+    /// Starts importing `path` into the project in `root` (a copy of `project`, adding to
+    /// `scene`).
+    pub fn start(path: PathBuf, root: PathBuf, scene: String, project: Project) -> Self {
+        let (tx, rx) = mpsc::channel();
+        let p = path.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(run(&p, &root, &scene, &project));
+        });
+        Self { path, rx }
+    }
+
+    /// The file being imported.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The outcome, once the import finished.
+    pub fn poll(&mut self) -> Option<Outcome> {
+        match self.rx.try_recv() {
+            Ok(o) => Some(o),
+            Err(mpsc::TryRecvError::Empty) => None,
+            Err(mpsc::TryRecvError::Disconnected) => Some(Err(vec!["the import stopped unexpectedly".into()])),
+        }
+    }
+}
+
+fn sanitize(s: &str) -> String {
+    let s: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    if s.is_empty() { "unnamed".into() } else { s }
+}
+
+fn taken(project: &Project, root: &Path, rel: &str) -> bool {
+    let m = &project.manifest;
+    [&m.scenes, &m.assets, &m.clips, &m.graphs].iter().any(|l| l.iter().any(|x| x == rel)) || root.join(rel).exists()
+}
+
+fn unique_path(project: &Project, root: &Path, dir: &str, stem: &str, ext: &str) -> String {
+    let first = format!("{dir}/{stem}{ext}");
+    if !taken(project, root, &first) {
+        return first;
+    }
+    (2..).map(|n| format!("{dir}/{stem}_{n}{ext}")).find(|p| !taken(project, root, p)).unwrap_or(first)
+}
+
+/// Imports `path`, copies it (and, for a `.gltf`, the files its URIs name) into
+/// `root/assets/`, and builds the step. Faults come back with their locations.
+pub fn run(path: &Path, root: &Path, scene: &str, project: &Project) -> Outcome {
+    let imported = marrow_engine::gltf::import(path).map_err(|e| e.faults().iter().map(|f| f.to_string()).collect::<Vec<_>>())?;
+    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.glb".into());
+    let stem = Path::new(&file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let ext = Path::new(&file).extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    // Already inside the project: reference it where it is.
+    let inside = path
+        .canonicalize()
+        .ok()
+        .zip(root.canonicalize().ok())
+        .and_then(|(p, r)| p.strip_prefix(&r).ok().map(|x| x.to_string_lossy().replace('\\', "/")));
+    let rel = match inside {
+        Some(r) => r,
+        None => {
+            let rel = unique_path(project, root, "assets", &sanitize(&stem), &ext);
+            let dest = root.join(&rel);
+            let copy = || -> std::io::Result<()> {
+                std::fs::create_dir_all(dest.parent().unwrap_or(root))?;
+                std::fs::copy(path, &dest)?;
+                if ext.eq_ignore_ascii_case(".gltf") {
+                    copy_uris(path, dest.parent().unwrap_or(root))?;
+                }
+                Ok(())
+            };
+            copy().map_err(|e| vec![format!("{}: cannot copy into the project: {e}", dest.display())])?;
+            rel
+        }
+    };
+    let (op, entity_path) = import_op(&rel, &imported, &stem, scene, project, root);
+    Ok(Imported { op, warnings: imported.warnings.iter().map(|w| w.to_string()).collect(), entity_path: Some(entity_path) })
+}
+
+/// Copies the relative files a `.gltf` names (buffers and images) next to its copy.
+fn copy_uris(gltf: &Path, dest_dir: &Path) -> std::io::Result<()> {
+    let text = std::fs::read_to_string(gltf)?;
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else { return Ok(()) };
+    let src_dir = gltf.parent().unwrap_or(Path::new("."));
+    for key in ["buffers", "images"] {
+        for item in json.get(key).and_then(|v| v.as_array()).into_iter().flatten() {
+            let Some(uri) = item.get("uri").and_then(|u| u.as_str()) else { continue };
+            if uri.starts_with("data:") || uri.contains("://") || uri.starts_with('/') || uri.contains("..") {
+                continue;
+            }
+            let from = src_dir.join(uri);
+            let to = dest_dir.join(uri);
+            if from.is_file() && !to.exists() {
+                std::fs::create_dir_all(to.parent().unwrap_or(dest_dir))?;
+                std::fs::copy(&from, &to)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn transform_of(m: &glam::Mat4) -> Transform {
+    let (scale, rotation, translation) = decompose(m);
+    Transform { translation, rotation, scale }
+}
+
+/// The step importing `s` (listed as `asset`) into `scene`: clip files and an entity named
+/// after `stem`. Returns it with the new entity's path.
+pub fn import_op(
+    asset: &str,
+    s: &ImportedScene,
+    stem: &str,
+    scene: &str,
+    project: &Project,
+    root: &Path,
+) -> (Op, String) {
+    let mut files: Vec<(Slot, Value)> = Vec::new();
+    let mut first_clip: Vec<Option<String>> = vec![None; s.rigs.len()];
+    let mut planned = project.clone();
+    for a in &s.animations {
+        for rc in &a.clips {
+            let Some(rig) = s.rigs.get(rc.rig) else { continue };
+            let suffix = if s.rigs.len() > 1 { format!("_{}", sanitize(&rig.skeleton.name)) } else { String::new() };
+            let path = unique_path(&planned, root, "clips", &format!("{}_{}{suffix}", sanitize(stem), sanitize(&a.name)), ".clip.ron");
+            planned.manifest.clips.push(path.clone());
+            let asset = ClipAsset { clip: rc.clip.clone(), bones: rig.skeleton.bone_names.clone() };
+            first_clip[rc.rig].get_or_insert(path.clone());
+            files.push((Slot::Clip(path), Value::Clip(Box::new(asset))));
+        }
+    }
+    let pose = ScenePose::new(s);
+    let mut root_entity = EntityDesc { name: stem.to_owned(), transform: Some(Transform::IDENTITY), ..Default::default() };
+    let mut rig_entities: Vec<EntityDesc> = s
+        .rigs
+        .iter()
+        .enumerate()
+        .map(|(r, rig)| EntityDesc {
+            name: rig.skeleton.name.clone(),
+            transform: Some(transform_of(&pose.rig_world(s, r))),
+            animator: Some(AnimatorDesc {
+                rig: format!("{asset}#{}", rig.skeleton.name),
+                clip: first_clip[r].clone(),
+                graph: None,
+                looping: first_clip[r].as_ref().map(|_| true),
+                speed: 1.0,
+                play_on_start: true,
+            }),
+            ..Default::default()
+        })
+        .collect();
+    for (n, node) in s.nodes.iter().enumerate() {
+        let Some(mi) = node.mesh else { continue };
+        let Some(mesh) = s.meshes.get(mi) else { continue };
+        let mut e = EntityDesc {
+            name: if node.name.is_empty() { mesh.name.clone() } else { node.name.clone() },
+            transform: Some(Transform::IDENTITY),
+            mesh: Some(MeshDesc::Asset(format!("{asset}#{}", mesh.name))),
+            ..Default::default()
+        };
+        match node.skin.and_then(|sk| s.skins.get(sk)).map(|sk| sk.rig) {
+            Some(r) if r < rig_entities.len() => {
+                let parent = &mut rig_entities[r];
+                e.name = unique_child(parent, &e.name);
+                parent.children.push(e);
+            }
+            _ => {
+                e.transform = Some(transform_of(&pose.world[n]));
+                e.name = unique_child(&root_entity, &e.name);
+                root_entity.children.push(e);
+            }
+        }
+    }
+    for mut r in rig_entities {
+        r.name = unique_child(&root_entity, &r.name);
+        root_entity.children.push(r);
+    }
+    let name = project.scenes.get(scene).map_or(stem.to_owned(), |d| tree::unique_name(d, None, stem));
+    (
+        Op::AddFiles {
+            label: format!("Import {}", Path::new(asset).file_name().map_or(asset.into(), |f| f.to_string_lossy())),
+            binary: vec![asset.to_owned()],
+            files,
+            entity: Some((scene.to_owned(), None, root_entity)),
+        },
+        name,
+    )
+}
+
+fn unique_child(parent: &EntityDesc, name: &str) -> String {
+    let free = |n: &str| !parent.children.iter().any(|c| c.name == n);
+    if free(name) {
+        return name.to_owned();
+    }
+    (2..).map(|i| format!("{name} {i}")).find(|n| free(n)).unwrap_or_default()
+}

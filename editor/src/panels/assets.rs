@@ -1,0 +1,122 @@
+//! The Assets panel: the project's scenes, skeletons, clips, graphs and binary models.
+//! Double-clicking a clip makes it the selected Animator's clip; a file can be renamed (every
+//! reference follows) or deleted (refused, with the names of its users, while anything uses it).
+//!
+//! Not here: the checks themselves (`crate::document::op`), applying edits (`crate::app`).
+
+use egui::RichText;
+
+use super::Cx;
+use crate::document::{EntityOp, Op, tree};
+
+/// The Assets panel.
+#[derive(Debug, Default)]
+pub struct AssetsPanel {
+    /// An asset being renamed: (path, text so far).
+    renaming: Option<(String, String)>,
+}
+
+impl AssetsPanel {
+    /// Draws the panel.
+    pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut Cx) {
+        let project = cx.doc.project();
+        let m = &project.manifest;
+        let lib = cx.session.library();
+        let binary: Vec<String> = m.assets.iter().filter(|a| !project.skeletons.contains_key(*a)).cloned().collect();
+        let skeletons: Vec<String> = lib.skeleton_refs().map(str::to_owned).collect();
+        let clips: Vec<String> = lib.clip_refs().map(str::to_owned).collect();
+        let sections: [(&str, Vec<String>); 5] = [
+            ("Scenes", m.scenes.clone()),
+            ("Skeletons", skeletons),
+            ("Clips", clips),
+            ("Graphs", m.graphs.clone()),
+            ("Models", binary),
+        ];
+        egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
+            for (title, items) in sections {
+                egui::CollapsingHeader::new(RichText::new(format!("{title} ({})", items.len())).strong())
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        if items.is_empty() {
+                            ui.weak("none");
+                        }
+                        for item in items {
+                            self.item(ui, cx, title, &item);
+                        }
+                    });
+            }
+        });
+    }
+
+    fn item(&mut self, ui: &mut egui::Ui, cx: &mut Cx, section: &str, item: &str) {
+        if let Some((path, mut buffer)) = self.renaming.clone().filter(|(p, _)| p == item) {
+            let r = ui.add(egui::TextEdit::singleline(&mut buffer).id_salt("asset rename"));
+            r.request_focus();
+            if ui.input(|i| i.key_pressed(egui::Key::Escape)) {
+                self.renaming = None;
+            } else if ui.input(|i| i.key_pressed(egui::Key::Enter)) || r.lost_focus() {
+                self.renaming = None;
+                if buffer != path {
+                    cx.edit(Op::RenameAsset { from: path.clone(), to: buffer });
+                }
+            } else {
+                self.renaming = Some((path, buffer));
+            }
+            return;
+        }
+        let is_file = cx.doc.project().manifest.clips.iter().any(|c| c == item)
+            || cx.doc.project().manifest.graphs.iter().any(|c| c == item)
+            || cx.doc.project().manifest.scenes.iter().any(|c| c == item)
+            || cx.doc.project().skeletons.contains_key(item)
+            || cx.doc.project().manifest.assets.iter().any(|c| c == item);
+        let selected = cx.ui.asset.as_deref() == Some(item);
+        let r = ui.selectable_label(selected, item);
+        if r.clicked() {
+            cx.ui.asset = Some(item.to_owned());
+        }
+        if section == "Clips" && r.double_clicked() {
+            self.use_clip(cx, item);
+        }
+        if section == "Clips" {
+            r.clone().on_hover_text("Double-click: play it on the selected Animator");
+        }
+        r.context_menu(|ui| {
+            if section == "Clips" && ui.button("Use on Selected Animator").clicked() {
+                self.use_clip(cx, item);
+                ui.close();
+            }
+            if is_file {
+                if ui.button("Rename…").clicked() {
+                    self.renaming = Some((item.to_owned(), item.to_owned()));
+                    ui.close();
+                }
+                if ui.button("Delete").clicked() {
+                    cx.edit(Op::DeleteAsset { path: item.to_owned() });
+                    ui.close();
+                }
+            }
+        });
+    }
+
+    /// Makes `clip` the clip of the selected entity's Animator (or of the rig it sits under).
+    fn use_clip(&mut self, cx: &mut Cx, clip: &str) {
+        let Some((scene, desc)) = cx.scene() else { return };
+        let Some(mut path) = cx.ui.selection.entity().map(str::to_owned) else { return };
+        loop {
+            if let Some(a) = tree::find(desc, &path).and_then(|e| e.animator.clone()) {
+                let mut next = a;
+                next.clip = Some(clip.to_owned());
+                cx.edit(Op::Entity {
+                    scene: scene.to_owned(),
+                    entity: path.clone(),
+                    op: EntityOp::SetAnimator(Some(next)),
+                });
+                return;
+            }
+            match tree::parent_path(&path) {
+                Some(p) => path = p.to_owned(),
+                None => return,
+            }
+        }
+    }
+}

@@ -1,0 +1,517 @@
+//! The Inspector: cards for the selection. For an entity: Transform, Animator (pickers, speed,
+//! the preview transport and scrub), Bone Socket, Expressions (morph targets), Mesh. For a bone:
+//! its place in the skeleton and its bind and current pose.
+//!
+//! Authored fields send edits (a drag of a number is one undo step: the app merges the edits of
+//! one gesture). The transport and the scrub slider send session commands: they push no undo
+//! step and never mark the document dirty.
+//!
+//! Not here: applying anything (`crate::app`).
+
+use egui::{Color32, RichText};
+use glam::{EulerRot, Quat, Vec3};
+use marrow_engine::clip::find_clip_fault;
+use marrow_engine::math::Transform;
+use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SocketDesc};
+use marrow_engine::scene::AssetSource;
+
+use super::Cx;
+use crate::command::Command;
+use crate::document::{EntityOp, Op, tree};
+use crate::ui_state::Selection;
+
+/// The frame rate the transport shows frames at (clips without their own rate).
+pub const DEFAULT_FPS: f32 = 30.0;
+
+/// The Inspector panel.
+#[derive(Debug, Default)]
+pub struct Inspector;
+
+/// Labels the last widget for accessibility (tests find it by this label).
+fn named(r: egui::Response, kind: egui::WidgetType, label: &str) -> egui::Response {
+    let label = label.to_owned();
+    r.widget_info(move || egui::WidgetInfo::labeled(kind, true, &label));
+    r
+}
+
+/// Three-number row: returns the edited vector when a number changed.
+fn vec3_row(ui: &mut egui::Ui, label: &str, v: Vec3, speed: f64, suffix: &str) -> Option<Vec3> {
+    let mut out = v;
+    let mut changed = false;
+    ui.label(label);
+    for (i, axis) in ["X", "Y", "Z"].into_iter().enumerate() {
+        let r = ui.add(egui::DragValue::new(&mut out[i]).speed(speed).suffix(suffix).max_decimals(4));
+        changed |= named(r, egui::WidgetType::DragValue, &format!("{label} {axis}")).changed();
+    }
+    ui.end_row();
+    (changed && out.is_finite()).then_some(out)
+}
+
+/// A transform editor (translation, rotation as XYZ Euler degrees, scale); returns the edited
+/// transform when a number changed. `prefix` names the rows ("Position X", "Offset Position X").
+pub fn transform_grid(ui: &mut egui::Ui, id: &str, t: &Transform, prefix: &str) -> Option<Transform> {
+    let mut out = None;
+    egui::Grid::new(id).num_columns(4).spacing([6.0, 4.0]).show(ui, |ui| {
+        let p = |s: &str| if prefix.is_empty() { s.to_owned() } else { format!("{prefix} {s}") };
+        if let Some(v) = vec3_row(ui, &p("Position"), t.translation, 0.01, "") {
+            out = Some(Transform { translation: v, ..*t });
+        }
+        let (x, y, z) = t.rotation.to_euler(EulerRot::XYZ);
+        // `+ 0.0` turns -0.0 into 0.0 for display.
+        let deg = Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI) + Vec3::ZERO;
+        if let Some(v) = vec3_row(ui, &p("Rotation"), deg, 0.5, "°") {
+            let r = v * (std::f32::consts::PI / 180.0);
+            out = Some(Transform { rotation: Quat::from_euler(EulerRot::XYZ, r.x, r.y, r.z).normalize(), ..*t });
+        }
+        if let Some(v) = vec3_row(ui, &p("Scale"), t.scale, 0.01, "") {
+            out = Some(Transform { scale: v, ..*t });
+        }
+    });
+    out
+}
+
+fn card(ui: &mut egui::Ui, title: &str, body: impl FnOnce(&mut egui::Ui)) {
+    egui::CollapsingHeader::new(RichText::new(title).strong()).default_open(true).show(ui, body);
+}
+
+impl Inspector {
+    /// Draws the panel.
+    pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut Cx) {
+        let Some((scene, desc)) = cx.scene() else {
+            ui.weak("Nothing to inspect.");
+            return;
+        };
+        let scene = scene.to_owned();
+        match cx.ui.selection.clone() {
+            Selection::None => {
+                ui.weak("Select an entity in the Outliner or the Viewport.");
+            }
+            Selection::Entity(path) => match tree::find(desc, &path) {
+                Some(e) => {
+                    let e = e.clone();
+                    self.entity(ui, cx, &scene, &path, &e);
+                }
+                None => {
+                    ui.weak(format!("{path} is not in the scene."));
+                }
+            },
+            Selection::Bone { rig, bone } => self.bone(ui, cx, &rig, &bone),
+        }
+    }
+
+    fn entity(&mut self, ui: &mut egui::Ui, cx: &mut Cx, scene: &str, path: &str, e: &EntityDesc) {
+        ui.horizontal(|ui| {
+            ui.heading(&e.name);
+            ui.weak(path);
+        });
+        let edit = |cx: &mut Cx, op: EntityOp| {
+            cx.edit(Op::Entity { scene: scene.to_owned(), entity: path.to_owned(), op });
+        };
+        card(ui, "Transform", |ui| match &e.transform {
+            Some(t) => {
+                if e.socket.is_some() {
+                    ui.label(
+                        RichText::new("Placed by its bone socket each frame: this transform is an output.")
+                            .small()
+                            .weak(),
+                    );
+                }
+                if let Some(t) = transform_grid(ui, "transform", t, "") {
+                    edit(cx, EntityOp::SetTransform(Some(t)));
+                }
+            }
+            None => {
+                if ui.button("Add Transform").clicked() {
+                    edit(cx, EntityOp::SetTransform(Some(Transform::IDENTITY)));
+                }
+            }
+        });
+        if let Some(a) = &e.animator {
+            card(ui, "Animator", |ui| self.animator(ui, cx, path, a, &edit));
+        }
+        if let Some(s) = &e.socket {
+            card(ui, "Bone Socket", |ui| self.socket(ui, cx, path, s, &edit));
+        }
+        if let Some(m) = &e.mesh {
+            self.mesh_cards(ui, cx, path, e, m, &edit);
+        }
+        ui.separator();
+        ui.horizontal_wrapped(|ui| {
+            if e.animator.is_none() && ui.button("Add Animator").clicked() {
+                let rig = cx.session.library().skeleton_refs().next().unwrap_or_default().to_owned();
+                edit(
+                    cx,
+                    EntityOp::SetAnimator(Some(AnimatorDesc {
+                        rig,
+                        clip: None,
+                        graph: None,
+                        looping: None,
+                        speed: 1.0,
+                        play_on_start: true,
+                    })),
+                );
+            }
+            if e.socket.is_none() && ui.button("Add Bone Socket").clicked() {
+                edit(cx, EntityOp::SetSocket(Some(SocketDesc { bone: String::new(), offset: Transform::IDENTITY })));
+            }
+            if e.mesh.is_none() && ui.button("Add Box Mesh").clicked() {
+                edit(cx, EntityOp::SetMesh(Some(MeshDesc::Box { half_extents: Vec3::splat(0.25) })));
+            }
+        });
+    }
+
+    fn animator(
+        &mut self,
+        ui: &mut egui::Ui,
+        cx: &mut Cx,
+        path: &str,
+        a: &AnimatorDesc,
+        edit: &dyn Fn(&mut Cx, EntityOp),
+    ) {
+        let lib = cx.session.library();
+        let rig_skeleton = lib.skeleton(&a.rig).ok();
+        let set = |cx: &mut Cx, f: &dyn Fn(&mut AnimatorDesc)| {
+            let mut next = a.clone();
+            f(&mut next);
+            edit(cx, EntityOp::SetAnimator(Some(next)));
+        };
+        egui::Grid::new("animator").num_columns(2).spacing([6.0, 4.0]).show(ui, |ui| {
+            ui.label("Rig");
+            let mut rig = None;
+            egui::ComboBox::from_id_salt("rig picker").selected_text(&a.rig).width(220.0).show_ui(ui, |ui| {
+                for r in lib.skeleton_refs() {
+                    if ui.selectable_label(r == a.rig, r).clicked() {
+                        rig = Some(r.to_owned());
+                    }
+                }
+            });
+            if let Some(r) = rig {
+                set(cx, &|d| d.rig = r.clone());
+            }
+            ui.end_row();
+
+            ui.label("Clip");
+            let mut clip: Option<Option<String>> = None;
+            ui.horizontal(|ui| {
+                egui::ComboBox::from_id_salt("clip picker")
+                    .selected_text(a.clip.as_deref().unwrap_or("(none)"))
+                    .width(220.0)
+                    .show_ui(ui, |ui| {
+                        if ui.selectable_label(a.clip.is_none(), "(none)").clicked() {
+                            clip = Some(None);
+                        }
+                        for c in lib.clip_refs() {
+                            if ui.selectable_label(a.clip.as_deref() == Some(c), c).clicked() {
+                                clip = Some(Some(c.to_owned()));
+                            }
+                        }
+                    });
+                // A clip made for another rig is named here, in red.
+                if let (Some(c), Some(sk)) = (&a.clip, &rig_skeleton)
+                    && let Ok(clip) = lib.clip(c, sk)
+                    && let Some(fault) = find_clip_fault(&clip, sk)
+                {
+                    ui.label(RichText::new(format!("⚠ {fault}")).color(Color32::from_rgb(235, 90, 80)));
+                }
+            });
+            if let Some(c) = clip {
+                set(cx, &|d| d.clip = c.clone());
+            }
+            ui.end_row();
+
+            ui.label("Graph");
+            let mut graph: Option<Option<String>> = None;
+            let graphs = &cx.doc.project().manifest.graphs;
+            egui::ComboBox::from_id_salt("graph picker")
+                .selected_text(a.graph.as_deref().unwrap_or("(none)"))
+                .width(220.0)
+                .show_ui(ui, |ui| {
+                    if ui.selectable_label(a.graph.is_none(), "(none)").clicked() {
+                        graph = Some(None);
+                    }
+                    for g in graphs {
+                        if ui.selectable_label(a.graph.as_deref() == Some(g), g).clicked() {
+                            graph = Some(Some(g.clone()));
+                        }
+                    }
+                });
+            if let Some(g) = graph {
+                set(cx, &|d| d.graph = g.clone());
+            }
+            ui.end_row();
+
+            ui.label("Speed");
+            let mut speed = a.speed;
+            let r = ui.add(egui::DragValue::new(&mut speed).speed(0.01).range(-10.0..=10.0));
+            if named(r, egui::WidgetType::DragValue, "Speed").changed() && speed.is_finite() {
+                set(cx, &|d| d.speed = speed);
+            }
+            ui.end_row();
+
+            ui.label("");
+            let mut pos = a.play_on_start;
+            if ui.checkbox(&mut pos, "Play on start").changed() {
+                set(cx, &|d| d.play_on_start = pos);
+            }
+            ui.end_row();
+        });
+        ui.separator();
+        self.transport(ui, cx, path);
+    }
+
+    /// The preview transport for the rig at `path`: Play / Pause / Stop / Step / Loop and the
+    /// scrub slider. Session commands only.
+    fn transport(&mut self, ui: &mut egui::Ui, cx: &mut Cx, path: &str) {
+        let Some(rig) = cx.session.entity(path) else { return };
+        let Some(animator) = cx.session.world().animator(rig) else { return };
+        let playing = cx.session.is_playing();
+        let duration = animator.current_duration();
+        let time = animator.time();
+        let looping = animator.current_looping();
+        let clip = animator.current_clip().cloned();
+        ui.horizontal(|ui| {
+            if ui.add_enabled(!playing, egui::Button::new("Play")).on_hover_text("Space").clicked() {
+                cx.send(Command::Play);
+            }
+            if ui.add_enabled(playing, egui::Button::new("Pause")).on_hover_text("Space").clicked() {
+                cx.send(Command::Pause);
+            }
+            if ui.button("Stop").on_hover_text("Back to the start").clicked() {
+                cx.send(Command::Stop);
+            }
+            if ui.button("Step").on_hover_text("One fixed tick").clicked() {
+                cx.send(Command::Step);
+            }
+            if let Some(l) = looping {
+                let mut l2 = l;
+                if ui.toggle_value(&mut l2, "Loop").on_hover_text("Preview looping (not saved)").changed() {
+                    cx.send(Command::SetLoop { rig: path.to_owned(), looping: l2 });
+                }
+            }
+        });
+        let mut t = time;
+        let frames = (time * DEFAULT_FPS).round() as i64;
+        ui.spacing_mut().slider_width = (ui.available_width() - 110.0).max(120.0);
+        // No rounding or clamping on show: the slider must not report a change the user did
+        // not make (that would seek the head every frame).
+        let r = ui.add(
+            egui::Slider::new(&mut t, 0.0..=duration.max(1e-3))
+                .text("Time")
+                .suffix(" s")
+                .custom_formatter(|v, _| format!("{v:.3}"))
+                .clamping(egui::SliderClamping::Never),
+        );
+        if r.changed() && t != time {
+            cx.send(Command::Seek { rig: path.to_owned(), time: t });
+        }
+        ui.label(
+            RichText::new(format!(
+                "frame {frames} / {} at {DEFAULT_FPS} fps · {duration:.3} s · {} channels",
+                (duration * DEFAULT_FPS).round() as i64,
+                clip.as_ref().map_or(0, |c| c.track_count())
+            ))
+            .small()
+            .weak(),
+        );
+    }
+
+    fn socket(
+        &mut self,
+        ui: &mut egui::Ui,
+        cx: &mut Cx,
+        path: &str,
+        s: &SocketDesc,
+        edit: &dyn Fn(&mut Cx, EntityOp),
+    ) {
+        ui.label(RichText::new("This entity's transform is an output: it is placed on the bone each frame.").small().weak());
+        let parent = tree::parent_path(path);
+        let bones: Vec<String> = parent
+            .and_then(|p| cx.session.entity(p))
+            .and_then(|r| cx.session.world().animator(r))
+            .map(|a| a.skeleton().bone_names.clone())
+            .unwrap_or_default();
+        let mut bone = None;
+        ui.horizontal(|ui| {
+            ui.label("Bone");
+            egui::ComboBox::from_id_salt("socket bone")
+                .selected_text(if s.bone.is_empty() { "(choose)" } else { &s.bone })
+                .width(200.0)
+                .show_ui(ui, |ui| {
+                    for b in &bones {
+                        if ui.selectable_label(*b == s.bone, b).clicked() {
+                            bone = Some(b.clone());
+                        }
+                    }
+                });
+            if !s.bone.is_empty() && !bones.contains(&s.bone) {
+                ui.label(RichText::new("⚠ the rig has no bone of this name").color(Color32::from_rgb(235, 90, 80)));
+            }
+        });
+        if bones.is_empty() {
+            ui.label(RichText::new("⚠ not a direct child of a rig").color(Color32::from_rgb(235, 90, 80)));
+        }
+        if let Some(b) = bone {
+            edit(cx, EntityOp::SetSocket(Some(SocketDesc { bone: b, offset: s.offset })));
+        }
+        if let Some(t) = transform_grid(ui, "socket offset", &s.offset, "Offset") {
+            edit(cx, EntityOp::SetSocket(Some(SocketDesc { bone: s.bone.clone(), offset: t })));
+        }
+    }
+
+    fn mesh_cards(
+        &mut self,
+        ui: &mut egui::Ui,
+        cx: &mut Cx,
+        path: &str,
+        e: &EntityDesc,
+        m: &MeshDesc,
+        edit: &dyn Fn(&mut Cx, EntityOp),
+    ) {
+        let world = cx.session.world();
+        let entity = cx.session.entity(path);
+        let comp = entity.and_then(|x| world.mesh(x));
+        // Expressions: one slider per morph target name.
+        if let Some(c) = comp
+            && c.asset.mesh.primitives.iter().any(|p| !p.targets.is_empty())
+        {
+            let mesh = &c.asset.mesh;
+            let count = mesh.primitives.iter().map(|p| p.targets.len()).max().unwrap_or(0);
+            let defaults: Vec<f32> = (0..count).map(|i| mesh.weights.get(i).copied().unwrap_or(0.0)).collect();
+            let weights: Vec<f32> = e
+                .morph_weights
+                .clone()
+                .map(|mut w| {
+                    w.resize(count, 0.0);
+                    w
+                })
+                .unwrap_or_else(|| defaults.clone());
+            card(ui, "Expressions", |ui| {
+                let mut next = None;
+                for i in 0..count {
+                    let name = mesh.target_names.get(i).cloned().unwrap_or_else(|| format!("target {i}"));
+                    let mut w = weights[i];
+                    if ui.add(egui::Slider::new(&mut w, 0.0..=1.0).text(&name)).changed() {
+                        let mut v = weights.clone();
+                        v[i] = w;
+                        next = Some(v);
+                    }
+                }
+                let active = weights.iter().filter(|w| **w != 0.0).count();
+                ui.horizontal(|ui| {
+                    if ui.button("Reset All").clicked() {
+                        next = Some(defaults.clone());
+                    }
+                    ui.weak(format!(
+                        "{active} of {count} active · {} uploads this frame",
+                        cx.stats.morph_uploads
+                    ));
+                });
+                if let Some(v) = next {
+                    edit(cx, EntityOp::SetMorphWeights(Some(v)));
+                }
+            });
+        }
+        card(ui, "Mesh", |ui| {
+            match m {
+                MeshDesc::Box { half_extents } => {
+                    ui.label("A box primitive");
+                    let mut h = *half_extents;
+                    let mut changed = false;
+                    ui.horizontal(|ui| {
+                        ui.label("Half extents");
+                        for (i, a) in ["X", "Y", "Z"].into_iter().enumerate() {
+                            let r = ui.add(egui::DragValue::new(&mut h[i]).speed(0.01).range(0.0..=1000.0));
+                            changed |= named(r, egui::WidgetType::DragValue, &format!("Half extents {a}")).changed();
+                        }
+                    });
+                    if changed {
+                        edit(cx, EntityOp::SetMesh(Some(MeshDesc::Box { half_extents: h })));
+                    }
+                }
+                MeshDesc::Asset(r) => {
+                    ui.label(format!("Asset {r}"));
+                }
+            }
+            if let Some(c) = comp {
+                let verts: usize = c.asset.mesh.primitives.iter().map(|p| p.positions.len()).sum();
+                ui.label(format!("{verts} vertices in {} primitives", c.asset.mesh.primitives.len()));
+                match (&c.asset.skeleton, c.rig()) {
+                    (Some(sk), Some(rig)) => {
+                        let rig_path = world.path(rig).unwrap_or_default();
+                        ui.label(format!(
+                            "Skinned: skeleton {:?}, palette slice of rig {rig_path} ({} bones)",
+                            sk.name,
+                            sk.bone_count()
+                        ));
+                    }
+                    (Some(sk), None) => {
+                        ui.label(
+                            RichText::new(format!("Skinned ({:?}) but no Animator at or above drives it", sk.name))
+                                .color(Color32::from_rgb(235, 90, 80)),
+                        );
+                    }
+                    (None, _) => {
+                        ui.label("Not skinned");
+                    }
+                }
+            }
+        });
+    }
+
+    fn bone(&mut self, ui: &mut egui::Ui, cx: &mut Cx, rig_path: &str, bone: &str) {
+        ui.heading(bone);
+        ui.weak(format!("bone of {rig_path}"));
+        let world = cx.session.world();
+        let Some(rig) = cx.session.entity(rig_path) else { return };
+        let Some(animator) = world.animator(rig) else { return };
+        let sk = animator.skeleton();
+        let Some(b) = sk.index_of(bone) else {
+            ui.label(format!("The skeleton has no bone {bone:?}."));
+            return;
+        };
+        card(ui, "Bone", |ui| {
+            ui.label(format!("index {b} of {} in skeleton {:?}", sk.bone_count(), sk.name));
+            if let Some(p) = sk.parent(b) {
+                ui.horizontal(|ui| {
+                    ui.label("parent");
+                    if ui.link(&sk.bone_names[p]).clicked() {
+                        cx.ui.selection = Selection::Bone { rig: rig_path.to_owned(), bone: sk.bone_names[p].clone() };
+                    }
+                });
+            } else {
+                ui.label("a root bone");
+            }
+            let children: Vec<usize> = (0..sk.bone_count()).filter(|&c| sk.parent(c) == Some(b)).collect();
+            if !children.is_empty() {
+                ui.horizontal_wrapped(|ui| {
+                    ui.label("children");
+                    for c in children {
+                        if ui.link(&sk.bone_names[c]).clicked() {
+                            cx.ui.selection =
+                                Selection::Bone { rig: rig_path.to_owned(), bone: sk.bone_names[c].clone() };
+                        }
+                    }
+                });
+            }
+        });
+        let show = |ui: &mut egui::Ui, t: &Transform| {
+            let (x, y, z) = t.rotation.to_euler(EulerRot::XYZ);
+            ui.monospace(format!(
+                "T ({:.3}, {:.3}, {:.3})\nR ({:.1}°, {:.1}°, {:.1}°)\nS ({:.3}, {:.3}, {:.3})",
+                t.translation.x,
+                t.translation.y,
+                t.translation.z,
+                x.to_degrees(),
+                y.to_degrees(),
+                z.to_degrees(),
+                t.scale.x,
+                t.scale.y,
+                t.scale.z
+            ));
+        };
+        card(ui, "Bind pose (local)", |ui| show(ui, &sk.bind_pose[b]));
+        if let Some(pose) = world.rig_pose(rig) {
+            card(ui, "Current pose (local)", |ui| show(ui, &pose.local[b]));
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! The Viewport panel: the active scene drawn by the engine's renderer inside an egui-wgpu
+//! paint callback on eframe's device, with the orbit camera (middle or right drag orbits,
+//! Shift+middle or Shift+right drag pans, the wheel zooms, Alt+left drag orbits), F to frame the
+//! selection, a ground grid, the skeleton overlay (View > Show Skeletons), click picking of
+//! entities (the renderer's id pass) and bones (the nearest joint on screen), and the transform
+//! gizmo (W move, E rotate, R scale) that edits the selected entity's transform, or a socket's
+//! offset in its bone's frame.
+//!
+//! Not here: the GPU objects (`crate::viewport::gpu`), the gizmo's math (`crate::viewport::gizmo`).
+
+use egui::{Color32, Pos2, RichText, Sense};
+use egui_wgpu::RenderState;
+use glam::{Mat4, Vec2};
+use marrow_engine::math::Transform;
+use marrow_engine::render::{WorldRenderer, WorldView, pick_bone};
+use marrow_engine::scene::{Entity, SocketDesc, World};
+use marrow_engine::skinning::Aabb;
+
+use super::Cx;
+use crate::document::{EntityOp, Op, tree};
+use crate::log::Level;
+use crate::ui_state::Selection;
+use crate::viewport::gizmo::{self, Drag, Gizmo, GizmoMode, View};
+use crate::viewport::gpu::{ViewportCallback, ViewportGpu};
+
+/// What the viewport measured this frame (read by the app into the Stats).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ViewportReport {
+    /// Whether the world was extracted this frame.
+    pub extracted: bool,
+    /// Extraction time, ms.
+    pub extract_ms: f64,
+    /// Encode time of the last rendered frame, ms.
+    pub submit_ms: f64,
+    /// Palettes packed.
+    pub palettes: u32,
+    /// Joint matrices packed.
+    pub joint_matrices: u32,
+    /// Morph uploads.
+    pub morph_uploads: u32,
+    /// Palette uploads since the last report.
+    pub palette_uploads: u32,
+    /// Per-pass GPU times, when measured.
+    pub gpu: Option<marrow_engine::render::PassTimes>,
+    /// Whether the device has timestamp queries.
+    pub gpu_timing: bool,
+}
+
+/// What a gizmo drag edits.
+#[derive(Clone, Debug, PartialEq)]
+enum Target {
+    /// The entity's transform.
+    Transform(String),
+    /// The entity's socket offset (bone name kept).
+    Socket(String, String),
+}
+
+/// The Viewport panel.
+#[derive(Debug, Default)]
+pub struct ViewportPanel {
+    drag: Option<(Drag, Target)>,
+    /// Messages for the Log (shader reloads, pick failures).
+    pub messages: Vec<(Level, String)>,
+    /// This frame's measurements.
+    pub report: ViewportReport,
+    extract_key: Option<(u64, u64, u64)>,
+    framed: bool,
+}
+
+fn view_hash(v: &WorldView) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.skeletons.hash(&mut h);
+    v.grid.hash(&mut h);
+    v.selected.hash(&mut h);
+    v.selected_bone.hash(&mut h);
+    h.finish()
+}
+
+/// The gizmo for the selection: the edited thing's world matrix, parent frame and local value.
+fn gizmo_for(cx: &Cx, world: &World, mode: GizmoMode) -> Option<(Gizmo, Target)> {
+    let path = match &cx.ui.selection {
+        Selection::Entity(p) => p.clone(),
+        _ => return None,
+    };
+    let (_, desc) = cx.scene()?;
+    let e = tree::find(desc, &path)?;
+    let entity = world.find(&path)?;
+    let world_m = world.world_matrix(entity)?;
+    if let Some(s) = &e.socket {
+        // The offset lives in the bone's frame: world = rig * model[bone] * offset.
+        let rig = world.parent(entity)?;
+        let pose = world.rig_pose(rig)?;
+        let bone = world.animator(rig)?.skeleton().index_of(&s.bone)?;
+        let parent = world.world_matrix(rig)? * *pose.model.get(bone)?;
+        let g = Gizmo { mode, world: world_m, parent, local: s.offset, size: 1.0 };
+        return Some((g, Target::Socket(path, s.bone.clone())));
+    }
+    let local = e.transform?;
+    let parent = world.parent(entity).and_then(|p| world.world_matrix(p)).unwrap_or(Mat4::IDENTITY);
+    Some((Gizmo { mode, world: world_m, parent, local, size: 1.0 }, Target::Transform(path)))
+}
+
+/// `e` and every entity below it.
+fn subtree(world: &World, e: Entity) -> impl Iterator<Item = Entity> + '_ {
+    let mut stack = vec![e];
+    std::iter::from_fn(move || {
+        let x = stack.pop()?;
+        stack.extend(world.children(x).iter().copied());
+        Some(x)
+    })
+}
+
+impl ViewportPanel {
+    /// Draws the panel.
+    pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut Cx) {
+        self.report = ViewportReport::default();
+        self.toolbar(ui, cx);
+        let (rect, response) = ui.allocate_exact_size(ui.available_size().max(egui::vec2(32.0, 32.0)), Sense::click_and_drag());
+        response.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Other, true, "3D viewport"));
+        self.camera_input(ui, &response, rect, cx);
+        let aspect = rect.width() / rect.height().max(1.0);
+        let view = View { clip_from_world: cx.ui.camera.clip_from_world(aspect), rect };
+        let world = cx.session.world();
+
+        // The gizmo: drag it, or click to pick.
+        let mut gizmo = gizmo_for(cx, world, cx.ui.gizmo);
+        if let Some((g, _)) = &mut gizmo {
+            g.size = gizmo::size_for(&view, g.world.w_axis.truncate(), 90.0);
+        }
+        let pointer = response.interact_pointer_pos().or(response.hover_pos());
+        let hot = match (&gizmo, pointer) {
+            (Some((g, _)), Some(p)) if self.drag.is_none() => g.hit(&view, p),
+            _ => self.drag.as_ref().map(|(d, _)| d.handle),
+        };
+        let alt = ui.input(|i| i.modifiers.alt);
+        if response.drag_started_by(egui::PointerButton::Primary)
+            && !alt
+            && let (Some((g, target)), Some(p), Some(h)) = (&gizmo, response.interact_pointer_pos(), hot)
+        {
+            let start = ui.input(|i| i.pointer.press_origin()).unwrap_or(p);
+            self.drag = Some((g.begin(&view, h, start), target.clone()));
+        }
+        if let Some((drag, target)) = &self.drag {
+            if let Some(p) = response.interact_pointer_pos()
+                && let Some(local) = drag.local_at(&view, p)
+                && let Some((scene, _)) = cx.scene()
+            {
+                let op = match target {
+                    Target::Transform(path) => Op::Entity {
+                        scene: scene.to_owned(),
+                        entity: path.clone(),
+                        op: EntityOp::SetTransform(Some(local)),
+                    },
+                    Target::Socket(path, bone) => Op::Entity {
+                        scene: scene.to_owned(),
+                        entity: path.clone(),
+                        op: EntityOp::SetSocket(Some(SocketDesc { bone: bone.clone(), offset: local })),
+                    },
+                };
+                cx.edit(op);
+            }
+            if !response.dragged() {
+                self.drag = None;
+            }
+        }
+        if response.clicked_by(egui::PointerButton::Primary)
+            && let Some(p) = response.interact_pointer_pos()
+        {
+            self.pick(cx, rect, p);
+        }
+
+        // Draw.
+        match cx.render {
+            Some(rs) => self.paint(ui, cx, rs, rect, &view),
+            None => {
+                ui.painter().rect_filled(rect, 0.0, Color32::from_gray(40));
+                ui.painter().text(
+                    rect.center(),
+                    egui::Align2::CENTER_CENTER,
+                    "no GPU: the viewport is not drawn",
+                    egui::FontId::proportional(14.0),
+                    Color32::GRAY,
+                );
+            }
+        }
+        if let Some((g, _)) = &gizmo {
+            g.paint(&ui.painter().with_clip_rect(rect), &view, hot);
+        }
+        self.hud(ui, cx, rect);
+    }
+
+    fn toolbar(&mut self, ui: &mut egui::Ui, cx: &mut Cx) {
+        ui.horizontal(|ui| {
+            for (mode, key) in [(GizmoMode::Translate, "W"), (GizmoMode::Rotate, "E"), (GizmoMode::Scale, "R")] {
+                if ui.selectable_label(cx.ui.gizmo == mode, mode.name()).on_hover_text(key).clicked() {
+                    cx.ui.gizmo = mode;
+                }
+            }
+            ui.separator();
+            ui.checkbox(&mut cx.ui.show_skeletons, "Skeletons");
+            ui.checkbox(&mut cx.ui.show_grid, "Grid");
+            if ui.button("Frame").on_hover_text("F: frame the selection").clicked() {
+                cx.ui.frame_selection = true;
+            }
+        });
+    }
+
+    fn camera_input(&mut self, ui: &egui::Ui, response: &egui::Response, rect: egui::Rect, cx: &mut Cx) {
+        let cam = &mut cx.ui.camera;
+        let (shift, alt) = ui.input(|i| (i.modifiers.shift, i.modifiers.alt));
+        let delta = response.drag_delta();
+        let d = Vec2::new(delta.x, delta.y);
+        let other = response.dragged_by(egui::PointerButton::Middle) || response.dragged_by(egui::PointerButton::Secondary);
+        if other {
+            if shift { cam.pan(d, rect.height()) } else { cam.orbit(d) }
+        } else if alt && response.dragged_by(egui::PointerButton::Primary) {
+            cam.orbit(d);
+        }
+        if response.hovered() {
+            let scroll = ui.input(|i| i.smooth_scroll_delta.y + (i.zoom_delta() - 1.0) * 200.0);
+            if scroll != 0.0 {
+                cam.zoom(scroll / 60.0);
+            }
+        }
+    }
+
+    /// Selects what is under `at`: a joint (when skeletons are shown), else an entity from the
+    /// renderer's id pass; empty space clears the selection.
+    fn pick(&mut self, cx: &mut Cx, rect: egui::Rect, at: Pos2) {
+        let world = cx.session.world();
+        let aspect = rect.width() / rect.height().max(1.0);
+        let local = at - rect.min;
+        if cx.ui.show_skeletons
+            && let Some((rig, bone)) = pick_bone(
+                world,
+                cx.ui.camera.clip_from_world(aspect),
+                Vec2::new(rect.width(), rect.height()),
+                Vec2::new(local.x, local.y),
+                8.0,
+            )
+            && let (Some(path), Some(a)) = (world.path(rig), world.animator(rig))
+        {
+            cx.ui.selection = Selection::Bone { rig: path, bone: a.skeleton().bone_names[bone].clone() };
+            return;
+        }
+        let Some(rs) = cx.render else { return };
+        let ppp = rect.width().max(1.0);
+        let picked = ViewportGpu::with(rs, |g| {
+            let (w, h) = g.target_size()?;
+            let sx = w as f32 / ppp;
+            let (x, y) = ((local.x * sx) as u32, (local.y * sx) as u32);
+            Some(g.renderer.pick(&g.pool, &g.frame, w, h, x, y, 3))
+        })
+        .flatten();
+        match picked {
+            Some(Ok(Some(id))) => {
+                if let Some(e) = WorldRenderer::entity_of_pick(world, id)
+                    && let Some(p) = world.path(e)
+                {
+                    cx.ui.selection = Selection::Entity(p);
+                }
+            }
+            Some(Ok(None)) => cx.ui.selection = Selection::None,
+            Some(Err(e)) => self.messages.push((Level::Error, format!("picking failed: {e}"))),
+            None => {}
+        }
+    }
+
+    fn paint(&mut self, ui: &mut egui::Ui, cx: &mut Cx, rs: &RenderState, rect: egui::Rect, view: &View) {
+        let ppp = ui.ctx().pixels_per_point();
+        let world = cx.session.world();
+        let selected: Vec<Entity> = cx.ui.selection.entity().and_then(|p| world.find(p)).into_iter().collect();
+        let selected_bone = match &cx.ui.selection {
+            Selection::Bone { rig, bone } => world.find(rig).and_then(|r| {
+                let b = world.animator(r)?.skeleton().index_of(bone)?;
+                Some((r, b))
+            }),
+            _ => None,
+        };
+        let wv = WorldView {
+            skeletons: cx.ui.show_skeletons,
+            grid: cx.ui.show_grid,
+            selected: if matches!(cx.ui.selection, Selection::Entity(_)) { selected } else { Vec::new() },
+            selected_bone,
+        };
+        let key = (cx.session.pose_version(), cx.doc.revision(), view_hash(&wv));
+        let camera = cx.ui.camera.camera();
+        let frame_request = std::mem::take(&mut cx.ui.frame_selection) || !self.framed;
+        let selection_path = cx.ui.selection.entity().map(str::to_owned);
+        let mut frame_to: Option<Aabb> = None;
+        let mut report = self.report;
+        let mut messages = Vec::new();
+        let extract_key = &mut self.extract_key;
+        ViewportGpu::with(rs, |g| {
+            g.ensure_target((rect.width() * ppp) as u32, (rect.height() * ppp) as u32);
+            g.frame.camera = camera;
+            if *extract_key != Some(key) {
+                g.world.view = wv;
+                match g.extract(world, key.0) {
+                    Ok(()) => {
+                        *extract_key = Some(key);
+                        g.frame.outline_width = (!g.world.view.selected.is_empty()).then(|| {
+                            g.world.bounds().map_or(0.01, |b| (b.max - b.min).length() * 0.004).clamp(0.002, 0.05)
+                        });
+                        g.frame.outline_color = [1.0, 0.55, 0.1, 1.0];
+                        let s = g.world.stats();
+                        report.extracted = true;
+                        report.extract_ms = g.extract_ms;
+                        report.palettes = s.palettes;
+                        report.joint_matrices = s.joint_matrices;
+                        report.morph_uploads = s.morph_uploads;
+                    }
+                    Err(e) => messages.push((Level::Error, format!("viewport: {e}"))),
+                }
+            }
+            g.frame.camera = camera;
+            let uploads = g.renderer.palette_uploads();
+            report.palette_uploads = (uploads - g.palette_uploads.min(uploads)) as u32;
+            g.palette_uploads = uploads;
+            report.submit_ms = g.submit_ms;
+            report.gpu_timing = g.renderer.has_gpu_timing();
+            report.gpu = g.pass_times();
+            if let Some(Err(e)) = g.renderer.poll_shader_changes() {
+                messages.push((Level::Error, format!("shader reload failed, keeping the last good pipelines: {e}")));
+            }
+            if frame_request {
+                // The selection's draw bounds; with nothing selected, the characters (the
+                // rigs' meshes), else everything.
+                let ids: Vec<u32> = match selection_path.as_deref().and_then(|p| world.find(p)) {
+                    Some(e) => subtree(world, e).map(|x| x.index + 1).collect(),
+                    None => world.rigs().flat_map(|r| subtree(world, r)).map(|x| x.index + 1).collect(),
+                };
+                let bounds_of = |ids: &[u32]| {
+                    g.frame.objects.iter().filter(|o| ids.contains(&o.pick_id)).filter_map(|o| o.bounds).reduce(Aabb::union)
+                };
+                frame_to = bounds_of(&ids).or(g.world.bounds());
+            }
+        });
+        self.report = report;
+        self.messages.extend(messages);
+        if let Some(b) = frame_to {
+            cx.ui.camera.frame(b, rect.width() / rect.height().max(1.0));
+            self.framed = true;
+            // The new camera shows next frame.
+            ui.ctx().request_repaint();
+        }
+        ui.painter().add(egui_wgpu::Callback::new_paint_callback(rect, ViewportCallback));
+        let _ = view;
+    }
+
+    fn hud(&self, ui: &egui::Ui, cx: &Cx, rect: egui::Rect) {
+        let state = if cx.session.is_playing() { "▶ playing" } else { "⏸ paused" };
+        let sel = match &cx.ui.selection {
+            Selection::None => String::new(),
+            Selection::Entity(p) => p.clone(),
+            Selection::Bone { rig, bone } => format!("{rig} · {bone}"),
+        };
+        ui.painter().text(
+            rect.left_top() + egui::vec2(8.0, 6.0),
+            egui::Align2::LEFT_TOP,
+            format!("{state}   {sel}"),
+            egui::FontId::proportional(12.0),
+            Color32::from_white_alpha(200),
+        );
+        let _ = RichText::new("");
+    }
+
+    /// Whether a gizmo drag is in progress.
+    pub fn dragging(&self) -> bool {
+        self.drag.is_some()
+    }
+
+    /// The gizmo's local transform for a socket entity, for tests.
+    pub fn socket_local(offset: &Transform) -> Transform {
+        *offset
+    }
+}

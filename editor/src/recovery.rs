@@ -1,0 +1,92 @@
+//! Autosave and crash recovery. While the document is dirty, every authored file (as a save
+//! would write it) goes into one recovery file next to the project every minute
+//! ([`Autosave`]), written atomically. A clean save or an explicit "Don't Save" removes it; a
+//! crash leaves it, and the next open of the project offers it ([`read`]).
+//!
+//! Not here: the prompt (`crate::app`), the document (`crate::document`).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use marrow_engine::project::write_atomic;
+use serde::{Deserialize, Serialize};
+
+/// The recovery file's name inside a project folder.
+pub const RECOVERY_FILE: &str = ".marrow-recovery.ron";
+
+/// The recovery file's version.
+const VERSION: u32 = 1;
+
+/// What a recovery file holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Recovery {
+    /// Format version.
+    pub version: u32,
+    /// When it was written (seconds since the Unix epoch).
+    pub written: u64,
+    /// Every authored file: (path relative to the project folder, text).
+    pub files: Vec<(String, String)>,
+}
+
+/// Where the recovery file of the project in `root` lives.
+pub fn path(root: &Path) -> PathBuf {
+    root.join(RECOVERY_FILE)
+}
+
+/// Writes the recovery file of `root` (atomically).
+pub fn write(root: &Path, files: Vec<(String, String)>) -> Result<(), String> {
+    let written = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let r = Recovery { version: VERSION, written, files };
+    let text = ron::ser::to_string_pretty(&r, ron::ser::PrettyConfig::default()).map_err(|e| e.to_string())?;
+    write_atomic(&path(root), text.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// The recovery file of `root`, if there is one (`Err` when it is unreadable).
+pub fn read(root: &Path) -> Option<Result<Recovery, String>> {
+    let p = path(root);
+    let text = std::fs::read_to_string(&p).ok()?;
+    Some(match ron::from_str::<Recovery>(&text) {
+        Ok(r) if r.version == VERSION => Ok(r),
+        Ok(r) => Err(format!("{}: version {} is not supported", p.display(), r.version)),
+        Err(e) => Err(format!("{}: {e}", p.display())),
+    })
+}
+
+/// Removes the recovery file of `root` (nothing when there is none).
+pub fn remove(root: &Path) {
+    let _ = std::fs::remove_file(path(root));
+}
+
+/// The autosave timer.
+#[derive(Debug)]
+pub struct Autosave {
+    /// Time between autosaves while dirty.
+    pub interval: Duration,
+    last: Instant,
+}
+
+impl Default for Autosave {
+    fn default() -> Self {
+        Self { interval: Duration::from_secs(60), last: Instant::now() }
+    }
+}
+
+impl Autosave {
+    /// A timer firing every `interval` while dirty.
+    pub fn new(interval: Duration) -> Self {
+        Self { interval, last: Instant::now() }
+    }
+
+    /// Whether an autosave is due now (and restarts the timer when it is).
+    pub fn due(&mut self, dirty: bool) -> bool {
+        if !dirty {
+            self.last = Instant::now();
+            return false;
+        }
+        if self.last.elapsed() >= self.interval {
+            self.last = Instant::now();
+            return true;
+        }
+        false
+    }
+}

@@ -1,0 +1,308 @@
+//! The session: everything derived from the document to show and preview it, never saved. It
+//! holds the running [`World`] of the active scene, the asset [`Library`] (glTF imports cached
+//! across rebuilds), the fixed-tick [`Clock`] and the transport (play, pause, stop, step,
+//! scrub, loop preview).
+//!
+//! When the document's revision moves, [`Session::sync`] rebuilds the library and the world and
+//! puts every rig's playhead back (by entity path), so editing a clip keeps the playhead where
+//! it was. Nothing here pushes an undo step or marks the document dirty: a preview changes the
+//! session only, and the session is never written to the project's files.
+//!
+//! Not here: GPU resources (see `crate::viewport`), selection and camera (`crate::ui_state`).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use marrow_engine::animator::AnimatorSession;
+use marrow_engine::clock::Clock;
+use marrow_engine::project::{ImportCache, Library, ProjectError};
+use marrow_engine::scene::{Entity, SceneEvent, World};
+
+use crate::document::Document;
+
+/// Exponential moving average (factor 0.1; the first sample is taken as is).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Ema {
+    value: Option<f64>,
+}
+
+impl Ema {
+    /// The smoothing factor.
+    pub const FACTOR: f64 = 0.1;
+
+    /// Adds a sample.
+    pub fn add(&mut self, x: f64) {
+        self.value = Some(match self.value {
+            None => x,
+            Some(v) => v + (x - v) * Self::FACTOR,
+        });
+    }
+
+    /// The smoothed value (`None` before the first sample).
+    pub fn get(&self) -> Option<f64> {
+        self.value
+    }
+}
+
+/// Per-frame counters of the session's work.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SessionFrame {
+    /// Simulation ticks run this frame.
+    pub ticks: u32,
+    /// Whether the world was evaluated this frame (ticks, or a recompose after a scrub/edit).
+    pub evaluated: bool,
+    /// Milliseconds spent in the world's frame (animation and transform stage).
+    pub animation_ms: f64,
+}
+
+/// The running preview of a document.
+#[derive(Debug)]
+pub struct Session {
+    world: World,
+    library: Library,
+    imports: ImportCache,
+    clock: Clock,
+    scene: Option<String>,
+    built: Option<u64>,
+    root: Option<PathBuf>,
+    pose_version: u64,
+    recompose: bool,
+    /// Faults of the last rebuild (library imports, scene instantiation), for the Log.
+    faults: Vec<ProjectError>,
+    /// How many of the world's fault log entries were already handed out.
+    faults_seen: usize,
+    last: SessionFrame,
+    events: Vec<SceneEvent>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        let mut clock = Clock::default();
+        clock.set_paused(true);
+        Self {
+            world: World::new(),
+            library: Library::default(),
+            imports: ImportCache::new(),
+            clock,
+            scene: None,
+            built: None,
+            root: None,
+            pose_version: 0,
+            recompose: true,
+            faults: Vec::new(),
+            faults_seen: 0,
+            last: SessionFrame::default(),
+            events: Vec::new(),
+        }
+    }
+}
+
+impl Session {
+    /// A paused session with nothing built.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The running world.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The asset library the world was built from.
+    pub fn library(&self) -> &Library {
+        &self.library
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The scene the world shows (a path of the project).
+    pub fn scene(&self) -> Option<&str> {
+        self.scene.as_deref()
+    }
+
+    /// Whether the transport is playing.
+    pub fn is_playing(&self) -> bool {
+        !self.clock.is_paused()
+    }
+
+    /// Bumped each time the poses were evaluated (the renderer skips unchanged palettes).
+    pub fn pose_version(&self) -> u64 {
+        self.pose_version
+    }
+
+    /// What the last [`Session::update`] did.
+    pub fn last_frame(&self) -> SessionFrame {
+        self.last
+    }
+
+    /// The marker events published by the last evaluated frame.
+    pub fn events(&self) -> &[SceneEvent] {
+        &self.events
+    }
+
+    /// Faults of the last rebuild.
+    pub fn faults(&self) -> &[ProjectError] {
+        &self.faults
+    }
+
+    /// World faults raised since the last call (each once per occurrence gap).
+    pub fn take_new_world_faults(&mut self) -> Vec<String> {
+        let all = self.world.faults().entries();
+        let new = all.get(self.faults_seen..).unwrap_or_default().to_vec();
+        self.faults_seen = all.len();
+        new
+    }
+
+    /// The entity at `path` in the running world.
+    pub fn entity(&self, path: &str) -> Option<Entity> {
+        self.world.find(path)
+    }
+
+    /// Shows scene `scene` (rebuilt on the next sync).
+    pub fn set_scene(&mut self, scene: Option<String>) {
+        if self.scene != scene {
+            self.scene = scene;
+            self.built = None;
+        }
+    }
+
+    /// Brings the world up to the document's revision: when it moved (or the scene changed), the
+    /// library and world are rebuilt and every rig's playhead, play state and loop preview are
+    /// put back by entity path. Returns whether a rebuild happened.
+    pub fn sync(&mut self, doc: &Document) -> bool {
+        if self.built == Some(doc.revision()) && self.root.as_deref() == doc.root() {
+            return false;
+        }
+        let project = doc.project();
+        if self.scene.as_ref().is_none_or(|s| !project.scenes.contains_key(s)) {
+            self.scene = project.manifest.scenes.iter().find(|s| project.scenes.contains_key(*s)).cloned();
+        }
+        // Keep every rig's session by path.
+        let kept: HashMap<String, AnimatorSession> = self
+            .world
+            .rigs()
+            .filter_map(|r| Some((self.world.path(r)?, self.world.animator(r)?.session())))
+            .collect();
+        let root = doc.root().map(Path::to_owned).unwrap_or_default();
+        let (library, mut faults) = Library::load_cached(project, &root, &mut self.imports);
+        self.library = library;
+        match self.scene.as_ref().and_then(|s| project.scenes.get(s).map(|d| (s, d))) {
+            Some((path, desc)) => {
+                if let Err(e) = self.world.load(desc, &self.library) {
+                    faults.push(ProjectError::Fault { path: root.join(path), message: e.to_string() });
+                }
+            }
+            None => self.world.clear(),
+        }
+        let rigs: Vec<Entity> = self.world.rigs().collect();
+        for r in rigs {
+            if let Some(s) = self.world.path(r).and_then(|p| kept.get(&p).copied())
+                && let Some(a) = self.world.animator_mut(r)
+            {
+                a.restore_session(&s);
+            }
+        }
+        self.faults = faults;
+        self.faults_seen = 0;
+        self.built = Some(doc.revision());
+        self.root = doc.root().map(Path::to_owned);
+        self.recompose = true;
+        true
+    }
+
+    /// Runs one editor frame of the session: the clock turns `real_seconds` into ticks (none
+    /// while paused, one after [`Session::step`]); the world is evaluated when a tick ran or a
+    /// scrub or rebuild asked for a recompose. A paused, unscrubbed session evaluates nothing.
+    pub fn update(&mut self, real_seconds: f64) -> SessionFrame {
+        let ticks = self.clock.advance(real_seconds.max(0.0));
+        let mut frame = SessionFrame { ticks, ..Default::default() };
+        if ticks > 0 || self.recompose {
+            let t0 = Instant::now();
+            self.world.frame(ticks, self.clock.tick_seconds() as f32);
+            frame.animation_ms = t0.elapsed().as_secs_f64() * 1e3;
+            frame.evaluated = true;
+            self.pose_version += 1;
+            self.recompose = false;
+            self.events.clear();
+            self.events.extend_from_slice(self.world.events());
+        }
+        self.last = frame;
+        frame
+    }
+
+    fn rigs(&self) -> Vec<Entity> {
+        self.world.rigs().collect()
+    }
+
+    /// Play: the clock runs and every rig's head plays (a head held at the end of a clip that
+    /// does not loop starts again from its start).
+    pub fn play(&mut self) {
+        for r in self.rigs() {
+            if let Some(a) = self.world.animator_mut(r) {
+                let at_end = a.current_looping() == Some(false) && a.time() >= a.current_duration();
+                if at_end && a.current_duration() > 0.0 {
+                    a.seek(0.0);
+                }
+                a.play();
+            }
+        }
+        self.clock.set_paused(false);
+    }
+
+    /// Pause: the clock stops; heads hold where they are.
+    pub fn pause(&mut self) {
+        self.clock.set_paused(true);
+    }
+
+    /// Stop: pause and put every rig back at its authored start.
+    pub fn stop(&mut self) {
+        self.clock.set_paused(true);
+        for r in self.rigs() {
+            if let Some(a) = self.world.animator_mut(r) {
+                a.reset_session();
+            }
+        }
+        self.recompose = true;
+    }
+
+    /// Step: pause (if playing) and run exactly one fixed tick with every head playing.
+    pub fn step(&mut self) {
+        self.clock.set_paused(true);
+        for r in self.rigs() {
+            if let Some(a) = self.world.animator_mut(r) {
+                a.play();
+            }
+        }
+        self.clock.request_step();
+    }
+
+    /// Scrub: moves `rig`'s head to `time` (clamped to its clip) and recomposes the pose (the
+    /// overlay and socketed props follow). A seek announces no markers.
+    pub fn seek(&mut self, rig: Entity, time: f32) {
+        if let Some(a) = self.world.animator_mut(rig) {
+            a.seek(time);
+            self.recompose = true;
+        }
+    }
+
+    /// The loop preview of `rig`'s head (session only; the clip's authored flag is untouched).
+    pub fn set_looping(&mut self, rig: Entity, looping: bool) {
+        if let Some(a) = self.world.animator_mut(rig) {
+            a.set_looping(looping);
+        }
+    }
+
+    /// Asks for a recompose on the next update (after a change of the view that needs poses).
+    pub fn request_recompose(&mut self) {
+        self.recompose = true;
+    }
+
+    /// The world, mutably (tests and previews that need engine access).
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+}

@@ -1,0 +1,72 @@
+//! UI state: what the user looks at and has selected, never part of the project and never an
+//! undo step. Selection names entities by path and bones by name (never runtime indices), so
+//! it survives the world being rebuilt after an edit. The camera, view toggles and the dock
+//! layout live here or in eframe's storage (see `crate::app`).
+//!
+//! Not here: authored data (`crate::document`) or the running world (`crate::session`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::viewport::camera::OrbitCamera;
+use crate::viewport::gizmo::GizmoMode;
+
+/// What is selected.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Selection {
+    /// Nothing.
+    #[default]
+    None,
+    /// An entity of the active scene, by path.
+    Entity(String),
+    /// A bone of a rig entity (by the rig's path and the bone's name).
+    Bone {
+        /// The rig entity's path.
+        rig: String,
+        /// The bone's name.
+        bone: String,
+    },
+}
+
+impl Selection {
+    /// The selected entity's path, or the rig's for a bone.
+    pub fn entity(&self) -> Option<&str> {
+        match self {
+            Selection::None => None,
+            Selection::Entity(p) => Some(p),
+            Selection::Bone { rig, .. } => Some(rig),
+        }
+    }
+}
+
+/// An asset selected in the Assets panel (a project path).
+pub type AssetSelection = Option<String>;
+
+/// The editor's UI state.
+#[derive(Debug, Default)]
+pub struct UiState {
+    /// The selection (shared by the outliner, the viewport and the inspector).
+    pub selection: Selection,
+    /// The selected asset in the Assets panel.
+    pub asset: AssetSelection,
+    /// The viewport camera.
+    pub camera: OrbitCamera,
+    /// View > Show Skeletons.
+    pub show_skeletons: bool,
+    /// View > Grid.
+    pub show_grid: bool,
+    /// The transform gizmo's mode.
+    pub gizmo: GizmoMode,
+    /// Set by F (or View > Frame Selection): the viewport frames the selection next frame.
+    pub frame_selection: bool,
+    /// An entity being renamed in the outliner: (path, text typed so far).
+    pub renaming: Option<(String, String)>,
+    /// Set by a panel: the app opens the Import glTF dialog.
+    pub open_import_dialog: bool,
+}
+
+impl UiState {
+    /// The default view: grid on, skeletons off, translate gizmo.
+    pub fn new() -> Self {
+        Self { show_grid: true, ..Self::default() }
+    }
+}

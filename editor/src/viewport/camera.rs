@@ -1,0 +1,116 @@
+//! The orbit camera: a target point, yaw and pitch around it and a distance. Orbit, pan, zoom
+//! and framing a box are pure functions of this state; [`OrbitCamera::camera`] gives the
+//! engine's camera. UI state only: never saved in a project.
+
+use glam::{Mat4, Vec2, Vec3};
+use marrow_engine::render::Camera;
+use marrow_engine::skinning::Aabb;
+
+/// A camera orbiting a target.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OrbitCamera {
+    /// The point looked at.
+    pub target: Vec3,
+    /// Rotation about +Y, radians (0 looks down -Z from +Z).
+    pub yaw: f32,
+    /// Elevation, radians (positive looks down).
+    pub pitch: f32,
+    /// Distance from the target.
+    pub distance: f32,
+    /// Vertical field of view, radians.
+    pub fov_y: f32,
+}
+
+impl Default for OrbitCamera {
+    fn default() -> Self {
+        Self { target: Vec3::new(0.0, 0.8, 0.0), yaw: 0.45, pitch: 0.3, distance: 4.0, fov_y: 0.8 }
+    }
+}
+
+impl OrbitCamera {
+    /// The eye position.
+    pub fn eye(&self) -> Vec3 {
+        let (sy, cy) = self.yaw.sin_cos();
+        let (sp, cp) = self.pitch.sin_cos();
+        self.target + Vec3::new(sy * cp, sp, cy * cp) * self.distance
+    }
+
+    /// The engine camera (near/far follow the distance).
+    pub fn camera(&self) -> Camera {
+        let d = self.distance.max(1e-3);
+        Camera {
+            eye: self.eye(),
+            target: self.target,
+            up: Vec3::Y,
+            fov_y: self.fov_y,
+            near: (d * 0.01).max(1e-3),
+            far: d * 100.0 + 100.0,
+        }
+    }
+
+    /// `clip_from_world` at `aspect` (width / height).
+    pub fn clip_from_world(&self, aspect: f32) -> Mat4 {
+        self.camera().clip_from_world(aspect)
+    }
+
+    /// Orbits by a pointer delta in points.
+    pub fn orbit(&mut self, delta: Vec2) {
+        self.yaw -= delta.x * 0.008;
+        self.pitch = (self.pitch + delta.y * 0.008).clamp(-1.55, 1.55);
+    }
+
+    /// Pans by a pointer delta in points, in a viewport `height` points tall (the target moves
+    /// with the pointer).
+    pub fn pan(&mut self, delta: Vec2, height: f32) {
+        let eye = self.eye();
+        let forward = (self.target - eye).normalize_or_zero();
+        let right = forward.cross(Vec3::Y).normalize_or(Vec3::X);
+        let up = right.cross(forward);
+        let world_per_point = 2.0 * self.distance * (self.fov_y * 0.5).tan() / height.max(1.0);
+        self.target += (-right * delta.x + up * delta.y) * world_per_point;
+    }
+
+    /// Zooms by `steps` (positive moves closer), multiplicatively.
+    pub fn zoom(&mut self, steps: f32) {
+        self.distance = (self.distance * (-steps * 0.1).exp()).clamp(1e-3, 1e5);
+    }
+
+    /// Frames `bounds`: the target moves to its centre and the distance fits its bounding
+    /// sphere in view at `aspect`.
+    pub fn frame(&mut self, bounds: Aabb, aspect: f32) {
+        let center = (bounds.min + bounds.max) * 0.5;
+        let radius = ((bounds.max - bounds.min).length() * 0.5).max(0.05);
+        let half_v = self.fov_y * 0.5;
+        let half_h = (half_v.tan() * aspect.max(1e-3)).atan();
+        let half = half_v.min(half_h);
+        self.target = center;
+        self.distance = radius / half.sin() * 1.1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framing_puts_the_box_in_view() {
+        let mut c = OrbitCamera::default();
+        let b = Aabb { min: Vec3::new(9.0, 0.0, -1.0), max: Vec3::new(11.0, 2.0, 1.0) };
+        c.frame(b, 1.5);
+        assert_eq!(c.target, Vec3::new(10.0, 1.0, 0.0));
+        let m = c.clip_from_world(1.5);
+        for corner in [b.min, b.max, Vec3::new(9.0, 2.0, 1.0)] {
+            let p = m * corner.extend(1.0);
+            assert!((p.x / p.w).abs() <= 1.0 && (p.y / p.w).abs() <= 1.0, "{corner} in view");
+        }
+    }
+
+    #[test]
+    fn orbit_keeps_the_distance_and_pitch_is_clamped() {
+        let mut c = OrbitCamera::default();
+        let d = (c.eye() - c.target).length();
+        c.orbit(Vec2::new(100.0, 1e6));
+        assert!(((c.eye() - c.target).length() - d).abs() < 1e-4);
+        assert!(c.pitch <= 1.55);
+    }
+}

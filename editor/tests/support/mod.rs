@@ -1,0 +1,136 @@
+//! Helpers shared by the editor's tests: temporary copies of the sample projects, file
+//! snapshots of a project folder, and a harness over the whole editor.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use marrow_editor::{AppOptions, EditorApp};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A fresh temporary folder (removed on drop).
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// A new empty folder named after `tag`.
+    pub fn new(tag: &str) -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "marrow-editor-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Copies a folder recursively.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), dst).unwrap();
+        }
+    }
+}
+
+/// A temporary copy of the sample project `name` (`projects/<name>`).
+pub fn sample(name: &str) -> TempDir {
+    let t = TempDir::new(name);
+    copy_dir(&repo().join("projects").join(name), t.path());
+    t
+}
+
+/// Every file under `dir` (relative path -> bytes), recovery files excluded.
+pub fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, at: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(at).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+                if !rel.ends_with(".marrow-recovery.ron") {
+                    out.insert(rel, std::fs::read(&p).unwrap());
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// The whole editor on `project`, logic only (no GPU): 1440 x 900, 60 frames a second.
+pub fn editor(project: &Path) -> Harness<'static, EditorApp> {
+    let p = project.to_owned();
+    Harness::builder()
+        .with_size(egui::vec2(1440.0, 900.0))
+        .with_step_dt(1.0 / 60.0)
+        .with_max_steps(60)
+        .build_eframe(move |cc| EditorApp::new(cc, AppOptions { project: Some(p), ..Default::default() }))
+}
+
+/// Clicks the widget labelled `label` with role `role` and runs the UI.
+pub fn click(h: &mut Harness<'_, EditorApp>, role: egui::accesskit::Role, label: &str) {
+    h.get_by_role_and_label(role, label).click();
+    settle(h);
+}
+
+/// Runs the UI until it settles, or a few frames while it keeps repainting (playback).
+pub fn settle(h: &mut Harness<'_, EditorApp>) {
+    if h.try_run().is_err() {
+        h.run_steps(2);
+    }
+}
+
+/// Clicks an outliner row (a selectable row) by entity name.
+pub fn click_row(h: &mut Harness<'_, EditorApp>, name: &str) {
+    click(h, egui::accesskit::Role::Button, name);
+}
+
+/// Drags with the primary button from `a` to `b` in `steps` moves (one gesture).
+pub fn drag(h: &mut Harness<'_, EditorApp>, a: egui::Pos2, b: egui::Pos2, steps: usize) {
+    h.hover_at(a);
+    h.run();
+    h.drag_at(a);
+    h.run();
+    for i in 1..=steps {
+        let t = i as f32 / steps as f32;
+        h.hover_at(a + (b - a) * t);
+        h.step();
+    }
+    h.drop_at(b);
+    settle(h);
+}
+
+/// Presses a key with modifiers and runs the UI.
+pub fn key(h: &mut Harness<'_, EditorApp>, modifiers: egui::Modifiers, k: egui::Key) {
+    h.key_press_modifiers(modifiers, k);
+    settle(h);
+}

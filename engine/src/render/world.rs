@@ -1,0 +1,494 @@
+//! Drawing a running [`World`]: [`WorldRenderer`] uploads the meshes its entities use (once per
+//! mesh asset, skinned primitives with their joints remapped to the rig's bone order, so every
+//! mesh of a rig shares the rig's palette slice), and each frame extracts the world into
+//! [`FrameData`]: the packed palette of every posed rig, one draw object per primitive (skinned
+//! meshes at their rig's world matrix with posed bounds, static meshes at their entity's), morph
+//! instances rebuilt when their weights change, the selection outline, picking ids, a ground
+//! grid and the skeleton overlay. [`pick_bone`] finds the joint under a cursor on the CPU.
+//!
+//! The editor's viewport and `marrow render` both draw through it. It does not pose anything (the
+//! world's frame does) and does not own the device or a window.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use glam::{Mat4, Vec2, Vec3};
+
+use super::RenderError;
+use super::gpu::GpuContext;
+use super::mesh::{MeshData, MeshHandle, MeshPool, pack_vertices};
+use super::renderer::{DrawObject, FrameData};
+use super::types::{GpuVertex, LineVertex};
+use crate::morph::{MorphJob, MorphState};
+use crate::scene::{Entity, MeshAsset, MeshDesc, World};
+use crate::skinning::Aabb;
+
+/// Colours of unskinned meshes (boxes and props), by entity.
+const PROP_COLORS: [[f32; 4]; 5] = [
+    [0.55, 0.57, 0.6, 1.0],
+    [0.35, 0.5, 0.75, 1.0],
+    [0.6, 0.7, 0.45, 1.0],
+    [0.7, 0.45, 0.6, 1.0],
+    [0.75, 0.6, 0.35, 1.0],
+];
+/// Colour of skinned meshes (characters) without a material colour.
+const SKIN_COLOR: [f32; 4] = [0.78, 0.6, 0.48, 1.0];
+
+/// What the extraction draws besides the meshes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorldView {
+    /// Draw every posed rig's skeleton (bone segments and joint dots).
+    pub skeletons: bool,
+    /// Draw a ground grid on the `y = 0` plane.
+    pub grid: bool,
+    /// Selected entities: outlined (with everything below them) and, for rigs, axis triads.
+    pub selected: Vec<Entity>,
+    /// A selected bone (rig, bone index): highlighted in the overlay.
+    pub selected_bone: Option<(Entity, usize)>,
+}
+
+impl Default for WorldView {
+    fn default() -> Self {
+        Self { skeletons: false, grid: true, selected: Vec::new(), selected_bone: None }
+    }
+}
+
+/// What the last [`WorldRenderer::extract`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExtractStats {
+    /// Rig palettes packed.
+    pub palettes: u32,
+    /// Joint matrices packed.
+    pub joint_matrices: u32,
+    /// Draw objects pushed.
+    pub objects: u32,
+    /// Morph instances whose vertices were rebuilt and uploaded.
+    pub morph_uploads: u32,
+    /// Meshes uploaded (first use of a mesh asset).
+    pub mesh_uploads: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum MeshKey {
+    /// A mesh asset, by the address of its shared `Arc` (the upload keeps the `Arc` alive).
+    Asset(usize),
+    /// A box, by the bits of its half extents.
+    Box([u32; 3]),
+}
+
+#[derive(Debug)]
+struct PrimUpload {
+    index: usize,
+    handle: MeshHandle,
+    /// Per morph target, the longest position delta (empty without targets).
+    max_delta: Vec<f32>,
+}
+
+#[derive(Debug)]
+struct MeshUpload {
+    asset: Arc<MeshAsset>,
+    prims: Vec<PrimUpload>,
+    /// Per rig bone, a box around the bind-pose vertices it influences, in the bone's space.
+    bone_bounds: Vec<Option<Aabb>>,
+    used: u64,
+}
+
+#[derive(Debug)]
+struct MorphSlot {
+    handle: MeshHandle,
+    state: MorphState,
+    uploaded_version: u64,
+    used: u64,
+    positions: Vec<[f32; 3]>,
+    normals: Vec<[f32; 3]>,
+    tangents: Vec<[f32; 4]>,
+    packed: Vec<GpuVertex>,
+}
+
+/// A world's GPU meshes and its per-frame extraction state.
+#[derive(Debug, Default)]
+pub struct WorldRenderer {
+    uploads: HashMap<MeshKey, MeshUpload>,
+    morphs: HashMap<(Entity, MeshKey, usize), MorphSlot>,
+    rig_offsets: Vec<(Entity, u32)>,
+    bounds: Option<Aabb>,
+    frame: u64,
+    stats: ExtractStats,
+    /// What is drawn besides the meshes.
+    pub view: WorldView,
+}
+
+fn key_of(desc: &MeshDesc, asset: &Arc<MeshAsset>) -> MeshKey {
+    match desc {
+        MeshDesc::Box { half_extents } => MeshKey::Box(half_extents.to_array().map(f32::to_bits)),
+        MeshDesc::Asset(_) => MeshKey::Asset(Arc::as_ptr(asset) as usize),
+    }
+}
+
+fn upload(
+    ctx: &GpuContext,
+    pool: &mut MeshPool,
+    asset: &Arc<MeshAsset>,
+    frame: u64,
+) -> Result<MeshUpload, RenderError> {
+    let mut prims = Vec::new();
+    let bones = asset.skeleton.as_ref().map_or(0, |s| s.bone_count());
+    let mut bone_bounds: Vec<Option<Aabb>> = vec![None; bones];
+    for (index, prim) in asset.mesh.primitives.iter().enumerate() {
+        if prim.mode != 4 || prim.positions.is_empty() {
+            continue;
+        }
+        let remapped: Option<Vec<[u16; 4]>> = match (&asset.skeleton, &prim.skin) {
+            (Some(_), Some(stream)) => {
+                let map = &asset.joint_to_bone;
+                let remap = |j: u16| map.get(j as usize).copied().unwrap_or(0);
+                Some(stream.joints.iter().map(|j| j.map(remap)).collect())
+            }
+            _ => None,
+        };
+        if let (Some(sk), Some(joints), Some(stream)) = (&asset.skeleton, &remapped, &prim.skin) {
+            for ((p, j), w) in prim.positions.iter().zip(joints).zip(&stream.weights) {
+                for k in 0..4 {
+                    let b = j[k] as usize;
+                    if w[k] <= 0.0 || b >= bones {
+                        continue;
+                    }
+                    let local = sk.inverse_bind[b].transform_point3(Vec3::from(*p));
+                    match &mut bone_bounds[b] {
+                        Some(bb) => bb.grow(local),
+                        slot @ None => *slot = Some(Aabb::point(local)),
+                    }
+                }
+            }
+        }
+        let data = MeshData {
+            positions: &prim.positions,
+            normals: &prim.normals,
+            tangents: &prim.tangents,
+            uvs: &prim.uvs,
+            indices: prim.indices.as_deref(),
+            skin: remapped.as_deref().zip(prim.skin.as_ref().map(|s| &s.weights[..])),
+        };
+        let handle = pool.add(&ctx.device, &data)?;
+        let max_delta = prim
+            .targets
+            .iter()
+            .map(|t| t.positions.iter().map(|d| Vec3::from(*d).length()).fold(0.0, f32::max))
+            .collect();
+        prims.push(PrimUpload { index, handle, max_delta });
+    }
+    Ok(MeshUpload { asset: asset.clone(), prims, bone_bounds, used: frame })
+}
+
+impl WorldRenderer {
+    /// A renderer with nothing uploaded yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// World bounds of every mesh drawn by the last extraction.
+    pub fn bounds(&self) -> Option<Aabb> {
+        self.bounds
+    }
+
+    /// What the last extraction did.
+    pub fn stats(&self) -> ExtractStats {
+        self.stats
+    }
+
+    /// Mesh assets currently uploaded.
+    pub fn uploaded_meshes(&self) -> usize {
+        self.uploads.len()
+    }
+
+    /// The entity a pick id stands for (the inverse of the ids extraction writes).
+    pub fn entity_of_pick(world: &World, id: u32) -> Option<Entity> {
+        let index = id.checked_sub(1)?;
+        world.entities().find(|e| e.index == index)
+    }
+
+    /// Appends `world` to `frame`: palettes (as version `pose_version`), draw objects, the
+    /// grid and the skeleton overlay. Meshes are uploaded on first use; uploads no entity used
+    /// this frame are released.
+    pub fn extract(
+        &mut self,
+        ctx: &GpuContext,
+        pool: &mut MeshPool,
+        world: &World,
+        pose_version: u64,
+        frame: &mut FrameData,
+    ) -> Result<(), RenderError> {
+        self.frame += 1;
+        let now = self.frame;
+        let mut stats = ExtractStats::default();
+        frame.palette_version = pose_version;
+        self.rig_offsets.clear();
+        for rig in world.rigs() {
+            if let Some(pose) = world.rig_pose(rig) {
+                self.rig_offsets.push((rig, frame.palette.len() as u32));
+                frame.palette.extend_from_slice(pose.palette);
+                stats.palettes += 1;
+                stats.joint_matrices += pose.palette.len() as u32;
+            }
+        }
+        let mut all: Option<Aabb> = None;
+        let selected = |e: Entity| {
+            let mut at = Some(e);
+            while let Some(x) = at {
+                if self.view.selected.contains(&x) {
+                    return true;
+                }
+                at = world.parent(x);
+            }
+            false
+        };
+        for e in world.entities() {
+            let Some(m) = world.mesh(e) else { continue };
+            let key = key_of(&m.desc, &m.asset);
+            if !self.uploads.contains_key(&key) {
+                let up = upload(ctx, pool, &m.asset, now)?;
+                self.uploads.insert(key, up);
+                stats.mesh_uploads += 1;
+            }
+            let up = self.uploads.get_mut(&key).expect("inserted above");
+            up.used = now;
+            let entity_world = world.world_matrix(e).unwrap_or(Mat4::IDENTITY);
+            // A skinned mesh draws at its rig's world matrix with the rig's palette; without a
+            // posed rig it draws as a static mesh at its own transform (identity palette).
+            let rig = m.rig().filter(|_| up.asset.is_skinned());
+            let posed = rig.and_then(|r| {
+                let offset = self.rig_offsets.iter().find(|(x, _)| *x == r)?.1;
+                Some((r, offset, world.rig_pose(r)?))
+            });
+            let (world_from_model, palette_offset, skinned_bounds) = match posed {
+                Some((r, offset, pose)) => {
+                    let rig_world = world.world_matrix(r).unwrap_or(Mat4::IDENTITY);
+                    let b = up
+                        .bone_bounds
+                        .iter()
+                        .zip(pose.model)
+                        .filter_map(|(b, m)| b.map(|b| b.transformed(&(rig_world * *m))))
+                        .reduce(Aabb::union);
+                    (rig_world, offset, b)
+                }
+                None if up.asset.is_skinned() => {
+                    let offset = frame.palette.len() as u32;
+                    let n = up.asset.skeleton.as_ref().map_or(1, |s| s.bone_count().max(1));
+                    frame.palette.extend(std::iter::repeat_n(Mat4::IDENTITY, n));
+                    (entity_world, offset, None)
+                }
+                None => (entity_world, 0, None),
+            };
+            let outlined = selected(e);
+            let color = if up.asset.is_skinned() {
+                SKIN_COLOR
+            } else {
+                PROP_COLORS[e.index as usize % PROP_COLORS.len()]
+            };
+            let defaults = world.morph_weights(e).unwrap_or(&up.asset.mesh.weights);
+            for p in &up.prims {
+                let Some(prim) = up.asset.mesh.primitives.get(p.index) else { continue };
+                let mut mesh = p.handle;
+                let mut inflate = 0.0;
+                if !prim.targets.is_empty() {
+                    let slot = match self.morphs.entry((e, key, p.index)) {
+                        std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                        std::collections::hash_map::Entry::Vacant(v) => {
+                            let handle = pool
+                                .add_dynamic_instance(&ctx.device, p.handle)
+                                .ok_or(RenderError::UnknownMesh(p.handle.0))?;
+                            let n = prim.positions.len();
+                            v.insert(MorphSlot {
+                                handle,
+                                state: MorphState::new(defaults),
+                                uploaded_version: 0,
+                                used: now,
+                                positions: vec![[0.0; 3]; n],
+                                normals: vec![[0.0; 3]; prim.normals.len()],
+                                tangents: vec![[0.0; 4]; prim.tangents.len()],
+                                packed: Vec::with_capacity(n),
+                            })
+                        }
+                    };
+                    slot.used = now;
+                    slot.state.set_weights(defaults);
+                    if slot.state.version() != slot.uploaded_version {
+                        MorphJob {
+                            base_positions: &prim.positions,
+                            base_normals: &prim.normals,
+                            base_tangents: &prim.tangents,
+                            targets: &prim.targets,
+                            weights: slot.state.weights(),
+                            positions: &mut slot.positions,
+                            normals: &mut slot.normals,
+                            tangents: &mut slot.tangents,
+                        }
+                        .run()
+                        .map_err(|e| RenderError::Mesh(e.to_string()))?;
+                        pack_vertices(&slot.positions, &slot.normals, &slot.tangents, &prim.uvs, &mut slot.packed);
+                        pool.write_vertices(&ctx.queue, slot.handle, &slot.packed)?;
+                        slot.uploaded_version = slot.state.version();
+                        stats.morph_uploads += 1;
+                    }
+                    mesh = slot.handle;
+                    inflate = slot.state.weights().iter().zip(&p.max_delta).map(|(w, d)| w.abs() * d).sum();
+                }
+                let gpu = pool.get(mesh).ok_or(RenderError::UnknownMesh(mesh.0))?;
+                let base = skinned_bounds.unwrap_or_else(|| gpu.bounds.transformed(&world_from_model));
+                let scale = world_from_model
+                    .x_axis
+                    .truncate()
+                    .length()
+                    .max(world_from_model.y_axis.truncate().length())
+                    .max(world_from_model.z_axis.truncate().length());
+                let pad = Vec3::splat(inflate * scale.max(1e-6));
+                let bounds = Aabb { min: base.min - pad, max: base.max + pad };
+                all = Some(all.map_or(bounds, |a| a.union(bounds)));
+                frame.objects.push(DrawObject {
+                    mesh,
+                    world_from_model,
+                    color,
+                    material: 0,
+                    palette_offset,
+                    bounds: Some(bounds),
+                    casts_shadow: true,
+                    outlined,
+                    pick_id: e.index + 1,
+                });
+                stats.objects += 1;
+            }
+        }
+        self.bounds = all;
+        // Release what no entity used this frame.
+        let uploads = &mut self.uploads;
+        uploads.retain(|_, u| {
+            let keep = u.used == now;
+            if !keep {
+                for p in &u.prims {
+                    pool.remove(p.handle);
+                }
+            }
+            keep
+        });
+        self.morphs.retain(|_, m| {
+            let keep = m.used == now;
+            if !keep {
+                pool.remove(m.handle);
+            }
+            keep
+        });
+        if self.view.grid {
+            grid_lines(all, &mut frame.depth_lines);
+        }
+        if self.view.skeletons {
+            self.skeleton_lines(world, &mut frame.lines);
+        }
+        self.stats = stats;
+        Ok(())
+    }
+
+    /// Appends the skeleton overlay of every posed rig: per bone a segment to its parent and a
+    /// joint dot (a small cross); the selected rig also gets an axis triad per bone (X red,
+    /// Y green, Z blue) and the selected bone is drawn highlighted.
+    pub fn skeleton_lines(&self, world: &World, out: &mut Vec<LineVertex>) {
+        let size = self.bounds.map_or(0.05, |b| (b.max - b.min).length() * 0.01).clamp(0.005, 0.5);
+        let line = |out: &mut Vec<LineVertex>, a: Vec3, b: Vec3, color: [f32; 4]| {
+            out.push(LineVertex { position: a.to_array(), color });
+            out.push(LineVertex { position: b.to_array(), color });
+        };
+        for rig in world.rigs() {
+            let Some(pose) = world.rig_pose(rig) else { continue };
+            let Some(animator) = world.animator(rig) else { continue };
+            let sk = animator.skeleton();
+            let rig_world = world.world_matrix(rig).unwrap_or(Mat4::IDENTITY);
+            let on = self.view.selected.contains(&rig);
+            let bone_color = if on { [1.0, 0.75, 0.2, 1.0] } else { [0.85, 0.85, 0.55, 0.8] };
+            for (b, m) in pose.model.iter().enumerate() {
+                let world_from_bone = rig_world * *m;
+                let p = world_from_bone.w_axis.truncate();
+                let hot = self.view.selected_bone == Some((rig, b));
+                let color = if hot { [0.2, 0.9, 1.0, 1.0] } else { bone_color };
+                if let Some(parent) = sk.parent(b)
+                    && let Some(pm) = pose.model.get(parent)
+                {
+                    line(out, (rig_world * *pm).w_axis.truncate(), p, color);
+                }
+                let dot = if hot { size * 1.6 } else { size };
+                for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
+                    line(out, p - axis * dot * 0.5, p + axis * dot * 0.5, [1.0, 1.0, 1.0, 1.0]);
+                }
+                if on || hot {
+                    let cols = [[1.0, 0.15, 0.15, 1.0], [0.2, 1.0, 0.2, 1.0], [0.25, 0.4, 1.0, 1.0]];
+                    for (axis, c) in [world_from_bone.x_axis, world_from_bone.y_axis, world_from_bone.z_axis]
+                        .into_iter()
+                        .zip(cols)
+                    {
+                        let dir = axis.truncate().try_normalize().unwrap_or(Vec3::ZERO);
+                        line(out, p, p + dir * size * 2.5, c);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A ground grid on `y = 0` around `bounds` (1 m lines, every fifth brighter; X axis red, Z axis
+/// blue), depth-tested.
+pub fn grid_lines(bounds: Option<Aabb>, out: &mut Vec<LineVertex>) {
+    let extent = bounds.map_or(5.0, |b| {
+        let r = b.min.abs().max(b.max.abs());
+        r.x.max(r.z).max(2.0) * 2.0
+    });
+    let n = (extent.ceil() as i32).clamp(2, 50);
+    let e = n as f32;
+    for i in -n..=n {
+        let t = i as f32;
+        let (cx, cz) = match i {
+            0 => ([0.75, 0.25, 0.25, 0.9], [0.25, 0.4, 0.8, 0.9]),
+            _ if i % 5 == 0 => ([0.5, 0.5, 0.5, 0.6], [0.5, 0.5, 0.5, 0.6]),
+            _ => ([0.42, 0.42, 0.42, 0.35], [0.42, 0.42, 0.42, 0.35]),
+        };
+        // A line along X at z = t (coloured as the X axis at t = 0), and one along Z at x = t.
+        out.push(LineVertex { position: [-e, 0.0, t], color: cx });
+        out.push(LineVertex { position: [e, 0.0, t], color: cx });
+        out.push(LineVertex { position: [t, 0.0, -e], color: cz });
+        out.push(LineVertex { position: [t, 0.0, e], color: cz });
+    }
+}
+
+/// The joint under `cursor` (pixels from the viewport's top-left, of a viewport `size` pixels
+/// big): the nearest projected joint of any posed rig within `radius` pixels, in front of the
+/// camera. Returns the rig and the bone index.
+pub fn pick_bone(
+    world: &World,
+    clip_from_world: Mat4,
+    size: Vec2,
+    cursor: Vec2,
+    radius: f32,
+) -> Option<(Entity, usize)> {
+    let mut best: Option<(f32, Entity, usize)> = None;
+    for rig in world.rigs() {
+        let Some(pose) = world.rig_pose(rig) else { continue };
+        let rig_world = world.world_matrix(rig).unwrap_or(Mat4::IDENTITY);
+        for (b, m) in pose.model.iter().enumerate() {
+            let p = (rig_world * *m).w_axis.truncate();
+            let Some(s) = project(clip_from_world, size, p) else { continue };
+            let d = s.distance(cursor);
+            if d <= radius && best.is_none_or(|(bd, _, _)| d < bd) {
+                best = Some((d, rig, b));
+            }
+        }
+    }
+    best.map(|(_, r, b)| (r, b))
+}
+
+/// Projects a world point to pixels (top-left origin) in a viewport of `size` pixels; `None`
+/// behind the camera.
+pub fn project(clip_from_world: Mat4, size: Vec2, p: Vec3) -> Option<Vec2> {
+    let c = clip_from_world * p.extend(1.0);
+    if c.w <= 1e-6 {
+        return None;
+    }
+    let ndc = c.truncate() / c.w;
+    Some(Vec2::new((ndc.x * 0.5 + 0.5) * size.x, (0.5 - ndc.y * 0.5) * size.y))
+}
