@@ -7,6 +7,9 @@
 
 @group(2) @binding(0) var shadow_map: texture_depth_2d;
 @group(2) @binding(1) var shadow_sampler: sampler_comparison;
+// The object's base colour texture (a white texel when it has none).
+@group(3) @binding(0) var base_color_texture: texture_2d<f32>;
+@group(3) @binding(1) var base_color_sampler: sampler;
 
 struct VertexIn {
     @builtin(instance_index) instance: u32,
@@ -14,6 +17,7 @@ struct VertexIn {
     @location(1) normal: vec3<f32>,
     @location(2) tangent: vec4<f32>,
     @location(3) uv: vec2<f32>,
+    @location(6) color: vec4<f32>,
 #ifdef SKINNED
     @location(4) joints: vec4<u32>,
     @location(5) weights: vec4<f32>,
@@ -62,6 +66,8 @@ struct ForwardOut {
     @location(0) world: vec3<f32>,
     @location(1) normal: vec3<f32>,
     @location(2) @interpolate(flat) instance: u32,
+    @location(3) uv: vec2<f32>,
+    @location(4) color: vec4<f32>,
 };
 
 @vertex
@@ -72,6 +78,8 @@ fn vs_forward(v: VertexIn) -> ForwardOut {
     out.world = world;
     out.normal = world_normal(v);
     out.instance = v.instance;
+    out.uv = v.uv;
+    out.color = v.color;
     return out;
 }
 
@@ -104,7 +112,8 @@ fn fs_forward(in: ForwardOut) -> @location(0) vec4<f32> {
     let v = normalize(frame.camera_position.xyz - in.world);
     let h = normalize(l + v);
     let spec = pow(max(dot(n, h), 0.0), 32.0) * 0.25 * shadow;
-    let diffuse = o.color.rgb * (frame.ambient.rgb + frame.light_color.rgb * n_dot_l * shadow);
+    let base = o.color.rgb * textureSample(base_color_texture, base_color_sampler, in.uv).rgb * in.color.rgb;
+    let diffuse = base * (frame.ambient.rgb + frame.light_color.rgb * n_dot_l * shadow);
     return vec4<f32>(diffuse + vec3<f32>(spec), 1.0);
 }
 

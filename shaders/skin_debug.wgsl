@@ -12,7 +12,7 @@ struct DebugParams {
     pad1: u32,
 };
 
-// Stream 0: 12 floats per vertex (position 3, normal 3, tangent 4, uv 2).
+// Stream 0: 13 words per vertex (position 3, normal 3, tangent 4, uv 2, colour 1).
 @group(2) @binding(0) var<storage, read> vertices: array<f32>;
 // Stream 1: 6 words per vertex (four u16 joints in two words, four f32 weights).
 @group(2) @binding(1) var<storage, read> skin: array<u32>;
@@ -26,7 +26,7 @@ fn cs_skin(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let o = objects[params.object];
-    let p = vec3<f32>(vertices[i * 12u], vertices[i * 12u + 1u], vertices[i * 12u + 2u]);
+    let p = vec3<f32>(vertices[i * 13u], vertices[i * 13u + 1u], vertices[i * 13u + 2u]);
     let j01 = skin[i * 6u];
     let j23 = skin[i * 6u + 1u];
     let joints = vec4<u32>(j01 & 0xffffu, j01 >> 16u, j23 & 0xffffu, j23 >> 16u);

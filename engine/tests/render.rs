@@ -454,12 +454,13 @@ fn mesh_pool_gives_skinned_meshes_a_second_stream_of_equal_length_and_static_one
     let n = scene.meshes[mesh].primitives[prim].positions.len() as u64;
     let skinned = pool.get(marrow_engine::render::MeshHandle(0)).unwrap();
     assert_eq!(skinned.vertex_count as u64, n);
-    assert_eq!(skinned.vertices.size(), n * 48);
+    let stride = size_of::<marrow_engine::render::types::GpuVertex>() as u64;
+    assert_eq!(skinned.vertices.size(), n * stride);
     assert_eq!(skinned.skin.as_ref().unwrap().size(), n * 24);
     // The ground plane (the last mesh) is static: one stream only.
     let ground = pool.get(marrow_engine::render::MeshHandle(pool.len() as u32 - 1)).unwrap();
     assert!(ground.skin.is_none());
-    assert_eq!(ground.vertices.size(), 4 * 48);
+    assert_eq!(ground.vertices.size(), 4 * stride);
     // Bad input is refused, not uploaded.
     let before = pool.len();
     let tri = [[0.0f32; 3]; 3];

@@ -301,7 +301,7 @@ impl ViewportPanel {
                     Ok(()) => {
                         *extract_key = Some(key);
                         g.frame.outline_width = (!g.world.view.selected.is_empty()).then(|| {
-                            g.world.bounds().map_or(0.01, |b| (b.max - b.min).length() * 0.004).clamp(0.002, 0.05)
+                            g.world.bounds().map_or(0.01, |b| (b.max - b.min).length() * 0.0025).clamp(0.001, 0.05)
                         });
                         g.frame.outline_color = [1.0, 0.55, 0.1, 1.0];
                         let s = g.world.stats();

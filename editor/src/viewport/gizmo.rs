@@ -309,9 +309,12 @@ mod tests {
         assert_eq!(g.hit(&v, tip), Some(Handle::Move(0)));
         let drag = g.begin(&v, Handle::Move(0), tip);
         let to = v.project(Vec3::new(1.8, 0.0, 0.0)).unwrap();
-        let t = drag.local_at(&v, to + egui::vec2(0.0, 30.0)).unwrap();
+        let t = drag.local_at(&v, to).unwrap();
         assert!((t.translation.x - 1.0).abs() < 1e-3, "{t:?}");
         assert!(t.translation.y.abs() < 1e-6 && t.translation.z.abs() < 1e-6);
+        // Off the axis on screen, the move still stays on the axis.
+        let t = drag.local_at(&v, to + egui::vec2(0.0, 30.0)).unwrap();
+        assert!((t.translation.x - 1.0).abs() < 2e-2 && t.translation.y == 0.0, "{t:?}");
     }
 
     #[test]
@@ -330,10 +333,11 @@ mod tests {
     fn turning_the_z_ring_a_quarter_turns_about_z() {
         let v = view();
         let g = gizmo(GizmoMode::Rotate);
-        let start = v.project(Vec3::X * 0.8).unwrap();
+        let on_ring = |a: f32| v.project(Vec3::new(a.cos(), a.sin(), 0.0) * 0.8).unwrap();
+        let start = on_ring(0.3);
         assert_eq!(g.hit(&v, start), Some(Handle::Turn(2)));
         let drag = g.begin(&v, Handle::Turn(2), start);
-        let t = drag.local_at(&v, v.project(Vec3::Y * 0.8).unwrap()).unwrap();
+        let t = drag.local_at(&v, on_ring(0.3 + std::f32::consts::FRAC_PI_2)).unwrap();
         let x = t.rotation * Vec3::X;
         assert!((x - Vec3::Y).length() < 1e-3, "X turns onto Y: {x}");
     }

@@ -31,6 +31,10 @@ pub enum Location {
     Skin(usize),
     /// `scenes[i]`.
     Scene(usize),
+    /// `materials[i]`.
+    Material(usize),
+    /// `images[i]`.
+    Image(usize),
     /// `animations[i]`.
     Animation(usize),
     /// `animations[animation].channels[channel]`.
@@ -61,6 +65,8 @@ impl fmt::Display for Location {
             Location::Mesh(i) => write!(f, "mesh {i}"),
             Location::Skin(i) => write!(f, "skin {i}"),
             Location::Scene(i) => write!(f, "scene {i}"),
+            Location::Material(i) => write!(f, "material {i}"),
+            Location::Image(i) => write!(f, "image {i}"),
             Location::Animation(i) => write!(f, "animation {i}"),
             Location::AnimationChannel { animation, channel } => {
                 write!(f, "animation {animation} channel {channel}")

@@ -45,6 +45,7 @@ pub fn import_slice(
     let buffers = load::load_buffers(&root, container.bin, base_dir, &mut faults);
     let mut b = Builder {
         root: &root,
+        base_dir,
         reader: Reader { root: &root, buffers: &buffers },
         faults,
         warnings: Vec::new(),
@@ -61,6 +62,7 @@ pub fn import_slice(
 
 struct Builder<'a> {
     root: &'a Root,
+    base_dir: Option<&'a Path>,
     reader: Reader<'a>,
     faults: Vec<Fault>,
     warnings: Vec<Warning>,
@@ -185,6 +187,7 @@ impl Builder<'_> {
         }
         let (skins, rigs) = if tree_ok { self.skins(&mut nodes, &meshes) } else { (Vec::new(), Vec::new()) };
         let animations = if tree_ok { self.animations(&nodes, &meshes, &rigs) } else { Vec::new() };
+        let (materials, images) = self.materials();
         ImportedScene {
             source: file.to_owned(),
             nodes,
@@ -194,8 +197,81 @@ impl Builder<'_> {
             skins,
             rigs,
             animations,
+            materials,
+            images,
             warnings: Vec::new(),
         }
+    }
+
+    /// Materials' base colours and the images they use. A broken image or texture reference
+    /// is a warning (the material keeps its factor): a model never fails over its textures.
+    fn materials(&mut self) -> (Vec<super::Material>, Vec<super::Image>) {
+        let root = self.root;
+        let mut images = Vec::with_capacity(root.images.len());
+        for (i, im) in root.images.iter().enumerate() {
+            let at = Location::Image(i);
+            let bytes: Result<Vec<u8>, String> = match (&im.uri, im.buffer_view) {
+                (_, Some(bv)) => match root.buffer_views.get(bv) {
+                    Some(v) => match self.reader.buffers.get(v.buffer).and_then(|b| b.as_ref()) {
+                        Some(b) => v
+                            .byte_offset
+                            .checked_add(v.byte_length)
+                            .and_then(|end| b.get(v.byte_offset..end))
+                            .map(<[u8]>::to_vec)
+                            .ok_or_else(|| format!("bufferView {bv} runs past its buffer")),
+                        None => Err(format!("bufferView {bv} names a buffer that could not be read")),
+                    },
+                    None => Err(format!("bufferView {bv} does not exist")),
+                },
+                (Some(uri), None) if uri.starts_with("data:") => uri
+                    .split_once(";base64,")
+                    .and_then(|(_, payload)| load::decode_base64(payload))
+                    .ok_or_else(|| "data URI is not valid base64".to_owned()),
+                (Some(uri), None) => load::read_relative(self.base_dir, uri),
+                (None, None) => Err("has neither a uri nor a bufferView".to_owned()),
+            };
+            let bytes = bytes.unwrap_or_else(|m| {
+                self.warn(at, format!("{m}; drawn without this texture"));
+                Vec::new()
+            });
+            images.push(super::Image {
+                name: im.name.clone().unwrap_or_else(|| format!("image {i}")),
+                mime_type: im.mime_type.clone(),
+                bytes: bytes.into(),
+            });
+        }
+        let mut materials = Vec::with_capacity(root.materials.len());
+        for (i, m) in root.materials.iter().enumerate() {
+            let pbr = m.pbr_metallic_roughness.as_ref();
+            let factor = pbr.and_then(|p| p.base_color_factor.as_ref());
+            let base_color = match factor {
+                Some(f) if f.len() == 4 && f.iter().all(|x| x.is_finite()) => [f[0], f[1], f[2], f[3]],
+                Some(_) => {
+                    self.warn(Location::Material(i), "baseColorFactor is not four finite numbers; using white");
+                    [1.0; 4]
+                }
+                None => [1.0; 4],
+            };
+            let texture = pbr.and_then(|p| p.base_color_texture.as_ref()).and_then(|t| {
+                let source = root.textures.get(t.index).and_then(|x| x.source);
+                match source {
+                    Some(s) if images.get(s).is_some_and(|im| !im.bytes.is_empty()) && t.tex_coord == 0 => Some(s),
+                    _ => {
+                        self.warn(
+                            Location::Material(i),
+                            format!("baseColorTexture {} is not a usable image on TEXCOORD_0; drawn untextured", t.index),
+                        );
+                        None
+                    }
+                }
+            });
+            materials.push(super::Material {
+                name: m.name.clone().unwrap_or_else(|| format!("material {i}")),
+                base_color,
+                base_color_texture: texture,
+            });
+        }
+        (materials, images)
     }
 
     fn nodes(&mut self) -> (Vec<Node>, Vec<usize>, bool) {
@@ -465,6 +541,13 @@ impl Builder<'_> {
             Some(a) => self.vecs::<2>(a, n, "TEXCOORD_0")?,
             None => Vec::new(),
         };
+        let colors = match attr("COLOR_0") {
+            Some(a) => match self.root.accessors.get(a).map(|x| x.kind.as_str()) {
+                Some("VEC3") => self.vecs::<3>(a, n, "COLOR_0")?.into_iter().map(|c| [c[0], c[1], c[2], 1.0]).collect(),
+                _ => self.vecs::<4>(a, n, "COLOR_0")?,
+            },
+            None => Vec::new(),
+        };
         let indices = match p.indices {
             Some(a) => {
                 let d = self.read_n(a, 1, None, "indices")?;
@@ -527,6 +610,7 @@ impl Builder<'_> {
             normals,
             tangents,
             uvs,
+            colors,
             indices,
             skin,
             targets,

@@ -2,7 +2,7 @@
 //!
 //! Every index is kept as a raw `usize` and checked by the importer, so a file with a bad index
 //! deserializes fine and is reported with the object at fault. Unknown fields are ignored;
-//! materials, textures, images, cameras and samplers are not read.
+//! of materials only the base colour (factor and texture) is read; cameras and samplers are not.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -20,7 +20,46 @@ pub(crate) struct Root {
     pub buffer_views: Vec<BufferView>,
     pub buffers: Vec<Buffer>,
     pub animations: Vec<Animation>,
+    pub materials: Vec<Material>,
+    pub textures: Vec<Texture>,
+    pub images: Vec<Image>,
     pub extensions_required: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct Material {
+    pub name: Option<String>,
+    pub pbr_metallic_roughness: Option<Pbr>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct Pbr {
+    pub base_color_factor: Option<Vec<f32>>,
+    pub base_color_texture: Option<TextureInfo>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct TextureInfo {
+    pub index: usize,
+    pub tex_coord: usize,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Texture {
+    pub source: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct Image {
+    pub name: Option<String>,
+    pub uri: Option<String>,
+    pub mime_type: Option<String>,
+    pub buffer_view: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]

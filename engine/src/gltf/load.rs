@@ -133,6 +133,13 @@ fn percent_decode(uri: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Reads the file a relative `uri` names, relative to `base_dir` (percent-decoded).
+pub(crate) fn read_relative(base_dir: Option<&Path>, uri: &str) -> Result<Vec<u8>, String> {
+    let rel = percent_decode(uri);
+    let path = base_dir.map_or_else(|| Path::new(&rel).to_owned(), |d| d.join(&rel));
+    std::fs::read(&path).map_err(|e| format!("cannot read {:?}: {e}", path.display().to_string()))
+}
+
 /// Loads every buffer: `None` (with a fault recorded) where it cannot be read or is too short.
 pub(crate) fn load_buffers(
     root: &Root,

@@ -58,8 +58,35 @@ pub struct ImportedScene {
     pub rigs: Vec<Rig>,
     /// Animations, in glTF order.
     pub animations: Vec<Animation>,
+    /// Materials (their base colour), in glTF order.
+    pub materials: Vec<Material>,
+    /// Images, still encoded (PNG or JPEG), in glTF order.
+    pub images: Vec<Image>,
     /// Everything the importer changed to keep the file usable.
     pub warnings: Vec<Warning>,
+}
+
+/// The base colour of a glTF material: a linear RGBA factor and an optional texture.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Material {
+    /// Name (`material N` when the file gives none).
+    pub name: String,
+    /// `baseColorFactor`, linear RGBA.
+    pub base_color: [f32; 4],
+    /// The image of `baseColorTexture` (an index into [`ImportedScene::images`]), read through
+    /// `TEXCOORD_0`.
+    pub base_color_texture: Option<usize>,
+}
+
+/// An image as the file stores it (PNG or JPEG bytes); decoding is the renderer's job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Image {
+    /// Name (`image N` when the file gives none).
+    pub name: String,
+    /// `mimeType`, when given.
+    pub mime_type: Option<String>,
+    /// The encoded bytes.
+    pub bytes: std::sync::Arc<[u8]>,
 }
 
 /// Where a node sits in a rig.
@@ -194,7 +221,7 @@ pub struct SkinStream {
 pub struct Primitive {
     /// glTF topology (`4` = triangles).
     pub mode: u32,
-    /// Material index (materials themselves are not imported).
+    /// Material index (into [`ImportedScene::materials`]).
     pub material: Option<usize>,
     /// `POSITION`.
     pub positions: Vec<[f32; 3]>,
@@ -204,6 +231,8 @@ pub struct Primitive {
     pub tangents: Vec<[f32; 4]>,
     /// `TEXCOORD_0`.
     pub uvs: Vec<[f32; 2]>,
+    /// `COLOR_0` as linear RGBA (RGB colours get alpha 1), or empty.
+    pub colors: Vec<[f32; 4]>,
     /// Indices, checked against the vertex count.
     pub indices: Option<Vec<u32>>,
     /// `JOINTS_0`/`WEIGHTS_0` (and `_1`), reduced to four influences.

@@ -426,6 +426,8 @@ impl ImportAssets {
                         .and_then(|r| scene.rigs.get(r))
                         .map(|r| r.joint_to_bone.clone())
                         .unwrap_or_default(),
+                    materials: scene.materials.clone(),
+                    images: scene.images.clone(),
                 };
                 (mesh.name.clone(), Arc::new(asset))
             })

@@ -31,6 +31,8 @@ pub struct MeshData<'a> {
     pub tangents: &'a [[f32; 4]],
     /// Uvs (or empty).
     pub uvs: &'a [[f32; 2]],
+    /// Linear RGBA vertex colours (or empty: white).
+    pub colors: &'a [[f32; 4]],
     /// Triangle list indices.
     pub indices: Option<&'a [u32]>,
     /// Skin stream: bone indices (of the rig the mesh is drawn with) and weights, one per vertex.
@@ -69,6 +71,9 @@ pub struct MeshPool {
     meshes: Vec<Option<GpuMesh>>,
     free: Vec<u32>,
     vertex_uploads: u64,
+    textures: Vec<Option<GpuTexture>>,
+    free_textures: Vec<u32>,
+    texture_epoch: u64,
 }
 
 /// Packs CPU attributes into stream-0 vertices (writing into `out`, reusing its allocation).
@@ -77,15 +82,65 @@ pub fn pack_vertices(
     normals: &[[f32; 3]],
     tangents: &[[f32; 4]],
     uvs: &[[f32; 2]],
+    colors: &[[f32; 4]],
     out: &mut Vec<GpuVertex>,
 ) {
+    let unorm = |c: [f32; 4]| c.map(|x| (x.clamp(0.0, 1.0) * 255.0).round() as u8);
     out.clear();
     out.extend(positions.iter().enumerate().map(|(i, p)| GpuVertex {
         position: *p,
         normal: normals.get(i).copied().unwrap_or([0.0, 1.0, 0.0]),
         tangent: tangents.get(i).copied().unwrap_or([1.0, 0.0, 0.0, 1.0]),
         uv: uvs.get(i).copied().unwrap_or([0.0, 0.0]),
+        color: colors.get(i).copied().map_or([255; 4], unorm),
     }));
+}
+
+/// Decodes `images` (PNG or JPEG) that `materials` use as base colour textures and uploads
+/// them; returns, per material, its texture (`None`: untextured, or an image that does not
+/// decode, which is logged once here).
+pub fn upload_material_textures(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    pool: &mut MeshPool,
+    materials: &[crate::gltf::Material],
+    images: &[crate::gltf::Image],
+) -> Vec<Option<TextureHandle>> {
+    let mut by_image: Vec<Option<Option<TextureHandle>>> = vec![None; images.len()];
+    materials
+        .iter()
+        .map(|m| {
+            let i = m.base_color_texture?;
+            let im = images.get(i)?;
+            *by_image[i].get_or_insert_with(|| {
+                let decoded = image::load_from_memory(&im.bytes).map_err(|e| e.to_string()).and_then(|d| {
+                    let rgba = d.to_rgba8();
+                    let (w, h) = rgba.dimensions();
+                    pool.add_texture(device, queue, rgba.as_raw(), w, h).map_err(|e| e.to_string())
+                });
+                match decoded {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        log::warn!("image {:?} is drawn as white: {e}", im.name);
+                        None
+                    }
+                }
+            })
+        })
+        .collect()
+}
+
+/// Addresses a texture in a [`MeshPool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TextureHandle(pub u32);
+
+/// A texture on the GPU (sRGB RGBA8, one mip level).
+#[derive(Clone, Debug)]
+pub struct GpuTexture {
+    /// The texture.
+    pub texture: wgpu::Texture,
+    /// Its view.
+    pub view: wgpu::TextureView,
 }
 
 fn buffer(device: &wgpu::Device, label: &str, bytes: &[u8], usage: wgpu::BufferUsages) -> wgpu::Buffer {
@@ -111,9 +166,12 @@ impl MeshPool {
         if n == 0 || n > u32::MAX as usize {
             return bad(format!("{n} vertices"));
         }
-        for (name, len) in
-            [("normals", data.normals.len()), ("tangents", data.tangents.len()), ("uvs", data.uvs.len())]
-        {
+        for (name, len) in [
+            ("normals", data.normals.len()),
+            ("tangents", data.tangents.len()),
+            ("uvs", data.uvs.len()),
+            ("colors", data.colors.len()),
+        ] {
             if len != 0 && len != n {
                 return bad(format!("{name} has {len} entries for {n} vertices"));
             }
@@ -129,7 +187,7 @@ impl MeshPool {
             return bad(format!("{n} unindexed vertices is not a triangle list"));
         }
         let mut verts = Vec::new();
-        pack_vertices(data.positions, data.normals, data.tangents, data.uvs, &mut verts);
+        pack_vertices(data.positions, data.normals, data.tangents, data.uvs, data.colors, &mut verts);
         let storage = wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let vertices = buffer(device, "marrow stream 0", bytemuck::cast_slice(&verts), storage);
         let skin = match data.skin {
@@ -246,6 +304,81 @@ impl MeshPool {
     /// Whether the pool holds no mesh.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Uploads an sRGB RGBA8 image as a texture. Fails on a size that does not match the bytes
+    /// or exceeds the device's limit.
+    pub fn add_texture(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        rgba: &[u8],
+        width: u32,
+        height: u32,
+    ) -> Result<TextureHandle, RenderError> {
+        let max = device.limits().max_texture_dimension_2d;
+        if width == 0 || height == 0 || width > max || height > max {
+            return Err(RenderError::Mesh(format!("a {width} x {height} texture (the device allows {max})")));
+        }
+        if rgba.len() as u64 != width as u64 * height as u64 * 4 {
+            return Err(RenderError::Mesh(format!("{} bytes for a {width} x {height} RGBA texture", rgba.len())));
+        }
+        let size = wgpu::Extent3d { width, height, depth_or_array_layers: 1 };
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("marrow base colour"),
+            size,
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8UnormSrgb,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        queue.write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture: &texture,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            rgba,
+            wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(width * 4), rows_per_image: Some(height) },
+            size,
+        );
+        let t = GpuTexture { view: texture.create_view(&Default::default()), texture };
+        Ok(match self.free_textures.pop() {
+            Some(i) => {
+                self.textures[i as usize] = Some(t);
+                TextureHandle(i)
+            }
+            None => {
+                self.textures.push(Some(t));
+                TextureHandle(self.textures.len() as u32 - 1)
+            }
+        })
+    }
+
+    /// Drops a texture; its handle may be given to a later texture.
+    pub fn remove_texture(&mut self, t: TextureHandle) -> bool {
+        match self.textures.get_mut(t.0 as usize) {
+            Some(slot @ Some(_)) => {
+                *slot = None;
+                self.free_textures.push(t.0);
+                self.texture_epoch += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A texture.
+    pub fn texture(&self, t: TextureHandle) -> Option<&GpuTexture> {
+        self.textures.get(t.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// Bumped whenever a texture is removed (handles may then be reused).
+    pub fn texture_epoch(&self) -> u64 {
+        self.texture_epoch
     }
 
     /// How many [`MeshPool::write_vertices`] uploads happened so far (morph uploads).

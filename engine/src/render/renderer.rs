@@ -17,7 +17,7 @@ use glam::{Mat4, Vec3};
 use super::RenderError;
 use super::camera::{Camera, Frustum, light_clip_from_world};
 use super::gpu::GpuContext;
-use super::mesh::{MeshHandle, MeshPool};
+use super::mesh::{MeshHandle, MeshPool, TextureHandle};
 use super::shader::{ShaderError, ShaderSource, ShaderWatcher};
 use super::types::{GpuDebugParams, GpuFrame, GpuObject, LineVertex, OBJECT_OUTLINED};
 use crate::skinning::Aabb;
@@ -206,6 +206,7 @@ struct Layouts {
     frame: wgpu::BindGroupLayout,
     objects: wgpu::BindGroupLayout,
     shadow: wgpu::BindGroupLayout,
+    material: wgpu::BindGroupLayout,
     debug: wgpu::BindGroupLayout,
     forward: wgpu::PipelineLayout,
     depth: wgpu::PipelineLayout,
@@ -228,6 +229,7 @@ struct Pipelines {
 #[derive(Clone, Copy, Debug)]
 struct Run {
     key: u64,
+    material: u32,
     mesh: MeshHandle,
     skinned: bool,
     visible: (u32, u32),
@@ -415,6 +417,11 @@ pub struct Renderer {
     shadow_group: wgpu::BindGroup,
     timing: Option<Timing>,
     pick_target: Option<PickTarget>,
+    /// Material bind groups by [`DrawObject::material`] (0: the white texel), rebuilt when the
+    /// pool's textures change.
+    materials: std::collections::HashMap<u32, wgpu::BindGroup>,
+    materials_epoch: u64,
+    material_sampler: wgpu::Sampler,
     // Per-frame scratch, reused.
     order: Vec<(u64, u32, u8)>,
     gpu_objects: Vec<GpuObject>,
@@ -498,6 +505,27 @@ fn make_layouts(device: &wgpu::Device) -> Layouts {
             },
         ],
     });
+    let material = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("marrow material"),
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: S::FRAGMENT,
+                ty: wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 1,
+                visibility: S::FRAGMENT,
+                ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                count: None,
+            },
+        ],
+    });
     let debug = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("marrow skin debug"),
         entries: &[
@@ -515,25 +543,26 @@ fn make_layouts(device: &wgpu::Device) -> Layouts {
         })
     };
     Layouts {
-        forward: pl("marrow forward", &[Some(&frame), Some(&objects), Some(&shadow)]),
+        forward: pl("marrow forward", &[Some(&frame), Some(&objects), Some(&shadow), Some(&material)]),
         depth: pl("marrow depth", &[Some(&frame), Some(&objects)]),
         overlay: pl("marrow overlay", &[Some(&frame)]),
         compute: pl("marrow skin debug", &[Some(&frame), Some(&objects), Some(&debug)]),
         frame,
         objects,
         shadow,
+        material,
         debug,
     }
 }
 
-const VERTEX_ATTRIBUTES: [wgpu::VertexAttribute; 4] =
-    wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x4, 3 => Float32x2];
+const VERTEX_ATTRIBUTES: [wgpu::VertexAttribute; 5] =
+    wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x4, 3 => Float32x2, 6 => Unorm8x4];
 const SKIN_ATTRIBUTES: [wgpu::VertexAttribute; 2] = wgpu::vertex_attr_array![4 => Uint16x4, 5 => Float32x4];
 const LINE_ATTRIBUTES: [wgpu::VertexAttribute; 2] = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x4];
 
 fn vertex_layouts(skinned: bool) -> Vec<Option<wgpu::VertexBufferLayout<'static>>> {
     let mut v = vec![Some(wgpu::VertexBufferLayout {
-        array_stride: 48,
+        array_stride: size_of::<super::types::GpuVertex>() as u64,
         step_mode: wgpu::VertexStepMode::Vertex,
         attributes: &VERTEX_ATTRIBUTES,
     })];
@@ -782,6 +811,22 @@ fn objects_group(
     })
 }
 
+fn material_group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    view: &wgpu::TextureView,
+    sampler: &wgpu::Sampler,
+) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("marrow material"),
+        layout,
+        entries: &[
+            wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(view) },
+            wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::Sampler(sampler) },
+        ],
+    })
+}
+
 fn mat(m: &Mat4) -> [[f32; 4]; 4] {
     m.to_cols_array_2d()
 }
@@ -818,6 +863,40 @@ impl Renderer {
             }
         };
         use wgpu::BufferUsages as U;
+        let material_sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("marrow base colour"),
+            address_mode_u: wgpu::AddressMode::Repeat,
+            address_mode_v: wgpu::AddressMode::Repeat,
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            ..Default::default()
+        });
+        let white = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("marrow white texel"),
+            size: wgpu::Extent3d { width: 1, height: 1, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8UnormSrgb,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        ctx.queue.write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture: &white,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            &[255; 4],
+            wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(4), rows_per_image: Some(1) },
+            wgpu::Extent3d { width: 1, height: 1, depth_or_array_layers: 1 },
+        );
+        let mut materials = std::collections::HashMap::new();
+        materials.insert(
+            0,
+            material_group(device, &layouts.material, &white.create_view(&Default::default()), &material_sampler),
+        );
         let frame_buffer = storage_buffer(device, "marrow frame", size_of::<GpuFrame>() as u64, U::UNIFORM);
         let frame_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("marrow frame"),
@@ -901,6 +980,9 @@ impl Renderer {
             shadow_group,
             timing,
             pick_target: None,
+            materials,
+            materials_epoch: 0,
+            material_sampler,
             order: Vec::new(),
             gpu_objects: Vec::new(),
             runs: Vec::new(),
@@ -1147,7 +1229,14 @@ impl Renderer {
             let skinned = pool.get(o.mesh).is_some_and(|m| m.is_skinned());
             let same = self.runs.last().is_some_and(|r| r.key == key);
             if !same {
-                self.runs.push(Run { key, mesh: o.mesh, skinned, visible: (n, n), casters: (n, n) });
+                self.runs.push(Run {
+                    key,
+                    material: o.material,
+                    mesh: o.mesh,
+                    skinned,
+                    visible: (n, n),
+                    casters: (n, n),
+                });
             }
             let r = self.runs.last_mut().expect("pushed above");
             if class <= 1 {
@@ -1161,6 +1250,20 @@ impl Renderer {
                     r.casters = (n, n);
                 }
                 r.casters.1 = n + 1;
+            }
+        }
+        // Material bind groups for this frame's textures (0 is the white texel).
+        if pool.texture_epoch() != self.materials_epoch {
+            self.materials.retain(|k, _| *k == 0);
+            self.materials_epoch = pool.texture_epoch();
+        }
+        for r in &self.runs {
+            if r.material != 0
+                && !self.materials.contains_key(&r.material)
+                && let Some(t) = pool.texture(TextureHandle(r.material - 1))
+            {
+                let g = material_group(&self.ctx.device, &self.layouts.material, &t.view, &self.material_sampler);
+                self.materials.insert(r.material, g);
             }
         }
         let any_skinned = self.runs.iter().any(|r| r.skinned);
@@ -1291,7 +1394,7 @@ impl Renderer {
         pass.set_bind_group(0, &self.frame_group, &[]);
         pass.set_bind_group(1, &self.objects_group, &[]);
         pass.set_bind_group(2, &self.shadow_group, &[]);
-        draw_runs(&mut pass, pool, &self.runs, &self.pipelines.forward, |r| r.visible, stats);
+        draw_runs_with(&mut pass, pool, &self.runs, &self.pipelines.forward, |r| r.visible, stats, Some(&self.materials));
     }
 
     /// The outline pass: the inverse hull of every visible object flagged
@@ -1315,6 +1418,9 @@ impl Renderer {
         pass.set_bind_group(0, &self.frame_group, &[]);
         pass.set_bind_group(1, &self.objects_group, &[]);
         pass.set_bind_group(2, &self.shadow_group, &[]);
+        if let Some(white) = self.materials.get(&0) {
+            pass.set_bind_group(3, white, &[]);
+        }
         let outlined = |r: &Run| {
             let (s, e) = r.visible;
             if self.gpu_objects[s as usize..e as usize].iter().any(|o| o.flags & OBJECT_OUTLINED != 0) {
@@ -1632,13 +1738,38 @@ fn draw_runs(
     range: impl Fn(&Run) -> (u32, u32),
     stats: &mut FrameStats,
 ) {
+    draw_runs_with(pass, pool, runs, pipelines, range, stats, None);
+}
+
+/// Draws `runs` (the instance range `range` gives each) with the static or skinned pipeline,
+/// binding each run's material into group 3 when `materials` is given (a missing one falls back
+/// to the white texel, 0).
+fn draw_runs_with(
+    pass: &mut wgpu::RenderPass<'_>,
+    pool: &MeshPool,
+    runs: &[Run],
+    pipelines: &[wgpu::RenderPipeline; 2],
+    range: impl Fn(&Run) -> (u32, u32),
+    stats: &mut FrameStats,
+    materials: Option<&std::collections::HashMap<u32, wgpu::BindGroup>>,
+) {
     let mut bound: Option<bool> = None;
+    let mut material: Option<u32> = None;
     for r in runs {
         let (start, end) = range(r);
         if start == end {
             continue;
         }
         let Some(mesh) = pool.get(r.mesh) else { continue };
+        if let Some(m) = materials {
+            let id = if m.contains_key(&r.material) { r.material } else { 0 };
+            if material != Some(id)
+                && let Some(g) = m.get(&id)
+            {
+                pass.set_bind_group(3, g, &[]);
+                material = Some(id);
+            }
+        }
         if bound != Some(r.skinned) {
             pass.set_pipeline(&pipelines[r.skinned as usize]);
             bound = Some(r.skinned);

@@ -16,7 +16,7 @@ use glam::{Mat4, Vec3};
 use super::RenderError;
 use super::camera::Camera;
 use super::gpu::GpuContext;
-use super::mesh::{MeshData, MeshHandle, MeshPool, pack_vertices};
+use super::mesh::{MeshData, MeshHandle, MeshPool, pack_vertices, upload_material_textures};
 use super::renderer::{DrawObject, FrameData, FrameStats, Renderer, RendererSettings};
 use super::shader::ShaderSource;
 use super::types::{GpuVertex, LineVertex};
@@ -38,6 +38,7 @@ struct SceneDraw {
     skin: Option<(usize, usize, usize)>,
     morph: Option<usize>,
     color: [f32; 4],
+    material: u32,
 }
 
 #[derive(Debug)]
@@ -78,6 +79,7 @@ impl SceneRenderer {
     /// Uploads every triangle primitive of `scene` into `pool` (other topologies are skipped).
     pub fn upload(ctx: &GpuContext, pool: &mut MeshPool, scene: &ImportedScene) -> Result<Self, RenderError> {
         let device = &ctx.device;
+        let textures = upload_material_textures(device, &ctx.queue, pool, &scene.materials, &scene.images);
         let mut cache: HashMap<(usize, usize, Option<usize>), MeshHandle> = HashMap::new();
         let mut draws = Vec::new();
         let mut morphs = Vec::new();
@@ -111,6 +113,7 @@ impl SceneRenderer {
                             normals: &prim.normals,
                             tangents: &prim.tangents,
                             uvs: &prim.uvs,
+                            colors: &prim.colors,
                             indices: prim.indices.as_deref(),
                             skin: remapped.as_deref().zip(prim.skin.as_ref().map(|s| &s.weights[..])),
                         };
@@ -146,7 +149,10 @@ impl SceneRenderer {
                         packed: Vec::with_capacity(n_v),
                     });
                 }
-                let color = if skin.is_some() { COLORS[pi % 4] } else { COLORS[(pi + 1) % 4] };
+                let palette = if skin.is_some() { COLORS[pi % 4] } else { COLORS[(pi + 1) % 4] };
+                let color = prim.material.and_then(|m| scene.materials.get(m)).map_or(palette, |m| m.base_color);
+                let material =
+                    prim.material.and_then(|m| textures.get(m).copied().flatten()).map_or(0, |t| t.0 + 1);
                 draws.push(SceneDraw {
                     node: n,
                     mesh_index: mi,
@@ -155,6 +161,7 @@ impl SceneRenderer {
                     skin,
                     morph,
                     color,
+                    material,
                 });
             }
         }
@@ -251,7 +258,8 @@ impl SceneRenderer {
             }
             .run()
             .map_err(|e| RenderError::Mesh(e.to_string()))?;
-            pack_vertices(&slot.positions, &slot.normals, &slot.tangents, &prim.uvs, &mut slot.packed);
+            let colors = &prim.colors;
+            pack_vertices(&slot.positions, &slot.normals, &slot.tangents, &prim.uvs, colors, &mut slot.packed);
             pool.write_vertices(&ctx.queue, slot.handle, &slot.packed)?;
             slot.uploaded_version = slot.state.version();
             self.morph_uploads += 1;
@@ -293,7 +301,7 @@ impl SceneRenderer {
                 mesh: d.mesh,
                 world_from_model,
                 color: d.color,
-                material: 0,
+                material: d.material,
                 palette_offset,
                 bounds: Some(bounds),
                 casts_shadow: true,

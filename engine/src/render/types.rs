@@ -3,7 +3,8 @@
 
 use bytemuck::{Pod, Zeroable};
 
-/// One vertex of stream 0 (every mesh): position, normal, tangent (handedness in `w`), uv.
+/// One vertex of stream 0 (every mesh): position, normal, tangent (handedness in `w`), uv and
+/// vertex colour.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuVertex {
@@ -15,8 +16,10 @@ pub struct GpuVertex {
     pub tangent: [f32; 4],
     /// Texture coordinate.
     pub uv: [f32; 2],
+    /// Vertex colour, RGBA as unsigned normalized bytes (linear; white without `COLOR_0`).
+    pub color: [u8; 4],
 }
-const _: () = assert!(size_of::<GpuVertex>() == 48);
+const _: () = assert!(size_of::<GpuVertex>() == 52);
 
 /// One vertex of stream 1 (skinned meshes only): four bone indices of the mesh's rig and
 /// their weights.

@@ -16,7 +16,7 @@ use glam::{Mat4, Vec2, Vec3};
 
 use super::RenderError;
 use super::gpu::GpuContext;
-use super::mesh::{MeshData, MeshHandle, MeshPool, pack_vertices};
+use super::mesh::{MeshData, MeshHandle, MeshPool, TextureHandle, pack_vertices, upload_material_textures};
 use super::renderer::{DrawObject, FrameData};
 use super::types::{GpuVertex, LineVertex};
 use crate::morph::{MorphJob, MorphState};
@@ -80,6 +80,9 @@ enum MeshKey {
 struct PrimUpload {
     index: usize,
     handle: MeshHandle,
+    /// The primitive's material: its base colour and texture (0: none).
+    color: Option<[f32; 4]>,
+    material: u32,
     /// Per morph target, the longest position delta (empty without targets).
     max_delta: Vec<f32>,
 }
@@ -88,6 +91,7 @@ struct PrimUpload {
 struct MeshUpload {
     asset: Arc<MeshAsset>,
     prims: Vec<PrimUpload>,
+    textures: Vec<TextureHandle>,
     /// Per rig bone, a box around the bind-pose vertices it influences, in the bone's space.
     bone_bounds: Vec<Option<Aabb>>,
     used: u64,
@@ -132,6 +136,8 @@ fn upload(
     frame: u64,
 ) -> Result<MeshUpload, RenderError> {
     let mut prims = Vec::new();
+    let per_material =
+        upload_material_textures(&ctx.device, &ctx.queue, pool, &asset.materials, &asset.images);
     let bones = asset.skeleton.as_ref().map_or(0, |s| s.bone_count());
     let mut bone_bounds: Vec<Option<Aabb>> = vec![None; bones];
     for (index, prim) in asset.mesh.primitives.iter().enumerate() {
@@ -166,6 +172,7 @@ fn upload(
             normals: &prim.normals,
             tangents: &prim.tangents,
             uvs: &prim.uvs,
+            colors: &prim.colors,
             indices: prim.indices.as_deref(),
             skin: remapped.as_deref().zip(prim.skin.as_ref().map(|s| &s.weights[..])),
         };
@@ -175,9 +182,14 @@ fn upload(
             .iter()
             .map(|t| t.positions.iter().map(|d| Vec3::from(*d).length()).fold(0.0, f32::max))
             .collect();
-        prims.push(PrimUpload { index, handle, max_delta });
+        let material = prim.material.and_then(|m| per_material.get(m).copied().flatten()).map_or(0, |t| t.0 + 1);
+        let color = prim.material.and_then(|m| asset.materials.get(m)).map(|m| m.base_color);
+        prims.push(PrimUpload { index, handle, color, material, max_delta });
     }
-    Ok(MeshUpload { asset: asset.clone(), prims, bone_bounds, used: frame })
+    let mut textures: Vec<TextureHandle> = per_material.into_iter().flatten().collect();
+    textures.sort();
+    textures.dedup();
+    Ok(MeshUpload { asset: asset.clone(), prims, textures, bone_bounds, used: frame })
 }
 
 impl WorldRenderer {
@@ -325,7 +337,14 @@ impl WorldRenderer {
                         }
                         .run()
                         .map_err(|e| RenderError::Mesh(e.to_string()))?;
-                        pack_vertices(&slot.positions, &slot.normals, &slot.tangents, &prim.uvs, &mut slot.packed);
+                        pack_vertices(
+                            &slot.positions,
+                            &slot.normals,
+                            &slot.tangents,
+                            &prim.uvs,
+                            &prim.colors,
+                            &mut slot.packed,
+                        );
                         pool.write_vertices(&ctx.queue, slot.handle, &slot.packed)?;
                         slot.uploaded_version = slot.state.version();
                         stats.morph_uploads += 1;
@@ -347,8 +366,8 @@ impl WorldRenderer {
                 frame.objects.push(DrawObject {
                     mesh,
                     world_from_model,
-                    color,
-                    material: 0,
+                    color: p.color.unwrap_or(color),
+                    material: p.material,
                     palette_offset,
                     bounds: Some(bounds),
                     casts_shadow: true,
@@ -366,6 +385,9 @@ impl WorldRenderer {
             if !keep {
                 for p in &u.prims {
                     pool.remove(p.handle);
+                }
+                for t in &u.textures {
+                    pool.remove_texture(*t);
                 }
             }
             keep

@@ -73,6 +73,10 @@ pub struct MeshAsset {
     pub skeleton: Option<Arc<Skeleton>>,
     /// Bone index of each skin joint (vertex joint indices are in skin joint order).
     pub joint_to_bone: Vec<u16>,
+    /// The materials its primitives name (by index), with the images they use.
+    pub materials: Vec<gltf::Material>,
+    /// The images the materials name (by index), encoded.
+    pub images: Vec<gltf::Image>,
 }
 
 impl MeshAsset {
@@ -109,6 +113,7 @@ impl MeshAsset {
             normals,
             tangents: Vec::new(),
             uvs: Vec::new(),
+            colors: Vec::new(),
             indices: Some(indices),
             skin: None,
             targets: Vec::new(),
@@ -123,6 +128,8 @@ impl MeshAsset {
             },
             skeleton: None,
             joint_to_bone: Vec::new(),
+            materials: Vec::new(),
+            images: Vec::new(),
         }
     }
 }
