@@ -794,8 +794,12 @@ impl EditorApp {
         for (level, m) in std::mem::take(&mut self.panels.viewport.messages) {
             self.log.push(level, "viewport", m);
         }
-        // 4. Commands, in one place.
-        for c in std::mem::take(&mut self.commands) {
+        // 4. Commands, in one place (their effects show on the next frame: ask for one).
+        let commands = std::mem::take(&mut self.commands);
+        if !commands.is_empty() {
+            ctx.request_repaint();
+        }
+        for c in commands {
             self.apply(c);
         }
         // 5. Catch up, title, autosave, repaint.

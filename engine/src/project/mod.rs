@@ -371,7 +371,7 @@ fn load_lenient_with(
     }
     for p in &m.scenes {
         let full = root.join(p);
-        match load_scene(&full) {
+        match read_text(&full).and_then(|t| scene_from_str(&t, &full)) {
             Ok(s) => {
                 project.scenes.insert(p.clone(), s);
             }

@@ -1,0 +1,234 @@
+//! File and asset workflows through the UI: importing a glTF model into a project and setting
+//! an expression (morph) weight on it, refusing to delete a clip a scene uses, the
+//! unsaved-changes prompt on quit and on a window close, autosave recovery after a crash, and
+//! opening a damaged project (faults in the Log, a dialog naming the file and location, the
+//! editor usable, nothing overwritten).
+
+mod support;
+
+use egui::accesskit::Role;
+use egui::{Key, Modifiers};
+use egui_kittest::kittest::Queryable;
+use marrow_editor::app::{After, Modal};
+use marrow_editor::command::Command;
+use marrow_editor::document::Document;
+use marrow_editor::ui_state::Selection;
+use marrow_editor::{AppOptions, EditorApp};
+use support::*;
+
+fn wait_for_import(h: &mut egui_kittest::Harness<'_, EditorApp>) {
+    for _ in 0..600 {
+        h.step();
+        if h.state().doc.head() > 0 || h.state().modal.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn import_a_model_then_set_an_expression_weight_undo_restores_the_bytes() {
+    let dir = sample("runner");
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    let model = repo().join("assets/gltf/AnimatedMorphCube/AnimatedMorphCube.glb");
+    h.state_mut().send(Command::Import(model));
+    wait_for_import(&mut h);
+    settle(&mut h);
+    let app = h.state();
+    assert_eq!(app.doc.undo_label().as_deref(), Some("Import AnimatedMorphCube.glb"));
+    assert!(dir.path().join("assets/AnimatedMorphCube.glb").is_file(), "the model is copied into the project");
+    let mesh = "AnimatedMorphCube/AnimatedMorphCube";
+    assert!(app.session.entity(mesh).is_some(), "the model's mesh entity is in the scene");
+
+    // The Expressions card: one slider per morph target.
+    h.state_mut().ui.selection = Selection::Entity(mesh.into());
+    settle(&mut h);
+    let slider = h.get_by_role_and_label(Role::Slider, "target0").rect();
+    drag(&mut h, slider.left_center() + egui::vec2(1.0, 0.0), slider.left_center() + egui::vec2(slider.width() * 0.6, 0.0), 5);
+    let app = h.state();
+    assert_eq!(app.doc.undo_label().as_deref(), Some("Set Expression"));
+    assert_eq!(app.doc.steps().count(), 2, "import + one expression drag");
+    let w = app.session.world().morph_weights(app.session.entity(mesh).unwrap()).unwrap().to_vec();
+    assert!(w[0] > 0.3 && w[0] < 0.9 && w[1] == 0.0, "{w:?}");
+
+    // Undo both and save: the project's files are the originals again (the copied binary stays
+    // in the folder, unlisted).
+    key(&mut h, Modifiers::COMMAND, Key::Z);
+    key(&mut h, Modifiers::COMMAND, Key::Z);
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    let mut now = files(dir.path());
+    now.remove("assets/AnimatedMorphCube.glb");
+    assert_eq!(now, original);
+}
+
+#[test]
+fn deleting_a_clip_a_scene_uses_is_refused_with_its_users() {
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    h.get_by_label("clips/stride.clip.ron").click_secondary();
+    settle(&mut h);
+    h.get_by_label("Delete").click();
+    settle(&mut h);
+    let app = h.state();
+    match &app.modal {
+        Some(Modal::Error { body, .. }) => {
+            assert!(body.contains("Runner (clip)") && body.contains("scenes/main.scene.ron"), "{body}")
+        }
+        m => panic!("expected a refusal dialog, got {m:?}"),
+    }
+    assert!(app.doc.project().clips.contains_key("clips/stride.clip.ron"));
+    assert_eq!(app.doc.steps().count(), 0);
+    h.get_by_label("OK").click();
+    settle(&mut h);
+    assert!(h.state().modal.is_none());
+}
+
+#[test]
+fn quitting_with_unsaved_changes_asks_first() {
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Ground");
+    let field = h.get_by_label("Position Y").rect();
+    drag(&mut h, field.center(), field.center() + egui::vec2(40.0, 0.0), 4);
+    assert!(h.state().doc.is_dirty());
+
+    // Ctrl+Q: the prompt; Cancel keeps the editor open.
+    key(&mut h, Modifiers::COMMAND, Key::Q);
+    assert_eq!(h.state().modal, Some(Modal::Unsaved(After::Quit)));
+    h.get_by_label("Cancel").click();
+    settle(&mut h);
+    assert!(h.state().modal.is_none() && !h.state().quitting());
+
+    // A window close request: cancelled, and the prompt shows.
+    h.input_mut().viewports.entry(egui::ViewportId::ROOT).or_default().events.push(egui::ViewportEvent::Close);
+    h.step();
+    let cancelled = h.output().viewport_output[&egui::ViewportId::ROOT]
+        .commands
+        .contains(&egui::ViewportCommand::CancelClose);
+    assert!(cancelled, "the close is cancelled while there are unsaved changes");
+    assert_eq!(h.state().modal, Some(Modal::Unsaved(After::Quit)));
+
+    // Save: the changes are written, then the editor quits.
+    h.get_by_label("Save").click();
+    settle(&mut h);
+    assert!(h.state().quitting());
+    assert!(!h.state().doc.is_dirty());
+    let reopened = Document::open(dir.path()).unwrap();
+    assert_eq!(reopened.files(), h.state().doc.files());
+}
+
+#[test]
+fn dont_save_discards_and_quits() {
+    let dir = sample("runner");
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Ground");
+    let field = h.get_by_label("Position Y").rect();
+    drag(&mut h, field.center(), field.center() + egui::vec2(40.0, 0.0), 4);
+    key(&mut h, Modifiers::COMMAND, Key::Q);
+    h.get_by_label("Don't Save").click();
+    settle(&mut h);
+    assert!(h.state().quitting());
+    assert_eq!(files(dir.path()), original, "nothing written");
+}
+
+#[test]
+fn an_autosave_is_offered_after_a_crash_and_recovers_the_changes() {
+    let dir = sample("runner");
+    let original = files(dir.path());
+    let edited = {
+        let mut h = editor(dir.path());
+        click_row(&mut h, "Ground");
+        let field = h.get_by_label("Position Y").rect();
+        drag(&mut h, field.center(), field.center() + egui::vec2(40.0, 0.0), 4);
+        // The minute passes: the autosave writes the recovery file.
+        h.state_mut().autosave_now().unwrap();
+        assert!(dir.path().join(marrow_editor::recovery::RECOVERY_FILE).is_file());
+        h.state().doc.files()
+        // The harness is dropped without saving: the crash.
+    };
+    assert_eq!(files(dir.path()), original, "the project files were not touched");
+
+    let mut h = editor(dir.path());
+    assert!(matches!(h.state().modal, Some(Modal::Recover { .. })), "the recovery is offered");
+    h.get_by_label("Recover").click();
+    settle(&mut h);
+    let app = h.state();
+    assert!(app.modal.is_none());
+    assert_eq!(app.doc.files(), edited, "the autosaved changes are back");
+    assert!(app.doc.is_dirty(), "recovered changes are unsaved until saved");
+    assert_eq!(app.doc.undo_label().as_deref(), Some("Recover Unsaved Changes"));
+    // A save clears the recovery file.
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    assert!(!dir.path().join(marrow_editor::recovery::RECOVERY_FILE).exists());
+}
+
+#[test]
+fn discarding_a_recovery_removes_it() {
+    let dir = sample("runner");
+    {
+        let mut h = editor(dir.path());
+        click_row(&mut h, "Ground");
+        let field = h.get_by_label("Position Y").rect();
+        drag(&mut h, field.center(), field.center() + egui::vec2(40.0, 0.0), 4);
+        h.state_mut().autosave_now().unwrap();
+    }
+    let mut h = editor(dir.path());
+    h.get_by_label("Discard").click();
+    settle(&mut h);
+    assert!(!h.state().doc.is_dirty());
+    assert!(!dir.path().join(marrow_editor::recovery::RECOVERY_FILE).exists());
+}
+
+#[test]
+fn a_damaged_project_shows_its_faults_and_the_editor_stays_usable() {
+    let good = sample("runner");
+    let bad = sample("runner");
+    let scene = bad.path().join("scenes/main.scene.ron");
+    let text = std::fs::read_to_string(&scene).unwrap();
+    // Break the RON on line 6 (a missing comma after a field).
+    let broken = text.replacen("name: \"Ground\",", "name: \"Ground\"", 1);
+    std::fs::write(&scene, &broken).unwrap();
+    let before = files(bad.path());
+
+    // Opened first thing: the editor starts on a new project with the dialog.
+    let mut h = editor(bad.path());
+    match &h.state().modal {
+        Some(Modal::Error { title, body }) => {
+            assert!(title.contains("Cannot open"), "{title}");
+            assert!(body.contains("main.scene.ron:8:"), "the file and line are named: {body}");
+        }
+        m => panic!("expected an error dialog, got {m:?}"),
+    }
+    assert!(h.state().log.count_containing("main.scene.ron:8:") >= 1, "the fault is in the Log");
+    h.get_by_label("OK").click();
+    settle(&mut h);
+
+    // Opening it over a good project keeps the good project.
+    h.state_mut().send(Command::Open(good.path().to_owned()));
+    settle(&mut h);
+    assert_eq!(h.state().doc.root(), Some(good.path()));
+    h.state_mut().send(Command::Open(bad.path().to_owned()));
+    settle(&mut h);
+    assert!(matches!(h.state().modal, Some(Modal::Error { .. })));
+    assert_eq!(h.state().doc.root(), Some(good.path()), "the open project stays");
+    h.get_by_label("OK").click();
+    settle(&mut h);
+    click_row(&mut h, "Runner");
+    assert_eq!(h.state().ui.selection, Selection::Entity("Runner".into()), "still usable");
+    assert_eq!(files(bad.path()), before, "nothing was overwritten");
+}
+
+#[test]
+fn opening_a_project_shows_it_and_titles_the_window() {
+    let dir = sample("cesium_man");
+    let mut h = editor(dir.path());
+    assert_eq!(h.state().title(), "Marrow — cesium_man");
+    assert!(h.state().session.entity("CesiumMan/Hat").is_some());
+    let opts = AppOptions { project: None, ..Default::default() };
+    let fresh = EditorApp::headless(opts, None);
+    assert_eq!(fresh.title(), "Marrow — untitled");
+    h.step();
+}
+
