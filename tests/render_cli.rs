@@ -61,3 +61,28 @@ fn render_refuses_bad_size_and_animation() {
     assert_eq!(code, 1);
     assert!(err.contains("no such animation"), "{err}");
 }
+
+#[test]
+fn render_a_project_scene_through_the_world() {
+    if marrow_engine::render::test_device().is_none() {
+        return;
+    }
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("projects/cesium_man");
+    let out = std::env::temp_dir().join(format!("marrow-render-project-{}.png", std::process::id()));
+    let (code, stdout, stderr) = marrow(&[
+        "render",
+        project.to_str().unwrap(),
+        "--time",
+        "0.5",
+        "--size",
+        "160x160",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("scene scenes/main.scene.ron"), "{stdout}");
+    let img = image::open(&out).unwrap().to_rgba8();
+    let distinct: std::collections::HashSet<[u8; 4]> = img.pixels().map(|p| p.0).collect();
+    assert!(distinct.len() > 50, "a textured, shaded figure has many colours, got {}", distinct.len());
+    let _ = std::fs::remove_file(out);
+}

@@ -9,12 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use marrow_engine::gltf::{ImportedScene, ScenePose};
-use marrow_engine::math::decompose;
-use marrow_engine::math::Transform;
+use marrow_engine::gltf::ImportedScene;
 use marrow_engine::project::Project;
 use marrow_engine::project::file::ClipAsset;
-use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc};
 
 use crate::document::{Op, Slot, Value, tree};
 
@@ -139,11 +136,6 @@ fn copy_uris(gltf: &Path, dest_dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-fn transform_of(m: &glam::Mat4) -> Transform {
-    let (scale, rotation, translation) = decompose(m);
-    Transform { translation, rotation, scale }
-}
-
 /// The step importing `s` (listed as `asset`) into `scene`: clip files and an entity named
 /// after `stem`. Returns it with the new entity's path.
 pub fn import_op(
@@ -168,53 +160,8 @@ pub fn import_op(
             files.push((Slot::Clip(path), Value::Clip(Box::new(asset))));
         }
     }
-    let pose = ScenePose::new(s);
-    let mut root_entity = EntityDesc { name: stem.to_owned(), transform: Some(Transform::IDENTITY), ..Default::default() };
-    let mut rig_entities: Vec<EntityDesc> = s
-        .rigs
-        .iter()
-        .enumerate()
-        .map(|(r, rig)| EntityDesc {
-            name: rig.skeleton.name.clone(),
-            transform: Some(transform_of(&pose.rig_world(s, r))),
-            animator: Some(AnimatorDesc {
-                rig: format!("{asset}#{}", rig.skeleton.name),
-                clip: first_clip[r].clone(),
-                graph: None,
-                looping: first_clip[r].as_ref().map(|_| true),
-                speed: 1.0,
-                play_on_start: true,
-            }),
-            ..Default::default()
-        })
-        .collect();
-    for (n, node) in s.nodes.iter().enumerate() {
-        let Some(mi) = node.mesh else { continue };
-        let Some(mesh) = s.meshes.get(mi) else { continue };
-        let mut e = EntityDesc {
-            name: if node.name.is_empty() { mesh.name.clone() } else { node.name.clone() },
-            transform: Some(Transform::IDENTITY),
-            mesh: Some(MeshDesc::Asset(format!("{asset}#{}", mesh.name))),
-            ..Default::default()
-        };
-        match node.skin.and_then(|sk| s.skins.get(sk)).map(|sk| sk.rig) {
-            Some(r) if r < rig_entities.len() => {
-                let parent = &mut rig_entities[r];
-                e.name = unique_child(parent, &e.name);
-                parent.children.push(e);
-            }
-            _ => {
-                e.transform = Some(transform_of(&pose.world[n]));
-                e.name = unique_child(&root_entity, &e.name);
-                root_entity.children.push(e);
-            }
-        }
-    }
-    for mut r in rig_entities {
-        r.name = unique_child(&root_entity, &r.name);
-        root_entity.children.push(r);
-    }
-    let name = project.scenes.get(scene).map_or(stem.to_owned(), |d| tree::unique_name(d, None, stem));
+    let root_entity = marrow_engine::gltf::model_entity(s, asset, stem, &|r| first_clip.get(r).cloned().flatten());
+    let name = project.scenes.get(scene).map_or(root_entity.name.clone(), |d| tree::unique_name(d, None, &root_entity.name));
     (
         Op::AddFiles {
             label: format!("Import {}", Path::new(asset).file_name().map_or(asset.into(), |f| f.to_string_lossy())),
@@ -224,12 +171,4 @@ pub fn import_op(
         },
         name,
     )
-}
-
-fn unique_child(parent: &EntityDesc, name: &str) -> String {
-    let free = |n: &str| !parent.children.iter().any(|c| c.name == n);
-    if free(name) {
-        return name.to_owned();
-    }
-    (2..).map(|i| format!("{name} {i}")).find(|n| free(n)).unwrap_or_default()
 }

@@ -19,6 +19,7 @@
 //!   the asset library, project checks, and the sample runner project.
 //! - [`property`]: transform animation of non-bone entities.
 //! - [`math`]: TRS transforms, slerp, matrix decomposition.
+//! - [`mesh`]: the engine's mesh data (primitives, skin streams, morph targets, materials).
 //! - [`gltf`]: glTF 2.0 import of rigs, clips, node animations, meshes and morph targets.
 //! - [`graph`]: the blend/adjust graph: authored model, compiler, evaluator, RON files.
 //! - [`skinning`]: the CPU reference skinning job and posed bounds.
@@ -40,6 +41,7 @@ pub mod easing;
 pub mod gltf;
 pub mod graph;
 pub mod math;
+pub mod mesh;
 pub mod morph;
 pub mod playback;
 pub mod pose;

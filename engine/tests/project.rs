@@ -316,6 +316,18 @@ fn check_project_names_every_fault() {
     }
     // The scene's own clip reference names the marker fault too.
     assert_eq!(errors.len(), expect.len() + 1, "{errors:#?}");
+    // Scene faults carry their location as data: the entity's path and the field.
+    let located: Vec<(&str, &str)> = report
+        .errors
+        .iter()
+        .filter_map(|e| match e {
+            ProjectError::Entity { entity, field, .. } => Some((entity.as_str(), field.as_str())),
+            _ => None,
+        })
+        .collect();
+    for want in [("Runner/LeftThigh", "socket"), ("Stray", "socket"), ("Twin", "animator.clip"), ("Twin", "mesh")] {
+        assert!(located.contains(&want), "{want:?} not located in {located:?}");
+    }
     assert_eq!(report.files, 4);
     std::fs::remove_dir_all(&dir).unwrap();
     let _ = Vec3::ZERO;

@@ -12,6 +12,7 @@ use egui::{Color32, Pos2, RichText, Sense};
 use egui_wgpu::RenderState;
 use glam::{Mat4, Vec2};
 use marrow_engine::math::Transform;
+use marrow_engine::render::world::drawn_bounds;
 use marrow_engine::render::{WorldRenderer, WorldView, pick_bone};
 use marrow_engine::scene::{Entity, SocketDesc, World};
 use marrow_engine::skinning::Aabb;
@@ -99,16 +100,6 @@ fn gizmo_for(cx: &Cx, world: &World, mode: GizmoMode) -> Option<(Gizmo, Target)>
     let local = e.transform?;
     let parent = world.parent(entity).and_then(|p| world.world_matrix(p)).unwrap_or(Mat4::IDENTITY);
     Some((Gizmo { mode, world: world_m, parent, local, size: 1.0 }, Target::Transform(path)))
-}
-
-/// `e` and every entity below it.
-fn subtree(world: &World, e: Entity) -> impl Iterator<Item = Entity> + '_ {
-    let mut stack = vec![e];
-    std::iter::from_fn(move || {
-        let x = stack.pop()?;
-        stack.extend(world.children(x).iter().copied());
-        Some(x)
-    })
 }
 
 impl ViewportPanel {
@@ -327,14 +318,11 @@ impl ViewportPanel {
             if frame_request {
                 // The selection's draw bounds; with nothing selected, the characters (the
                 // rigs' meshes), else everything.
-                let ids: Vec<u32> = match selection_path.as_deref().and_then(|p| world.find(p)) {
-                    Some(e) => subtree(world, e).map(|x| x.index + 1).collect(),
-                    None => world.rigs().flat_map(|r| subtree(world, r)).map(|x| x.index + 1).collect(),
+                let roots: Vec<Entity> = match selection_path.as_deref().and_then(|p| world.find(p)) {
+                    Some(e) => vec![e],
+                    None => world.rigs().collect(),
                 };
-                let bounds_of = |ids: &[u32]| {
-                    g.frame.objects.iter().filter(|o| ids.contains(&o.pick_id)).filter_map(|o| o.bounds).reduce(Aabb::union)
-                };
-                frame_to = bounds_of(&ids).or(g.world.bounds());
+                frame_to = drawn_bounds(world, &g.frame, &roots).or(g.world.bounds());
             }
         });
         self.report = report;

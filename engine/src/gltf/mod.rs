@@ -15,6 +15,7 @@
 //! Deliberately not here: materials, textures, images, cameras, lights, extensions (a file that
 //! *requires* one is refused), GPU upload, and any project/scene format.
 
+mod entity;
 mod error;
 mod evaluate;
 mod import;
@@ -26,12 +27,13 @@ use std::path::PathBuf;
 use glam::Mat4;
 
 pub use error::{Fault, ImportError, Location, Warning};
+pub use entity::{entity_name, model_entity};
 pub use evaluate::ScenePose;
+pub use crate::mesh::{Image, Material, Mesh, Primitive, SkinStream};
 pub use import::{import, import_slice};
 
 use crate::clip::Clip;
 use crate::math::Transform;
-use crate::morph::MorphTarget;
 use crate::property::PropertyAnimation;
 use crate::skeleton::Skeleton;
 use crate::skinning::Aabb;
@@ -66,28 +68,7 @@ pub struct ImportedScene {
     pub warnings: Vec<Warning>,
 }
 
-/// The base colour of a glTF material: a linear RGBA factor and an optional texture.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Material {
-    /// Name (`material N` when the file gives none).
-    pub name: String,
-    /// `baseColorFactor`, linear RGBA.
-    pub base_color: [f32; 4],
-    /// The image of `baseColorTexture` (an index into [`ImportedScene::images`]), read through
-    /// `TEXCOORD_0`.
-    pub base_color_texture: Option<usize>,
-}
 
-/// An image as the file stores it (PNG or JPEG bytes); decoding is the renderer's job.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Image {
-    /// Name (`image N` when the file gives none).
-    pub name: String,
-    /// `mimeType`, when given.
-    pub mime_type: Option<String>,
-    /// The encoded bytes.
-    pub bytes: std::sync::Arc<[u8]>,
-}
 
 /// Where a node sits in a rig.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,55 +174,8 @@ pub struct MeshBinding {
     pub joint_bounds: Vec<Option<Aabb>>,
 }
 
-/// A glTF mesh.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Mesh {
-    /// The mesh's name, or `mesh<N>`.
-    pub name: String,
-    /// Its primitives.
-    pub primitives: Vec<Primitive>,
-    /// Default morph weights (the mesh's `weights`, else zeros), one per target.
-    pub weights: Vec<f32>,
-    /// Morph target names: `extras.targetNames`, else `target<N>`.
-    pub target_names: Vec<String>,
-}
 
-/// Four joint influences per vertex. Joint indices are in glTF joint order (index a skin's
-/// joints); weights are sorted largest first and sum to 1.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SkinStream {
-    /// Joint indices.
-    pub joints: Vec<[u16; 4]>,
-    /// Weights.
-    pub weights: Vec<[f32; 4]>,
-}
 
-/// A primitive's CPU vertex data. Optional attributes are empty when absent.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Primitive {
-    /// glTF topology (`4` = triangles).
-    pub mode: u32,
-    /// Material index (into [`ImportedScene::materials`]).
-    pub material: Option<usize>,
-    /// `POSITION`.
-    pub positions: Vec<[f32; 3]>,
-    /// `NORMAL`.
-    pub normals: Vec<[f32; 3]>,
-    /// `TANGENT` (handedness in `w`).
-    pub tangents: Vec<[f32; 4]>,
-    /// `TEXCOORD_0`.
-    pub uvs: Vec<[f32; 2]>,
-    /// `COLOR_0` as linear RGBA (RGB colours get alpha 1), or empty.
-    pub colors: Vec<[f32; 4]>,
-    /// Indices, checked against the vertex count.
-    pub indices: Option<Vec<u32>>,
-    /// `JOINTS_0`/`WEIGHTS_0` (and `_1`), reduced to four influences.
-    pub skin: Option<SkinStream>,
-    /// Morph targets.
-    pub targets: Vec<MorphTarget>,
-    /// Box around the base positions.
-    pub bounds: Option<Aabb>,
-}
 
 /// One glTF animation, split by what it drives.
 #[derive(Clone, Debug, PartialEq)]

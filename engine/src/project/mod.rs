@@ -80,6 +80,18 @@ pub enum ProjectError {
         /// Where and what.
         error: FieldError,
     },
+    /// A fault at a place inside a file: an entity's field of a scene file.
+    #[error("{}: entity {entity}, {field}: {message}", path.display())]
+    Entity {
+        /// The file.
+        path: PathBuf,
+        /// The entity's path in the scene (`Runner/LeftThigh`).
+        entity: String,
+        /// The field (`animator.clip`, `socket`, `mesh`).
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A fault of an asset, a reference, a skeleton, a clip or a graph.
     #[error("{}: {message}", path.display())]
     Fault {
@@ -92,6 +104,15 @@ pub enum ProjectError {
 
 fn io_error(path: &Path, e: impl std::fmt::Display) -> ProjectError {
     ProjectError::Io { path: path.to_owned(), message: e.to_string() }
+}
+
+fn entity_fault(path: &Path, entity: &str, field: &str, message: impl ToString) -> ProjectError {
+    ProjectError::Entity {
+        path: path.to_owned(),
+        entity: entity.to_owned(),
+        field: field.to_owned(),
+        message: message.to_string(),
+    }
 }
 
 fn fault(path: &Path, message: impl Into<String>) -> ProjectError {
@@ -744,22 +765,22 @@ pub fn check_project(path: &Path) -> CheckReport {
                                 Ok(clip) => {
                                     if let Some(f) = find_clip_fault(&clip, &sk) {
                                         errors
-                                            .push(fault(&full, format!("entity {path}, animator.clip: {f}")));
+                                            .push(entity_fault(&full, &path, "animator.clip", f));
                                     }
                                 }
                                 Err(m) => {
-                                    errors.push(fault(&full, format!("entity {path}, animator.clip: {m}")))
+                                    errors.push(entity_fault(&full, &path, "animator.clip", m))
                                 }
                             }
                         }
                         if let Some(g) = &a.graph
                             && let Err(m) = lib.graph(g, &sk)
                         {
-                            errors.push(fault(&full, format!("entity {path}, animator.graph: {m}")));
+                            errors.push(entity_fault(&full, &path, "animator.graph", m));
                         }
                         rig = Some(sk);
                     }
-                    Err(m) => errors.push(fault(&full, format!("entity {path}, animator.rig: {m}"))),
+                    Err(m) => errors.push(entity_fault(&full, &path, "animator.rig", m)),
                 }
             }
             let driving = rig.clone().or_else(|| above_rig.clone());
@@ -778,28 +799,25 @@ pub fn check_project(path: &Path) -> CheckReport {
                                 _ => None,
                             };
                             if let Some(p) = problem {
-                                errors.push(fault(&full, format!("entity {path}: {p}")));
+                                errors.push(entity_fault(&full, &path, "mesh", p));
                             }
                         }
                     }
-                    Err(m) => errors.push(fault(&full, format!("entity {path}, mesh: {m}"))),
+                    Err(m) => errors.push(entity_fault(&full, &path, "mesh", m)),
                 }
             }
             if let Some(s) = &e.socket {
                 match &parent_rig {
                     None => errors
-                        .push(fault(&full, format!("entity {path}, socket: not a direct child of a rig"))),
+                        .push(entity_fault(&full, &path, "socket", "not a direct child of a rig")),
                     Some(sk) if sk.bone_count() == 0 => {
-                        errors.push(fault(&full, format!("entity {path}, socket: the rig has no bones")))
+                        errors.push(entity_fault(&full, &path, "socket", "the rig has no bones"))
                     }
-                    Some(sk) if s.bone.is_empty() || sk.index_of(&s.bone).is_none() => errors.push(fault(
-                        &full,
-                        format!("entity {path}, socket: skeleton {:?} has no bone {:?}", sk.name, s.bone),
-                    )),
+                    Some(sk) if s.bone.is_empty() || sk.index_of(&s.bone).is_none() => errors.push(entity_fault(&full, &path, "socket", format!("skeleton {:?} has no bone {:?}", sk.name, s.bone))),
                     _ => {}
                 }
                 if e.transform.is_none() {
-                    errors.push(fault(&full, format!("entity {path}, socket: the entity has no transform")));
+                    errors.push(entity_fault(&full, &path, "socket", "the entity has no transform"));
                 }
             }
             for c in e.children.iter().rev() {

@@ -103,8 +103,8 @@ pub fn upload_material_textures(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     pool: &mut MeshPool,
-    materials: &[crate::gltf::Material],
-    images: &[crate::gltf::Image],
+    materials: &[crate::mesh::Material],
+    images: &[crate::mesh::Image],
 ) -> Vec<Option<TextureHandle>> {
     let mut by_image: Vec<Option<Option<TextureHandle>>> = vec![None; images.len()];
     materials

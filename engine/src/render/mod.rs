@@ -16,6 +16,9 @@
 //! - [`camera`]: camera, frustum culling, the light's shadow projection.
 //! - [`renderer`]: pipelines, passes, palette upload, read-back.
 //! - [`scene`]: glTF scenes: upload, extraction (palettes, morphs, dynamic bounds), overlay.
+//! - [`world`]: a running `World`: upload, extraction (palettes, morphs, selection outline,
+//!   picking ids, grid, skeleton overlay), bone picking, [`render_world`].
+//! - [`present`]: drawing a rendered target inside another pass (the editor's viewport).
 //!
 //! Deliberately not here: windows and surfaces (the editor owns them and hands its device in
 //! with [`GpuContext::from_parts`]), materials and textures (objects carry a flat colour), and
@@ -38,7 +41,7 @@ pub use renderer::{
     DrawObject, FrameData, FrameStats, Light, PassTimes, RenderTarget, Renderer, RendererSettings,
 };
 pub use present::Presenter;
-pub use world::{ExtractStats, WorldRenderer, WorldView, pick_bone};
+pub use world::{ExtractStats, WorldRenderer, WorldView, pick_bone, render_world};
 pub use shader::{ShaderError, ShaderSource};
 
 pub use wgpu;

@@ -514,3 +514,53 @@ pub fn project(clip_from_world: Mat4, size: Vec2, p: Vec3) -> Option<Vec2> {
     let ndc = c.truncate() / c.w;
     Some(Vec2::new((ndc.x * 0.5 + 0.5) * size.x, (0.5 - ndc.y * 0.5) * size.y))
 }
+
+/// Renders `world` as it stands (posed by its last frame) offscreen at `width` x `height`, with a
+/// camera framed on the drawn bounds, a shadow, the grid, and optionally the skeleton overlay;
+/// `marrow render PROJECT` uses it.
+pub fn render_world(
+    ctx: &GpuContext,
+    world: &World,
+    width: u32,
+    height: u32,
+    skeletons: bool,
+    shaders: super::ShaderSource,
+) -> Result<super::scene::RenderedImage, RenderError> {
+    let mut renderer =
+        super::Renderer::new(ctx, super::RendererSettings { shaders, ..Default::default() })?;
+    let mut pool = MeshPool::new();
+    let mut wr = WorldRenderer::new();
+    wr.view.skeletons = skeletons;
+    let mut frame = FrameData::default();
+    wr.extract(ctx, &mut pool, world, 1, &mut frame)?;
+    // The overlay sizes its joints from the bounds of the first extraction.
+    frame.clear();
+    wr.extract(ctx, &mut pool, world, 1, &mut frame)?;
+    // Frame the characters (what is at or below a rig) when there are any, else everything.
+    let rigs: Vec<Entity> = world.rigs().collect();
+    let bounds = drawn_bounds(world, &frame, &rigs).or(wr.bounds());
+    if let Some(b) = bounds {
+        frame.camera = super::Camera::framing(b, width as f32 / height.max(1) as f32);
+    }
+    let target = renderer.create_target(width, height);
+    let stats = renderer.render(&pool, &frame, &target)?;
+    let rgba = renderer.read_color(&target)?;
+    Ok(super::scene::RenderedImage { width: target.width, height: target.height, rgba, stats, bounds })
+}
+
+/// `e` and every entity below it.
+pub fn subtree(world: &World, e: Entity) -> impl Iterator<Item = Entity> + '_ {
+    let mut stack = vec![e];
+    std::iter::from_fn(move || {
+        let x = stack.pop()?;
+        stack.extend(world.children(x).iter().copied());
+        Some(x)
+    })
+}
+
+/// The union of the drawn bounds of `roots` and everything below them in `frame` (extracted from
+/// `world`); `None` when none of them drew anything.
+pub fn drawn_bounds(world: &World, frame: &FrameData, roots: &[Entity]) -> Option<Aabb> {
+    let ids: Vec<u32> = roots.iter().flat_map(|r| subtree(world, *r)).map(|e| e.index + 1).collect();
+    frame.objects.iter().filter(|o| ids.contains(&o.pick_id)).filter_map(|o| o.bounds).reduce(Aabb::union)
+}

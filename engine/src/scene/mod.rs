@@ -46,7 +46,7 @@ pub use socket::{BoneSocket, SocketFault, socket_local};
 
 use crate::animator::{Animator, AnimatorSettings, MarkerEvent};
 use crate::clip::Clip;
-use crate::gltf;
+use crate::mesh;
 use crate::math::Transform;
 use crate::pose::{PoseBuffer, RigPose, RigPoseMut, RigSlot};
 use crate::property::{PropertyAnimation, PropertyPlayer};
@@ -68,15 +68,15 @@ pub struct Entity {
 #[derive(Clone, Debug, PartialEq)]
 pub struct MeshAsset {
     /// The mesh (primitives with vertex data).
-    pub mesh: gltf::Mesh,
+    pub mesh: mesh::Mesh,
     /// The skeleton its skin was bound to (`None`: a rigid mesh).
     pub skeleton: Option<Arc<Skeleton>>,
     /// Bone index of each skin joint (vertex joint indices are in skin joint order).
     pub joint_to_bone: Vec<u16>,
     /// The materials its primitives name (by index), with the images they use.
-    pub materials: Vec<gltf::Material>,
+    pub materials: Vec<mesh::Material>,
     /// The images the materials name (by index), encoded.
-    pub images: Vec<gltf::Image>,
+    pub images: Vec<mesh::Image>,
 }
 
 impl MeshAsset {
@@ -106,7 +106,7 @@ impl MeshAsset {
                 indices.extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
             }
         }
-        let primitive = gltf::Primitive {
+        let primitive = mesh::Primitive {
             mode: 4,
             material: None,
             positions,
@@ -120,7 +120,7 @@ impl MeshAsset {
             bounds: Some(Aabb { min: -h, max: h }),
         };
         MeshAsset {
-            mesh: gltf::Mesh {
+            mesh: mesh::Mesh {
                 name: name.to_owned(),
                 primitives: vec![primitive],
                 weights: Vec::new(),
