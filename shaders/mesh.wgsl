@@ -117,23 +117,22 @@ fn fs_forward(in: ForwardOut) -> @location(0) vec4<f32> {
     return vec4<f32>(diffuse + vec3<f32>(spec), 1.0);
 }
 
-// Outline: the inverse hull, expanded along the (skinned) normal after skinning. Objects
-// without the outline flag are moved behind the near plane (clipped away).
+// Outline mask: the silhouettes of the objects flagged for the outline (the others are moved
+// behind the near plane, clipped away); outline.wgsl then draws around them.
 @vertex
-fn vs_outline(v: VertexIn) -> DepthOut {
+fn vs_mask(v: VertexIn) -> DepthOut {
     var out: DepthOut;
     if ((objects[v.instance].flags & 1u) == 0u) {
         out.clip = vec4<f32>(0.0, 0.0, -2.0, 1.0);
         return out;
     }
-    let world = world_position(v) + world_normal(v) * frame.params.x;
-    out.clip = frame.clip_from_world * vec4<f32>(world, 1.0);
+    out.clip = frame.clip_from_world * vec4<f32>(world_position(v), 1.0);
     return out;
 }
 
 @fragment
-fn fs_outline() -> @location(0) vec4<f32> {
-    return frame.outline_color;
+fn fs_mask() -> @location(0) vec4<f32> {
+    return vec4<f32>(1.0);
 }
 
 // Picking: every visible object writes its pick id into an R32Uint target.

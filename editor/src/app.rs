@@ -227,6 +227,11 @@ impl EditorApp {
         self.commands.push(c);
     }
 
+    /// eframe's wgpu state the viewport draws with (none without a device).
+    pub fn render_state(&self) -> Option<&RenderState> {
+        self.render.as_ref()
+    }
+
     /// Whether the app asked to close and may.
     pub fn quitting(&self) -> bool {
         self.quit

@@ -34,7 +34,7 @@ pub struct RenderArgs {
     /// Draw the skeleton overlay (bones, joints, axis triads).
     #[arg(long)]
     pub overlay: bool,
-    /// Draw an outline of this width (world units) around the meshes.
+    /// Draw an outline this many pixels wide (1 to 8) around the characters.
     #[arg(long)]
     pub outline: Option<f32>,
     /// Shader directory (default: `./shaders` when it exists, else the embedded shaders).

@@ -291,9 +291,7 @@ impl ViewportPanel {
                 match g.extract(world, key.0) {
                     Ok(()) => {
                         *extract_key = Some(key);
-                        g.frame.outline_width = (!g.world.view.selected.is_empty()).then(|| {
-                            g.world.bounds().map_or(0.01, |b| (b.max - b.min).length() * 0.0025).clamp(0.001, 0.05)
-                        });
+                        g.frame.outline_width = (!g.world.view.selected.is_empty()).then_some(2.0);
                         g.frame.outline_color = [1.0, 0.55, 0.1, 1.0];
                         let s = g.world.stats();
                         report.extracted = true;

@@ -6,7 +6,7 @@
 //! A frame: objects are culled against the camera frustum using their world bounds (dynamic
 //! bounds for skinned meshes), sorted into runs (skinned first, then material, then mesh), and
 //! drawn by a shadow pass, a depth pre-pass and a forward pass (LEQUAL, depth writes off) that
-//! shares its depth buffer, plus the optional outline (inverse hull) and skeleton overlay. The
+//! shares its depth buffer, plus the optional screen-space outline and skeleton overlay. The
 //! palette buffer is uploaded only when a skinned object is drawn and the palette version moved.
 //!
 //! It does not pose anything (callers fill the palette from the pose jobs) and does not own a
@@ -125,8 +125,8 @@ pub struct FrameData {
     /// Line list (pairs of vertices) drawn with depth testing before the overlay (the ground
     /// grid: meshes hide it).
     pub depth_lines: Vec<LineVertex>,
-    /// Outline width in world units (`None`: no outline pass). Only objects with
-    /// [`DrawObject::outlined`] are outlined.
+    /// Outline width in pixels, 1 to 8 (`None`: no outline pass). Only objects with
+    /// [`DrawObject::outlined`] are outlined, around their visible silhouette.
     pub outline_width: Option<f32>,
     /// Outline colour (linear RGBA).
     pub outline_color: [f32; 4],
@@ -200,13 +200,22 @@ pub struct RenderTarget {
     pub depth: wgpu::Texture,
     /// Its view.
     pub depth_view: wgpu::TextureView,
+    /// The outline mask ([`MASK_FORMAT`]): silhouettes of the outlined objects.
+    pub mask: wgpu::Texture,
+    /// Its view.
+    pub mask_view: wgpu::TextureView,
 }
+
+/// The format of a target's outline mask.
+pub const MASK_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R8Unorm;
 
 struct Layouts {
     frame: wgpu::BindGroupLayout,
     objects: wgpu::BindGroupLayout,
     shadow: wgpu::BindGroupLayout,
     material: wgpu::BindGroupLayout,
+    mask: wgpu::BindGroupLayout,
+    outline: wgpu::PipelineLayout,
     debug: wgpu::BindGroupLayout,
     forward: wgpu::PipelineLayout,
     depth: wgpu::PipelineLayout,
@@ -219,7 +228,9 @@ struct Pipelines {
     forward: [wgpu::RenderPipeline; 2],
     depth: [wgpu::RenderPipeline; 2],
     shadow: [wgpu::RenderPipeline; 2],
-    outline: [wgpu::RenderPipeline; 2],
+    /// Outline mask (silhouettes), then the full-screen outline.
+    mask: [wgpu::RenderPipeline; 2],
+    outline: wgpu::RenderPipeline,
     pick: [wgpu::RenderPipeline; 2],
     overlay: wgpu::RenderPipeline,
     overlay_depth: wgpu::RenderPipeline,
@@ -526,6 +537,19 @@ fn make_layouts(device: &wgpu::Device) -> Layouts {
             },
         ],
     });
+    let mask = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("marrow outline mask"),
+        entries: &[wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: S::FRAGMENT,
+            ty: wgpu::BindingType::Texture {
+                sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                view_dimension: wgpu::TextureViewDimension::D2,
+                multisampled: false,
+            },
+            count: None,
+        }],
+    });
     let debug = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("marrow skin debug"),
         entries: &[
@@ -546,11 +570,13 @@ fn make_layouts(device: &wgpu::Device) -> Layouts {
         forward: pl("marrow forward", &[Some(&frame), Some(&objects), Some(&shadow), Some(&material)]),
         depth: pl("marrow depth", &[Some(&frame), Some(&objects)]),
         overlay: pl("marrow overlay", &[Some(&frame)]),
+        outline: pl("marrow outline", &[Some(&frame), Some(&mask)]),
         compute: pl("marrow skin debug", &[Some(&frame), Some(&objects), Some(&debug)]),
         frame,
         objects,
         shadow,
         material,
+        mask,
         debug,
     }
 }
@@ -641,6 +667,7 @@ fn build_pipelines(
     let mesh_src = [source.compose("mesh", &[])?, source.compose("mesh", &["SKINNED"])?];
     let debug_src = source.compose("skin_debug", &[])?;
     let overlay_src = source.compose("overlay", &[])?;
+    let outline_src = source.compose("outline", &[])?;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let module = |label: &str, src: &str| {
         device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -706,17 +733,17 @@ fn build_pipelines(
                 format: PICK_FORMAT,
             },
             _ => MeshPipelineDesc {
-                label: "marrow outline",
+                label: "marrow outline mask",
                 module: m,
-                layout: &layouts.forward,
+                layout: &layouts.depth,
                 skinned,
-                vs: "vs_outline",
-                fs: Some("fs_outline"),
-                cull: Some(wgpu::Face::Front),
+                vs: "vs_mask",
+                fs: Some("fs_mask"),
+                cull: None,
                 depth_write: false,
                 compare: wgpu::CompareFunction::LessEqual,
                 bias: none,
-                format: COLOR_FORMAT,
+                format: MASK_FORMAT,
             },
         };
         mesh_pipeline(device, d)
@@ -761,6 +788,32 @@ fn build_pipelines(
     };
     let overlay = line_pipeline("marrow overlay", wgpu::CompareFunction::Always);
     let overlay_depth = line_pipeline("marrow overlay (depth tested)", wgpu::CompareFunction::LessEqual);
+    let outline_module = module("outline.wgsl", &outline_src);
+    let outline_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("marrow outline"),
+        layout: Some(&layouts.outline),
+        vertex: wgpu::VertexState {
+            module: &outline_module,
+            entry_point: Some("vs_fullscreen"),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        primitive: Default::default(),
+        depth_stencil: None,
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &outline_module,
+            entry_point: Some("fs_outline"),
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::ColorTargetState {
+                format: COLOR_FORMAT,
+                blend: Some(wgpu::BlendState::ALPHA_BLENDING),
+                write_mask: wgpu::ColorWrites::ALL,
+            })],
+        }),
+        multiview_mask: None,
+        cache: None,
+    });
     let debug_module = module("skin_debug.wgsl", &debug_src);
     let skin_debug = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some("marrow skin debug"),
@@ -774,7 +827,8 @@ fn build_pipelines(
         forward: [make(false, "forward"), make(true, "forward")],
         depth: [make(false, "depth"), make(true, "depth")],
         shadow: [make(false, "shadow"), make(true, "shadow")],
-        outline: [make(false, "outline"), make(true, "outline")],
+        mask: [make(false, "mask"), make(true, "mask")],
+        outline: outline_pipeline,
         pick: [make(false, "pick"), make(true, "pick")],
         overlay,
         overlay_depth,
@@ -1027,13 +1081,16 @@ impl Renderer {
             view_formats: &[COLOR_FORMAT.remove_srgb_suffix()],
         });
         let depth = tex("marrow depth", DEPTH_FORMAT, T::RENDER_ATTACHMENT | T::COPY_SRC);
+        let mask = tex("marrow outline mask", MASK_FORMAT, T::RENDER_ATTACHMENT | T::TEXTURE_BINDING);
         RenderTarget {
             width: size.width,
             height: size.height,
             color_view: color.create_view(&Default::default()),
             depth_view: depth.create_view(&Default::default()),
+            mask_view: mask.create_view(&Default::default()),
             color,
             depth,
+            mask,
         }
     }
 
@@ -1397,8 +1454,9 @@ impl Renderer {
         draw_runs_with(&mut pass, pool, &self.runs, &self.pipelines.forward, |r| r.visible, stats, Some(&self.materials));
     }
 
-    /// The outline pass: the inverse hull of every visible object flagged
-    /// [`DrawObject::outlined`] (the vertex shader drops the others).
+    /// The outline: the visible silhouettes of the objects flagged [`DrawObject::outlined`]
+    /// into the target's mask (depth-tested against the pre-pass), then a full-screen pass that
+    /// paints the outline colour around the mask.
     fn outline_pass(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -1407,29 +1465,59 @@ impl Renderer {
         stamps: Option<&wgpu::QuerySet>,
         stats: &mut FrameStats,
     ) {
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("marrow outline mask"),
+                color_attachments: &[Some(color_attachment(
+                    &target.mask_view,
+                    wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
+                ))],
+                depth_stencil_attachment: Some(depth_attachment(&target.depth_view, false)),
+                timestamp_writes: stamps.map(|q| wgpu::RenderPassTimestampWrites {
+                    query_set: q,
+                    beginning_of_pass_write_index: Some(Pass::Outline as u32 * 2),
+                    end_of_pass_write_index: None,
+                }),
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_bind_group(0, &self.frame_group, &[]);
+            pass.set_bind_group(1, &self.objects_group, &[]);
+            let outlined = |r: &Run| {
+                let (s, e) = r.visible;
+                if self.gpu_objects[s as usize..e as usize].iter().any(|o| o.flags & OBJECT_OUTLINED != 0) {
+                    (s, e)
+                } else {
+                    (0, 0)
+                }
+            };
+            draw_runs(&mut pass, pool, &self.runs, &self.pipelines.mask, outlined, stats);
+        }
+        let mask_group = self.ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("marrow outline mask"),
+            layout: &self.layouts.mask,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::TextureView(&target.mask_view),
+            }],
+        });
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("marrow outline pass"),
+            label: Some("marrow outline"),
             color_attachments: &[Some(color_attachment(&target.color_view, wgpu::LoadOp::Load))],
-            depth_stencil_attachment: Some(depth_attachment(&target.depth_view, false)),
-            timestamp_writes: pass_stamps(stamps, Pass::Outline),
+            depth_stencil_attachment: None,
+            timestamp_writes: stamps.map(|q| wgpu::RenderPassTimestampWrites {
+                query_set: q,
+                beginning_of_pass_write_index: None,
+                end_of_pass_write_index: Some(Pass::Outline as u32 * 2 + 1),
+            }),
             occlusion_query_set: None,
             multiview_mask: None,
         });
+        pass.set_pipeline(&self.pipelines.outline);
         pass.set_bind_group(0, &self.frame_group, &[]);
-        pass.set_bind_group(1, &self.objects_group, &[]);
-        pass.set_bind_group(2, &self.shadow_group, &[]);
-        if let Some(white) = self.materials.get(&0) {
-            pass.set_bind_group(3, white, &[]);
-        }
-        let outlined = |r: &Run| {
-            let (s, e) = r.visible;
-            if self.gpu_objects[s as usize..e as usize].iter().any(|o| o.flags & OBJECT_OUTLINED != 0) {
-                (s, e)
-            } else {
-                (0, 0)
-            }
-        };
-        draw_runs(&mut pass, pool, &self.runs, &self.pipelines.outline, outlined, stats);
+        pass.set_bind_group(1, &mask_group, &[]);
+        pass.draw(0..3, 0..1);
+        stats.draw_calls += 1;
     }
 
     /// The overlay pass: the depth-tested lines (the grid), then the line list over everything.

@@ -383,7 +383,7 @@ pub struct RenderRequest {
     pub height: u32,
     /// Draw the skeleton overlay (with axis triads on rig 0).
     pub overlay: bool,
-    /// Outline width in world units (`None`: no outline).
+    /// Outline width in pixels around the characters, 1 to 8 (`None`: no outline).
     pub outline: Option<f32>,
     /// Shader source.
     pub shaders: ShaderSource,

@@ -20,6 +20,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("skin_debug", include_str!("../../../shaders/skin_debug.wgsl")),
     ("overlay", include_str!("../../../shaders/overlay.wgsl")),
     ("present", include_str!("../../../shaders/present.wgsl")),
+    ("outline", include_str!("../../../shaders/outline.wgsl")),
 ];
 
 /// Why a shader could not be composed or compiled. The message is meant for display.
