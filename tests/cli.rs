@@ -8,11 +8,7 @@ use serde_json::Value;
 
 fn gltf_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/gltf");
-    assert!(
-        dir.join("SimpleSkin").is_dir(),
-        "the glTF sample models are missing from {}",
-        dir.display()
-    );
+    assert!(dir.join("SimpleSkin").is_dir(), "the glTF sample models are missing from {}", dir.display());
     dir
 }
 

@@ -130,7 +130,10 @@ pub struct EditorApp {
 
 impl std::fmt::Debug for EditorApp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EditorApp").field("root", &self.doc.root()).field("modal", &self.modal).finish_non_exhaustive()
+        f.debug_struct("EditorApp")
+            .field("root", &self.doc.root())
+            .field("modal", &self.modal)
+            .finish_non_exhaustive()
     }
 }
 
@@ -255,7 +258,9 @@ impl EditorApp {
                     self.recent.truncate(10);
                     match recovery::read(&root) {
                         Some(Ok(recovery)) => self.modal = Some(Modal::Recover { root, recovery }),
-                        Some(Err(e)) => self.log.push(Level::Warning, "file", format!("recovery file unreadable: {e}")),
+                        Some(Err(e)) => {
+                            self.log.push(Level::Warning, "file", format!("recovery file unreadable: {e}"))
+                        }
                         None => {}
                     }
                 }
@@ -339,7 +344,7 @@ impl EditorApp {
     /// change).
     pub fn apply(&mut self, c: Command) {
         match c {
-            Command::Edit(op) => self.edit(op),
+            Command::Edit(op) => self.edit(*op),
             Command::Undo => {
                 if let Some(l) = self.doc.undo() {
                     self.log.push(Level::Info, "edit", format!("undo {l}"));
@@ -385,7 +390,10 @@ impl EditorApp {
             Err(e) => {
                 self.log.push(Level::Warning, "edit", format!("{} refused: {e}", op.label()));
                 if let EditError::InUse { .. } = &e {
-                    self.modal = Some(Modal::Error { title: format!("Cannot {}", op.label().to_lowercase()), body: e.to_string() });
+                    self.modal = Some(Modal::Error {
+                        title: format!("Cannot {}", op.label().to_lowercase()),
+                        body: e.to_string(),
+                    });
                 }
             }
         }
@@ -425,7 +433,11 @@ impl EditorApp {
                 }
                 self.modal = Some(Modal::Error {
                     title: format!("Cannot import {}", job.path().display()),
-                    body: format!("{}\n\n{} fault(s): see the Log.", faults.first().cloned().unwrap_or_default(), faults.len()),
+                    body: format!(
+                        "{}\n\n{} fault(s): see the Log.",
+                        faults.first().cloned().unwrap_or_default(),
+                        faults.len()
+                    ),
                 });
                 self.import = None;
             }
@@ -449,7 +461,9 @@ impl EditorApp {
         let typing = ctx.egui_wants_keyboard_input();
         let mut out = Vec::new();
         ctx.input_mut(|i| {
-            let cmd = |i: &mut egui::InputState, m: Modifiers, k: Key| i.consume_shortcut(&KeyboardShortcut::new(m, k));
+            let cmd = |i: &mut egui::InputState, m: Modifiers, k: Key| {
+                i.consume_shortcut(&KeyboardShortcut::new(m, k))
+            };
             if cmd(i, Modifiers::COMMAND, Key::S) {
                 out.push(Command::Save);
             }
@@ -504,21 +518,23 @@ impl EditorApp {
                     self.ui.gizmo = crate::viewport::gizmo::GizmoMode::Scale;
                 }
                 if let Selection::Entity(p) = &self.ui.selection {
-                    if key(i, Key::Delete) {
-                        if let Some(scene) = self.session.scene() {
-                            out.push(Command::Edit(Op::Entity {
-                                scene: scene.to_owned(),
-                                entity: p.clone(),
-                                op: crate::document::EntityOp::Delete,
-                            }));
-                        }
+                    if key(i, Key::Delete)
+                        && let Some(scene) = self.session.scene()
+                    {
+                        out.push(Command::Edit(Box::new(Op::Entity {
+                            scene: scene.to_owned(),
+                            entity: p.clone(),
+                            op: crate::document::EntityOp::Delete,
+                        })));
                     }
                     if key(i, Key::F2) {
                         self.ui.renaming = Some((p.clone(), crate::document::tree::leaf_name(p).to_owned()));
                     }
                 }
             });
-            if out.iter().any(|c| matches!(c, Command::Edit(Op::Entity { op: crate::document::EntityOp::Delete, .. }))) {
+            if out.iter().any(|c| {
+                matches!(c, Command::Edit(op) if matches!(**op, Op::Entity { op: crate::document::EntityOp::Delete, .. }))
+            }) {
                 self.ui.selection = Selection::None;
             }
         }
@@ -572,14 +588,22 @@ impl EditorApp {
             });
             ui.menu_button("Edit", |ui| {
                 let undo = self.doc.undo_label().map_or("Undo".to_owned(), |l| format!("Undo {l}"));
-                if ui.add_enabled(self.doc.undo_label().is_some(), egui::Button::new(undo).shortcut_text("Ctrl+Z")).clicked()
+                if ui
+                    .add_enabled(
+                        self.doc.undo_label().is_some(),
+                        egui::Button::new(undo).shortcut_text("Ctrl+Z"),
+                    )
+                    .clicked()
                 {
                     self.commands.push(Command::Undo);
                     ui.close();
                 }
                 let redo = self.doc.redo_label().map_or("Redo".to_owned(), |l| format!("Redo {l}"));
                 if ui
-                    .add_enabled(self.doc.redo_label().is_some(), egui::Button::new(redo).shortcut_text("Ctrl+Shift+Z"))
+                    .add_enabled(
+                        self.doc.redo_label().is_some(),
+                        egui::Button::new(redo).shortcut_text("Ctrl+Shift+Z"),
+                    )
                     .clicked()
                 {
                     self.commands.push(Command::Redo);
@@ -672,7 +696,9 @@ impl EditorApp {
                                     label: "Recover Unsaved Changes".into(),
                                     project: Box::new(p),
                                 }),
-                                Err(e) => self.log.push(Level::Error, "file", format!("recovery failed: {e}")),
+                                Err(e) => {
+                                    self.log.push(Level::Error, "file", format!("recovery failed: {e}"))
+                                }
                             }
                             close = true;
                         }

@@ -12,7 +12,7 @@ use crate::document::Op;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     /// An authored change (one undo step, or merged into the drag it belongs to).
-    Edit(Op),
+    Edit(Box<Op>),
     /// Undo the last step.
     Undo,
     /// Redo the next step.

@@ -57,19 +57,23 @@ impl ImportJob {
         match self.rx.try_recv() {
             Ok(o) => Some(o),
             Err(mpsc::TryRecvError::Empty) => None,
-            Err(mpsc::TryRecvError::Disconnected) => Some(Err(vec!["the import stopped unexpectedly".into()])),
+            Err(mpsc::TryRecvError::Disconnected) => {
+                Some(Err(vec!["the import stopped unexpectedly".into()]))
+            }
         }
     }
 }
 
 fn sanitize(s: &str) -> String {
-    let s: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let s: String =
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
     if s.is_empty() { "unnamed".into() } else { s }
 }
 
 fn taken(project: &Project, root: &Path, rel: &str) -> bool {
     let m = &project.manifest;
-    [&m.scenes, &m.assets, &m.clips, &m.graphs].iter().any(|l| l.iter().any(|x| x == rel)) || root.join(rel).exists()
+    [&m.scenes, &m.assets, &m.clips, &m.graphs].iter().any(|l| l.iter().any(|x| x == rel))
+        || root.join(rel).exists()
 }
 
 fn unique_path(project: &Project, root: &Path, dir: &str, stem: &str, ext: &str) -> String {
@@ -83,8 +87,10 @@ fn unique_path(project: &Project, root: &Path, dir: &str, stem: &str, ext: &str)
 /// Imports `path`, copies it (and, for a `.gltf`, the files its URIs name) into
 /// `root/assets/`, and builds the step. Faults come back with their locations.
 pub fn run(path: &Path, root: &Path, scene: &str, project: &Project) -> Outcome {
-    let imported = marrow_engine::gltf::import(path).map_err(|e| e.faults().iter().map(|f| f.to_string()).collect::<Vec<_>>())?;
-    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.glb".into());
+    let imported = marrow_engine::gltf::import(path)
+        .map_err(|e| e.faults().iter().map(|f| f.to_string()).collect::<Vec<_>>())?;
+    let file =
+        path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.glb".into());
     let stem = Path::new(&file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let ext = Path::new(&file).extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
     // Already inside the project: reference it where it is.
@@ -111,7 +117,11 @@ pub fn run(path: &Path, root: &Path, scene: &str, project: &Project) -> Outcome 
         }
     };
     let (op, entity_path) = import_op(&rel, &imported, &stem, scene, project, root);
-    Ok(Imported { op, warnings: imported.warnings.iter().map(|w| w.to_string()).collect(), entity_path: Some(entity_path) })
+    Ok(Imported {
+        op,
+        warnings: imported.warnings.iter().map(|w| w.to_string()).collect(),
+        entity_path: Some(entity_path),
+    })
 }
 
 /// Copies the relative files a `.gltf` names (buffers and images) next to its copy.
@@ -152,19 +162,33 @@ pub fn import_op(
     for a in &s.animations {
         for rc in &a.clips {
             let Some(rig) = s.rigs.get(rc.rig) else { continue };
-            let suffix = if s.rigs.len() > 1 { format!("_{}", sanitize(&rig.skeleton.name)) } else { String::new() };
-            let path = unique_path(&planned, root, "clips", &format!("{}_{}{suffix}", sanitize(stem), sanitize(&a.name)), ".clip.ron");
+            let suffix =
+                if s.rigs.len() > 1 { format!("_{}", sanitize(&rig.skeleton.name)) } else { String::new() };
+            let path = unique_path(
+                &planned,
+                root,
+                "clips",
+                &format!("{}_{}{suffix}", sanitize(stem), sanitize(&a.name)),
+                ".clip.ron",
+            );
             planned.manifest.clips.push(path.clone());
             let asset = ClipAsset { clip: rc.clip.clone(), bones: rig.skeleton.bone_names.clone() };
             first_clip[rc.rig].get_or_insert(path.clone());
             files.push((Slot::Clip(path), Value::Clip(Box::new(asset))));
         }
     }
-    let root_entity = marrow_engine::gltf::model_entity(s, asset, stem, &|r| first_clip.get(r).cloned().flatten());
-    let name = project.scenes.get(scene).map_or(root_entity.name.clone(), |d| tree::unique_name(d, None, &root_entity.name));
+    let root_entity =
+        marrow_engine::gltf::model_entity(s, asset, stem, &|r| first_clip.get(r).cloned().flatten());
+    let name = project
+        .scenes
+        .get(scene)
+        .map_or(root_entity.name.clone(), |d| tree::unique_name(d, None, &root_entity.name));
     (
         Op::AddFiles {
-            label: format!("Import {}", Path::new(asset).file_name().map_or(asset.into(), |f| f.to_string_lossy())),
+            label: format!(
+                "Import {}",
+                Path::new(asset).file_name().map_or(asset.into(), |f| f.to_string_lossy())
+            ),
             binary: vec![asset.to_owned()],
             files,
             entity: Some((scene.to_owned(), None, root_entity)),

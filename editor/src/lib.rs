@@ -47,7 +47,10 @@ pub fn device_descriptor(adapter: &egui_wgpu::wgpu::Adapter) -> egui_wgpu::wgpu:
     wgpu::DeviceDescriptor {
         label: Some("marrow editor device"),
         required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
-        required_limits: wgpu::Limits { max_texture_dimension_2d: 8192, ..base.using_resolution(adapter.limits()) },
+        required_limits: wgpu::Limits {
+            max_texture_dimension_2d: 8192,
+            ..base.using_resolution(adapter.limits())
+        },
         ..Default::default()
     }
 }
@@ -78,10 +81,6 @@ pub fn run(project: Option<PathBuf>, shaders: marrow_engine::render::ShaderSourc
         ..Default::default()
     };
     let app_options = AppOptions { project, shaders, ..Default::default() };
-    eframe::run_native(
-        "Marrow",
-        options,
-        Box::new(move |cc| Ok(Box::new(EditorApp::new(cc, app_options)))),
-    )
-    .map_err(|e| anyhow::anyhow!("the editor window failed: {e}"))
+    eframe::run_native("Marrow", options, Box::new(move |cc| Ok(Box::new(EditorApp::new(cc, app_options)))))
+        .map_err(|e| anyhow::anyhow!("the editor window failed: {e}"))
 }

@@ -37,7 +37,8 @@ pub fn path(root: &Path) -> PathBuf {
 pub fn write(root: &Path, files: Vec<(String, String)>) -> Result<(), String> {
     let written = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let r = Recovery { version: VERSION, written, files };
-    let text = ron::ser::to_string_pretty(&r, ron::ser::PrettyConfig::default()).map_err(|e| e.to_string())?;
+    let text =
+        ron::ser::to_string_pretty(&r, ron::ser::PrettyConfig::default()).map_err(|e| e.to_string())?;
     write_atomic(&path(root), text.as_bytes()).map_err(|e| e.to_string())
 }
 

@@ -41,7 +41,7 @@ fn step() -> impl Strategy<Value = Step> {
 
 const SCENE: &str = "scenes/main.scene.ron";
 
-fn pick<'a>(items: &'a [String], i: u32) -> Option<&'a String> {
+fn pick(items: &[String], i: u32) -> Option<&String> {
     (!items.is_empty()).then(|| &items[i as usize % items.len()])
 }
 
@@ -63,7 +63,7 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
         0 => e(EntityOp::SetTransform(Some(t))),
         1 => e(EntityOp::Rename(["Renamed", "Hip", "", "a/b", "Runner", "Ground"][b as usize % 6].into())),
         2 => {
-            let parent = if b % 3 == 0 { None } else { pick(&paths, b).cloned() };
+            let parent = if b.is_multiple_of(3) { None } else { pick(&paths, b).cloned() };
             e(EntityOp::Reparent { parent, index: Some(b as usize % 3) })
         }
         3 => e(EntityOp::Delete),
@@ -71,19 +71,21 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
             rig: "assets/runner.skeleton.ron".into(),
             clip: pick(&clips, b).cloned(),
             graph: None,
-            looping: (b % 2 == 0).then_some(b % 4 == 0),
+            looping: b.is_multiple_of(2).then_some(b.is_multiple_of(4)),
             speed: x,
             play_on_start: b % 2 == 1,
         }))),
-        5 => e(EntityOp::SetSocket((b % 4 != 0).then(|| SocketDesc {
+        5 => e(EntityOp::SetSocket((!b.is_multiple_of(4)).then(|| SocketDesc {
             bone: ["thigh_l", "shin_r", "missing"][b as usize % 3].into(),
             offset: t,
         }))),
         6 => e(EntityOp::SetMorphWeights(Some(vec![x.abs().min(1.0), 0.5]))),
-        7 => e(EntityOp::SetMesh((b % 3 != 0).then(|| MeshDesc::Box { half_extents: Vec3::splat(x.abs() + 0.1) }))),
+        7 => e(EntityOp::SetMesh(
+            (!b.is_multiple_of(3)).then(|| MeshDesc::Box { half_extents: Vec3::splat(x.abs() + 0.1) }),
+        )),
         8 => Op::AddEntity {
             scene: SCENE.into(),
-            parent: if b % 2 == 0 { None } else { Some(entity.clone()) },
+            parent: if b.is_multiple_of(2) { None } else { Some(entity.clone()) },
             entity: EntityDesc { name: "Added".into(), transform: Some(t), ..Default::default() },
         },
         9 => match pick(&clips, a) {
@@ -96,7 +98,10 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
         }
         11 => {
             let mut g = AnimGraph::new();
-            let c = g.add_node(NodeKind::Clip { clip: "clips/stride.clip.ron".into(), speed: 1.0, looping: true }, [0.0, 0.0]);
+            let c = g.add_node(
+                NodeKind::Clip { clip: "clips/stride.clip.ron".into(), speed: 1.0, looping: true },
+                [0.0, 0.0],
+            );
             let o = g.add_node(NodeKind::Output, [200.0, 0.0]);
             g.connect(c, o, "pose");
             Op::AddFiles {
@@ -106,7 +111,7 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
                 entity: None,
             }
         }
-        12 => Op::RenameProject(if b % 5 == 0 { " ".into() } else { format!("project {}", b % 7) }),
+        12 => Op::RenameProject(if b.is_multiple_of(5) { " ".into() } else { format!("project {}", b % 7) }),
         13 => {
             let mut q = p.clone();
             q.manifest.name = format!("replaced {}", b % 3);
@@ -119,8 +124,8 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
             Some(c) => Op::Clip {
                 path: c.clone(),
                 op: ClipOp::SetProperties {
-                    name: (b % 3 == 0).then(|| format!("clip {b}")),
-                    looping: Some(b % 2 == 0),
+                    name: b.is_multiple_of(3).then(|| format!("clip {b}")),
+                    looping: Some(b.is_multiple_of(2)),
                     length: Some(x),
                 },
             },

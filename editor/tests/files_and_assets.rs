@@ -37,7 +37,10 @@ fn import_a_model_then_set_an_expression_weight_undo_restores_the_bytes() {
     settle(&mut h);
     let app = h.state();
     assert_eq!(app.doc.undo_label().as_deref(), Some("Import AnimatedMorphCube.glb"));
-    assert!(dir.path().join("assets/AnimatedMorphCube.glb").is_file(), "the model is copied into the project");
+    assert!(
+        dir.path().join("assets/AnimatedMorphCube.glb").is_file(),
+        "the model is copied into the project"
+    );
     let mesh = "AnimatedMorphCube/AnimatedMorphCube";
     assert!(app.session.entity(mesh).is_some(), "the model's mesh entity is in the scene");
 
@@ -45,7 +48,12 @@ fn import_a_model_then_set_an_expression_weight_undo_restores_the_bytes() {
     h.state_mut().ui.selection = Selection::Entity(mesh.into());
     settle(&mut h);
     let slider = h.get_by_role_and_label(Role::Slider, "target0").rect();
-    drag(&mut h, slider.left_center() + egui::vec2(1.0, 0.0), slider.left_center() + egui::vec2(slider.width() * 0.6, 0.0), 5);
+    drag(
+        &mut h,
+        slider.left_center() + egui::vec2(1.0, 0.0),
+        slider.left_center() + egui::vec2(slider.width() * 0.6, 0.0),
+        5,
+    );
     let app = h.state();
     assert_eq!(app.doc.undo_label().as_deref(), Some("Set Expression"));
     assert_eq!(app.doc.steps().count(), 2, "import + one expression drag");
@@ -101,7 +109,12 @@ fn quitting_with_unsaved_changes_asks_first() {
     assert!(h.state().modal.is_none() && !h.state().quitting());
 
     // A window close request: cancelled, and the prompt shows.
-    h.input_mut().viewports.entry(egui::ViewportId::ROOT).or_default().events.push(egui::ViewportEvent::Close);
+    h.input_mut()
+        .viewports
+        .entry(egui::ViewportId::ROOT)
+        .or_default()
+        .events
+        .push(egui::ViewportEvent::Close);
     h.step();
     let cancelled = h.output().viewport_output[&egui::ViewportId::ROOT]
         .commands
@@ -231,4 +244,3 @@ fn opening_a_project_shows_it_and_titles_the_window() {
     assert_eq!(fresh.title(), "Marrow — untitled");
     h.step();
 }
-

@@ -83,7 +83,9 @@ fn gpu_editor(project: &std::path::Path) -> Option<Harness<'static, EditorApp>> 
             .with_step_dt(1.0 / 60.0)
             .with_max_steps(60)
             .wgpu_setup(setup)
-            .build_eframe(move |cc| EditorApp::new(cc, AppOptions { project: Some(p), ..Default::default() })),
+            .build_eframe(move |cc| {
+                EditorApp::new(cc, AppOptions { project: Some(p), ..Default::default() })
+            }),
     )
 }
 
@@ -122,7 +124,10 @@ fn default_layout_with_cesium_man_at_half_a_second() {
     h.run_steps(2);
     // The project's temporary path shows in the status bar and the Log: mask them.
     let log = h.get_by_label("Filter").rect();
-    h.mask(egui::Rect::from_min_max(log.left_top() - egui::vec2(40.0, -20.0), log.left_top() + egui::vec2(700.0, 60.0)));
+    h.mask(egui::Rect::from_min_max(
+        log.left_top() - egui::vec2(40.0, -20.0),
+        log.left_top() + egui::vec2(700.0, 60.0),
+    ));
     h.mask(egui::Rect::from_min_max(egui::pos2(0.0, 880.0), egui::pos2(400.0, 900.0)));
     h.remove_cursor();
     h.run_steps(1);

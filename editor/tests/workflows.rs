@@ -38,10 +38,20 @@ fn runner_workflow_undo_all_redo_all_save_and_reopen() {
     // Scrub while paused: the pose and the socketed limb move; no undo step, not dirty.
     let limb0 = limb_world(&h);
     let slider = h.get_by_role_and_label(Role::Slider, "Time").rect();
-    drag(&mut h, slider.left_center() + egui::vec2(2.0, 0.0), slider.left_center() + egui::vec2(slider.width() * 0.3, 0.0), 6);
+    drag(
+        &mut h,
+        slider.left_center() + egui::vec2(2.0, 0.0),
+        slider.left_center() + egui::vec2(slider.width() * 0.3, 0.0),
+        6,
+    );
     let t = rig_time(&h);
     assert!(t > 0.1 && t < 0.45, "scrubbed into the first half of the 1 s stride: {t}");
-    assert!(!limb_world(&h).abs_diff_eq(limb0, 1e-4), "the socketed limb follows the scrub: {limb0} {} t={t} pv={}", limb_world(&h), h.state().session.pose_version());
+    assert!(
+        !limb_world(&h).abs_diff_eq(limb0, 1e-4),
+        "the socketed limb follows the scrub: {limb0} {} t={t} pv={}",
+        limb_world(&h),
+        h.state().session.pose_version()
+    );
     assert_eq!(h.state().doc.steps().count(), 0);
     assert!(!h.state().doc.is_dirty());
     assert!(!h.state().session.is_playing());
@@ -72,7 +82,8 @@ fn runner_workflow_undo_all_redo_all_save_and_reopen() {
     drag(&mut h, field.center(), field.center() + egui::vec2(60.0, 0.0), 8);
     assert_eq!(h.state().doc.steps().count(), 1, "a drag is one step");
     assert_eq!(h.state().doc.undo_label().as_deref(), Some("Edit Transform"));
-    let x = h.state().doc.project().scenes["scenes/main.scene.ron"].entities[0].transform.unwrap().translation.x;
+    let x =
+        h.state().doc.project().scenes["scenes/main.scene.ron"].entities[0].transform.unwrap().translation.x;
     assert!(x > 0.1, "dragged right: {x}");
 
     // Rename with F2.
@@ -80,8 +91,11 @@ fn runner_workflow_undo_all_redo_all_save_and_reopen() {
     h.get_by_label("New name").type_text("Floor");
     h.run();
     key(&mut h, Modifiers::NONE, Key::Enter);
-    let names: Vec<String> =
-        h.state().doc.project().scenes["scenes/main.scene.ron"].entities.iter().map(|e| e.name.clone()).collect();
+    let names: Vec<String> = h.state().doc.project().scenes["scenes/main.scene.ron"]
+        .entities
+        .iter()
+        .map(|e| e.name.clone())
+        .collect();
     assert!(names.contains(&"Floor".to_owned()), "the typed name replaces the old one: {names:?}");
 
     // Reparent by dragging the row onto the rig.
@@ -91,7 +105,14 @@ fn runner_workflow_undo_all_redo_all_save_and_reopen() {
     drag(&mut h, from, to, 6);
     let scene = &h.state().doc.project().scenes["scenes/main.scene.ron"];
     assert!(
-        scene.entities.iter().find(|e| e.name == "Runner").unwrap().children.iter().any(|c| c.name == renamed),
+        scene
+            .entities
+            .iter()
+            .find(|e| e.name == "Runner")
+            .unwrap()
+            .children
+            .iter()
+            .any(|c| c.name == renamed),
         "reparented under Runner"
     );
 

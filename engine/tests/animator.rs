@@ -211,8 +211,10 @@ fn play_on_start_turns_into_playing_on_the_first_step_with_time() {
     a.stop();
     a.advance(0.1);
     assert!(!a.is_playing());
-    let mut off =
-        Animator::new(sk.clone(), AnimatorSettings { clip: Some(walk), speed: 1.0, play_on_start: false, ..Default::default() });
+    let mut off = Animator::new(
+        sk.clone(),
+        AnimatorSettings { clip: Some(walk), speed: 1.0, play_on_start: false, ..Default::default() },
+    );
     off.advance(0.1);
     assert!(!off.is_playing());
 }

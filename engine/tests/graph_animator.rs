@@ -63,7 +63,12 @@ fn single(sk: &Skeleton, lib: &Lib, path: &str) -> (Arc<GraphProgram>, NodeId) {
 fn clip_to_graph_to_clip_crossfades() {
     let (sk, lib) = setup();
     let n = sk.bone_count();
-    let settings = AnimatorSettings { clip: Some(lib["a"].clone()), speed: 1.0, play_on_start: true, ..Default::default() };
+    let settings = AnimatorSettings {
+        clip: Some(lib["a"].clone()),
+        speed: 1.0,
+        play_on_start: true,
+        ..Default::default()
+    };
     let mut anim = Animator::new(sk.clone(), settings);
     let mut pose = Pose::new(n);
     anim.advance(0.5);

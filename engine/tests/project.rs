@@ -325,7 +325,9 @@ fn check_project_names_every_fault() {
             _ => None,
         })
         .collect();
-    for want in [("Runner/LeftThigh", "socket"), ("Stray", "socket"), ("Twin", "animator.clip"), ("Twin", "mesh")] {
+    for want in
+        [("Runner/LeftThigh", "socket"), ("Stray", "socket"), ("Twin", "animator.clip"), ("Twin", "mesh")]
+    {
         assert!(located.contains(&want), "{want:?} not located in {located:?}");
     }
     assert_eq!(report.files, 4);

@@ -53,8 +53,13 @@ fn rig(
 ) -> marrow_engine::scene::Entity {
     let e = w.spawn(name);
     w.set_transform(e, Some(Transform::IDENTITY)).unwrap();
-    let animator = Animator::new(sk, AnimatorSettings { clip, speed: 1.0, play_on_start: true, ..Default::default() });
-    w.set_animator(e, AnimatorComponent { rig: "r".into(), clip: None, graph: None, looping: None, animator }).unwrap();
+    let animator =
+        Animator::new(sk, AnimatorSettings { clip, speed: 1.0, play_on_start: true, ..Default::default() });
+    w.set_animator(
+        e,
+        AnimatorComponent { rig: "r".into(), clip: None, graph: None, looping: None, animator },
+    )
+    .unwrap();
     e
 }
 

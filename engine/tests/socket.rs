@@ -60,9 +60,13 @@ fn swing(sk: &Skeleton) -> Arc<Clip> {
 fn rig(world: &mut World, name: &str, sk: Arc<Skeleton>, clip: Option<Arc<Clip>>, at: Transform) -> Entity {
     let e = world.spawn(name);
     world.set_transform(e, Some(at)).unwrap();
-    let animator = Animator::new(sk, AnimatorSettings { clip, speed: 1.0, play_on_start: true, ..Default::default() });
+    let animator =
+        Animator::new(sk, AnimatorSettings { clip, speed: 1.0, play_on_start: true, ..Default::default() });
     world
-        .set_animator(e, AnimatorComponent { rig: "rig".into(), clip: None, graph: None, looping: None, animator })
+        .set_animator(
+            e,
+            AnimatorComponent { rig: "rig".into(), clip: None, graph: None, looping: None, animator },
+        )
         .unwrap();
     e
 }

@@ -53,7 +53,9 @@ impl ClipOp {
                 }
                 if let Some(l) = length {
                     if !(l.is_finite() && *l >= 0.0) {
-                        return Err(EditError::Invalid("the length must be a finite, non-negative number".into()));
+                        return Err(EditError::Invalid(
+                            "the length must be a finite, non-negative number".into(),
+                        ));
                     }
                     c.clip.length = *l;
                 }

@@ -19,7 +19,9 @@ pub fn node_clip_refs(kind: &NodeKind) -> Vec<&str> {
 pub fn rename_node_clip_refs(kind: &mut NodeKind, f: &dyn Fn(&mut String) -> bool) -> bool {
     match kind {
         NodeKind::Clip { clip, .. } => f(clip),
-        NodeKind::BlendSpace1D { samples, .. } => samples.iter_mut().fold(false, |acc, s| f(&mut s.clip) | acc),
+        NodeKind::BlendSpace1D { samples, .. } => {
+            samples.iter_mut().fold(false, |acc, s| f(&mut s.clip) | acc)
+        }
         _ => false,
     }
 }

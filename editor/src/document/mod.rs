@@ -313,7 +313,11 @@ mod tests {
     fn refused_ops_change_nothing() {
         let mut d = doc();
         let r = d.apply(
-            &Op::Entity { scene: "s.scene.ron".into(), entity: "A".into(), op: EntityOp::Rename("a/b".into()) },
+            &Op::Entity {
+                scene: "s.scene.ron".into(),
+                entity: "A".into(),
+                op: EntityOp::Rename("a/b".into()),
+            },
             1,
         );
         assert!(matches!(r, Err(EditError::Invalid(_))));

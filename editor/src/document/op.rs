@@ -432,7 +432,9 @@ impl Op {
                         Slot::Clip(k) => m.clips.push(k.clone()),
                         Slot::Skeleton(k) => m.assets.push(k.clone()),
                         Slot::Graph(k) => m.graphs.push(k.clone()),
-                        Slot::Manifest => return Err(EditError::Invalid("the manifest is not a file to add".into())),
+                        Slot::Manifest => {
+                            return Err(EditError::Invalid("the manifest is not a file to add".into()));
+                        }
                     }
                     out.push((slot.clone(), Some(value.clone())));
                 }
@@ -461,7 +463,13 @@ impl Op {
                 }
                 slots.sort();
                 slots.dedup();
-                Ok(slots.into_iter().map(|s| { let v = s.get(project); (s, v) }).collect())
+                Ok(slots
+                    .into_iter()
+                    .map(|s| {
+                        let v = s.get(project);
+                        (s, v)
+                    })
+                    .collect())
             }
             Op::RenameProject(name) => {
                 if name.trim().is_empty() {
@@ -564,7 +572,9 @@ impl Op {
         // A renamed graph's own node references.
         if let Some((_, Some(Value::Graph(g)))) = out.iter_mut().find(|(s, _)| *s == new_slot) {
             for n in &mut g.nodes {
-                super::graph_ops::rename_node_clip_refs(&mut n.kind, &|r: &mut String| rename_ref(r, from, to));
+                super::graph_ops::rename_node_clip_refs(&mut n.kind, &|r: &mut String| {
+                    rename_ref(r, from, to)
+                });
             }
         }
         Ok(out)

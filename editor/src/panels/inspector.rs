@@ -12,8 +12,8 @@ use egui::{Color32, RichText};
 use glam::{EulerRot, Quat, Vec3};
 use marrow_engine::clip::find_clip_fault;
 use marrow_engine::math::Transform;
-use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SocketDesc};
 use marrow_engine::scene::AssetSource;
+use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SocketDesc};
 
 use super::Cx;
 use crate::command::Command;
@@ -61,7 +61,10 @@ pub fn transform_grid(ui: &mut egui::Ui, id: &str, t: &Transform, prefix: &str) 
         let deg = Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI) + Vec3::ZERO;
         if let Some(v) = vec3_row(ui, &p("Rotation"), deg, 0.5, "°") {
             let r = v * (std::f32::consts::PI / 180.0);
-            out = Some(Transform { rotation: Quat::from_euler(EulerRot::XYZ, r.x, r.y, r.z).normalize(), ..*t });
+            out = Some(Transform {
+                rotation: Quat::from_euler(EulerRot::XYZ, r.x, r.y, r.z).normalize(),
+                ..*t
+            });
         }
         if let Some(v) = vec3_row(ui, &p("Scale"), t.scale, 0.01, "") {
             out = Some(Transform { scale: v, ..*t });
@@ -152,7 +155,13 @@ impl Inspector {
                 );
             }
             if e.socket.is_none() && ui.button("Add Bone Socket").clicked() {
-                edit(cx, EntityOp::SetSocket(Some(SocketDesc { bone: String::new(), offset: Transform::IDENTITY })));
+                edit(
+                    cx,
+                    EntityOp::SetSocket(Some(SocketDesc {
+                        bone: String::new(),
+                        offset: Transform::IDENTITY,
+                    })),
+                );
             }
             if e.mesh.is_none() && ui.button("Add Box Mesh").clicked() {
                 edit(cx, EntityOp::SetMesh(Some(MeshDesc::Box { half_extents: Vec3::splat(0.25) })));
@@ -323,7 +332,11 @@ impl Inspector {
         s: &SocketDesc,
         edit: &dyn Fn(&mut Cx, EntityOp),
     ) {
-        ui.label(RichText::new("This entity's transform is an output: it is placed on the bone each frame.").small().weak());
+        ui.label(
+            RichText::new("This entity's transform is an output: it is placed on the bone each frame.")
+                .small()
+                .weak(),
+        );
         let parent = tree::parent_path(path);
         let bones: Vec<String> = parent
             .and_then(|p| cx.session.entity(p))
@@ -344,7 +357,9 @@ impl Inspector {
                     }
                 });
             if !s.bone.is_empty() && !bones.contains(&s.bone) {
-                ui.label(RichText::new("⚠ the rig has no bone of this name").color(Color32::from_rgb(235, 90, 80)));
+                ui.label(
+                    RichText::new("⚠ the rig has no bone of this name").color(Color32::from_rgb(235, 90, 80)),
+                );
             }
         });
         if bones.is_empty() {
@@ -376,7 +391,8 @@ impl Inspector {
         {
             let mesh = &c.asset.mesh;
             let count = mesh.primitives.iter().map(|p| p.targets.len()).max().unwrap_or(0);
-            let defaults: Vec<f32> = (0..count).map(|i| mesh.weights.get(i).copied().unwrap_or(0.0)).collect();
+            let defaults: Vec<f32> =
+                (0..count).map(|i| mesh.weights.get(i).copied().unwrap_or(0.0)).collect();
             let weights: Vec<f32> = e
                 .morph_weights
                 .clone()
@@ -421,7 +437,8 @@ impl Inspector {
                         ui.label("Half extents");
                         for (i, a) in ["X", "Y", "Z"].into_iter().enumerate() {
                             let r = ui.add(egui::DragValue::new(&mut h[i]).speed(0.01).range(0.0..=1000.0));
-                            changed |= named(r, egui::WidgetType::DragValue, &format!("Half extents {a}")).changed();
+                            changed |=
+                                named(r, egui::WidgetType::DragValue, &format!("Half extents {a}")).changed();
                         }
                     });
                     if changed {
@@ -446,8 +463,11 @@ impl Inspector {
                     }
                     (Some(sk), None) => {
                         ui.label(
-                            RichText::new(format!("Skinned ({:?}) but no Animator at or above drives it", sk.name))
-                                .color(Color32::from_rgb(235, 90, 80)),
+                            RichText::new(format!(
+                                "Skinned ({:?}) but no Animator at or above drives it",
+                                sk.name
+                            ))
+                            .color(Color32::from_rgb(235, 90, 80)),
                         );
                     }
                     (None, _) => {
@@ -475,7 +495,8 @@ impl Inspector {
                 ui.horizontal(|ui| {
                     ui.label("parent");
                     if ui.link(&sk.bone_names[p]).clicked() {
-                        cx.ui.selection = Selection::Bone { rig: rig_path.to_owned(), bone: sk.bone_names[p].clone() };
+                        cx.ui.selection =
+                            Selection::Bone { rig: rig_path.to_owned(), bone: sk.bone_names[p].clone() };
                     }
                 });
             } else {

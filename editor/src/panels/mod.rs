@@ -64,7 +64,7 @@ impl<'a> Cx<'a> {
 
     /// Queues an authored change.
     pub fn edit(&mut self, op: Op) {
-        self.commands.push(Command::Edit(op));
+        self.commands.push(Command::Edit(Box::new(op)));
     }
 
     /// The active scene: its path and authored description.

@@ -109,7 +109,8 @@ impl Outliner {
         if let Some(mut buffer) = renaming {
             ui.horizontal(|ui| {
                 ui.add_space(indent + 16.0);
-                let mut out = egui::TextEdit::singleline(&mut buffer).desired_width(160.0).id_salt("rename").show(ui);
+                let mut out =
+                    egui::TextEdit::singleline(&mut buffer).desired_width(160.0).id_salt("rename").show(ui);
                 let r = out.response.clone();
                 r.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::TextEdit, true, "New name"));
                 if !r.has_focus() {
@@ -213,7 +214,11 @@ impl Outliner {
                 }
                 ui.separator();
                 if ui.button("Delete").clicked() {
-                    cx.edit(Op::Entity { scene: scene.to_owned(), entity: path.clone(), op: EntityOp::Delete });
+                    cx.edit(Op::Entity {
+                        scene: scene.to_owned(),
+                        entity: path.clone(),
+                        op: EntityOp::Delete,
+                    });
                     cx.ui.selection = Selection::None;
                     ui.close();
                 }
@@ -259,7 +264,8 @@ fn bone_rows(ui: &mut egui::Ui, cx: &mut Cx, rig: &str, sk: &Skeleton, indent: f
             p = sk.parent(q);
         }
         let name = &sk.bone_names[b];
-        let selected = matches!(&cx.ui.selection, Selection::Bone { rig: r, bone } if r == rig && bone == name);
+        let selected =
+            matches!(&cx.ui.selection, Selection::Bone { rig: r, bone } if r == rig && bone == name);
         ui.horizontal(|ui| {
             ui.add_space(indent + depth as f32 * 10.0);
             let text = RichText::new(format!("• {name}")).color(Color32::from_rgb(200, 200, 150)).size(12.0);

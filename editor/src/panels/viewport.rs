@@ -107,7 +107,8 @@ impl ViewportPanel {
     pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut Cx) {
         self.report = ViewportReport::default();
         self.toolbar(ui, cx);
-        let (rect, response) = ui.allocate_exact_size(ui.available_size().max(egui::vec2(32.0, 32.0)), Sense::click_and_drag());
+        let (rect, response) =
+            ui.allocate_exact_size(ui.available_size().max(egui::vec2(32.0, 32.0)), Sense::click_and_drag());
         response.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Other, true, "3D viewport"));
         self.camera_input(ui, &response, rect, cx);
         let aspect = rect.width() / rect.height().max(1.0);
@@ -183,7 +184,9 @@ impl ViewportPanel {
 
     fn toolbar(&mut self, ui: &mut egui::Ui, cx: &mut Cx) {
         ui.horizontal(|ui| {
-            for (mode, key) in [(GizmoMode::Translate, "W"), (GizmoMode::Rotate, "E"), (GizmoMode::Scale, "R")] {
+            for (mode, key) in
+                [(GizmoMode::Translate, "W"), (GizmoMode::Rotate, "E"), (GizmoMode::Scale, "R")]
+            {
                 if ui.selectable_label(cx.ui.gizmo == mode, mode.name()).on_hover_text(key).clicked() {
                     cx.ui.gizmo = mode;
                 }
@@ -202,7 +205,8 @@ impl ViewportPanel {
         let (shift, alt) = ui.input(|i| (i.modifiers.shift, i.modifiers.alt));
         let delta = response.drag_delta();
         let d = Vec2::new(delta.x, delta.y);
-        let other = response.dragged_by(egui::PointerButton::Middle) || response.dragged_by(egui::PointerButton::Secondary);
+        let other = response.dragged_by(egui::PointerButton::Middle)
+            || response.dragged_by(egui::PointerButton::Secondary);
         if other {
             if shift { cam.pan(d, rect.height()) } else { cam.orbit(d) }
         } else if alt && response.dragged_by(egui::PointerButton::Primary) {
@@ -241,7 +245,11 @@ impl ViewportPanel {
             let (w, h) = g.target_size()?;
             let sx = w as f32 / ppp;
             let (x, y) = ((local.x * sx) as u32, (local.y * sx) as u32);
-            Some(g.renderer.pick(&g.pool, &g.frame, w, h, x, y, 3))
+            Some(g.renderer.pick(
+                &g.pool,
+                &g.frame,
+                marrow_engine::render::PickRequest { width: w, height: h, x, y, radius: 3 },
+            ))
         })
         .flatten();
         match picked {
@@ -261,7 +269,8 @@ impl ViewportPanel {
     fn paint(&mut self, ui: &mut egui::Ui, cx: &mut Cx, rs: &RenderState, rect: egui::Rect, view: &View) {
         let ppp = ui.ctx().pixels_per_point();
         let world = cx.session.world();
-        let selected: Vec<Entity> = cx.ui.selection.entity().and_then(|p| world.find(p)).into_iter().collect();
+        let selected: Vec<Entity> =
+            cx.ui.selection.entity().and_then(|p| world.find(p)).into_iter().collect();
         let selected_bone = match &cx.ui.selection {
             Selection::Bone { rig, bone } => world.find(rig).and_then(|r| {
                 let b = world.animator(r)?.skeleton().index_of(bone)?;
@@ -311,7 +320,10 @@ impl ViewportPanel {
             report.gpu_timing = g.renderer.has_gpu_timing();
             report.gpu = g.pass_times();
             if let Some(Err(e)) = g.renderer.poll_shader_changes() {
-                messages.push((Level::Error, format!("shader reload failed, keeping the last good pipelines: {e}")));
+                messages.push((
+                    Level::Error,
+                    format!("shader reload failed, keeping the last good pipelines: {e}"),
+                ));
             }
             if frame_request {
                 // The selection's draw bounds; with nothing selected, the characters (the

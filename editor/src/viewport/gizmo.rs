@@ -168,12 +168,14 @@ impl Gizmo {
             match self.mode {
                 GizmoMode::Translate | GizmoMode::Scale => {
                     let Some(tip) = view.project(o + axis * self.size) else { continue };
-                    let h = if self.mode == GizmoMode::Translate { Handle::Move(i) } else { Handle::Stretch(i) };
+                    let h =
+                        if self.mode == GizmoMode::Translate { Handle::Move(i) } else { Handle::Stretch(i) };
                     consider(dist_to_segment(cursor, center, tip), h);
                 }
                 GizmoMode::Rotate => {
                     let ring = self.ring(view, i);
-                    let d = ring.windows(2).map(|w| dist_to_segment(cursor, w[0], w[1])).fold(f32::MAX, f32::min);
+                    let d =
+                        ring.windows(2).map(|w| dist_to_segment(cursor, w[0], w[1])).fold(f32::MAX, f32::min);
                     consider(d, Handle::Turn(i));
                 }
             }
@@ -294,7 +296,10 @@ mod tests {
 
     fn view() -> View {
         let cam = OrbitCamera { target: Vec3::ZERO, yaw: 0.0, pitch: 0.0, distance: 5.0, fov_y: 0.8 };
-        View { clip_from_world: cam.clip_from_world(1.0), rect: Rect::from_min_size(Pos2::ZERO, egui::vec2(400.0, 400.0)) }
+        View {
+            clip_from_world: cam.clip_from_world(1.0),
+            rect: Rect::from_min_size(Pos2::ZERO, egui::vec2(400.0, 400.0)),
+        }
     }
 
     fn gizmo(mode: GizmoMode) -> Gizmo {

@@ -49,9 +49,14 @@ impl ViewportGpu {
     /// Builds the renderer on `rs`'s device (shaders from `shaders`, hot-reloaded when it is a
     /// directory; GPU timing when the device has timestamp queries).
     pub fn new(rs: &RenderState, shaders: ShaderSource) -> Result<Self, RenderError> {
-        let ctx =
-            GpuContext::from_parts(rs.instance.clone(), rs.adapter.clone(), rs.device.clone(), rs.queue.clone());
-        let mut renderer = Renderer::new(&ctx, RendererSettings { shaders, gpu_timing: true, ..Default::default() })?;
+        let ctx = GpuContext::from_parts(
+            rs.instance.clone(),
+            rs.adapter.clone(),
+            rs.device.clone(),
+            rs.queue.clone(),
+        );
+        let mut renderer =
+            Renderer::new(&ctx, RendererSettings { shaders, gpu_timing: true, ..Default::default() })?;
         if let Err(e) = renderer.watch_shaders() {
             log::warn!("{e}");
         }

@@ -247,7 +247,10 @@ impl Builder<'_> {
             let base_color = match factor {
                 Some(f) if f.len() == 4 && f.iter().all(|x| x.is_finite()) => [f[0], f[1], f[2], f[3]],
                 Some(_) => {
-                    self.warn(Location::Material(i), "baseColorFactor is not four finite numbers; using white");
+                    self.warn(
+                        Location::Material(i),
+                        "baseColorFactor is not four finite numbers; using white",
+                    );
                     [1.0; 4]
                 }
                 None => [1.0; 4],
@@ -255,11 +258,16 @@ impl Builder<'_> {
             let texture = pbr.and_then(|p| p.base_color_texture.as_ref()).and_then(|t| {
                 let source = root.textures.get(t.index).and_then(|x| x.source);
                 match source {
-                    Some(s) if images.get(s).is_some_and(|im| !im.bytes.is_empty()) && t.tex_coord == 0 => Some(s),
+                    Some(s) if images.get(s).is_some_and(|im| !im.bytes.is_empty()) && t.tex_coord == 0 => {
+                        Some(s)
+                    }
                     _ => {
                         self.warn(
                             Location::Material(i),
-                            format!("baseColorTexture {} is not a usable image on TEXCOORD_0; drawn untextured", t.index),
+                            format!(
+                                "baseColorTexture {} is not a usable image on TEXCOORD_0; drawn untextured",
+                                t.index
+                            ),
                         );
                         None
                     }
@@ -543,7 +551,9 @@ impl Builder<'_> {
         };
         let colors = match attr("COLOR_0") {
             Some(a) => match self.root.accessors.get(a).map(|x| x.kind.as_str()) {
-                Some("VEC3") => self.vecs::<3>(a, n, "COLOR_0")?.into_iter().map(|c| [c[0], c[1], c[2], 1.0]).collect(),
+                Some("VEC3") => {
+                    self.vecs::<3>(a, n, "COLOR_0")?.into_iter().map(|c| [c[0], c[1], c[2], 1.0]).collect()
+                }
                 _ => self.vecs::<4>(a, n, "COLOR_0")?,
             },
             None => Vec::new(),

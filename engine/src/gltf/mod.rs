@@ -26,10 +26,10 @@ use std::path::PathBuf;
 
 use glam::Mat4;
 
-pub use error::{Fault, ImportError, Location, Warning};
-pub use entity::{entity_name, model_entity};
-pub use evaluate::ScenePose;
 pub use crate::mesh::{Image, Material, Mesh, Primitive, SkinStream};
+pub use entity::{entity_name, model_entity};
+pub use error::{Fault, ImportError, Location, Warning};
+pub use evaluate::ScenePose;
 pub use import::{import, import_slice};
 
 use crate::clip::Clip;
@@ -67,8 +67,6 @@ pub struct ImportedScene {
     /// Everything the importer changed to keep the file usable.
     pub warnings: Vec<Warning>,
 }
-
-
 
 /// Where a node sits in a rig.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,9 +171,6 @@ pub struct MeshBinding {
     /// included. See [`crate::skinning::posed_bounds`].
     pub joint_bounds: Vec<Option<Aabb>>,
 }
-
-
-
 
 /// One glTF animation, split by what it drives.
 #[derive(Clone, Debug, PartialEq)]

@@ -30,8 +30,8 @@ use serde::de::DeserializeOwned;
 
 use crate::clip::{Clip, find_clip_fault};
 use crate::gltf::{self, ImportedScene};
-use crate::graph::{AnimGraph, GraphProgram};
 use crate::graph::file::{GraphFile, load_graph, pretty_config, ron_options};
+use crate::graph::{AnimGraph, GraphProgram};
 use crate::scene::{AssetSource, EntityDesc, MeshAsset, MeshDesc, SceneDesc, World};
 use crate::skeleton::{Skeleton, find_skeleton_fault};
 use file::{ClipAsset, ClipFile, FILE_VERSION, FieldError, Manifest, ProjectFile, SceneFile, SkeletonFile};
@@ -587,7 +587,9 @@ impl Library {
     ) -> Result<GraphProgram, Vec<crate::graph::GraphError>> {
         let Some(g) = self.graphs.get(reference) else { return Err(Vec::new()) };
         let clip_of = |path: &str| {
-            self.clips.get(path).and_then(|l| l.iter().find(|c| c.skeleton == skeleton.name).or(l.first()).cloned())
+            self.clips
+                .get(path)
+                .and_then(|l| l.iter().find(|c| c.skeleton == skeleton.name).or(l.first()).cloned())
         };
         crate::graph::compile(g, skeleton, &clip_of)
     }
@@ -764,13 +766,10 @@ pub fn check_project(path: &Path) -> CheckReport {
                             match lib.clip(c, &sk) {
                                 Ok(clip) => {
                                     if let Some(f) = find_clip_fault(&clip, &sk) {
-                                        errors
-                                            .push(entity_fault(&full, &path, "animator.clip", f));
+                                        errors.push(entity_fault(&full, &path, "animator.clip", f));
                                     }
                                 }
-                                Err(m) => {
-                                    errors.push(entity_fault(&full, &path, "animator.clip", m))
-                                }
+                                Err(m) => errors.push(entity_fault(&full, &path, "animator.clip", m)),
                             }
                         }
                         if let Some(g) = &a.graph
@@ -808,12 +807,18 @@ pub fn check_project(path: &Path) -> CheckReport {
             }
             if let Some(s) = &e.socket {
                 match &parent_rig {
-                    None => errors
-                        .push(entity_fault(&full, &path, "socket", "not a direct child of a rig")),
+                    None => errors.push(entity_fault(&full, &path, "socket", "not a direct child of a rig")),
                     Some(sk) if sk.bone_count() == 0 => {
                         errors.push(entity_fault(&full, &path, "socket", "the rig has no bones"))
                     }
-                    Some(sk) if s.bone.is_empty() || sk.index_of(&s.bone).is_none() => errors.push(entity_fault(&full, &path, "socket", format!("skeleton {:?} has no bone {:?}", sk.name, s.bone))),
+                    Some(sk) if s.bone.is_empty() || sk.index_of(&s.bone).is_none() => {
+                        errors.push(entity_fault(
+                            &full,
+                            &path,
+                            "socket",
+                            format!("skeleton {:?} has no bone {:?}", sk.name, s.bone),
+                        ))
+                    }
                     _ => {}
                 }
                 if e.transform.is_none() {

@@ -321,7 +321,10 @@ impl MeshPool {
             return Err(RenderError::Mesh(format!("a {width} x {height} texture (the device allows {max})")));
         }
         if rgba.len() as u64 != width as u64 * height as u64 * 4 {
-            return Err(RenderError::Mesh(format!("{} bytes for a {width} x {height} RGBA texture", rgba.len())));
+            return Err(RenderError::Mesh(format!(
+                "{} bytes for a {width} x {height} RGBA texture",
+                rgba.len()
+            )));
         }
         let size = wgpu::Extent3d { width, height, depth_or_array_layers: 1 };
         let texture = device.create_texture(&wgpu::TextureDescriptor {
@@ -342,7 +345,11 @@ impl MeshPool {
                 aspect: wgpu::TextureAspect::All,
             },
             rgba,
-            wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(width * 4), rows_per_image: Some(height) },
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(width * 4),
+                rows_per_image: Some(height),
+            },
             size,
         );
         let t = GpuTexture { view: texture.create_view(&Default::default()), texture };

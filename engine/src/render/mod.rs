@@ -37,12 +37,13 @@ pub mod world;
 pub use camera::{Camera, Frustum};
 pub use gpu::{GpuContext, test_device};
 pub use mesh::{MeshData, MeshHandle, MeshPool};
-pub use renderer::{
-    DrawObject, FrameData, FrameStats, Light, PassTimes, RenderTarget, Renderer, RendererSettings,
-};
 pub use present::Presenter;
-pub use world::{ExtractStats, WorldRenderer, WorldView, pick_bone, render_world};
+pub use renderer::{
+    DrawObject, FrameData, FrameStats, Light, PassTimes, PickRequest, RenderTarget, Renderer,
+    RendererSettings,
+};
 pub use shader::{ShaderError, ShaderSource};
+pub use world::{ExtractStats, WorldRenderer, WorldView, pick_bone, render_world};
 
 pub use wgpu;
 

@@ -300,7 +300,10 @@ fn depth_attachment(view: &wgpu::TextureView, clear: bool) -> wgpu::RenderPassDe
     }
 }
 
-fn color_attachment(view: &wgpu::TextureView, load: wgpu::LoadOp<wgpu::Color>) -> wgpu::RenderPassColorAttachment<'_> {
+fn color_attachment(
+    view: &wgpu::TextureView,
+    load: wgpu::LoadOp<wgpu::Color>,
+) -> wgpu::RenderPassColorAttachment<'_> {
     wgpu::RenderPassColorAttachment {
         view,
         depth_slice: None,
@@ -369,6 +372,22 @@ impl Timing {
         self.last = Some(times);
         Some(())
     }
+}
+
+/// Where [`Renderer::pick`] looks: a `width` x `height` image (the viewport's) and the pixel
+/// `(x, y)` in it, accepting the nearest object within `radius` pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PickRequest {
+    /// Image width in pixels.
+    pub width: u32,
+    /// Image height in pixels.
+    pub height: u32,
+    /// Pixel column.
+    pub x: u32,
+    /// Pixel row.
+    pub y: u32,
+    /// Search radius in pixels.
+    pub radius: u32,
 }
 
 /// The id target of the picking pass (R32Uint colour + depth), kept while its size holds.
@@ -618,11 +637,8 @@ struct MeshPipelineDesc<'a> {
 
 fn mesh_pipeline(device: &wgpu::Device, d: MeshPipelineDesc<'_>) -> wgpu::RenderPipeline {
     let buffers = vertex_layouts(d.skinned);
-    let targets = [Some(wgpu::ColorTargetState {
-        format: d.format,
-        blend: None,
-        write_mask: wgpu::ColorWrites::ALL,
-    })];
+    let targets =
+        [Some(wgpu::ColorTargetState { format: d.format, blend: None, write_mask: wgpu::ColorWrites::ALL })];
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some(d.label),
         layout: Some(d.layout),
@@ -763,7 +779,10 @@ fn build_pipelines(
                     attributes: &LINE_ATTRIBUTES,
                 })],
             },
-            primitive: wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::LineList, ..Default::default() },
+            primitive: wgpu::PrimitiveState {
+                topology: wgpu::PrimitiveTopology::LineList,
+                ..Default::default()
+            },
             depth_stencil: Some(wgpu::DepthStencilState {
                 format: DEPTH_FORMAT,
                 depth_write_enabled: Some(false),
@@ -949,7 +968,12 @@ impl Renderer {
         let mut materials = std::collections::HashMap::new();
         materials.insert(
             0,
-            material_group(device, &layouts.material, &white.create_view(&Default::default()), &material_sampler),
+            material_group(
+                device,
+                &layouts.material,
+                &white.create_view(&Default::default()),
+                &material_sampler,
+            ),
         );
         let frame_buffer = storage_buffer(device, "marrow frame", size_of::<GpuFrame>() as u64, U::UNIFORM);
         let frame_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -1319,7 +1343,8 @@ impl Renderer {
                 && !self.materials.contains_key(&r.material)
                 && let Some(t) = pool.texture(TextureHandle(r.material - 1))
             {
-                let g = material_group(&self.ctx.device, &self.layouts.material, &t.view, &self.material_sampler);
+                let g =
+                    material_group(&self.ctx.device, &self.layouts.material, &t.view, &self.material_sampler);
                 self.materials.insert(r.material, g);
             }
         }
@@ -1451,7 +1476,15 @@ impl Renderer {
         pass.set_bind_group(0, &self.frame_group, &[]);
         pass.set_bind_group(1, &self.objects_group, &[]);
         pass.set_bind_group(2, &self.shadow_group, &[]);
-        draw_runs_with(&mut pass, pool, &self.runs, &self.pipelines.forward, |r| r.visible, stats, Some(&self.materials));
+        draw_runs_with(
+            &mut pass,
+            pool,
+            &self.runs,
+            &self.pipelines.forward,
+            |r| r.visible,
+            stats,
+            Some(&self.materials),
+        );
     }
 
     /// The outline: the visible silhouettes of the objects flagged [`DrawObject::outlined`]
@@ -1583,19 +1616,16 @@ impl Renderer {
         self.timing.is_some()
     }
 
-    /// Renders the id pass of `frame` at `width` x `height` and returns the pick id under pixel
-    /// `(x, y)` (or the nearest non-zero id within `radius` pixels of it; `None`: nothing there).
-    /// Objects write their [`DrawObject::pick_id`]; 0 is background. Blocks on the read-back.
+    /// Renders the id pass of `frame` at the request's size and returns the pick id under its
+    /// pixel (or the nearest non-zero id within its radius; `None`: nothing there). Objects write
+    /// their [`DrawObject::pick_id`]; 0 is background. Blocks on the read-back.
     pub fn pick(
         &mut self,
         pool: &MeshPool,
         frame: &FrameData,
-        width: u32,
-        height: u32,
-        x: u32,
-        y: u32,
-        radius: u32,
+        request: PickRequest,
     ) -> Result<Option<u32>, RenderError> {
+        let PickRequest { width, height, x, y, radius } = request;
         let (width, height) = (width.max(1), height.max(1));
         if x >= width || y >= height {
             return Ok(None);

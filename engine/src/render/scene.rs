@@ -150,7 +150,8 @@ impl SceneRenderer {
                     });
                 }
                 let palette = if skin.is_some() { COLORS[pi % 4] } else { COLORS[(pi + 1) % 4] };
-                let color = prim.material.and_then(|m| scene.materials.get(m)).map_or(palette, |m| m.base_color);
+                let color =
+                    prim.material.and_then(|m| scene.materials.get(m)).map_or(palette, |m| m.base_color);
                 let material =
                     prim.material.and_then(|m| textures.get(m).copied().flatten()).map_or(0, |t| t.0 + 1);
                 draws.push(SceneDraw {
@@ -259,7 +260,14 @@ impl SceneRenderer {
             .run()
             .map_err(|e| RenderError::Mesh(e.to_string()))?;
             let colors = &prim.colors;
-            pack_vertices(&slot.positions, &slot.normals, &slot.tangents, &prim.uvs, colors, &mut slot.packed);
+            pack_vertices(
+                &slot.positions,
+                &slot.normals,
+                &slot.tangents,
+                &prim.uvs,
+                colors,
+                &mut slot.packed,
+            );
             pool.write_vertices(&ctx.queue, slot.handle, &slot.packed)?;
             slot.uploaded_version = slot.state.version();
             self.morph_uploads += 1;

@@ -252,11 +252,12 @@ mod tests {
         let s = ShaderSource::Embedded;
         let plain = s.compose("mesh", &[]).unwrap();
         let skinned = s.compose("mesh", &["SKINNED"]).unwrap();
-        assert!(!plain.contains("@location(4)"));
+        assert!(!plain.contains("@location(4) joints"));
         assert!(skinned.contains("@location(4) joints"));
         assert_eq!(plain.matches("fn skinned_world_position").count(), 1);
-        s.compose("skin_debug", &[]).unwrap();
-        s.compose("overlay", &[]).unwrap();
+        for name in ["skin_debug", "overlay", "outline", "present"] {
+            s.compose(name, &[]).unwrap();
+        }
     }
 
     #[test]

@@ -182,7 +182,8 @@ fn upload(
             .iter()
             .map(|t| t.positions.iter().map(|d| Vec3::from(*d).length()).fold(0.0, f32::max))
             .collect();
-        let material = prim.material.and_then(|m| per_material.get(m).copied().flatten()).map_or(0, |t| t.0 + 1);
+        let material =
+            prim.material.and_then(|m| per_material.get(m).copied().flatten()).map_or(0, |t| t.0 + 1);
         let color = prim.material.and_then(|m| asset.materials.get(m)).map(|m| m.base_color);
         prims.push(PrimUpload { index, handle, color, material, max_delta });
     }
@@ -257,12 +258,13 @@ impl WorldRenderer {
         for e in world.entities() {
             let Some(m) = world.mesh(e) else { continue };
             let key = key_of(&m.desc, &m.asset);
-            if !self.uploads.contains_key(&key) {
-                let up = upload(ctx, pool, &m.asset, now)?;
-                self.uploads.insert(key, up);
-                stats.mesh_uploads += 1;
-            }
-            let up = self.uploads.get_mut(&key).expect("inserted above");
+            let up = match self.uploads.entry(key) {
+                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    stats.mesh_uploads += 1;
+                    v.insert(upload(ctx, pool, &m.asset, now)?)
+                }
+            };
             up.used = now;
             let entity_world = world.world_matrix(e).unwrap_or(Mat4::IDENTITY);
             // A skinned mesh draws at its rig's world matrix with the rig's palette; without a
@@ -526,8 +528,7 @@ pub fn render_world(
     skeletons: bool,
     shaders: super::ShaderSource,
 ) -> Result<super::scene::RenderedImage, RenderError> {
-    let mut renderer =
-        super::Renderer::new(ctx, super::RendererSettings { shaders, ..Default::default() })?;
+    let mut renderer = super::Renderer::new(ctx, super::RendererSettings { shaders, ..Default::default() })?;
     let mut pool = MeshPool::new();
     let mut wr = WorldRenderer::new();
     wr.view.skeletons = skeletons;

@@ -46,8 +46,8 @@ pub use socket::{BoneSocket, SocketFault, socket_local};
 
 use crate::animator::{Animator, AnimatorSettings, MarkerEvent};
 use crate::clip::Clip;
-use crate::mesh;
 use crate::math::Transform;
+use crate::mesh;
 use crate::pose::{PoseBuffer, RigPose, RigPoseMut, RigSlot};
 use crate::property::{PropertyAnimation, PropertyPlayer};
 use crate::skeleton::Skeleton;
