@@ -1,7 +1,9 @@
 //! Property test of the document: random sequences of every edit kind the editor has (entity
 //! transforms, renames, reparenting, deletes, additions, animators, sockets, expressions,
 //! meshes, asset renames and deletes, added files, project renames, whole-project
-//! replacement, clip properties, graph node moves), some merged as drags, with saves and
+//! replacement, clip properties and every timeline edit (keys inserted, deleted, moved, scaled,
+//! re-eased, re-interpolated, valued, tangents, markers added, moved, renamed, deleted), graph
+//! node moves), some merged as drags, with saves and
 //! reloads mixed in. After the sequence, undoing everything gives the files of the last
 //! opened state byte for byte and redoing everything gives the files after the sequence; a
 //! refused edit changes nothing; a reload gives back exactly what was saved.
@@ -9,10 +11,14 @@
 mod support;
 
 use glam::{Quat, Vec3};
-use marrow_editor::document::clip_ops::ClipOp;
+use marrow_editor::document::clip_ops::{ClipOp, InsertKind, KeyRef, KeyValue, KeyWrite};
 use marrow_editor::document::graph_ops::GraphOp;
 use marrow_editor::document::{Document, EntityOp, Op, Slot, Value, tree};
+use marrow_engine::clip::Channel;
+use marrow_engine::easing::{Ease, Easing};
 use marrow_engine::graph::{AnimGraph, NodeKind};
+use marrow_engine::project::file::ClipAsset;
+use marrow_engine::track::Interpolation;
 use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
 use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SocketDesc};
@@ -32,7 +38,7 @@ enum Step {
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        12 => (0u8..17, any::<u32>(), any::<u32>(), -3.0f32..3.0, 0u8..3)
+        12 => (0u8..29, any::<u32>(), any::<u32>(), -3.0f32..3.0, 0u8..3)
             .prop_map(|(kind, a, b, x, gesture)| Step::Edit { kind, a, b, x, gesture }),
         1 => Just(Step::Save),
         1 => Just(Step::Reload),
@@ -127,6 +133,7 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
                     name: b.is_multiple_of(3).then(|| format!("clip {b}")),
                     looping: Some(b.is_multiple_of(2)),
                     length: Some(x),
+                    frame_rate: b.is_multiple_of(5).then_some(24.0),
                 },
             },
             None => Op::RenameProject("no clip".into()),
@@ -138,7 +145,77 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
             }
             None => Op::RenameProject("no graph".into()),
         },
-        _ => e(EntityOp::SetTransform(Some(Transform { translation: Vec3::splat(f32::NAN), ..t }))),
+        16 => e(EntityOp::SetTransform(Some(Transform { translation: Vec3::splat(f32::NAN), ..t }))),
+        _ => match pick(&clips, a) {
+            Some(c) => Op::Clip { path: c.clone(), op: clip_op(&p.clips[c], kind, a, b, x) },
+            None => Op::RenameProject("no clip".into()),
+        },
+    }
+}
+
+/// The existing keys of a clip, as references.
+fn keys_of(c: &ClipAsset) -> Vec<KeyRef> {
+    let mut out = Vec::new();
+    for (bone, ch) in c.bones.iter().zip(c.clip.channels()) {
+        let mut add = |channel, times: &[f32]| out.extend(times.iter().map(|t| KeyRef::new(bone.clone(), channel, *t)));
+        if let Some(t) = &ch.translation {
+            add(Channel::Translation, t.times());
+        }
+        if let Some(t) = &ch.rotation {
+            add(Channel::Rotation, t.times());
+        }
+        if let Some(t) = &ch.scale {
+            add(Channel::Scale, t.times());
+        }
+    }
+    out
+}
+
+/// A timeline edit of kind `kind` (17..) on clip `c`.
+fn clip_op(c: &ClipAsset, kind: u8, a: u32, b: u32, x: f32) -> ClipOp {
+    let keys = keys_of(c);
+    let some = |n: usize| -> Vec<KeyRef> {
+        if keys.is_empty() {
+            return Vec::new();
+        }
+        (0..n).map(|i| keys[(a as usize + i * (b as usize % 7 + 1)) % keys.len()].clone()).collect()
+    };
+    let bone = c.bones[a as usize % c.bones.len()].clone();
+    let channel = [Channel::Translation, Channel::Rotation, Channel::Scale][b as usize % 3];
+    let value = |ch: Channel| match ch {
+        Channel::Rotation => KeyValue::Quat(Quat::from_rotation_x(x)),
+        _ => KeyValue::Vec3(Vec3::new(x, 1.0 + x * 0.1, 0.0)),
+    };
+    let marker = b as usize % (c.clip.markers().len() + 1);
+    match kind {
+        17 => ClipOp::InsertKeys {
+            keys: vec![KeyWrite { key: KeyRef::new(bone, channel, (x.abs() * 10.0).round() / 30.0), value: value(channel) }],
+            kind: [InsertKind::Insert, InsertKind::KeyPose, InsertKind::Paste, InsertKind::Duplicate][b as usize % 4],
+        },
+        18 => ClipOp::DeleteKeys(some(1 + b as usize % 3)),
+        19 => ClipOp::MoveKeys { keys: some(1 + b as usize % 3), delta: x * 0.2, snap: b.is_multiple_of(2).then_some(30.0) },
+        20 => ClipOp::ScaleKeys { keys: some(2), pivot: 0.5, factor: 0.5 + x.abs() * 0.3, snap: Some(30.0) },
+        21 => ClipOp::SetEasing {
+            keys: some(2),
+            ease: (!b.is_multiple_of(3)).then_some(Ease::Named(Easing::ALL[b as usize % Easing::ALL.len()])),
+        },
+        22 => ClipOp::SetInterpolation {
+            bone,
+            channel,
+            interpolation: [Interpolation::Step, Interpolation::Linear, Interpolation::CubicSpline][a as usize % 3],
+        },
+        23 => match keys.first() {
+            Some(k) => ClipOp::SetKeyValue { key: some(1).pop().unwrap_or(k.clone()), value: value(some(1).pop().unwrap_or(k.clone()).channel) },
+            None => ClipOp::AddMarker { name: "m".into(), time: 0.1 },
+        },
+        24 => match some(1).pop() {
+            Some(k) => ClipOp::SetTangents { tangent_in: value(k.channel), tangent_out: value(k.channel), key: k },
+            None => ClipOp::AddMarker { name: "m".into(), time: 0.1 },
+        },
+        25 => ClipOp::AddMarker { name: ["step", "", "hit"][b as usize % 3].into(), time: x },
+        26 => ClipOp::MoveMarker { index: marker, time: x.abs() },
+        27 => ClipOp::RenameMarker { index: marker, name: if b.is_multiple_of(4) { String::new() } else { "renamed".into() } },
+        _ => ClipOp::DeleteMarkers(vec![marker]),
     }
 }
 
@@ -196,7 +273,7 @@ proptest! {
 fn every_edit_kind_applies_somewhere() {
     // Each kind builds an op that the runner project accepts at least once (so the property
     // test really exercises every kind, not only refusals).
-    for kind in 0u8..16 {
+    for kind in (0u8..16).chain(17..29) {
         let mut ok = false;
         for a in 0..8u32 {
             for b in 0..8u32 {
@@ -204,6 +281,14 @@ fn every_edit_kind_applies_somewhere() {
                 if kind == 15 || kind == 10 {
                     let add = build(doc.project(), 11, 0, 0, 0.0);
                     doc.apply(&add, 1).unwrap();
+                }
+                if kind == 24 {
+                    // Tangents belong to CUBICSPLINE keys: make every channel cubic first.
+                    for bone in 0..5 {
+                        for ch in 0..3 {
+                            let _ = doc.apply(&build(doc.project(), 22, bone * 3 + 2, ch, 0.0), 1);
+                        }
+                    }
                 }
                 let op = build(doc.project(), kind, a, b, 1.25);
                 ok |= doc.apply(&op, 2).unwrap_or(false);

@@ -259,6 +259,8 @@ pub struct Animator {
     scratch_out: Vec<Transform>,
     /// Graph adjusts merged with `adjusts` for composition.
     scratch_adjusts: Vec<BoneAdjust>,
+    /// Local transforms that replace the sampled ones (an editor's temporary pose), by bone.
+    overrides: Vec<(u16, Transform)>,
 }
 
 impl Animator {
@@ -279,6 +281,7 @@ impl Animator {
             scratch_in: vec![Transform::IDENTITY; n],
             scratch_out: vec![Transform::IDENTITY; n],
             scratch_adjusts: Vec::new(),
+            overrides: Vec::new(),
         };
         a.reset_session();
         a
@@ -505,6 +508,28 @@ impl Animator {
         self.fade_in(Head::new_graph(program, &self.skeleton, speed), seconds);
     }
 
+    /// Replaces bone `bone`'s sampled local transform by `t` until cleared (`None` clears it):
+    /// an editor's temporary pose (session state, never saved). Applied after sampling and
+    /// blending, before adjusts and composition.
+    pub fn set_pose_override(&mut self, bone: usize, t: Option<Transform>) {
+        let Ok(b) = u16::try_from(bone) else { return };
+        self.overrides.retain(|(x, _)| *x != b);
+        if let Some(t) = t {
+            let i = self.overrides.partition_point(|(x, _)| *x < b);
+            self.overrides.insert(i, (b, t));
+        }
+    }
+
+    /// The pose overrides, sorted by bone.
+    pub fn pose_overrides(&self) -> &[(u16, Transform)] {
+        &self.overrides
+    }
+
+    /// Drops every pose override.
+    pub fn clear_pose_overrides(&mut self) {
+        self.overrides.clear();
+    }
+
     /// Adds a bone adjust (session state). Entries on one bone compose in the order added.
     pub fn add_adjust(&mut self, adjust: BoneAdjust) {
         insert_adjust(&mut self.adjusts, adjust);
@@ -602,6 +627,11 @@ impl Animator {
             }
             (Some(cur), _) => cur.sample(sk, &mut out.local[..n])?,
             (None, _) => out.local[..n].copy_from_slice(&sk.bind_pose),
+        }
+        for (b, t) in &self.overrides {
+            if let Some(l) = out.local.get_mut(*b as usize).filter(|_| (*b as usize) < n) {
+                *l = *t;
+            }
         }
         let merged = merge_graph_adjusts(
             &mut self.scratch_adjusts,

@@ -16,6 +16,9 @@ use crate::compiled_clip::{CompiledCache, CompiledClip};
 use crate::skeleton::Skeleton;
 use crate::track::{Track, TrackFault};
 
+/// The frame rate a clip has unless it says otherwise.
+pub const DEFAULT_FRAME_RATE: f32 = 30.0;
+
 /// The tracks that drive one bone. A missing channel leaves that part of the bone at its bind pose.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BoneChannels {
@@ -69,6 +72,9 @@ pub struct Clip {
     pub looping: bool,
     /// Holds the clip open past its last key; the duration is `max(last key, length)`.
     pub length: f32,
+    /// Frames per second for snapping and display in an editor (authored; playback does not
+    /// use it). 30 unless set.
+    pub frame_rate: f32,
     markers: Vec<Marker>,
     /// Derived: the sampling form, built on first use ([`Clip::compiled`]).
     compiled: CompiledCache,
@@ -83,6 +89,7 @@ impl Clip {
             channels: vec![BoneChannels::default(); skeleton.bone_count()],
             looping: false,
             length: 0.0,
+            frame_rate: DEFAULT_FRAME_RATE,
             markers: Vec::new(),
             compiled: CompiledCache::default(),
         }
@@ -151,8 +158,8 @@ impl Clip {
     }
 }
 
-/// Which channel of a bone a fault is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One of a bone's three channels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Channel {
     /// Translation.
     Translation,

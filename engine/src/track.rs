@@ -55,6 +55,11 @@ pub trait Animatable: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static
     fn hermite(v0: Self, b0: Self, v1: Self, a1: Self, s: f32, dt: f32) -> Self;
     /// True when every component is finite.
     fn is_finite_value(&self) -> bool;
+    /// True for a rotation of (near) zero length, which has no orientation (never for other
+    /// value types).
+    fn is_zero_rotation(&self) -> bool {
+        false
+    }
 }
 
 #[inline]
@@ -115,6 +120,9 @@ impl Animatable for Quat {
     fn is_finite_value(&self) -> bool {
         self.is_finite()
     }
+    fn is_zero_rotation(&self) -> bool {
+        !(self.length_squared() > 1e-12)
+    }
 }
 
 /// A structural fault in a track's keys.
@@ -153,6 +161,14 @@ pub enum TrackFault {
     /// Key `index` has a non-finite value or tangent.
     #[error("key {index} at t = {time} has a non-finite value")]
     NonFiniteValue {
+        /// The offending key.
+        index: usize,
+        /// Its time.
+        time: f32,
+    },
+    /// Key `index` is a rotation of zero length (no orientation).
+    #[error("key {index} at t = {time} is a zero-length rotation")]
+    ZeroRotation {
         /// The offending key.
         index: usize,
         /// Its time.
@@ -288,6 +304,9 @@ impl<T: Animatable> Track<T> {
                 && self.out_tangents.get(i).is_none_or(|v| v.is_finite_value());
             if !finite {
                 return Some(TrackFault::NonFiniteValue { index: i, time: t });
+            }
+            if self.values[i].is_zero_rotation() {
+                return Some(TrackFault::ZeroRotation { index: i, time: t });
             }
         }
         None

@@ -197,3 +197,26 @@ fn garbage_never_panics() {
         assert!(load_graph(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn node_ids_are_never_reused_even_across_a_save_and_reload() {
+    use marrow_engine::graph::{AnimGraph, NodeId, NodeKind};
+    let mut g = AnimGraph::new();
+    let a = g.add_node(NodeKind::Clip { clip: "c.clip.ron".into(), speed: 1.0, looping: true }, [0.0, 0.0]);
+    let b = g.add_node(NodeKind::Blend2 { weight: 0.5 }, [1.0, 0.0]);
+    let out = g.add_node(NodeKind::Output, [2.0, 0.0]);
+    assert_eq!(g.connect(a, b, "a"), None, "nothing fed the pin");
+    g.connect(b, out, "pose");
+    let replaced = g.connect(a, out, "pose").expect("the wire from b is replaced");
+    assert_eq!((replaced.from, replaced.to, replaced.pin.as_str()), (b, out, "pose"));
+    let (node, wires) = g.remove_node(out).unwrap();
+    assert_eq!(node.id, out);
+    assert_eq!(wires.len(), 1, "the removed node's wire is reported");
+    // The next id is past the removed one, and stays so through the file.
+    let text = marrow_engine::graph::save_graph(&g).unwrap();
+    let (mut back, errors) = marrow_engine::graph::load_graph(&text).unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(back, g);
+    let fresh = back.add_node(NodeKind::Output, [3.0, 0.0]);
+    assert_eq!(fresh, NodeId(out.0 + 1), "the removed node's id {out} is not given again");
+}

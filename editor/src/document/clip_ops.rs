@@ -1,12 +1,71 @@
-//! Edits of a clip file's content: clip properties, keys, easing, interpolation, markers.
-//! Keys are addressed by bone name, channel and time (never by index), so an op stays valid
-//! while other keys move.
+//! Edits of a clip file's content: clip properties, keys (insert, delete, move, scale, value,
+//! tangents), easing, interpolation and markers. Keys are addressed by bone name, channel and
+//! time ([`KeyRef`]), never by index, so an op stays valid while other keys change. A key that
+//! lands on another key of its channel replaces it, and the step's name says how many keys were
+//! replaced ("Move Keys (replaces 1 key)").
+//!
+//! Edits that a drag repeats (move, scale, value, tangents, marker move) are stated relative to
+//! the state at the start of the gesture (the document recomputes a merging op from there), so
+//! a key dragged across another and beyond does not swallow it.
 //!
 //! Not here: the timeline's drawing or selection (see `crate::panels::timeline`).
 
+use glam::{Quat, Vec3};
+use marrow_engine::clip::{BoneChannels, Channel, Marker};
+use marrow_engine::easing::Ease;
 use marrow_engine::project::file::ClipAsset;
+use marrow_engine::track::{Animatable, Interpolation, MIN_SEGMENT, Track};
 
 use super::op::EditError;
+
+/// A key of a clip: bone, channel and time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyRef {
+    /// Bone name.
+    pub bone: String,
+    /// Channel.
+    pub channel: Channel,
+    /// Key time, seconds.
+    pub time: f32,
+}
+
+impl KeyRef {
+    /// A key reference.
+    pub fn new(bone: impl Into<String>, channel: Channel, time: f32) -> Self {
+        Self { bone: bone.into(), channel, time }
+    }
+}
+
+/// A key's value: a vector (translation, scale) or a rotation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KeyValue {
+    /// Translation or scale.
+    Vec3(Vec3),
+    /// Rotation.
+    Quat(Quat),
+}
+
+/// A key to write.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyWrite {
+    /// Which key.
+    pub key: KeyRef,
+    /// Its value.
+    pub value: KeyValue,
+}
+
+/// Why keys are inserted (the step's name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InsertKind {
+    /// Keys written one by one ("Insert Key").
+    Insert,
+    /// The pose on screen keyed (K, auto-key).
+    KeyPose,
+    /// A paste.
+    Paste,
+    /// A duplicate.
+    Duplicate,
+}
 
 /// A change to a clip.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,29 +78,333 @@ pub enum ClipOp {
         looping: Option<bool>,
         /// Held length past the last key, seconds.
         length: Option<f32>,
+        /// Frames per second for snapping and display.
+        frame_rate: Option<f32>,
     },
+    /// Writes keys (a key at the time of an existing one replaces its value). A channel that
+    /// has no track yet gets a LINEAR one.
+    InsertKeys {
+        /// The keys.
+        keys: Vec<KeyWrite>,
+        /// Why.
+        kind: InsertKind,
+    },
+    /// Deletes keys (an emptied track is removed).
+    DeleteKeys(Vec<KeyRef>),
+    /// Moves keys in time by `delta` seconds, each snapped to `snap` frames per second when
+    /// given.
+    MoveKeys {
+        /// The keys, at their times when the gesture started.
+        keys: Vec<KeyRef>,
+        /// Seconds.
+        delta: f32,
+        /// Frame rate to snap to.
+        snap: Option<f32>,
+    },
+    /// Scales key times about `pivot` by `factor` (a retime), snapped like a move.
+    ScaleKeys {
+        /// The keys, at their times when the gesture started.
+        keys: Vec<KeyRef>,
+        /// The time that stays.
+        pivot: f32,
+        /// The factor (positive).
+        factor: f32,
+        /// Frame rate to snap to.
+        snap: Option<f32>,
+    },
+    /// Sets the easing of the segment each key starts (`None`: the track's default).
+    SetEasing {
+        /// The keys.
+        keys: Vec<KeyRef>,
+        /// The easing.
+        ease: Option<Ease>,
+    },
+    /// Sets a channel's interpolation. To CUBICSPLINE, tangents are derived from the
+    /// neighbouring keys (Catmull-Rom); from it, they are dropped.
+    SetInterpolation {
+        /// Bone name.
+        bone: String,
+        /// Channel.
+        channel: Channel,
+        /// The interpolation.
+        interpolation: Interpolation,
+    },
+    /// Sets one key's value (the curve view's drag).
+    SetKeyValue {
+        /// The key.
+        key: KeyRef,
+        /// Its value.
+        value: KeyValue,
+    },
+    /// Sets a CUBICSPLINE key's tangents.
+    SetTangents {
+        /// The key.
+        key: KeyRef,
+        /// In tangent.
+        tangent_in: KeyValue,
+        /// Out tangent.
+        tangent_out: KeyValue,
+    },
+    /// Adds a marker.
+    AddMarker {
+        /// Name.
+        name: String,
+        /// Time.
+        time: f32,
+    },
+    /// Moves marker `index` (in time order, at the gesture's start) to `time`.
+    MoveMarker {
+        /// Marker index.
+        index: usize,
+        /// New time.
+        time: f32,
+    },
+    /// Renames marker `index`.
+    RenameMarker {
+        /// Marker index.
+        index: usize,
+        /// New name.
+        name: String,
+    },
+    /// Deletes markers by index.
+    DeleteMarkers(Vec<usize>),
+}
+
+/// One key of a track, exploded for editing.
+#[derive(Clone, Copy, Debug)]
+struct EditKey<T> {
+    time: f32,
+    value: T,
+    tin: T,
+    tout: T,
+    easing: Option<Ease>,
+    /// Whether this key was moved or written by the op (it wins a collision).
+    moved: bool,
+}
+
+fn explode<T: Animatable>(t: &Track<T>) -> Vec<EditKey<T>> {
+    let cubic = t.interpolation() == Interpolation::CubicSpline;
+    (0..t.len())
+        .map(|i| EditKey {
+            time: t.times()[i],
+            value: t.values()[i],
+            tin: if cubic { t.in_tangents()[i] } else { T::ZERO },
+            tout: if cubic { t.out_tangents()[i] } else { T::ZERO },
+            easing: t.key_easings().get(i).copied().flatten(),
+            moved: false,
+        })
+        .collect()
+}
+
+/// Sorts the keys and resolves collisions (a moved key replaces a resting one); returns the
+/// track and how many keys were replaced.
+fn assemble<T: Animatable>(
+    interp: Interpolation,
+    default: Ease,
+    mut keys: Vec<EditKey<T>>,
+) -> Result<(Option<Track<T>>, usize), EditError> {
+    if keys.iter().any(|k| !k.time.is_finite() || !k.value.is_finite_value()) {
+        return Err(EditError::Invalid("a key time or value is not finite".into()));
+    }
+    if keys.iter().any(|k| k.value.is_zero_rotation()) {
+        return Err(EditError::Invalid("a rotation key has zero length".into()));
+    }
+    keys.sort_by(|a, b| a.time.total_cmp(&b.time).then(a.moved.cmp(&b.moved)));
+    let mut out: Vec<EditKey<T>> = Vec::with_capacity(keys.len());
+    let mut replaced = 0;
+    for k in keys {
+        match out.last_mut() {
+            Some(last) if (k.time - last.time).abs() < MIN_SEGMENT.max(1e-5) => {
+                // The moved key wins; two resting keys cannot collide (the track was sound).
+                if k.moved || !last.moved {
+                    *last = k;
+                }
+                replaced += 1;
+            }
+            _ => out.push(k),
+        }
+    }
+    if out.is_empty() {
+        return Ok((None, replaced));
+    }
+    let times: Vec<f32> = out.iter().map(|k| k.time).collect();
+    let values: Vec<T> = out.iter().map(|k| k.value).collect();
+    let track = if interp == Interpolation::CubicSpline {
+        Track::cubic_from_keys(times, out.iter().map(|k| k.tin).collect(), values, out.iter().map(|k| k.tout).collect())
+    } else {
+        Track::from_keys(interp, times, values)
+    }
+    .map_err(|e| EditError::Invalid(e.to_string()))?;
+    let mut track = track;
+    track.set_default_easing(default);
+    for (i, k) in out.iter().enumerate() {
+        if k.easing.is_some() {
+            track.set_key_easing(i, k.easing);
+        }
+    }
+    Ok((Some(track), replaced))
+}
+
+/// A channel's track on a bone, as either value type.
+enum AnyTrack<'a> {
+    Vec3(&'a mut Option<Track<Vec3>>),
+    Quat(&'a mut Option<Track<Quat>>),
+}
+
+fn channel_of(c: &mut BoneChannels, ch: Channel) -> AnyTrack<'_> {
+    match ch {
+        Channel::Translation => AnyTrack::Vec3(&mut c.translation),
+        Channel::Rotation => AnyTrack::Quat(&mut c.rotation),
+        Channel::Scale => AnyTrack::Vec3(&mut c.scale),
+    }
+}
+
+/// Applies `f` to the exploded keys of every (bone, channel) named in `refs`, reassembling
+/// each track; returns the keys replaced by collisions.
+fn edit_tracks(
+    c: &mut ClipAsset,
+    refs: &[(String, Channel)],
+    f: &mut dyn FnMut(&str, Channel, &mut Vec<EditKey<Vec3>>, &mut Vec<EditKey<Quat>>) -> Result<(), EditError>,
+) -> Result<usize, EditError> {
+    let mut pairs: Vec<(String, Channel)> = refs.to_vec();
+    pairs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    pairs.dedup();
+    let mut replaced = 0;
+    for (bone, ch) in pairs {
+        let i = c
+            .bones
+            .iter()
+            .position(|b| *b == bone)
+            .ok_or_else(|| EditError::Invalid(format!("the clip has no bone {bone:?}")))?;
+        let channels = c.clip.channels_mut();
+        if channels.len() <= i {
+            channels.resize(i + 1, BoneChannels::default());
+        }
+        match channel_of(&mut channels[i], ch) {
+            AnyTrack::Vec3(slot) => {
+                let (interp, default) = slot.as_ref().map_or((Interpolation::Linear, Ease::default()), |t| (t.interpolation(), t.default_easing()));
+                let mut keys = slot.as_ref().map(explode).unwrap_or_default();
+                f(&bone, ch, &mut keys, &mut Vec::new())?;
+                let (t, r) = assemble(interp, default, keys)?;
+                *slot = t;
+                replaced += r;
+            }
+            AnyTrack::Quat(slot) => {
+                let (interp, default) = slot.as_ref().map_or((Interpolation::Linear, Ease::default()), |t| (t.interpolation(), t.default_easing()));
+                let mut keys = slot.as_ref().map(explode).unwrap_or_default();
+                f(&bone, ch, &mut Vec::new(), &mut keys)?;
+                let (t, r) = assemble(interp, default, keys)?;
+                *slot = t;
+                replaced += r;
+            }
+        }
+    }
+    Ok(replaced)
+}
+
+fn pairs(keys: &[KeyRef]) -> Vec<(String, Channel)> {
+    keys.iter().map(|k| (k.bone.clone(), k.channel)).collect()
+}
+
+fn same(a: f32, b: f32) -> bool {
+    (a - b).abs() < 1e-5
+}
+
+fn snapped(t: f32, snap: Option<f32>) -> f32 {
+    match snap {
+        Some(fps) if fps > 0.0 => (t * fps).round() / fps,
+        _ => t,
+    }
+}
+
+/// Marks and retimes the keys of `bone`/`ch` that `keys` names, with `to(t)` giving new times.
+fn retime<T: Copy>(keys: &[KeyRef], bone: &str, ch: Channel, list: &mut [EditKey<T>], to: &dyn Fn(f32) -> f32) -> usize {
+    let mut n = 0;
+    for k in list.iter_mut() {
+        if keys.iter().any(|r| r.bone == bone && r.channel == ch && same(r.time, k.time)) {
+            k.time = to(k.time);
+            k.moved = true;
+            n += 1;
+        }
+    }
+    n
+}
+
+fn catmull_rom<T: Animatable>(keys: &mut [EditKey<T>], sub: impl Fn(T, T) -> T, scale: impl Fn(T, f32) -> T) {
+    let n = keys.len();
+    for i in 0..n {
+        let (a, b) = (i.saturating_sub(1), (i + 1).min(n - 1));
+        let dt = keys[b].time - keys[a].time;
+        let t = if a == b || !(dt > 0.0) { T::ZERO } else { scale(sub(keys[b].value, keys[a].value), 1.0 / dt) };
+        keys[i].tin = t;
+        keys[i].tout = t;
+    }
+}
+
+/// The interpolation of a bone's channel, when it has a track.
+pub fn interpolation_of(c: &ClipAsset, bone: &str, ch: Channel) -> Option<Interpolation> {
+    let i = c.bones.iter().position(|b| b == bone)?;
+    let bc = c.clip.channels().get(i)?;
+    match ch {
+        Channel::Translation => bc.translation.as_ref().map(|t| t.interpolation()),
+        Channel::Rotation => bc.rotation.as_ref().map(|t| t.interpolation()),
+        Channel::Scale => bc.scale.as_ref().map(|t| t.interpolation()),
+    }
+}
+
+fn key_label(n: usize) -> String {
+    if n == 1 { "1 key".to_owned() } else { format!("{n} keys") }
 }
 
 impl ClipOp {
-    /// The undo step's name.
+    /// The undo step's name (before any key was replaced; see [`ClipOp::apply`]).
     pub fn label(&self) -> String {
         match self {
             ClipOp::SetProperties { .. } => "Edit Clip".to_owned(),
+            ClipOp::InsertKeys { keys, kind } => match kind {
+                InsertKind::Insert if keys.len() == 1 => "Insert Key".to_owned(),
+                InsertKind::Insert => "Insert Keys".to_owned(),
+                InsertKind::KeyPose => "Key Pose".to_owned(),
+                InsertKind::Paste => "Paste Keys".to_owned(),
+                InsertKind::Duplicate => "Duplicate Keys".to_owned(),
+            },
+            ClipOp::DeleteKeys(k) if k.len() == 1 => "Delete Key".to_owned(),
+            ClipOp::DeleteKeys(_) => "Delete Keys".to_owned(),
+            ClipOp::MoveKeys { keys, .. } if keys.len() == 1 => "Move Key".to_owned(),
+            ClipOp::MoveKeys { .. } => "Move Keys".to_owned(),
+            ClipOp::ScaleKeys { .. } => "Scale Keys".to_owned(),
+            ClipOp::SetEasing { .. } => "Set Easing".to_owned(),
+            ClipOp::SetInterpolation { .. } => "Set Interpolation".to_owned(),
+            ClipOp::SetKeyValue { .. } => "Edit Key Value".to_owned(),
+            ClipOp::SetTangents { .. } => "Edit Tangents".to_owned(),
+            ClipOp::AddMarker { .. } => "Add Marker".to_owned(),
+            ClipOp::MoveMarker { .. } => "Move Marker".to_owned(),
+            ClipOp::RenameMarker { .. } => "Rename Marker".to_owned(),
+            ClipOp::DeleteMarkers(m) if m.len() == 1 => "Delete Marker".to_owned(),
+            ClipOp::DeleteMarkers(_) => "Delete Markers".to_owned(),
         }
     }
 
     /// The drag target (see [`super::Op::merge_target`]).
     pub fn merge_target(&self) -> Option<String> {
-        match self {
-            ClipOp::SetProperties { .. } => Some("properties".to_owned()),
-        }
+        Some(match self {
+            ClipOp::SetProperties { .. } => "properties".to_owned(),
+            ClipOp::MoveKeys { .. } => "move keys".to_owned(),
+            ClipOp::ScaleKeys { .. } => "scale keys".to_owned(),
+            ClipOp::SetKeyValue { key, .. } => format!("value {}:{}", key.bone, key.channel),
+            ClipOp::SetTangents { key, .. } => format!("tangents {}:{}", key.bone, key.channel),
+            ClipOp::MoveMarker { index, .. } => format!("marker {index}"),
+            ClipOp::InsertKeys { kind: InsertKind::KeyPose, .. } => "key pose".to_owned(),
+            _ => return None,
+        })
     }
 
-    /// The clip after the op.
-    pub fn apply(&self, c: &ClipAsset) -> Result<ClipAsset, EditError> {
+    /// The clip after the op, and the step's name when keys were replaced.
+    pub fn apply(&self, c: &ClipAsset) -> Result<(ClipAsset, String), EditError> {
         let mut c = c.clone();
+        let mut replaced = 0;
         match self {
-            ClipOp::SetProperties { name, looping, length } => {
+            ClipOp::SetProperties { name, looping, length, frame_rate } => {
                 if let Some(n) = name {
                     if n.trim().is_empty() {
                         return Err(EditError::Invalid("a clip name cannot be empty".to_owned()));
@@ -53,14 +416,204 @@ impl ClipOp {
                 }
                 if let Some(l) = length {
                     if !(l.is_finite() && *l >= 0.0) {
-                        return Err(EditError::Invalid(
-                            "the length must be a finite, non-negative number".into(),
-                        ));
+                        return Err(EditError::Invalid("the length must be a finite, non-negative number".into()));
                     }
                     c.clip.length = *l;
                 }
+                if let Some(f) = frame_rate {
+                    if !(f.is_finite() && *f > 0.0 && *f <= 1000.0) {
+                        return Err(EditError::Invalid("the frame rate must be in (0, 1000]".into()));
+                    }
+                    c.clip.frame_rate = *f;
+                }
+            }
+            ClipOp::InsertKeys { keys, .. } => {
+                let refs: Vec<KeyRef> = keys.iter().map(|k| k.key.clone()).collect();
+                replaced = edit_tracks(&mut c, &pairs(&refs), &mut |bone, ch, v3, q| {
+                    for w in keys.iter().filter(|w| w.key.bone == bone && w.key.channel == ch) {
+                        if !(w.key.time.is_finite() && w.key.time >= 0.0) {
+                            return Err(EditError::Invalid(format!("a key time of {} is not a time in the clip", w.key.time)));
+                        }
+                        match (w.value, ch) {
+                            (KeyValue::Quat(v), Channel::Rotation) => q.push(EditKey {
+                                time: w.key.time,
+                                value: v.normalize(),
+                                tin: Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+                                tout: Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+                                easing: None,
+                                moved: true,
+                            }),
+                            (KeyValue::Vec3(v), Channel::Translation | Channel::Scale) => v3.push(EditKey {
+                                time: w.key.time,
+                                value: v,
+                                tin: Vec3::ZERO,
+                                tout: Vec3::ZERO,
+                                easing: None,
+                                moved: true,
+                            }),
+                            _ => return Err(EditError::Invalid(format!("a {ch} key needs a {ch} value"))),
+                        }
+                    }
+                    Ok(())
+                })?;
+            }
+            ClipOp::DeleteKeys(keys) => {
+                let mut found = 0;
+                edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
+                    let hit = |t: f32| keys.iter().any(|r| r.bone == bone && r.channel == ch && same(r.time, t));
+                    let before = v3.len() + q.len();
+                    v3.retain(|k| !hit(k.time));
+                    q.retain(|k| !hit(k.time));
+                    found += before - v3.len() - q.len();
+                    Ok(())
+                })?;
+                if found == 0 {
+                    return Err(EditError::Invalid("no such keys".into()));
+                }
+            }
+            ClipOp::MoveKeys { keys, delta, snap } => {
+                if !delta.is_finite() {
+                    return Err(EditError::Invalid("the move is not finite".into()));
+                }
+                let to = |t: f32| snapped((t + delta).max(0.0), *snap);
+                let mut moved = 0;
+                replaced = edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
+                    moved += retime(keys, bone, ch, v3, &to) + retime(keys, bone, ch, q, &to);
+                    Ok(())
+                })?;
+                if moved == 0 {
+                    return Err(EditError::Invalid("no such keys".into()));
+                }
+            }
+            ClipOp::ScaleKeys { keys, pivot, factor, snap } => {
+                if !(factor.is_finite() && *factor > 0.0 && pivot.is_finite()) {
+                    return Err(EditError::Invalid("a scale needs a positive, finite factor".into()));
+                }
+                let to = |t: f32| snapped((pivot + (t - pivot) * factor).max(0.0), *snap);
+                replaced = edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
+                    retime(keys, bone, ch, v3, &to);
+                    retime(keys, bone, ch, q, &to);
+                    Ok(())
+                })?;
+            }
+            ClipOp::SetEasing { keys, ease } => {
+                edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
+                    let hit = |t: f32| keys.iter().any(|r| r.bone == bone && r.channel == ch && same(r.time, t));
+                    v3.iter_mut().filter(|k| hit(k.time)).for_each(|k| k.easing = *ease);
+                    q.iter_mut().filter(|k| hit(k.time)).for_each(|k| k.easing = *ease);
+                    Ok(())
+                })?;
+            }
+            ClipOp::SetInterpolation { bone, channel, interpolation } => {
+                let i = c
+                    .bones
+                    .iter()
+                    .position(|b| b == bone)
+                    .ok_or_else(|| EditError::Invalid(format!("the clip has no bone {bone:?}")))?;
+                let channels = c.clip.channels_mut();
+                let Some(bc) = channels.get_mut(i) else { return Err(EditError::Invalid("no such track".into())) };
+                match channel_of(bc, *channel) {
+                    AnyTrack::Vec3(slot) => {
+                        let t = slot.as_ref().ok_or_else(|| EditError::Invalid("no such track".into()))?;
+                        let mut keys = explode(t);
+                        if *interpolation == Interpolation::CubicSpline && t.interpolation() != Interpolation::CubicSpline {
+                            catmull_rom(&mut keys, |a, b| a - b, |a, s| a * s);
+                        }
+                        *slot = assemble(*interpolation, t.default_easing(), keys)?.0;
+                    }
+                    AnyTrack::Quat(slot) => {
+                        let t = slot.as_ref().ok_or_else(|| EditError::Invalid("no such track".into()))?;
+                        let mut keys = explode(t);
+                        if *interpolation == Interpolation::CubicSpline && t.interpolation() != Interpolation::CubicSpline {
+                            catmull_rom(&mut keys, |a, b| a - b, |a, s| a * s);
+                        }
+                        *slot = assemble(*interpolation, t.default_easing(), keys)?.0;
+                    }
+                }
+            }
+            ClipOp::SetKeyValue { key, value } | ClipOp::SetTangents { key, tangent_in: value, .. } => {
+                if matches!(self, ClipOp::SetTangents { .. }) && interpolation_of(&c, &key.bone, key.channel) != Some(Interpolation::CubicSpline) {
+                    return Err(EditError::Invalid("tangents belong to CUBICSPLINE keys".into()));
+                }
+                let tangents = match self {
+                    ClipOp::SetTangents { tangent_in, tangent_out, .. } => Some((*tangent_in, *tangent_out)),
+                    _ => None,
+                };
+                let mut found = false;
+                edit_tracks(&mut c, &pairs(std::slice::from_ref(key)), &mut |_, ch, v3, q| {
+                    match (ch, value) {
+                        (Channel::Rotation, KeyValue::Quat(v)) => {
+                            if let Some(k) = q.iter_mut().find(|k| same(k.time, key.time)) {
+                                found = true;
+                                match tangents {
+                                    Some((KeyValue::Quat(a), KeyValue::Quat(b))) => (k.tin, k.tout) = (a, b),
+                                    Some(_) => return Err(EditError::Invalid("rotation tangents are rotations".into())),
+                                    None => k.value = v.normalize(),
+                                }
+                            }
+                        }
+                        (Channel::Translation | Channel::Scale, KeyValue::Vec3(v)) => {
+                            if let Some(k) = v3.iter_mut().find(|k| same(k.time, key.time)) {
+                                found = true;
+                                match tangents {
+                                    Some((KeyValue::Vec3(a), KeyValue::Vec3(b))) => (k.tin, k.tout) = (a, b),
+                                    Some(_) => return Err(EditError::Invalid("vector tangents are vectors".into())),
+                                    None => k.value = *v,
+                                }
+                            }
+                        }
+                        _ => return Err(EditError::Invalid(format!("a {ch} key needs a {ch} value"))),
+                    }
+                    Ok(())
+                })?;
+                if !found {
+                    return Err(EditError::Invalid("no such key".into()));
+                }
+            }
+            ClipOp::AddMarker { name, time } => {
+                if name.trim().is_empty() || !(time.is_finite() && *time >= 0.0) {
+                    return Err(EditError::Invalid("a marker needs a name and a time in the clip".into()));
+                }
+                c.clip.add_marker(name.clone(), *time);
+            }
+            ClipOp::MoveMarker { index, time } => {
+                if !(time.is_finite() && *time >= 0.0) {
+                    return Err(EditError::Invalid("a marker time must be finite and not negative".into()));
+                }
+                let mut m: Vec<Marker> = c.clip.markers().to_vec();
+                let x = m.get_mut(*index).ok_or_else(|| EditError::Invalid(format!("no marker {index}")))?;
+                x.time = *time;
+                c.clip.set_markers(m);
+            }
+            ClipOp::RenameMarker { index, name } => {
+                if name.trim().is_empty() {
+                    return Err(EditError::Invalid("a marker name cannot be empty".into()));
+                }
+                let mut m: Vec<Marker> = c.clip.markers().to_vec();
+                m.get_mut(*index).ok_or_else(|| EditError::Invalid(format!("no marker {index}")))?.name = name.clone();
+                c.clip.set_markers(m);
+            }
+            ClipOp::DeleteMarkers(indices) => {
+                let m: Vec<Marker> = c
+                    .clip
+                    .markers()
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !indices.contains(i))
+                    .map(|(_, m)| m.clone())
+                    .collect();
+                if m.len() == c.clip.markers().len() {
+                    return Err(EditError::Invalid("no such markers".into()));
+                }
+                c.clip.set_markers(m);
             }
         }
-        Ok(c)
+        let mut label = self.label();
+        // Keying the pose over existing keys is the point of keying; anything else that
+        // lands on a key says so.
+        if replaced > 0 && !matches!(self, ClipOp::InsertKeys { kind: InsertKind::KeyPose | InsertKind::Insert, .. }) {
+            label = format!("{label} (replaces {})", key_label(replaced));
+        }
+        Ok((c, label))
     }
 }

@@ -77,6 +77,7 @@ impl Edit for DocEdit {
         if self.target.is_none() || self.target != other.target || self.gesture != other.gesture {
             return Merged::No(other);
         }
+        self.label = other.label;
         for c in other.changes {
             match self.changes.iter_mut().find(|x| x.slot == c.slot) {
                 Some(x) => x.after = c.after,
@@ -148,18 +149,48 @@ impl Document {
     }
 
     /// Applies `op` as a new undo step, or merges it into the previous step when both are of
-    /// the same gesture on the same target. Returns whether the project changed.
+    /// the same gesture on the same target. A merging op is computed from the state at the
+    /// start of the gesture (the previous step's "before"), so drags state their total change
+    /// (a key dragged across another and beyond leaves it in place). Returns whether the
+    /// project changed.
     pub fn apply(&mut self, op: &Op, gesture: u64) -> Result<bool, EditError> {
-        let outcome = op.apply(&self.project)?;
-        let changes: Vec<Change> = outcome
-            .into_iter()
-            .map(|(slot, after)| Change { before: slot.get(&self.project), slot, after })
-            .filter(|c| c.before != c.after)
-            .collect();
-        if changes.is_empty() {
-            return Ok(false);
+        let target = op.merge_target();
+        let head = self.record.head();
+        let last: Option<DocEdit> = (head > 0 && head == self.record.len() && !self.record.is_saved())
+            .then(|| self.record.get_entry(head - 1).map(|e| e.as_ref().clone()))
+            .flatten()
+            .filter(|l| target.is_some() && l.target == target && l.gesture == gesture);
+        // Back to the gesture's start, compute, then forward again (the record holds the
+        // previous step as applied).
+        if let Some(l) = &last {
+            for c in l.changes.iter().rev() {
+                c.slot.set(&mut self.project, c.before.clone());
+            }
         }
-        let edit = DocEdit { label: op.label(), target: op.merge_target(), gesture, changes };
+        let computed = op.apply_labelled(&self.project);
+        let mut changes: Vec<Change> = match &computed {
+            Ok((outcome, _)) => outcome
+                .iter()
+                .map(|(slot, after)| Change { before: slot.get(&self.project), slot: slot.clone(), after: after.clone() })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        if let Some(l) = &last {
+            for c in &l.changes {
+                if !changes.iter().any(|x| x.slot == c.slot) {
+                    changes.push(Change { slot: c.slot.clone(), before: c.before.clone(), after: c.before.clone() });
+                }
+                c.slot.set(&mut self.project, c.after.clone());
+            }
+        }
+        let (_, label) = computed?;
+        if last.is_none() {
+            changes.retain(|c| c.before != c.after);
+            if changes.is_empty() {
+                return Ok(false);
+            }
+        }
+        let edit = DocEdit { label, target, gesture, changes };
         self.record.edit(&mut self.project, edit);
         self.revision += 1;
         Ok(true)
@@ -323,5 +354,57 @@ mod tests {
         assert!(matches!(r, Err(EditError::Invalid(_))));
         assert_eq!(d.revision(), 0);
         assert_eq!(d.steps().count(), 0);
+    }
+}
+
+#[cfg(test)]
+mod clip_tests {
+    use marrow_engine::clip::Channel;
+    use marrow_engine::project::Project;
+
+    use super::clip_ops::{ClipOp, KeyRef};
+    use super::*;
+
+    fn runner() -> Document {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/runner");
+        Document::new(Project::load(&dir).unwrap(), None)
+    }
+
+    fn hips_times(d: &Document) -> Vec<f32> {
+        let c = &d.project().clips["clips/stride.clip.ron"];
+        c.clip.channels()[0].translation.as_ref().unwrap().times().to_vec()
+    }
+
+    fn drag_to(d: &mut Document, delta: f32, gesture: u64) {
+        let op = Op::Clip {
+            path: "clips/stride.clip.ron".into(),
+            op: ClipOp::MoveKeys { keys: vec![KeyRef::new("hips", Channel::Translation, 0.25)], delta, snap: None },
+        };
+        d.apply(&op, gesture).unwrap();
+    }
+
+    #[test]
+    fn a_key_dragged_across_another_and_beyond_leaves_it_in_place() {
+        let mut d = runner();
+        assert_eq!(hips_times(&d), [0.0, 0.25, 0.5, 0.75, 1.0]);
+        // One drag: over the key at 0.5 (replacing it while there), then on to 0.6.
+        drag_to(&mut d, 0.25, 9);
+        assert_eq!(hips_times(&d), [0.0, 0.5, 0.75, 1.0]);
+        assert_eq!(d.undo_label().as_deref(), Some("Move Key (replaces 1 key)"));
+        drag_to(&mut d, 0.35, 9);
+        assert_eq!(hips_times(&d), [0.0, 0.5, 0.6, 0.75, 1.0], "the key at 0.5 is back");
+        assert_eq!(d.undo_label().as_deref(), Some("Move Key"));
+        assert_eq!(d.steps().count(), 1);
+        d.undo();
+        assert_eq!(hips_times(&d), [0.0, 0.25, 0.5, 0.75, 1.0]);
+    }
+
+    #[test]
+    fn a_drag_that_ends_on_a_key_replaces_it_and_says_so() {
+        let mut d = runner();
+        drag_to(&mut d, 0.1, 4);
+        drag_to(&mut d, 0.5, 4);
+        assert_eq!(hips_times(&d), [0.0, 0.5, 0.75, 1.0], "the key from 0.25 took the place of the one at 0.75");
+        assert_eq!(d.undo_label().as_deref(), Some("Move Key (replaces 1 key)"));
     }
 }

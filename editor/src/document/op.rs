@@ -11,7 +11,6 @@
 
 use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
-use marrow_engine::project::file::ClipAsset;
 use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SceneDesc, SocketDesc};
 
 use super::clip_ops::ClipOp;
@@ -377,6 +376,17 @@ impl Op {
         }
     }
 
+    /// As [`Op::apply`], with the step's name (which can depend on the outcome: "Move Keys
+    /// (replaces 1 key)").
+    pub fn apply_labelled(&self, p: &Project) -> Result<(Outcome, String), EditError> {
+        if let Op::Clip { path, op } = self {
+            let clip = p.clips.get(path).ok_or_else(|| EditError::NoAsset(path.clone()))?;
+            let (next, label) = op.apply(clip)?;
+            return Ok((vec![(Slot::Clip(path.clone()), Some(Value::Clip(Box::new(next))))], label));
+        }
+        Ok((self.apply(p)?, self.label()))
+    }
+
     /// The new value of every slot the op changes, computed from `p`.
     pub fn apply(&self, p: &Project) -> Result<Outcome, EditError> {
         match self {
@@ -481,7 +491,7 @@ impl Op {
             }
             Op::Clip { path, op } => {
                 let clip = p.clips.get(path).ok_or_else(|| EditError::NoAsset(path.clone()))?;
-                let next: ClipAsset = op.apply(clip)?;
+                let (next, _) = op.apply(clip)?;
                 Ok(vec![(Slot::Clip(path.clone()), Some(Value::Clip(Box::new(next))))])
             }
             Op::Graph { path, op } => {

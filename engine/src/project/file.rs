@@ -42,6 +42,14 @@ fn one() -> f32 {
     1.0
 }
 
+fn default_frame_rate() -> f32 {
+    crate::clip::DEFAULT_FRAME_RATE
+}
+
+fn is_default_frame_rate(f: &f32) -> bool {
+    *f == crate::clip::DEFAULT_FRAME_RATE
+}
+
 fn yes() -> bool {
     true
 }
@@ -330,6 +338,109 @@ impl<V: Copy> TrackFile<V> {
             }
         }
         Ok(track)
+    }
+
+    /// Converts as much of the track as is sound, naming every fault (`at` and the key): keys
+    /// with a non-finite time, value or tangent (or a zero rotation) are dropped, keys out of
+    /// order are put in order (a key at the time of an earlier one is dropped), unknown easing
+    /// names fall back to linear, and arrays that are not parallel are cut to the shortest.
+    /// Returns `None` when no key survives.
+    pub fn repair<T: TupleValue<Tuple = V>>(&self, at: &str) -> (Option<Track<T>>, Vec<FieldError>) {
+        let mut faults = Vec::new();
+        let cubic = self.interpolation == Interpolation::CubicSpline;
+        let mut n = self.times.len().min(self.values.len());
+        if cubic {
+            n = n.min(self.in_tangents.len()).min(self.out_tangents.len());
+        }
+        if n != self.times.len() || n != self.values.len() || (cubic && (n != self.in_tangents.len() || n != self.out_tangents.len())) {
+            let tangents = if cubic { self.in_tangents.len().min(self.out_tangents.len()) } else { 0 };
+            faults.push(field_error(
+                at,
+                format!(
+                    "{}; the keys past {n} are dropped",
+                    crate::track::TrackFault::NotParallel { times: self.times.len(), values: self.values.len(), tangents }
+                ),
+            ));
+        }
+        let default = parse_ease(&self.easing).unwrap_or_else(|m| {
+            faults.push(field_error(format!("{at}/easing"), format!("{m}; linear is used")));
+            Ease::default()
+        });
+        if !self.key_easings.is_empty() && self.key_easings.len() != self.times.len() {
+            faults.push(field_error(
+                format!("{at}/key_easings"),
+                format!("{} entries for {} keys; the missing ones are the default", self.key_easings.len(), self.times.len()),
+            ));
+        }
+        // (time, value, in, out, easing, original index)
+        type Key<T> = (f32, T, T, T, Option<Ease>, usize);
+        let mut keys: Vec<Key<T>> = Vec::with_capacity(n);
+        for i in 0..n {
+            let t = self.times[i];
+            let v = T::from_tuple(self.values[i]);
+            let (a, b) = if cubic {
+                (T::from_tuple(self.in_tangents[i]), T::from_tuple(self.out_tangents[i]))
+            } else {
+                (T::ZERO, T::ZERO)
+            };
+            if !t.is_finite() {
+                faults.push(field_error(at, format!("key {i} has a non-finite time ({t}); the key is dropped")));
+                continue;
+            }
+            if !(v.is_finite_value() && a.is_finite_value() && b.is_finite_value()) {
+                faults.push(field_error(at, format!("key {i} at t = {t} has a non-finite value; the key is dropped")));
+                continue;
+            }
+            if T::is_zero_rotation(&v) {
+                faults.push(field_error(at, format!("key {i} at t = {t} is a zero-length rotation; the key is dropped")));
+                continue;
+            }
+            let easing = match self.key_easings.get(i).cloned().flatten() {
+                Some(name) => match parse_ease(&name) {
+                    Ok(e) => Some(e),
+                    Err(m) => {
+                        faults.push(field_error(format!("{at}/key_easings[{i}]"), format!("{m}; the track's default is used")));
+                        None
+                    }
+                },
+                None => None,
+            };
+            keys.push((t, v, a, b, easing, i));
+        }
+        let sorted = keys.windows(2).all(|w| w[0].0 < w[1].0);
+        if !sorted {
+            keys.sort_by(|x, y| x.0.total_cmp(&y.0));
+            let mut kept: Vec<Key<T>> = Vec::with_capacity(keys.len());
+            for k in keys {
+                match kept.last() {
+                    Some(last) if last.0 == k.0 => faults.push(field_error(
+                        at,
+                        format!("key {} at t = {} has the time of key {}; the key is dropped", k.5, k.0, last.5),
+                    )),
+                    _ => kept.push(k),
+                }
+            }
+            faults.push(field_error(at, "the keys are not in time order; they are put in order"));
+            keys = kept;
+        }
+        if keys.is_empty() {
+            return (None, faults);
+        }
+        let times: Vec<f32> = keys.iter().map(|k| k.0).collect();
+        let values: Vec<T> = keys.iter().map(|k| k.1).collect();
+        let built = if cubic {
+            Track::cubic_from_keys_unchecked(times, keys.iter().map(|k| k.2).collect(), values, keys.iter().map(|k| k.3).collect())
+        } else {
+            Track::from_keys_unchecked(self.interpolation, times, values)
+        };
+        let Ok(mut track) = built else { return (None, faults) };
+        track.set_default_easing(default);
+        for (j, k) in keys.iter().enumerate() {
+            if let Some(e) = k.4 {
+                track.set_key_easing(j, Some(e));
+            }
+        }
+        (Some(track), faults)
     }
 }
 
@@ -627,6 +738,9 @@ pub struct ClipFile {
     /// Hold past the last key, seconds.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub length: f32,
+    /// Frames per second for snapping and display (30 when absent).
+    #[serde(default = "default_frame_rate", skip_serializing_if = "is_default_frame_rate")]
+    pub frame_rate: f32,
     /// Tracks by bone.
     #[serde(default)]
     pub tracks: Vec<BoneTracksFile>,
@@ -681,6 +795,7 @@ impl From<&ClipAsset> for ClipFile {
             bones: c.bones.clone(),
             looping: clip.looping,
             length: clip.length,
+            frame_rate: clip.frame_rate,
             tracks: clip
                 .channels()
                 .iter()
@@ -727,14 +842,73 @@ impl TryFrom<&ClipFile> for ClipAsset {
         if !(f.length.is_finite() && f.length >= 0.0) {
             return Err(field_error("length", "not a finite, non-negative number of seconds"));
         }
+        if !(f.frame_rate.is_finite() && f.frame_rate > 0.0 && f.frame_rate <= 1000.0) {
+            return Err(field_error("frame_rate", "not a number of frames per second in (0, 1000]"));
+        }
         let mut clip = Clip::new(f.name.clone(), &empty_skeleton(&f.skeleton));
         *clip.channels_mut() = channels;
         clip.looping = f.looping;
         clip.length = f.length;
+        clip.frame_rate = f.frame_rate;
         // Markers outside the clip are a clip fault (`find_clip_fault`), named by the project
         // check; the file itself is sound.
         clip.set_markers(f.markers.iter().map(|m| Marker { name: m.name.clone(), time: m.time }).collect());
         Ok(ClipAsset { clip, bones: f.bones.clone() })
+    }
+}
+
+impl ClipAsset {
+    /// Reads a clip file keeping everything that is sound and naming every fault with its
+    /// place (track and key): faulty keys are dropped or reordered (see [`TrackFile::repair`]),
+    /// tracks of unknown or repeated bones are dropped, a bad length or frame rate takes its
+    /// default. The strict `TryFrom` refuses the first of these faults instead.
+    pub fn repair(f: &ClipFile) -> (ClipAsset, Vec<FieldError>) {
+        let mut faults = Vec::new();
+        let mut channels = vec![BoneChannels::default(); f.bones.len()];
+        let mut seen = vec![false; f.bones.len()];
+        for t in &f.tracks {
+            let at = format!("tracks/{}", t.bone);
+            let Some(i) = f.bones.iter().position(|b| *b == t.bone) else {
+                faults.push(field_error(at, format!("no bone {:?} in the clip's bone list; the tracks are dropped", t.bone)));
+                continue;
+            };
+            if std::mem::replace(&mut seen[i], true) {
+                faults.push(field_error(at, "this bone's tracks are given twice; the second set is dropped"));
+                continue;
+            }
+            let mut one = |x: Option<&TrackFile<(f32, f32, f32)>>, ch: &str| {
+                x.and_then(|x| {
+                    let (track, f) = x.repair::<Vec3>(&format!("{at}/{ch}"));
+                    faults.extend(f);
+                    track
+                })
+            };
+            let translation = one(t.translation.as_ref(), "translation");
+            let scale = one(t.scale.as_ref(), "scale");
+            let rotation = t.rotation.as_ref().and_then(|x| {
+                let (track, f) = x.repair::<Quat>(&format!("{at}/rotation"));
+                faults.extend(f);
+                track
+            });
+            channels[i] = BoneChannels { translation, rotation, scale };
+        }
+        let mut clip = Clip::new(f.name.clone(), &empty_skeleton(&f.skeleton));
+        *clip.channels_mut() = channels;
+        clip.looping = f.looping;
+        clip.length = if f.length.is_finite() && f.length >= 0.0 {
+            f.length
+        } else {
+            faults.push(field_error("length", format!("{} is not a finite, non-negative number of seconds; 0 is used", f.length)));
+            0.0
+        };
+        clip.frame_rate = if f.frame_rate.is_finite() && f.frame_rate > 0.0 && f.frame_rate <= 1000.0 {
+            f.frame_rate
+        } else {
+            faults.push(field_error("frame_rate", format!("{} is not a frame rate in (0, 1000]; 30 is used", f.frame_rate)));
+            crate::clip::DEFAULT_FRAME_RATE
+        };
+        clip.set_markers(f.markers.iter().map(|m| Marker { name: m.name.clone(), time: m.time }).collect());
+        (ClipAsset { clip, bones: f.bones.clone() }, faults)
     }
 }
 

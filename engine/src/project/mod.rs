@@ -212,6 +212,15 @@ pub fn clip_from_str(text: &str, path: &Path) -> Result<ClipAsset, ProjectError>
     ClipAsset::try_from(&f).map_err(|error| ProjectError::Invalid { path: path.to_owned(), error })
 }
 
+/// Parses clip file text keeping what is sound ([`ClipAsset::repair`]): syntax and version
+/// errors fail; every fault of a track, key, length or frame rate comes back with its place
+/// (track and key) beside the repaired clip.
+pub fn clip_from_str_repairing(text: &str, path: &Path) -> Result<(ClipAsset, Vec<ProjectError>), ProjectError> {
+    let f: ClipFile = parse_file(text, path)?;
+    let (clip, faults) = ClipAsset::repair(&f);
+    Ok((clip, faults.into_iter().map(|error| ProjectError::Invalid { path: path.to_owned(), error }).collect()))
+}
+
 /// A clip's file text.
 pub fn clip_to_string(clip: &ClipAsset) -> String {
     to_ron(&ClipFile::from(clip))
@@ -322,6 +331,21 @@ fn load_lenient(path: &Path) -> (Project, Vec<ProjectError>) {
 }
 
 impl Project {
+    /// Loads a project from its folder or its `project.ron`, repairing what can be repaired:
+    /// clip files with faulty keys, tracks, lengths or frame rates load with the sound parts
+    /// kept, and each fault comes back (file, track, key). Any other fault (a syntax error, a
+    /// missing or unreadable file, a scene or graph that does not convert) fails.
+    pub fn load_repairing(path: &Path) -> Result<(Project, Vec<ProjectError>), ProjectError> {
+        let (project, errors) = load_lenient(path);
+        let (repaired, fatal): (Vec<_>, Vec<_>) = errors.into_iter().partition(|e| {
+            matches!(e, ProjectError::Invalid { path, .. } if path.to_string_lossy().ends_with(".clip.ron"))
+        });
+        match fatal.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok((project, repaired)),
+        }
+    }
+
     /// Parses a project from file texts held in memory (relative path, text), as
     /// [`Project::to_files`] gives them (an editor's recovery file), with its folder `root`
     /// for the binary assets; the first error stops it.
@@ -374,9 +398,10 @@ fn load_lenient_with(
     }
     for p in &m.clips {
         let full = root.join(p);
-        match read_text(&full).and_then(|t| clip_from_str(&t, &full)) {
-            Ok(c) => {
+        match read_text(&full).and_then(|t| clip_from_str_repairing(&t, &full)) {
+            Ok((c, faults)) => {
                 project.clips.insert(p.clone(), c);
+                errors.extend(faults);
             }
             Err(e) => errors.push(e),
         }

@@ -566,6 +566,19 @@ impl World {
             .then(|| self.poses.rig(r.slot))?
     }
 
+    /// `rig`'s `model_from_bone` matrices with its current head at `time` (clamped to its clip),
+    /// without touching the running animator (a copy is posed: allocates; for editor previews
+    /// such as onion skins, not per-frame runtime work).
+    pub fn pose_at(&self, rig: Entity, time: f32) -> Option<Vec<Mat4>> {
+        let mut a = self.animator(rig)?.clone();
+        a.seek(time);
+        a.advance(0.0);
+        let mut buf = PoseBuffer::new();
+        let slot = buf.add_rig(a.skeleton().bone_count());
+        a.evaluate(buf.rig_mut(slot)?).ok()?;
+        Some(buf.rig(slot)?.model.to_vec())
+    }
+
     /// The packed pose buffer (all rigs' palettes, for one GPU upload).
     pub fn pose_buffer(&self) -> &PoseBuffer {
         &self.poses

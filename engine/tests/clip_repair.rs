@@ -1,0 +1,117 @@
+//! Damaged clip files: unsorted and NaN key times, an unknown easing name, a zero rotation, a
+//! track for a bone the clip does not list, a bad frame rate; each fault is named with its
+//! track and key, and the clip keeps everything that is sound. Plus the clip's frame rate
+//! round trip, the Animator's temporary pose overrides and `World::pose_at`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use glam::{Quat, Vec3};
+use marrow_engine::animator::{Animator, AnimatorSettings};
+use marrow_engine::math::Transform;
+use marrow_engine::pose::PoseBuffer;
+use marrow_engine::project::{ProjectError, clip_from_str, clip_from_str_repairing, clip_to_string};
+use marrow_engine::skeleton::{NO_PARENT, Skeleton};
+
+const DAMAGED: &str = r#"(
+    version: 1,
+    name: "walk",
+    skeleton: "rig",
+    bones: ["root", "arm"],
+    frame_rate: -4.0,
+    tracks: [
+        (
+            bone: "root",
+            translation: (
+                interpolation: Linear,
+                times: [0.0, 1.0, 0.5, NaN],
+                values: [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.5, 0.0, 0.0), (9.0, 9.0, 9.0)],
+                key_easings: [Some("easeInBogus"), None, None, None],
+            ),
+        ),
+        (
+            bone: "arm",
+            rotation: (
+                interpolation: Linear,
+                times: [0.0, 1.0],
+                values: [(0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0, 0.0)],
+            ),
+        ),
+        (
+            bone: "tail",
+            scale: (interpolation: Linear, times: [0.0], values: [(1.0, 1.0, 1.0)]),
+        ),
+    ],
+    markers: [(name: "late", time: 9.0)],
+)"#;
+
+#[test]
+fn every_fault_of_a_damaged_clip_is_named_and_the_sound_parts_kept() {
+    let path = Path::new("clips/walk.clip.ron");
+    let strict = clip_from_str(DAMAGED, path);
+    assert!(strict.is_err(), "the strict reader refuses it");
+    let (clip, faults) = clip_from_str_repairing(DAMAGED, path).unwrap();
+    let text: Vec<String> = faults.iter().map(|f| f.to_string()).collect();
+    let expect = [
+        "walk.clip.ron: tracks/root/translation: key 3 has a non-finite time",
+        "walk.clip.ron: tracks/root/translation: the keys are not in time order",
+        "walk.clip.ron: tracks/root/translation/key_easings[0]: ",
+        "walk.clip.ron: tracks/arm/rotation: key 1 at t = 1 is a zero-length rotation",
+        "walk.clip.ron: tracks/tail: no bone \"tail\"",
+        "walk.clip.ron: frame_rate: -4 is not a frame rate",
+    ];
+    for x in expect {
+        assert!(text.iter().any(|t| t.contains(x)), "missing {x:?} in {text:#?}");
+    }
+    assert!(faults.iter().all(|f| matches!(f, ProjectError::Invalid { .. })));
+    // The sound parts: the three translation keys in order, the first rotation key.
+    let root = clip.clip.channels()[0].translation.as_ref().unwrap();
+    assert_eq!(root.times(), &[0.0, 0.5, 1.0]);
+    assert_eq!(root.values()[1], Vec3::new(0.5, 0.0, 0.0));
+    assert_eq!(clip.clip.channels()[1].rotation.as_ref().unwrap().times(), &[0.0]);
+    assert_eq!(clip.clip.frame_rate, 30.0);
+    assert_eq!(clip.clip.markers()[0].name, "late", "markers are kept (outside the clip is a clip fault)");
+    // What is kept saves and reads back strictly.
+    let again = clip_from_str(&clip_to_string(&clip), path).unwrap();
+    assert_eq!(again, clip);
+}
+
+#[test]
+fn a_clip_frame_rate_round_trips_and_thirty_is_not_written() {
+    let path = Path::new("c.clip.ron");
+    let text = DAMAGED.replace("frame_rate: -4.0,", "frame_rate: 24.0,");
+    let (mut clip, _) = clip_from_str_repairing(&text, path).unwrap();
+    assert_eq!(clip.clip.frame_rate, 24.0);
+    assert!(clip_to_string(&clip).contains("frame_rate: 24.0"));
+    clip.clip.frame_rate = 30.0;
+    assert!(!clip_to_string(&clip).contains("frame_rate"));
+}
+
+fn rig() -> Arc<Skeleton> {
+    Arc::new(
+        Skeleton::from_bind_pose(
+            "rig",
+            vec![
+                ("root".into(), NO_PARENT, Transform::IDENTITY),
+                ("arm".into(), 0, Transform::from_translation(Vec3::X)),
+            ],
+        )
+        .unwrap(),
+    )
+}
+
+#[test]
+fn a_pose_override_replaces_the_sampled_bone_until_cleared() {
+    let sk = rig();
+    let mut a = Animator::new(sk.clone(), AnimatorSettings::default());
+    let mut buf = PoseBuffer::new();
+    let slot = buf.add_rig(2);
+    let bent = Transform { rotation: Quat::from_rotation_z(1.0), ..Transform::from_translation(Vec3::X) };
+    a.set_pose_override(1, Some(bent));
+    a.evaluate(buf.rig_mut(slot).unwrap()).unwrap();
+    assert_eq!(buf.rig(slot).unwrap().local[1], bent);
+    assert_eq!(a.pose_overrides().len(), 1);
+    a.set_pose_override(1, None);
+    a.evaluate(buf.rig_mut(slot).unwrap()).unwrap();
+    assert_eq!(buf.rig(slot).unwrap().local[1], sk.bind_pose[1]);
+}
