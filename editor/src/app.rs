@@ -35,6 +35,17 @@ use crate::stats::Stats;
 use crate::ui_state::{Selection, UiState};
 use crate::viewport::gpu::ViewportGpu;
 
+/// A sound played when a marker of that name is crossed (the runner's footsteps), given by
+/// the binary (which owns the audio device).
+#[derive(Clone)]
+pub struct MarkerSound(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for MarkerSound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MarkerSound")
+    }
+}
+
 /// How the app starts.
 #[derive(Clone, Debug)]
 pub struct AppOptions {
@@ -44,11 +55,18 @@ pub struct AppOptions {
     pub shaders: ShaderSource,
     /// Time between autosaves while the project has unsaved changes.
     pub autosave: Duration,
+    /// Plays a marker's sound (the timeline's Audio toggle).
+    pub marker_sound: Option<MarkerSound>,
 }
 
 impl Default for AppOptions {
     fn default() -> Self {
-        Self { project: None, shaders: ShaderSource::Embedded, autosave: Duration::from_secs(60) }
+        Self {
+            project: None,
+            shaders: ShaderSource::Embedded,
+            autosave: Duration::from_secs(60),
+            marker_sound: None,
+        }
     }
 }
 
@@ -370,6 +388,21 @@ impl EditorApp {
                     self.session.set_looping(e, looping);
                 }
             }
+            Command::PoseBone { rig, bone, transform } => {
+                if let Some(e) = self.session.entity(&rig) {
+                    self.session.set_pose_override(e, bone, transform);
+                }
+            }
+            Command::ClearPose { rig } => {
+                if let Some(e) = self.session.entity(&rig) {
+                    self.session.clear_pose(e);
+                }
+            }
+            Command::SetPreviewRange { rig, range } => {
+                if let Some(e) = self.session.entity(&rig) {
+                    self.session.set_preview_range(e, range);
+                }
+            }
             Command::ShowScene(s) => {
                 self.session.set_scene(Some(s));
                 self.ui.selection = Selection::None;
@@ -498,14 +531,15 @@ impl EditorApp {
                     if !playing && key(i, Key::ArrowRight) {
                         out.push(Command::Seek { rig: r.clone(), time: (time + frame).min(duration) });
                     }
-                    if key(i, Key::Home) {
+                    if self.ui.focus == crate::ui_state::Focus::Scene && key(i, Key::Home) {
                         out.push(Command::Seek { rig: r.clone(), time: 0.0 });
                     }
                     if key(i, Key::End) {
                         out.push(Command::Seek { rig: r.clone(), time: duration });
                     }
                 }
-                if key(i, Key::F) {
+                let scene_focus = self.ui.focus == crate::ui_state::Focus::Scene;
+                if scene_focus && key(i, Key::F) {
                     self.ui.frame_selection = true;
                 }
                 if key(i, Key::W) {
@@ -517,7 +551,7 @@ impl EditorApp {
                 if key(i, Key::R) {
                     self.ui.gizmo = crate::viewport::gizmo::GizmoMode::Scale;
                 }
-                if let Selection::Entity(p) = &self.ui.selection {
+                if let (Selection::Entity(p), true) = (&self.ui.selection, scene_focus) {
                     if key(i, Key::Delete)
                         && let Some(scene) = self.session.scene()
                     {
@@ -751,8 +785,9 @@ impl EditorApp {
             self.stats.frame_interval(dt * 1e3);
         }
         self.last_frame = Some(now);
-        // A new gesture starts whenever no pointer button is held.
-        if !ctx.input(|i| i.pointer.any_down()) {
+        // A new gesture starts whenever no pointer button is held (unless a panel holds one
+        // open, as the timeline's scale does).
+        if !ctx.input(|i| i.pointer.any_down()) && !std::mem::take(&mut self.ui.hold_gesture) {
             self.gesture += 1;
         }
         // 1. The session.
@@ -824,6 +859,11 @@ impl EditorApp {
         }
         for (level, m) in std::mem::take(&mut self.panels.viewport.messages) {
             self.log.push(level, "viewport", m);
+        }
+        for name in std::mem::take(&mut self.panels.timeline.sounds) {
+            if let Some(s) = &self.options.marker_sound {
+                (s.0)(&name);
+            }
         }
         // 4. Commands, in one place (their effects show on the next frame: ask for one).
         let commands = std::mem::take(&mut self.commands);

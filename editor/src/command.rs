@@ -41,6 +41,28 @@ pub enum Command {
         /// Loop or not.
         looping: bool,
     },
+    /// A temporary pose of one bone (auto-key off): shown until the playhead moves, never
+    /// saved (`None` clears it).
+    PoseBone {
+        /// The rig's path.
+        rig: String,
+        /// Bone index.
+        bone: usize,
+        /// Its local transform.
+        transform: Option<marrow_engine::math::Transform>,
+    },
+    /// Drop a rig's temporary pose.
+    ClearPose {
+        /// The rig's path.
+        rig: String,
+    },
+    /// The range a rig's preview playback stays inside (`None`: the whole clip).
+    SetPreviewRange {
+        /// The rig's path.
+        rig: String,
+        /// Start and end, seconds.
+        range: Option<(f32, f32)>,
+    },
     /// Show another scene of the project.
     ShowScene(String),
     /// File > New Project.

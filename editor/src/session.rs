@@ -56,6 +56,25 @@ pub struct SessionFrame {
     pub animation_ms: f64,
 }
 
+/// A marker crossed by a rig's head, by playback or by a scrub (session data for the
+/// timeline's event lane and the footstep sound).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MarkerHit {
+    /// The rig.
+    pub rig: Entity,
+    /// The marker's index in its clip.
+    pub marker: usize,
+    /// Its name.
+    pub name: String,
+    /// Its time in the clip.
+    pub time: f32,
+    /// Whether a scrub (not playback) crossed it.
+    pub scrub: bool,
+}
+
+/// How many marker hits the session keeps.
+const HIT_LOG: usize = 256;
+
 /// The running preview of a document.
 #[derive(Debug)]
 pub struct Session {
@@ -74,6 +93,11 @@ pub struct Session {
     faults_seen: usize,
     last: SessionFrame,
     events: Vec<SceneEvent>,
+    /// Marker hits, numbered (the number only grows).
+    hits: std::collections::VecDeque<(u64, MarkerHit)>,
+    next_hit: u64,
+    /// Per rig: a preview range playback stays inside.
+    ranges: HashMap<Entity, (f32, f32)>,
 }
 
 impl Default for Session {
@@ -94,6 +118,9 @@ impl Default for Session {
             faults_seen: 0,
             last: SessionFrame::default(),
             events: Vec::new(),
+            hits: std::collections::VecDeque::new(),
+            next_hit: 0,
+            ranges: HashMap::new(),
         }
     }
 }
@@ -182,10 +209,17 @@ impl Session {
             self.scene = project.manifest.scenes.iter().find(|s| project.scenes.contains_key(*s)).cloned();
         }
         // Keep every rig's session by path.
-        let kept: HashMap<String, AnimatorSession> = self
+        type Kept = (AnimatorSession, Vec<(u16, marrow_engine::math::Transform)>, Option<(f32, f32)>);
+        let kept: HashMap<String, Kept> = self
             .world
             .rigs()
-            .filter_map(|r| Some((self.world.path(r)?, self.world.animator(r)?.session())))
+            .filter_map(|r| {
+                let a = self.world.animator(r)?;
+                Some((
+                    self.world.path(r)?,
+                    (a.session(), a.pose_overrides().to_vec(), self.ranges.get(&r).copied()),
+                ))
+            })
             .collect();
         let root = doc.root().map(Path::to_owned).unwrap_or_default();
         let (library, mut faults) = Library::load_cached(project, &root, &mut self.imports);
@@ -199,11 +233,18 @@ impl Session {
             None => self.world.clear(),
         }
         let rigs: Vec<Entity> = self.world.rigs().collect();
+        self.ranges.clear();
         for r in rigs {
-            if let Some(s) = self.world.path(r).and_then(|p| kept.get(&p).copied())
+            if let Some((s, overrides, range)) = self.world.path(r).and_then(|p| kept.get(&p).cloned())
                 && let Some(a) = self.world.animator_mut(r)
             {
                 a.restore_session(&s);
+                for (b, t) in overrides {
+                    a.set_pose_override(b as usize, Some(t));
+                }
+                if let Some(range) = range {
+                    self.ranges.insert(r, range);
+                }
             }
         }
         self.faults = faults;
@@ -229,9 +270,88 @@ impl Session {
             self.recompose = false;
             self.events.clear();
             self.events.extend_from_slice(self.world.events());
+            let played: Vec<MarkerHit> = self
+                .events
+                .iter()
+                .map(|e| MarkerHit {
+                    rig: e.entity,
+                    marker: e.event.marker,
+                    name: e.event.name().to_owned(),
+                    time: e.event.time(),
+                    scrub: false,
+                })
+                .collect();
+            for h in played {
+                self.push_hit(h);
+            }
+            // Preview ranges: a head that left its range starts it again.
+            let ranges: Vec<(Entity, (f32, f32))> = self.ranges.iter().map(|(e, r)| (*e, *r)).collect();
+            for (rig, (a, b)) in ranges {
+                if let Some(an) = self.world.animator_mut(rig)
+                    && an.is_playing()
+                    && (an.time() > b || an.time() < a)
+                {
+                    an.seek(a);
+                    self.recompose = true;
+                }
+            }
         }
         self.last = frame;
         frame
+    }
+
+    fn push_hit(&mut self, h: MarkerHit) {
+        if self.hits.len() == HIT_LOG {
+            self.hits.pop_front();
+        }
+        self.hits.push_back((self.next_hit, h));
+        self.next_hit += 1;
+    }
+
+    /// Marker hits numbered `since` and later, with their numbers.
+    pub fn hits_since(&self, since: u64) -> impl Iterator<Item = &(u64, MarkerHit)> {
+        self.hits.iter().filter(move |(n, _)| *n >= since)
+    }
+
+    /// The number the next marker hit will get.
+    pub fn next_hit(&self) -> u64 {
+        self.next_hit
+    }
+
+    /// Sets (or clears) the range `rig`'s playback stays inside while previewing.
+    pub fn set_preview_range(&mut self, rig: Entity, range: Option<(f32, f32)>) {
+        match range {
+            Some((a, b)) if a.is_finite() && b.is_finite() && b > a => {
+                self.ranges.insert(rig, (a, b));
+            }
+            _ => {
+                self.ranges.remove(&rig);
+            }
+        }
+    }
+
+    /// The preview range of `rig`.
+    pub fn preview_range(&self, rig: Entity) -> Option<(f32, f32)> {
+        self.ranges.get(&rig).copied()
+    }
+
+    /// A temporary pose of one bone (shown until the playhead moves; never saved): `None`
+    /// clears it.
+    pub fn set_pose_override(&mut self, rig: Entity, bone: usize, t: Option<marrow_engine::math::Transform>) {
+        if let Some(a) = self.world.animator_mut(rig) {
+            a.set_pose_override(bone, t);
+            self.recompose = true;
+        }
+    }
+
+    /// Drops `rig`'s temporary pose.
+    pub fn clear_pose(&mut self, rig: Entity) {
+        if let Some(a) = self.world.animator_mut(rig)
+            && !a.pose_overrides().is_empty()
+        {
+            a.clear_pose_overrides();
+            self.recompose = true;
+        }
     }
 
     fn rigs(&self) -> Vec<Entity> {
@@ -242,6 +362,7 @@ impl Session {
     /// does not loop starts again from its start).
     pub fn play(&mut self) {
         for r in self.rigs() {
+            self.clear_pose(r);
             if let Some(a) = self.world.animator_mut(r) {
                 let at_end = a.current_looping() == Some(false) && a.time() >= a.current_duration();
                 if at_end && a.current_duration() > 0.0 {
@@ -264,6 +385,7 @@ impl Session {
         for r in self.rigs() {
             if let Some(a) = self.world.animator_mut(r) {
                 a.reset_session();
+                a.clear_pose_overrides();
             }
         }
         self.recompose = true;
@@ -281,11 +403,24 @@ impl Session {
     }
 
     /// Scrub: moves `rig`'s head to `time` (clamped to its clip) and recomposes the pose (the
-    /// overlay and socketed props follow). A seek announces no markers.
+    /// overlay and socketed props follow); the temporary pose is dropped. The markers the scrub
+    /// swept are recorded as hits, by the engine's sweep rule (arrival closed, departure open),
+    /// in the scrub's direction and without wrapping; the head itself announces nothing.
     pub fn seek(&mut self, rig: Entity, time: f32) {
-        if let Some(a) = self.world.animator_mut(rig) {
-            a.seek(time);
-            self.recompose = true;
+        self.clear_pose(rig);
+        let Some(a) = self.world.animator_mut(rig) else { return };
+        let from = a.time();
+        a.seek(time);
+        let to = a.time();
+        self.recompose = true;
+        let Some(clip) = a.current_clip().cloned() else { return };
+        let step = marrow_engine::playback::PlaybackStep { from, to, travel: to - from };
+        let mut hits = Vec::new();
+        let times = clip.markers().iter().map(|m| m.time);
+        marrow_engine::playback::swept_markers(times, &step, clip.duration(), false, |i, _| hits.push(i));
+        for i in hits {
+            let m = &clip.markers()[i];
+            self.push_hit(MarkerHit { rig, marker: i, name: m.name.clone(), time: m.time, scrub: true });
         }
     }
 

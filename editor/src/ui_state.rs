@@ -62,6 +62,46 @@ pub struct UiState {
     pub renaming: Option<(String, String)>,
     /// Set by a panel: the app opens the Import glTF dialog.
     pub open_import_dialog: bool,
+    /// Auto Key: posing writes keys at the playhead (else it is a temporary pose).
+    pub auto_key: bool,
+    /// Onion skins.
+    pub onion: Onion,
+    /// The panel the keyboard's editing keys (Delete, copy, paste) go to.
+    pub focus: Focus,
+    /// Set by a panel that runs a gesture without a held pointer (the timeline's S scale): the
+    /// next frame continues the same gesture (one undo step).
+    pub hold_gesture: bool,
+    /// Copy Pose: local transforms by bone name.
+    pub pose_clipboard: Vec<(String, marrow_engine::math::Transform)>,
+    /// The rig the timeline works on (onion skins are drawn for it).
+    pub timeline_rig: Option<String>,
+}
+
+/// Where the editing keys go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Focus {
+    /// The scene (outliner, viewport, inspector): Delete removes the selected entity.
+    #[default]
+    Scene,
+    /// The timeline: Delete removes keys or markers, Ctrl+C/V/D copy, paste, duplicate keys.
+    Timeline,
+}
+
+/// Onion skin settings (View > Onion Skins).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Onion {
+    /// Whether ghosts are drawn.
+    pub on: bool,
+    /// Ghosts before and after the playhead.
+    pub count: u32,
+    /// Frames between ghosts.
+    pub step: u32,
+}
+
+impl Default for Onion {
+    fn default() -> Self {
+        Self { on: false, count: 2, step: 3 }
+    }
 }
 
 impl UiState {

@@ -17,11 +17,11 @@ use marrow_editor::document::{Document, EntityOp, Op, Slot, Value, tree};
 use marrow_engine::clip::Channel;
 use marrow_engine::easing::{Ease, Easing};
 use marrow_engine::graph::{AnimGraph, NodeKind};
-use marrow_engine::project::file::ClipAsset;
-use marrow_engine::track::Interpolation;
 use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
+use marrow_engine::project::file::ClipAsset;
 use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SocketDesc};
+use marrow_engine::track::Interpolation;
 use proptest::prelude::*;
 use support::{TempDir, repo};
 
@@ -157,7 +157,8 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
 fn keys_of(c: &ClipAsset) -> Vec<KeyRef> {
     let mut out = Vec::new();
     for (bone, ch) in c.bones.iter().zip(c.clip.channels()) {
-        let mut add = |channel, times: &[f32]| out.extend(times.iter().map(|t| KeyRef::new(bone.clone(), channel, *t)));
+        let mut add =
+            |channel, times: &[f32]| out.extend(times.iter().map(|t| KeyRef::new(bone.clone(), channel, *t)));
         if let Some(t) = &ch.translation {
             add(Channel::Translation, t.times());
         }
@@ -189,11 +190,19 @@ fn clip_op(c: &ClipAsset, kind: u8, a: u32, b: u32, x: f32) -> ClipOp {
     let marker = b as usize % (c.clip.markers().len() + 1);
     match kind {
         17 => ClipOp::InsertKeys {
-            keys: vec![KeyWrite { key: KeyRef::new(bone, channel, (x.abs() * 10.0).round() / 30.0), value: value(channel) }],
-            kind: [InsertKind::Insert, InsertKind::KeyPose, InsertKind::Paste, InsertKind::Duplicate][b as usize % 4],
+            keys: vec![KeyWrite {
+                key: KeyRef::new(bone, channel, (x.abs() * 10.0).round() / 30.0),
+                value: value(channel),
+            }],
+            kind: [InsertKind::Insert, InsertKind::KeyPose, InsertKind::Paste, InsertKind::Duplicate]
+                [b as usize % 4],
         },
         18 => ClipOp::DeleteKeys(some(1 + b as usize % 3)),
-        19 => ClipOp::MoveKeys { keys: some(1 + b as usize % 3), delta: x * 0.2, snap: b.is_multiple_of(2).then_some(30.0) },
+        19 => ClipOp::MoveKeys {
+            keys: some(1 + b as usize % 3),
+            delta: x * 0.2,
+            snap: b.is_multiple_of(2).then_some(30.0),
+        },
         20 => ClipOp::ScaleKeys { keys: some(2), pivot: 0.5, factor: 0.5 + x.abs() * 0.3, snap: Some(30.0) },
         21 => ClipOp::SetEasing {
             keys: some(2),
@@ -202,19 +211,28 @@ fn clip_op(c: &ClipAsset, kind: u8, a: u32, b: u32, x: f32) -> ClipOp {
         22 => ClipOp::SetInterpolation {
             bone,
             channel,
-            interpolation: [Interpolation::Step, Interpolation::Linear, Interpolation::CubicSpline][a as usize % 3],
+            interpolation: [Interpolation::Step, Interpolation::Linear, Interpolation::CubicSpline]
+                [a as usize % 3],
         },
         23 => match keys.first() {
-            Some(k) => ClipOp::SetKeyValue { key: some(1).pop().unwrap_or(k.clone()), value: value(some(1).pop().unwrap_or(k.clone()).channel) },
+            Some(k) => ClipOp::SetKeyValue {
+                key: some(1).pop().unwrap_or(k.clone()),
+                value: value(some(1).pop().unwrap_or(k.clone()).channel),
+            },
             None => ClipOp::AddMarker { name: "m".into(), time: 0.1 },
         },
         24 => match some(1).pop() {
-            Some(k) => ClipOp::SetTangents { tangent_in: value(k.channel), tangent_out: value(k.channel), key: k },
+            Some(k) => {
+                ClipOp::SetTangents { tangent_in: value(k.channel), tangent_out: value(k.channel), key: k }
+            }
             None => ClipOp::AddMarker { name: "m".into(), time: 0.1 },
         },
         25 => ClipOp::AddMarker { name: ["step", "", "hit"][b as usize % 3].into(), time: x },
         26 => ClipOp::MoveMarker { index: marker, time: x.abs() },
-        27 => ClipOp::RenameMarker { index: marker, name: if b.is_multiple_of(4) { String::new() } else { "renamed".into() } },
+        27 => ClipOp::RenameMarker {
+            index: marker,
+            name: if b.is_multiple_of(4) { String::new() } else { "renamed".into() },
+        },
         _ => ClipOp::DeleteMarkers(vec![marker]),
     }
 }

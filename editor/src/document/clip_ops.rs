@@ -230,7 +230,12 @@ fn assemble<T: Animatable>(
     let times: Vec<f32> = out.iter().map(|k| k.time).collect();
     let values: Vec<T> = out.iter().map(|k| k.value).collect();
     let track = if interp == Interpolation::CubicSpline {
-        Track::cubic_from_keys(times, out.iter().map(|k| k.tin).collect(), values, out.iter().map(|k| k.tout).collect())
+        Track::cubic_from_keys(
+            times,
+            out.iter().map(|k| k.tin).collect(),
+            values,
+            out.iter().map(|k| k.tout).collect(),
+        )
     } else {
         Track::from_keys(interp, times, values)
     }
@@ -264,7 +269,12 @@ fn channel_of(c: &mut BoneChannels, ch: Channel) -> AnyTrack<'_> {
 fn edit_tracks(
     c: &mut ClipAsset,
     refs: &[(String, Channel)],
-    f: &mut dyn FnMut(&str, Channel, &mut Vec<EditKey<Vec3>>, &mut Vec<EditKey<Quat>>) -> Result<(), EditError>,
+    f: &mut dyn FnMut(
+        &str,
+        Channel,
+        &mut Vec<EditKey<Vec3>>,
+        &mut Vec<EditKey<Quat>>,
+    ) -> Result<(), EditError>,
 ) -> Result<usize, EditError> {
     let mut pairs: Vec<(String, Channel)> = refs.to_vec();
     pairs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -282,7 +292,9 @@ fn edit_tracks(
         }
         match channel_of(&mut channels[i], ch) {
             AnyTrack::Vec3(slot) => {
-                let (interp, default) = slot.as_ref().map_or((Interpolation::Linear, Ease::default()), |t| (t.interpolation(), t.default_easing()));
+                let (interp, default) = slot.as_ref().map_or((Interpolation::Linear, Ease::default()), |t| {
+                    (t.interpolation(), t.default_easing())
+                });
                 let mut keys = slot.as_ref().map(explode).unwrap_or_default();
                 f(&bone, ch, &mut keys, &mut Vec::new())?;
                 let (t, r) = assemble(interp, default, keys)?;
@@ -290,7 +302,9 @@ fn edit_tracks(
                 replaced += r;
             }
             AnyTrack::Quat(slot) => {
-                let (interp, default) = slot.as_ref().map_or((Interpolation::Linear, Ease::default()), |t| (t.interpolation(), t.default_easing()));
+                let (interp, default) = slot.as_ref().map_or((Interpolation::Linear, Ease::default()), |t| {
+                    (t.interpolation(), t.default_easing())
+                });
                 let mut keys = slot.as_ref().map(explode).unwrap_or_default();
                 f(&bone, ch, &mut Vec::new(), &mut keys)?;
                 let (t, r) = assemble(interp, default, keys)?;
@@ -318,7 +332,13 @@ fn snapped(t: f32, snap: Option<f32>) -> f32 {
 }
 
 /// Marks and retimes the keys of `bone`/`ch` that `keys` names, with `to(t)` giving new times.
-fn retime<T: Copy>(keys: &[KeyRef], bone: &str, ch: Channel, list: &mut [EditKey<T>], to: &dyn Fn(f32) -> f32) -> usize {
+fn retime<T: Copy>(
+    keys: &[KeyRef],
+    bone: &str,
+    ch: Channel,
+    list: &mut [EditKey<T>],
+    to: &dyn Fn(f32) -> f32,
+) -> usize {
     let mut n = 0;
     for k in list.iter_mut() {
         if keys.iter().any(|r| r.bone == bone && r.channel == ch && same(r.time, k.time)) {
@@ -335,7 +355,8 @@ fn catmull_rom<T: Animatable>(keys: &mut [EditKey<T>], sub: impl Fn(T, T) -> T, 
     for i in 0..n {
         let (a, b) = (i.saturating_sub(1), (i + 1).min(n - 1));
         let dt = keys[b].time - keys[a].time;
-        let t = if a == b || !(dt > 0.0) { T::ZERO } else { scale(sub(keys[b].value, keys[a].value), 1.0 / dt) };
+        let t =
+            if a == b || !(dt > 0.0) { T::ZERO } else { scale(sub(keys[b].value, keys[a].value), 1.0 / dt) };
         keys[i].tin = t;
         keys[i].tout = t;
     }
@@ -416,7 +437,9 @@ impl ClipOp {
                 }
                 if let Some(l) = length {
                     if !(l.is_finite() && *l >= 0.0) {
-                        return Err(EditError::Invalid("the length must be a finite, non-negative number".into()));
+                        return Err(EditError::Invalid(
+                            "the length must be a finite, non-negative number".into(),
+                        ));
                     }
                     c.clip.length = *l;
                 }
@@ -432,7 +455,10 @@ impl ClipOp {
                 replaced = edit_tracks(&mut c, &pairs(&refs), &mut |bone, ch, v3, q| {
                     for w in keys.iter().filter(|w| w.key.bone == bone && w.key.channel == ch) {
                         if !(w.key.time.is_finite() && w.key.time >= 0.0) {
-                            return Err(EditError::Invalid(format!("a key time of {} is not a time in the clip", w.key.time)));
+                            return Err(EditError::Invalid(format!(
+                                "a key time of {} is not a time in the clip",
+                                w.key.time
+                            )));
                         }
                         match (w.value, ch) {
                             (KeyValue::Quat(v), Channel::Rotation) => q.push(EditKey {
@@ -460,7 +486,8 @@ impl ClipOp {
             ClipOp::DeleteKeys(keys) => {
                 let mut found = 0;
                 edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
-                    let hit = |t: f32| keys.iter().any(|r| r.bone == bone && r.channel == ch && same(r.time, t));
+                    let hit =
+                        |t: f32| keys.iter().any(|r| r.bone == bone && r.channel == ch && same(r.time, t));
                     let before = v3.len() + q.len();
                     v3.retain(|k| !hit(k.time));
                     q.retain(|k| !hit(k.time));
@@ -498,7 +525,8 @@ impl ClipOp {
             }
             ClipOp::SetEasing { keys, ease } => {
                 edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
-                    let hit = |t: f32| keys.iter().any(|r| r.bone == bone && r.channel == ch && same(r.time, t));
+                    let hit =
+                        |t: f32| keys.iter().any(|r| r.bone == bone && r.channel == ch && same(r.time, t));
                     v3.iter_mut().filter(|k| hit(k.time)).for_each(|k| k.easing = *ease);
                     q.iter_mut().filter(|k| hit(k.time)).for_each(|k| k.easing = *ease);
                     Ok(())
@@ -511,12 +539,16 @@ impl ClipOp {
                     .position(|b| b == bone)
                     .ok_or_else(|| EditError::Invalid(format!("the clip has no bone {bone:?}")))?;
                 let channels = c.clip.channels_mut();
-                let Some(bc) = channels.get_mut(i) else { return Err(EditError::Invalid("no such track".into())) };
+                let Some(bc) = channels.get_mut(i) else {
+                    return Err(EditError::Invalid("no such track".into()));
+                };
                 match channel_of(bc, *channel) {
                     AnyTrack::Vec3(slot) => {
                         let t = slot.as_ref().ok_or_else(|| EditError::Invalid("no such track".into()))?;
                         let mut keys = explode(t);
-                        if *interpolation == Interpolation::CubicSpline && t.interpolation() != Interpolation::CubicSpline {
+                        if *interpolation == Interpolation::CubicSpline
+                            && t.interpolation() != Interpolation::CubicSpline
+                        {
                             catmull_rom(&mut keys, |a, b| a - b, |a, s| a * s);
                         }
                         *slot = assemble(*interpolation, t.default_easing(), keys)?.0;
@@ -524,7 +556,9 @@ impl ClipOp {
                     AnyTrack::Quat(slot) => {
                         let t = slot.as_ref().ok_or_else(|| EditError::Invalid("no such track".into()))?;
                         let mut keys = explode(t);
-                        if *interpolation == Interpolation::CubicSpline && t.interpolation() != Interpolation::CubicSpline {
+                        if *interpolation == Interpolation::CubicSpline
+                            && t.interpolation() != Interpolation::CubicSpline
+                        {
                             catmull_rom(&mut keys, |a, b| a - b, |a, s| a * s);
                         }
                         *slot = assemble(*interpolation, t.default_easing(), keys)?.0;
@@ -532,7 +566,9 @@ impl ClipOp {
                 }
             }
             ClipOp::SetKeyValue { key, value } | ClipOp::SetTangents { key, tangent_in: value, .. } => {
-                if matches!(self, ClipOp::SetTangents { .. }) && interpolation_of(&c, &key.bone, key.channel) != Some(Interpolation::CubicSpline) {
+                if matches!(self, ClipOp::SetTangents { .. })
+                    && interpolation_of(&c, &key.bone, key.channel) != Some(Interpolation::CubicSpline)
+                {
                     return Err(EditError::Invalid("tangents belong to CUBICSPLINE keys".into()));
                 }
                 let tangents = match self {
@@ -547,7 +583,11 @@ impl ClipOp {
                                 found = true;
                                 match tangents {
                                     Some((KeyValue::Quat(a), KeyValue::Quat(b))) => (k.tin, k.tout) = (a, b),
-                                    Some(_) => return Err(EditError::Invalid("rotation tangents are rotations".into())),
+                                    Some(_) => {
+                                        return Err(EditError::Invalid(
+                                            "rotation tangents are rotations".into(),
+                                        ));
+                                    }
                                     None => k.value = v.normalize(),
                                 }
                             }
@@ -557,7 +597,9 @@ impl ClipOp {
                                 found = true;
                                 match tangents {
                                     Some((KeyValue::Vec3(a), KeyValue::Vec3(b))) => (k.tin, k.tout) = (a, b),
-                                    Some(_) => return Err(EditError::Invalid("vector tangents are vectors".into())),
+                                    Some(_) => {
+                                        return Err(EditError::Invalid("vector tangents are vectors".into()));
+                                    }
                                     None => k.value = *v,
                                 }
                             }
@@ -590,7 +632,8 @@ impl ClipOp {
                     return Err(EditError::Invalid("a marker name cannot be empty".into()));
                 }
                 let mut m: Vec<Marker> = c.clip.markers().to_vec();
-                m.get_mut(*index).ok_or_else(|| EditError::Invalid(format!("no marker {index}")))?.name = name.clone();
+                m.get_mut(*index).ok_or_else(|| EditError::Invalid(format!("no marker {index}")))?.name =
+                    name.clone();
                 c.clip.set_markers(m);
             }
             ClipOp::DeleteMarkers(indices) => {
@@ -611,7 +654,9 @@ impl ClipOp {
         let mut label = self.label();
         // Keying the pose over existing keys is the point of keying; anything else that
         // lands on a key says so.
-        if replaced > 0 && !matches!(self, ClipOp::InsertKeys { kind: InsertKind::KeyPose | InsertKind::Insert, .. }) {
+        if replaced > 0
+            && !matches!(self, ClipOp::InsertKeys { kind: InsertKind::KeyPose | InsertKind::Insert, .. })
+        {
             label = format!("{label} (replaces {})", key_label(replaced));
         }
         Ok((c, label))

@@ -171,14 +171,22 @@ impl Document {
         let mut changes: Vec<Change> = match &computed {
             Ok((outcome, _)) => outcome
                 .iter()
-                .map(|(slot, after)| Change { before: slot.get(&self.project), slot: slot.clone(), after: after.clone() })
+                .map(|(slot, after)| Change {
+                    before: slot.get(&self.project),
+                    slot: slot.clone(),
+                    after: after.clone(),
+                })
                 .collect(),
             Err(_) => Vec::new(),
         };
         if let Some(l) = &last {
             for c in &l.changes {
                 if !changes.iter().any(|x| x.slot == c.slot) {
-                    changes.push(Change { slot: c.slot.clone(), before: c.before.clone(), after: c.before.clone() });
+                    changes.push(Change {
+                        slot: c.slot.clone(),
+                        before: c.before.clone(),
+                        after: c.before.clone(),
+                    });
                 }
                 c.slot.set(&mut self.project, c.after.clone());
             }
@@ -378,7 +386,11 @@ mod clip_tests {
     fn drag_to(d: &mut Document, delta: f32, gesture: u64) {
         let op = Op::Clip {
             path: "clips/stride.clip.ron".into(),
-            op: ClipOp::MoveKeys { keys: vec![KeyRef::new("hips", Channel::Translation, 0.25)], delta, snap: None },
+            op: ClipOp::MoveKeys {
+                keys: vec![KeyRef::new("hips", Channel::Translation, 0.25)],
+                delta,
+                snap: None,
+            },
         };
         d.apply(&op, gesture).unwrap();
     }
@@ -404,7 +416,11 @@ mod clip_tests {
         let mut d = runner();
         drag_to(&mut d, 0.1, 4);
         drag_to(&mut d, 0.5, 4);
-        assert_eq!(hips_times(&d), [0.0, 0.5, 0.75, 1.0], "the key from 0.25 took the place of the one at 0.75");
+        assert_eq!(
+            hips_times(&d),
+            [0.0, 0.5, 0.75, 1.0],
+            "the key from 0.25 took the place of the one at 0.75"
+        );
         assert_eq!(d.undo_label().as_deref(), Some("Move Key (replaces 1 key)"));
     }
 }

@@ -136,6 +136,14 @@ pub enum Op {
         /// What changes.
         op: ClipOp,
     },
+    /// Several ops as one step, each computed on the result of the ones before (New Clip:
+    /// add the clip file and make it the Animator's clip).
+    Batch {
+        /// What the step is called.
+        label: String,
+        /// The ops, in order.
+        ops: Vec<Op>,
+    },
     /// A change to a graph file's content (graph editor edits).
     Graph {
         /// Graph file path.
@@ -352,7 +360,9 @@ impl Op {
             Op::AddEntity { .. } => "Add Entity".to_owned(),
             Op::RenameAsset { .. } => "Rename Asset".to_owned(),
             Op::DeleteAsset { .. } => "Delete Asset".to_owned(),
-            Op::AddFiles { label, .. } | Op::ReplaceProject { label, .. } => label.clone(),
+            Op::AddFiles { label, .. } | Op::ReplaceProject { label, .. } | Op::Batch { label, .. } => {
+                label.clone()
+            }
             Op::RenameProject(_) => "Rename Project".to_owned(),
             Op::Clip { op, .. } => op.label(),
             Op::Graph { op, .. } => op.label(),
@@ -477,6 +487,25 @@ impl Op {
                     .into_iter()
                     .map(|s| {
                         let v = s.get(project);
+                        (s, v)
+                    })
+                    .collect())
+            }
+            Op::Batch { ops, .. } => {
+                let mut work = p.clone();
+                let mut touched: Vec<Slot> = Vec::new();
+                for op in ops {
+                    for (slot, value) in op.apply(&work)? {
+                        slot.set(&mut work, value);
+                        if !touched.contains(&slot) {
+                            touched.push(slot);
+                        }
+                    }
+                }
+                Ok(touched
+                    .into_iter()
+                    .map(|s| {
+                        let v = s.get(&work);
                         (s, v)
                     })
                     .collect())

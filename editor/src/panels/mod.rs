@@ -11,6 +11,7 @@ pub mod inspector;
 pub mod log_panel;
 pub mod outliner;
 pub mod stats;
+pub mod timeline;
 pub mod viewport;
 
 use egui_dock::TabViewer;
@@ -92,6 +93,8 @@ pub enum Tab {
     Stats,
     /// Faults and warnings.
     Log,
+    /// Clip authoring: dope sheet, curves, markers.
+    Timeline,
 }
 
 impl Tab {
@@ -105,16 +108,25 @@ impl Tab {
             Tab::History => "History",
             Tab::Stats => "Stats",
             Tab::Log => "Log",
+            Tab::Timeline => "Timeline",
         }
     }
 
     /// Every tab.
-    pub const ALL: [Tab; 7] =
-        [Tab::Viewport, Tab::Outliner, Tab::Inspector, Tab::Assets, Tab::History, Tab::Stats, Tab::Log];
+    pub const ALL: [Tab; 8] = [
+        Tab::Viewport,
+        Tab::Outliner,
+        Tab::Inspector,
+        Tab::Assets,
+        Tab::History,
+        Tab::Stats,
+        Tab::Log,
+        Tab::Timeline,
+    ];
 }
 
 /// The default dock layout: outliner and assets on the left, the viewport in the middle, the
-/// inspector on the right, log, stats and history below.
+/// inspector on the right, the timeline (with log, stats and history) below.
 pub fn default_layout() -> egui_dock::DockState<Tab> {
     use egui_dock::NodeIndex;
     let mut ds = egui_dock::DockState::new(vec![Tab::Viewport]);
@@ -122,7 +134,7 @@ pub fn default_layout() -> egui_dock::DockState<Tab> {
     let [center, left] = s.split_left(NodeIndex::root(), 0.2, vec![Tab::Outliner]);
     let _ = s.split_below(left, 0.6, vec![Tab::Assets]);
     let [center, _right] = s.split_right(center, 0.72, vec![Tab::Inspector]);
-    let _ = s.split_below(center, 0.7, vec![Tab::Log, Tab::Stats, Tab::History]);
+    let _ = s.split_below(center, 0.6, vec![Tab::Timeline, Tab::Log, Tab::Stats, Tab::History]);
     ds
 }
 
@@ -143,6 +155,8 @@ pub struct Panels {
     pub stats: stats::StatsPanel,
     /// The log panel.
     pub log: log_panel::LogPanel,
+    /// The timeline.
+    pub timeline: timeline::TimelinePanel,
 }
 
 /// The dock's tab viewer over the panels.
@@ -174,6 +188,7 @@ impl TabViewer for Viewer<'_, '_> {
             Tab::History => self.panels.history.ui(ui, cx),
             Tab::Stats => self.panels.stats.ui(ui, cx),
             Tab::Log => self.panels.log.ui(ui, cx),
+            Tab::Timeline => self.panels.timeline.ui(ui, cx),
         }
     }
 
@@ -189,7 +204,7 @@ impl TabViewer for Viewer<'_, '_> {
 
     fn scroll_bars(&self, tab: &Tab) -> [bool; 2] {
         match tab {
-            Tab::Viewport => [false, false],
+            Tab::Viewport | Tab::Timeline => [false, false],
             _ => [true, true],
         }
     }

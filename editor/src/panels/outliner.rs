@@ -74,6 +74,11 @@ impl Outliner {
             }
         }
         let scene_path = scene_path.to_owned();
+        if ui.input(|i| i.pointer.any_pressed())
+            && ui.input(|i| i.pointer.interact_pos()).is_some_and(|p| ui.max_rect().contains(p))
+        {
+            cx.ui.focus = crate::ui_state::Focus::Scene;
+        }
         egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
             for e in &scene.entities {
                 self.row(ui, cx, &scene_path, e, None, 0);

@@ -54,6 +54,9 @@ enum Target {
     Transform(String),
     /// The entity's socket offset (bone name kept).
     Socket(String, String),
+    /// A bone's local pose: the rig's path and the bone index (posing: keys with Auto Key,
+    /// else a temporary pose).
+    Bone(String, usize),
 }
 
 /// The Viewport panel.
@@ -78,10 +81,30 @@ fn view_hash(v: &WorldView) -> u64 {
     h.finish()
 }
 
+/// The gizmo for the selection, sized as drawn (about 90 points), in `view`.
+pub fn selection_gizmo(cx: &Cx, view: &View) -> Option<Gizmo> {
+    let (mut g, _) = gizmo_for(cx, cx.session.world(), cx.ui.gizmo)?;
+    g.size = gizmo::size_for(view, g.world.w_axis.truncate(), 90.0);
+    Some(g)
+}
+
 /// The gizmo for the selection: the edited thing's world matrix, parent frame and local value.
 fn gizmo_for(cx: &Cx, world: &World, mode: GizmoMode) -> Option<(Gizmo, Target)> {
     let path = match &cx.ui.selection {
         Selection::Entity(p) => p.clone(),
+        Selection::Bone { rig, bone } => {
+            let r = world.find(rig)?;
+            let sk = world.animator(r)?.skeleton();
+            let b = sk.index_of(bone)?;
+            let pose = world.rig_pose(r)?;
+            let rig_world = world.world_matrix(r)?;
+            let parent = match sk.parent(b) {
+                Some(p) => rig_world * pose.model[p],
+                None => rig_world,
+            };
+            let g = Gizmo { mode, world: rig_world * pose.model[b], parent, local: pose.local[b], size: 1.0 };
+            return Some((g, Target::Bone(rig.clone(), b)));
+        }
         _ => return None,
     };
     let (_, desc) = cx.scene()?;
@@ -110,6 +133,9 @@ impl ViewportPanel {
         let (rect, response) =
             ui.allocate_exact_size(ui.available_size().max(egui::vec2(32.0, 32.0)), Sense::click_and_drag());
         response.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Other, true, "3D viewport"));
+        if response.is_pointer_button_down_on() {
+            cx.ui.focus = crate::ui_state::Focus::Scene;
+        }
         self.camera_input(ui, &response, rect, cx);
         let aspect = rect.width() / rect.height().max(1.0);
         let view = View { clip_from_world: cx.ui.camera.clip_from_world(aspect), rect };
@@ -136,21 +162,34 @@ impl ViewportPanel {
         if let Some((drag, target)) = &self.drag {
             if let Some(p) = response.interact_pointer_pos()
                 && let Some(local) = drag.local_at(&view, p)
+                && let Target::Bone(rig, bone) = target
+            {
+                let channels: &[marrow_engine::clip::Channel] = match drag.handle {
+                    gizmo::Handle::Move(_) => &[marrow_engine::clip::Channel::Translation],
+                    gizmo::Handle::Turn(_) => &[marrow_engine::clip::Channel::Rotation],
+                    gizmo::Handle::Stretch(_) => &[marrow_engine::clip::Channel::Scale],
+                };
+                crate::panels::timeline::pose_bone(cx, rig, *bone, local, channels);
+            } else if let Some(p) = response.interact_pointer_pos()
+                && let Some(local) = drag.local_at(&view, p)
                 && let Some((scene, _)) = cx.scene()
             {
                 let op = match target {
-                    Target::Transform(path) => Op::Entity {
+                    Target::Bone(..) => None,
+                    Target::Transform(path) => Some(Op::Entity {
                         scene: scene.to_owned(),
                         entity: path.clone(),
                         op: EntityOp::SetTransform(Some(local)),
-                    },
-                    Target::Socket(path, bone) => Op::Entity {
+                    }),
+                    Target::Socket(path, bone) => Some(Op::Entity {
                         scene: scene.to_owned(),
                         entity: path.clone(),
                         op: EntityOp::SetSocket(Some(SocketDesc { bone: bone.clone(), offset: local })),
-                    },
+                    }),
                 };
-                cx.edit(op);
+                if let Some(op) = op {
+                    cx.edit(op);
+                }
             }
             if !response.dragged() {
                 self.drag = None;

@@ -154,6 +154,20 @@ impl Gizmo {
             .collect()
     }
 
+    /// A point on a handle: along an arrow at `param` of its length, or on a ring at angle
+    /// `param` (radians, from the axis's first orthonormal direction). Tools and tests drive
+    /// the gizmo through it.
+    pub fn handle_point(&self, view: &View, handle: Handle, param: f32) -> Option<Pos2> {
+        let o = origin(&self.world);
+        match handle {
+            Handle::Move(i) | Handle::Stretch(i) => view.project(o + self.axes()[i] * self.size * param),
+            Handle::Turn(i) => {
+                let (u, v) = self.axes()[i].any_orthonormal_pair();
+                view.project(o + (u * param.cos() + v * param.sin()) * self.size * 0.8)
+            }
+        }
+    }
+
     /// The handle under `cursor` (within 8 points), if any.
     pub fn hit(&self, view: &View, cursor: Pos2) -> Option<Handle> {
         let o = origin(&self.world);

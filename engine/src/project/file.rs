@@ -352,13 +352,20 @@ impl<V: Copy> TrackFile<V> {
         if cubic {
             n = n.min(self.in_tangents.len()).min(self.out_tangents.len());
         }
-        if n != self.times.len() || n != self.values.len() || (cubic && (n != self.in_tangents.len() || n != self.out_tangents.len())) {
+        if n != self.times.len()
+            || n != self.values.len()
+            || (cubic && (n != self.in_tangents.len() || n != self.out_tangents.len()))
+        {
             let tangents = if cubic { self.in_tangents.len().min(self.out_tangents.len()) } else { 0 };
             faults.push(field_error(
                 at,
                 format!(
                     "{}; the keys past {n} are dropped",
-                    crate::track::TrackFault::NotParallel { times: self.times.len(), values: self.values.len(), tangents }
+                    crate::track::TrackFault::NotParallel {
+                        times: self.times.len(),
+                        values: self.values.len(),
+                        tangents
+                    }
                 ),
             ));
         }
@@ -369,7 +376,11 @@ impl<V: Copy> TrackFile<V> {
         if !self.key_easings.is_empty() && self.key_easings.len() != self.times.len() {
             faults.push(field_error(
                 format!("{at}/key_easings"),
-                format!("{} entries for {} keys; the missing ones are the default", self.key_easings.len(), self.times.len()),
+                format!(
+                    "{} entries for {} keys; the missing ones are the default",
+                    self.key_easings.len(),
+                    self.times.len()
+                ),
             ));
         }
         // (time, value, in, out, easing, original index)
@@ -384,22 +395,34 @@ impl<V: Copy> TrackFile<V> {
                 (T::ZERO, T::ZERO)
             };
             if !t.is_finite() {
-                faults.push(field_error(at, format!("key {i} has a non-finite time ({t}); the key is dropped")));
+                faults.push(field_error(
+                    at,
+                    format!("key {i} has a non-finite time ({t}); the key is dropped"),
+                ));
                 continue;
             }
             if !(v.is_finite_value() && a.is_finite_value() && b.is_finite_value()) {
-                faults.push(field_error(at, format!("key {i} at t = {t} has a non-finite value; the key is dropped")));
+                faults.push(field_error(
+                    at,
+                    format!("key {i} at t = {t} has a non-finite value; the key is dropped"),
+                ));
                 continue;
             }
             if T::is_zero_rotation(&v) {
-                faults.push(field_error(at, format!("key {i} at t = {t} is a zero-length rotation; the key is dropped")));
+                faults.push(field_error(
+                    at,
+                    format!("key {i} at t = {t} is a zero-length rotation; the key is dropped"),
+                ));
                 continue;
             }
             let easing = match self.key_easings.get(i).cloned().flatten() {
                 Some(name) => match parse_ease(&name) {
                     Ok(e) => Some(e),
                     Err(m) => {
-                        faults.push(field_error(format!("{at}/key_easings[{i}]"), format!("{m}; the track's default is used")));
+                        faults.push(field_error(
+                            format!("{at}/key_easings[{i}]"),
+                            format!("{m}; the track's default is used"),
+                        ));
                         None
                     }
                 },
@@ -415,7 +438,10 @@ impl<V: Copy> TrackFile<V> {
                 match kept.last() {
                     Some(last) if last.0 == k.0 => faults.push(field_error(
                         at,
-                        format!("key {} at t = {} has the time of key {}; the key is dropped", k.5, k.0, last.5),
+                        format!(
+                            "key {} at t = {} has the time of key {}; the key is dropped",
+                            k.5, k.0, last.5
+                        ),
                     )),
                     _ => kept.push(k),
                 }
@@ -429,7 +455,12 @@ impl<V: Copy> TrackFile<V> {
         let times: Vec<f32> = keys.iter().map(|k| k.0).collect();
         let values: Vec<T> = keys.iter().map(|k| k.1).collect();
         let built = if cubic {
-            Track::cubic_from_keys_unchecked(times, keys.iter().map(|k| k.2).collect(), values, keys.iter().map(|k| k.3).collect())
+            Track::cubic_from_keys_unchecked(
+                times,
+                keys.iter().map(|k| k.2).collect(),
+                values,
+                keys.iter().map(|k| k.3).collect(),
+            )
         } else {
             Track::from_keys_unchecked(self.interpolation, times, values)
         };
@@ -869,7 +900,10 @@ impl ClipAsset {
         for t in &f.tracks {
             let at = format!("tracks/{}", t.bone);
             let Some(i) = f.bones.iter().position(|b| *b == t.bone) else {
-                faults.push(field_error(at, format!("no bone {:?} in the clip's bone list; the tracks are dropped", t.bone)));
+                faults.push(field_error(
+                    at,
+                    format!("no bone {:?} in the clip's bone list; the tracks are dropped", t.bone),
+                ));
                 continue;
             };
             if std::mem::replace(&mut seen[i], true) {
@@ -898,13 +932,19 @@ impl ClipAsset {
         clip.length = if f.length.is_finite() && f.length >= 0.0 {
             f.length
         } else {
-            faults.push(field_error("length", format!("{} is not a finite, non-negative number of seconds; 0 is used", f.length)));
+            faults.push(field_error(
+                "length",
+                format!("{} is not a finite, non-negative number of seconds; 0 is used", f.length),
+            ));
             0.0
         };
         clip.frame_rate = if f.frame_rate.is_finite() && f.frame_rate > 0.0 && f.frame_rate <= 1000.0 {
             f.frame_rate
         } else {
-            faults.push(field_error("frame_rate", format!("{} is not a frame rate in (0, 1000]; 30 is used", f.frame_rate)));
+            faults.push(field_error(
+                "frame_rate",
+                format!("{} is not a frame rate in (0, 1000]; 30 is used", f.frame_rate),
+            ));
             crate::clip::DEFAULT_FRAME_RATE
         };
         clip.set_markers(f.markers.iter().map(|m| Marker { name: m.name.clone(), time: m.time }).collect());

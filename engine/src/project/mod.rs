@@ -215,10 +215,16 @@ pub fn clip_from_str(text: &str, path: &Path) -> Result<ClipAsset, ProjectError>
 /// Parses clip file text keeping what is sound ([`ClipAsset::repair`]): syntax and version
 /// errors fail; every fault of a track, key, length or frame rate comes back with its place
 /// (track and key) beside the repaired clip.
-pub fn clip_from_str_repairing(text: &str, path: &Path) -> Result<(ClipAsset, Vec<ProjectError>), ProjectError> {
+pub fn clip_from_str_repairing(
+    text: &str,
+    path: &Path,
+) -> Result<(ClipAsset, Vec<ProjectError>), ProjectError> {
     let f: ClipFile = parse_file(text, path)?;
     let (clip, faults) = ClipAsset::repair(&f);
-    Ok((clip, faults.into_iter().map(|error| ProjectError::Invalid { path: path.to_owned(), error }).collect()))
+    Ok((
+        clip,
+        faults.into_iter().map(|error| ProjectError::Invalid { path: path.to_owned(), error }).collect(),
+    ))
 }
 
 /// A clip's file text.

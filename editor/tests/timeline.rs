@@ -1,0 +1,272 @@
+//! Timeline workflows through the UI (egui_kittest, headless): create a clip, key a bone at two
+//! times with the rotate gizmo in Auto Key, ease the first key with easeInOutBack, move a key
+//! by dragging, box-select and delete, copy and paste, scale keys about the playhead, add,
+//! drag and rename a marker. The pose at a chosen time equals the engine's evaluation of the
+//! edited clip; undo all gives the original bytes, redo all the edited ones, and a save and
+//! reload gives them back. Scrubbing across a marker while paused puts exactly one event in the
+//! event lane, and scrubbing back across it one more.
+
+mod support;
+
+use egui::accesskit::Role;
+use egui::{Key, Modifiers, Pos2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use marrow_editor::EditorApp;
+use marrow_editor::document::Document;
+use marrow_editor::panels::timeline::model::RowKind;
+use marrow_editor::ui_state::Selection;
+use marrow_editor::viewport::gizmo::{GizmoMode, Handle, View};
+use marrow_engine::clip::Channel;
+use marrow_engine::easing::{Ease, Easing};
+use marrow_engine::math::Transform;
+use marrow_engine::pose::{SamplingContext, SamplingJob};
+use support::*;
+
+const NEW_CLIP: &str = "clips/runner_new.clip.ron";
+
+fn clip(h: &Harness<'_, EditorApp>) -> marrow_engine::project::file::ClipAsset {
+    h.state().doc.project().clips[NEW_CLIP].clone()
+}
+
+fn rotation_times(h: &Harness<'_, EditorApp>) -> Vec<f32> {
+    let c = clip(h);
+    c.clip.channels()[1].rotation.as_ref().map_or(Vec::new(), |t| t.times().to_vec())
+}
+
+fn rig_time(h: &Harness<'_, EditorApp>) -> f32 {
+    let w = h.state().session.world();
+    w.animator(w.find("Runner").unwrap()).unwrap().time()
+}
+
+fn seek(h: &mut Harness<'_, EditorApp>, t: f32) {
+    h.state_mut().send(marrow_editor::command::Command::Seek { rig: "Runner".into(), time: t });
+    settle(h);
+}
+
+fn view(h: &Harness<'_, EditorApp>) -> View {
+    let rect = h.get_by_label("3D viewport").rect();
+    View { clip_from_world: h.state().ui.camera.clip_from_world(rect.width() / rect.height()), rect }
+}
+
+/// Turns the selected bone with the gizmo's X ring by `angle` radians of ring travel.
+fn turn_x_ring(h: &mut Harness<'_, EditorApp>, angle: f32) {
+    let v = view(h);
+    let g = {
+        let app = h.state();
+        let mut commands = Vec::new();
+        let mut ui = marrow_editor::ui_state::UiState::new();
+        ui.selection = app.ui.selection.clone();
+        ui.gizmo = GizmoMode::Rotate;
+        ui.camera = app.ui.camera;
+        let cx = marrow_editor::panels::Cx::new(
+            &app.doc,
+            &app.session,
+            &mut ui,
+            &app.log,
+            &app.stats,
+            None,
+            &mut commands,
+        );
+        marrow_editor::panels::viewport::selection_gizmo(&cx, &v).expect("a bone gizmo")
+    };
+    let a = g.handle_point(&v, Handle::Turn(0), 0.9).unwrap();
+    let b = g.handle_point(&v, Handle::Turn(0), 0.9 + angle).unwrap();
+    drag(h, a, b, 6);
+}
+
+fn key_at(h: &Harness<'_, EditorApp>, kind: RowKind, t: f32) -> Pos2 {
+    h.state().panels.timeline.layout.key(kind, t).unwrap_or_else(|| panic!("no row {kind:?} drawn"))
+}
+
+fn click_at(h: &mut Harness<'_, EditorApp>, p: Pos2, modifiers: Modifiers) {
+    h.hover_at(p);
+    h.run();
+    if modifiers.shift {
+        h.event(egui::Event::ModifiersChanged(modifiers));
+    }
+    h.drag_at(p);
+    h.drop_at(p);
+    settle(h);
+    if modifiers.shift {
+        h.event(egui::Event::ModifiersChanged(Modifiers::NONE));
+        settle(h);
+    }
+}
+
+#[test]
+fn author_a_clip_on_the_timeline_then_undo_redo_save_and_reload() {
+    let dir = sample("runner");
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+
+    // Create a clip for the rig.
+    click(&mut h, Role::Button, "New Clip");
+    assert!(h.state().doc.project().clips.contains_key(NEW_CLIP));
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("New Clip"));
+
+    // Key the left thigh at two times with the rotate gizmo, Auto Key on.
+    click(&mut h, Role::Button, "⏺ Auto Key");
+    assert!(h.state().ui.auto_key);
+    h.state_mut().ui.selection = Selection::Bone { rig: "Runner".into(), bone: "thigh_l".into() };
+    h.state_mut().ui.gizmo = GizmoMode::Rotate;
+    settle(&mut h);
+    turn_x_ring(&mut h, 0.5);
+    assert_eq!(rotation_times(&h), [0.0], "the drag keyed the rotation at the playhead");
+    let steps = h.state().doc.steps().count();
+    seek(&mut h, 0.5);
+    turn_x_ring(&mut h, -0.8);
+    assert_eq!(rotation_times(&h), [0.0, 0.5]);
+    assert_eq!(h.state().doc.steps().count(), steps + 1, "one drag, one step");
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Key Pose"));
+
+    // The dope sheet shows the bone; its row holds both keys. Ease the first: right-click it,
+    // Easing…, easeInOutBack.
+    let bone_row = RowKind::Bone(1);
+    let k0 = key_at(&h, bone_row, 0.0);
+    h.hover_at(k0);
+    h.run();
+    h.event(egui::Event::PointerButton {
+        pos: k0,
+        button: egui::PointerButton::Secondary,
+        pressed: true,
+        modifiers: Modifiers::NONE,
+    });
+    h.event(egui::Event::PointerButton {
+        pos: k0,
+        button: egui::PointerButton::Secondary,
+        pressed: false,
+        modifiers: Modifiers::NONE,
+    });
+    settle(&mut h);
+    h.get_by_label("Easing…").click();
+    settle(&mut h);
+    h.get_by_label("easeInOutBack").click();
+    settle(&mut h);
+    let eased = clip(&h).clip.channels()[1].rotation.as_ref().unwrap().key_easings()[0];
+    assert_eq!(eased, Some(Ease::Named(Easing::InOutBack)));
+
+    // Move the key at 0.5 to 0.6 by dragging (snapped to frames).
+    let k1 = key_at(&h, bone_row, 0.5);
+    let map = h.state().panels.timeline.layout.map.unwrap();
+    drag(&mut h, k1, Pos2::new(map.x(0.6), k1.y), 6);
+    assert_eq!(rotation_times(&h), [0.0, 0.6]);
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Move Key"));
+
+    // Key the pose at 0.8 (K), box-select that key and delete it.
+    seek(&mut h, 0.8);
+    key(&mut h, Modifiers::NONE, Key::K);
+    assert!(rotation_times(&h).contains(&0.8));
+    let k2 = key_at(&h, bone_row, 0.8);
+    drag(&mut h, k2 + egui::vec2(-12.0, -8.0), k2 + egui::vec2(12.0, 8.0), 4);
+    assert_eq!(h.state().panels.timeline.selection.len(), 3, "T, R and S keyed at 0.8");
+    key(&mut h, Modifiers::NONE, Key::Delete);
+    assert_eq!(rotation_times(&h), [0.0, 0.6]);
+
+    // Copy the key at 0 and paste it at 0.3.
+    let p = key_at(&h, bone_row, 0.0);
+    click_at(&mut h, p, Modifiers::NONE);
+    key(&mut h, Modifiers::COMMAND, Key::C);
+    seek(&mut h, 0.3);
+    key(&mut h, Modifiers::COMMAND, Key::V);
+    assert_eq!(rotation_times(&h), [0.0, 0.3, 0.6]);
+
+    // Scale the keys at 0 and 0.3 about the playhead (at 0) by 2: S, move, click.
+    seek(&mut h, 0.0);
+    let p = key_at(&h, bone_row, 0.0);
+    click_at(&mut h, p, Modifiers::NONE);
+    let p = key_at(&h, bone_row, 0.3);
+    click_at(&mut h, p, Modifiers::SHIFT);
+    assert_eq!(h.state().panels.timeline.selection.len(), 2);
+    let start = key_at(&h, bone_row, 0.3) + egui::vec2(0.0, 40.0);
+    h.hover_at(start);
+    h.run();
+    key(&mut h, Modifiers::NONE, Key::S);
+    h.hover_at(start + egui::vec2(200.0, 0.0));
+    h.step();
+    h.step();
+    h.drag_at(start + egui::vec2(200.0, 0.0));
+    h.drop_at(start + egui::vec2(200.0, 0.0));
+    settle(&mut h);
+    assert_eq!(rotation_times(&h), [0.0, 0.6], "0.3 scaled by 2 about 0 lands on 0.6 and replaces it");
+    assert!(
+        h.state().doc.undo_label().unwrap().starts_with("Scale Keys"),
+        "{:?}",
+        h.state().doc.undo_label()
+    );
+
+    // A marker: M at the playhead, drag it to 0.4, double-click to rename it "hit".
+    seek(&mut h, 0.2);
+    key(&mut h, Modifiers::NONE, Key::M);
+    assert_eq!(clip(&h).clip.markers().len(), 1);
+    let lane = h.state().panels.timeline.layout.markers;
+    let map = h.state().panels.timeline.layout.map.unwrap();
+    drag(&mut h, Pos2::new(map.x(0.2), lane.center().y), Pos2::new(map.x(0.4), lane.center().y), 5);
+    assert_eq!(clip(&h).clip.markers()[0].time, 0.4);
+    let at = Pos2::new(map.x(0.4), lane.center().y);
+    h.hover_at(at);
+    h.run();
+    for _ in 0..2 {
+        h.hover_at(at);
+        h.drag_at(at);
+        h.event(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed: false,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    settle(&mut h);
+    h.get_by_label("Marker name").type_text("hit");
+    h.run();
+    key(&mut h, Modifiers::NONE, Key::Enter);
+    assert_eq!(clip(&h).clip.markers()[0].name, "hit");
+
+    // The pose at a chosen time is the engine's evaluation of the edited clip.
+    seek(&mut h, 0.45);
+    let edited_clip = clip(&h).clip;
+    let app = h.state();
+    let rig = app.session.entity("Runner").unwrap();
+    let sk = app.session.world().animator(rig).unwrap().skeleton().clone();
+    let mut want = vec![Transform::IDENTITY; sk.bone_count()];
+    SamplingJob {
+        clip: &edited_clip,
+        bind_pose: &sk.bind_pose,
+        time: 0.45,
+        context: &mut SamplingContext::new(sk.bone_count()),
+        output: &mut want,
+    }
+    .run()
+    .unwrap();
+    let got = app.session.world().rig_pose(rig).unwrap().local.to_vec();
+    assert_eq!(got, want, "the previewed pose is the edited clip's");
+
+    // Scrub across the marker while paused: one event; back across it: one more.
+    seek(&mut h, 0.3);
+    let before = h.state().panels.timeline.event_count();
+    let ruler = h.state().panels.timeline.layout.ruler;
+    let map = h.state().panels.timeline.layout.map.unwrap();
+    drag(&mut h, Pos2::new(map.x(0.3), ruler.center().y), Pos2::new(map.x(0.5), ruler.center().y), 6);
+    assert!(!h.state().session.is_playing());
+    assert_eq!(h.state().panels.timeline.event_count(), before + 1, "scrubbing across the marker: one event");
+    drag(&mut h, Pos2::new(map.x(0.5), ruler.center().y), Pos2::new(map.x(0.3), ruler.center().y), 6);
+    assert_eq!(h.state().panels.timeline.event_count(), before + 2, "and back across it: one more");
+    assert!(h.state().panels.timeline.events.iter().rev().take(2).all(|e| e.name == "hit" && e.scrub));
+
+    // Undo all: the original bytes; redo all: the edited ones; save and reload: equal.
+    let edited = h.state().doc.files();
+    let n = h.state().doc.head();
+    for _ in 0..n {
+        key(&mut h, Modifiers::COMMAND, Key::Z);
+    }
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    assert_eq!(files(dir.path()), original, "undo all = original bytes");
+    for _ in 0..n {
+        key(&mut h, Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    }
+    assert_eq!(h.state().doc.files(), edited, "redo all = the edited state");
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    assert_eq!(Document::open(dir.path()).unwrap().files(), edited, "save and reload: equal");
+    let _ = Channel::Rotation;
+}
