@@ -261,8 +261,8 @@ impl EditorApp {
     /// Opens the project at `path`. On failure the current project stays, the faults go to the
     /// Log and a dialog names the file and location.
     pub fn open(&mut self, path: &Path) {
-        match Document::open(path) {
-            Ok(doc) => {
+        match Document::open_repairing(path) {
+            Ok((doc, repaired)) => {
                 let root = doc.root().map(Path::to_owned);
                 self.doc = doc;
                 self.session = Session::new();
@@ -270,6 +270,19 @@ impl EditorApp {
                 self.ui.frame_selection = true;
                 self.panels = Panels::default();
                 self.log.push(Level::Info, "file", format!("opened {}", path.display()));
+                for f in &repaired {
+                    self.log.push(Level::Warning, "file", format!("{f} (repaired on open)"));
+                }
+                if !repaired.is_empty() {
+                    self.modal = Some(Modal::Error {
+                        title: format!("{} was repaired", path.display()),
+                        body: format!(
+                            "{} fault(s) in its clip files were repaired on open (see the Log): {}\n\nThe sound parts are kept and editable; the files change only when you save.",
+                            repaired.len(),
+                            repaired.first().map(|f| f.to_string()).unwrap_or_default()
+                        ),
+                    });
+                }
                 if let Some(root) = root {
                     self.recent.retain(|r| *r != root);
                     self.recent.insert(0, root.clone());

@@ -270,3 +270,45 @@ fn author_a_clip_on_the_timeline_then_undo_redo_save_and_reload() {
     assert_eq!(Document::open(dir.path()).unwrap().files(), edited, "save and reload: equal");
     let _ = Channel::Rotation;
 }
+
+#[test]
+fn a_damaged_clip_opens_repaired_with_each_fault_named_and_stays_editable() {
+    let dir = sample("runner");
+    let path = dir.path().join("clips/stride.clip.ron");
+    let text = std::fs::read_to_string(&path).unwrap();
+    // hips translation: key 1 NaN, keys 2 and 3 swapped; an unknown easing; a marker past the end.
+    let broken = text
+        .replacen("0.25,\n                    0.5,\n                    0.75,", "NaN,\n                    0.75,\n                    0.5,", 1)
+        .replacen("\"easeInOutSine\"", "\"easeInOutWobble\"", 1)
+        .replacen("time: 0.5,", "time: 7.5,", 1);
+    assert_ne!(broken, text);
+    std::fs::write(&path, &broken).unwrap();
+    let damaged = files(dir.path());
+    let mut h = editor(dir.path());
+    let app = h.state();
+    let log: Vec<String> = app.log.entries().iter().map(|e| e.text.clone()).collect();
+    for want in [
+        "stride.clip.ron: tracks/hips/translation: key 1 has a non-finite time",
+        "stride.clip.ron: tracks/hips/translation: the keys are not in time order",
+        "stride.clip.ron: tracks/hips/translation/key_easings[0]: ",
+    ] {
+        assert!(log.iter().any(|l| l.contains(want)), "missing {want:?} in {log:#?}");
+    }
+    assert!(matches!(app.modal, Some(marrow_editor::app::Modal::Error { .. })), "a dialog says what was repaired");
+    assert!(app.doc.is_dirty(), "the repaired clip differs from its file");
+    let c = &app.doc.project().clips["clips/stride.clip.ron"];
+    assert_eq!(c.clip.channels()[0].translation.as_ref().unwrap().times(), &[0.0, 0.5, 0.75, 1.0]);
+    // The marker past the end is shown as a fault on the lane; the clip is still editable.
+    h.get_by_label("OK").click();
+    settle(&mut h);
+    click_row(&mut h, "Runner");
+    let t = h.state().panels.timeline.layout.map.unwrap().x(7.5);
+    assert!(t.is_finite());
+    h.state_mut().send(marrow_editor::command::Command::Edit(Box::new(marrow_editor::document::Op::Clip {
+        path: "clips/stride.clip.ron".into(),
+        op: marrow_editor::document::clip_ops::ClipOp::MoveMarker { index: 1, time: 0.5 },
+    })));
+    settle(&mut h);
+    assert_eq!(h.state().doc.project().clips["clips/stride.clip.ron"].clip.markers()[1].time, 0.5);
+    assert_eq!(files(dir.path()), damaged, "nothing is written until a save");
+}

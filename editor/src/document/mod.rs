@@ -123,6 +123,18 @@ impl Document {
         Ok(Self::new(project, Some(marrow_engine::project::project_root(path))))
     }
 
+    /// Loads the project at `path`, repairing clip files with faulty keys or tracks (the sound
+    /// parts are kept: see `Project::load_repairing`); returns every repaired fault. A document
+    /// that was repaired differs from its files, so it opens with unsaved changes.
+    pub fn open_repairing(path: &Path) -> Result<(Self, Vec<ProjectError>), ProjectError> {
+        let (project, faults) = Project::load_repairing(path)?;
+        let mut doc = Self::new(project, Some(marrow_engine::project::project_root(path)));
+        if !faults.is_empty() {
+            doc.record.clear_saved();
+        }
+        Ok((doc, faults))
+    }
+
     /// The authored project.
     pub fn project(&self) -> &Project {
         &self.project

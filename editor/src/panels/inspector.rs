@@ -264,6 +264,18 @@ impl Inspector {
             }
             ui.end_row();
         });
+        ui.horizontal(|ui| {
+            if ui.button("Copy Pose").on_hover_text("Every bone's pose on screen").clicked() {
+                crate::panels::timeline::copy_pose(cx, path, &[]);
+            }
+            let can = !cx.ui.pose_clipboard.is_empty();
+            if ui.add_enabled(can, egui::Button::new("Paste Pose")).clicked() {
+                crate::panels::timeline::paste_pose(cx, path, false);
+            }
+            if ui.add_enabled(can, egui::Button::new("Paste Mirrored")).clicked() {
+                crate::panels::timeline::paste_pose(cx, path, true);
+            }
+        });
         ui.separator();
         self.transport(ui, cx, path);
     }
@@ -531,8 +543,38 @@ impl Inspector {
             ));
         };
         card(ui, "Bind pose (local)", |ui| show(ui, &sk.bind_pose[b]));
-        if let Some(pose) = world.rig_pose(rig) {
-            card(ui, "Current pose (local)", |ui| show(ui, &pose.local[b]));
+        let current = world.rig_pose(rig).map(|p| p.local[b]);
+        if let Some(t) = current {
+            let key = if cx.ui.auto_key { "keys at the playhead (Auto Key)" } else { "a temporary pose until the playhead moves" };
+            card(ui, "Pose (local)", |ui| {
+                ui.label(RichText::new(format!("An edit here is {key}.")).small().weak());
+                if let Some(next) = transform_grid(ui, "bone pose", &t, "Pose") {
+                    use marrow_engine::clip::Channel;
+                    let mut channels = Vec::new();
+                    if next.translation != t.translation {
+                        channels.push(Channel::Translation);
+                    }
+                    if next.rotation != t.rotation {
+                        channels.push(Channel::Rotation);
+                    }
+                    if next.scale != t.scale {
+                        channels.push(Channel::Scale);
+                    }
+                    crate::panels::timeline::pose_bone(cx, rig_path, b, next, &channels);
+                }
+                ui.horizontal(|ui| {
+                    if ui.button("Copy Pose").on_hover_text("This bone's pose").clicked() {
+                        crate::panels::timeline::copy_pose(cx, rig_path, &[b]);
+                    }
+                    let can = !cx.ui.pose_clipboard.is_empty();
+                    if ui.add_enabled(can, egui::Button::new("Paste Pose")).clicked() {
+                        crate::panels::timeline::paste_pose(cx, rig_path, false);
+                    }
+                    if ui.add_enabled(can, egui::Button::new("Paste Mirrored")).clicked() {
+                        crate::panels::timeline::paste_pose(cx, rig_path, true);
+                    }
+                });
+            });
         }
     }
 }

@@ -78,6 +78,7 @@ fn view_hash(v: &WorldView) -> u64 {
     v.grid.hash(&mut h);
     v.selected.hash(&mut h);
     v.selected_bone.hash(&mut h);
+    v.ghosts.len().hash(&mut h);
     h.finish()
 }
 
@@ -123,6 +124,29 @@ fn gizmo_for(cx: &Cx, world: &World, mode: GizmoMode) -> Option<(Gizmo, Target)>
     let local = e.transform?;
     let parent = world.parent(entity).and_then(|p| world.world_matrix(p)).unwrap_or(Mat4::IDENTITY);
     Some((Gizmo { mode, world: world_m, parent, local, size: 1.0 }, Target::Transform(path)))
+}
+
+/// Onion skins: the rig's pose `count` ghosts before and after its playhead, `step` frames
+/// (of its clip's rate) apart; the past tinted blue, the future green, fading with distance.
+fn onion_ghosts(world: &World, rig: Entity, onion: crate::ui_state::Onion) -> Vec<marrow_engine::render::Ghost> {
+    let Some(a) = world.animator(rig) else { return Vec::new() };
+    let Some(clip) = a.current_clip() else { return Vec::new() };
+    let (now, d, fps) = (a.time(), clip.duration(), clip.frame_rate);
+    let mut out = Vec::new();
+    for k in 1..=onion.count as i32 {
+        for sign in [-1i32, 1] {
+            let t = now + (sign * k * onion.step as i32) as f32 / fps.max(1.0);
+            if !(0.0..=d).contains(&t) {
+                continue;
+            }
+            let fade = 1.0 - (k - 1) as f32 / onion.count.max(1) as f32 * 0.7;
+            let color = if sign < 0 { [0.35, 0.55, 1.0, 0.8 * fade] } else { [0.35, 1.0, 0.55, 0.8 * fade] };
+            if let Some(model) = world.pose_at(rig, t) {
+                out.push(marrow_engine::render::Ghost { rig, model, color });
+            }
+        }
+    }
+    out
 }
 
 impl ViewportPanel {
@@ -322,8 +346,17 @@ impl ViewportPanel {
             grid: cx.ui.show_grid,
             selected: if matches!(cx.ui.selection, Selection::Entity(_)) { selected } else { Vec::new() },
             selected_bone,
+            ghosts: Vec::new(),
         };
-        let key = (cx.session.pose_version(), cx.doc.revision(), view_hash(&wv));
+        let onion = cx.ui.onion;
+        let onion_rig = cx.ui.timeline_rig.as_deref().and_then(|r| world.find(r)).filter(|_| onion.on);
+        let onion_key = onion_rig.map(|r| (r, onion.count, onion.step));
+        let key = (cx.session.pose_version(), cx.doc.revision(), view_hash(&wv) ^ {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            onion_key.hash(&mut h);
+            h.finish()
+        });
         let camera = cx.ui.camera.camera();
         let frame_request = std::mem::take(&mut cx.ui.frame_selection) || !self.framed;
         let selection_path = cx.ui.selection.entity().map(str::to_owned);
@@ -335,6 +368,10 @@ impl ViewportPanel {
             g.ensure_target((rect.width() * ppp) as u32, (rect.height() * ppp) as u32);
             g.frame.camera = camera;
             if *extract_key != Some(key) {
+                let mut wv = wv;
+                if let Some(rig) = onion_rig {
+                    wv.ghosts = onion_ghosts(world, rig, onion);
+                }
                 g.world.view = wv;
                 match g.extract(world, key.0) {
                     Ok(()) => {

@@ -43,7 +43,7 @@ pub use renderer::{
     RendererSettings,
 };
 pub use shader::{ShaderError, ShaderSource};
-pub use world::{ExtractStats, WorldRenderer, WorldView, pick_bone, render_world};
+pub use world::{ExtractStats, Ghost, WorldRenderer, WorldView, pick_bone, render_world};
 
 pub use wgpu;
 

@@ -45,11 +45,25 @@ pub struct WorldView {
     pub selected: Vec<Entity>,
     /// A selected bone (rig, bone index): highlighted in the overlay.
     pub selected_bone: Option<(Entity, usize)>,
+    /// Onion skins: extra poses of a rig drawn as tinted skeletons (the rig, its
+    /// `model_from_bone` matrices at another time, the tint).
+    pub ghosts: Vec<Ghost>,
+}
+
+/// A rig's pose at another time, drawn as a tinted skeleton (onion skins).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ghost {
+    /// The rig.
+    pub rig: Entity,
+    /// Its `model_from_bone` matrices at that time.
+    pub model: Vec<Mat4>,
+    /// Linear RGBA tint.
+    pub color: [f32; 4],
 }
 
 impl Default for WorldView {
     fn default() -> Self {
-        Self { skeletons: false, grid: true, selected: Vec::new(), selected_bone: None }
+        Self { skeletons: false, grid: true, selected: Vec::new(), selected_bone: None, ghosts: Vec::new() }
     }
 }
 
@@ -407,8 +421,26 @@ impl WorldRenderer {
         if self.view.skeletons {
             self.skeleton_lines(world, &mut frame.lines);
         }
+        self.ghost_lines(world, &mut frame.lines);
         self.stats = stats;
         Ok(())
+    }
+
+    /// Appends the onion skins: each ghost's skeleton, bone to parent, in its tint.
+    pub fn ghost_lines(&self, world: &World, out: &mut Vec<LineVertex>) {
+        for g in &self.view.ghosts {
+            let Some(a) = world.animator(g.rig) else { continue };
+            let sk = a.skeleton();
+            let rig_world = world.world_matrix(g.rig).unwrap_or(Mat4::IDENTITY);
+            for (b, m) in g.model.iter().enumerate() {
+                if let Some(p) = sk.parent(b)
+                    && let Some(pm) = g.model.get(p)
+                {
+                    out.push(LineVertex { position: (rig_world * *pm).w_axis.truncate().to_array(), color: g.color });
+                    out.push(LineVertex { position: (rig_world * *m).w_axis.truncate().to_array(), color: g.color });
+                }
+            }
+        }
     }
 
     /// Appends the skeleton overlay of every posed rig: per bone a segment to its parent and a

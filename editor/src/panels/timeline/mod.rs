@@ -1220,24 +1220,67 @@ pub fn pose_keys(bone: &str, time: f32, t: &Transform, channels: &[Channel]) -> 
 /// `channels` at the playhead (snapped to the clip's frames; a drag is one step); otherwise a
 /// temporary pose shown until the playhead moves.
 pub fn pose_bone(cx: &mut Cx, rig: &str, bone: usize, local: Transform, channels: &[Channel]) {
+    pose_bones(cx, rig, &[(bone, local)], channels);
+}
+
+/// [`pose_bone`] for several bones at once (a pasted pose): one undo step with Auto Key.
+pub fn pose_bones(cx: &mut Cx, rig: &str, bones: &[(usize, Transform)], channels: &[Channel]) {
     let world = cx.session.world();
     let Some(e) = cx.session.entity(rig) else { return };
     let Some(a) = world.animator(e) else { return };
-    let Some(name) = a.skeleton().bone_names.get(bone).cloned() else { return };
+    let names = &a.skeleton().bone_names;
     let clip_path = cx
         .scene()
         .and_then(|(_, s)| tree::find(s, rig))
         .and_then(|x| x.animator.as_ref())
         .and_then(|x| x.clip.clone())
-        .filter(|c| cx.doc.project().clips.get(c).is_some_and(|c| c.bones.get(bone) == Some(&name)));
+        .filter(|c| cx.doc.project().clips.get(c).is_some_and(|c| c.bones == *names));
     match (cx.ui.auto_key, clip_path) {
         (true, Some(path)) => {
             let fps = cx.doc.project().clips[&path].clip.frame_rate;
-            let keys = pose_keys(&name, snap_time(a.time(), fps), &local, channels);
+            let time = snap_time(a.time(), fps);
+            let keys: Vec<KeyWrite> =
+                bones.iter().filter_map(|(b, t)| Some(pose_keys(names.get(*b)?, time, t, channels))).flatten().collect();
             cx.edit(Op::Clip { path, op: ClipOp::InsertKeys { keys, kind: InsertKind::KeyPose } });
         }
-        _ => cx.send(Command::PoseBone { rig: rig.to_owned(), bone, transform: Some(local) }),
+        _ => {
+            for (b, t) in bones {
+                cx.send(Command::PoseBone { rig: rig.to_owned(), bone: *b, transform: Some(*t) });
+            }
+        }
     }
+}
+
+/// Copy Pose: the local transforms on screen of `bones` of the rig at `rig` (all when empty).
+pub fn copy_pose(cx: &mut Cx, rig: &str, bones: &[usize]) {
+    let Some(e) = cx.session.entity(rig) else { return };
+    let world = cx.session.world();
+    let (Some(a), Some(pose)) = (world.animator(e), world.rig_pose(e)) else { return };
+    let names = &a.skeleton().bone_names;
+    let all: Vec<usize> = if bones.is_empty() { (0..names.len()).collect() } else { bones.to_vec() };
+    cx.ui.pose_clipboard = all.iter().filter_map(|b| Some((names.get(*b)?.clone(), *pose.local.get(*b)?))).collect();
+}
+
+/// Paste Pose (or Paste Mirrored: each bone onto its other side, mirrored across X) onto the
+/// rig at `rig`, by bone name.
+pub fn paste_pose(cx: &mut Cx, rig: &str, mirrored: bool) {
+    let Some(e) = cx.session.entity(rig) else { return };
+    let Some(a) = cx.session.world().animator(e) else { return };
+    let sk = a.skeleton().clone();
+    let bones: Vec<(usize, Transform)> = cx
+        .ui
+        .pose_clipboard
+        .iter()
+        .filter_map(|(name, t)| {
+            if mirrored {
+                let target = mirror_name(name).unwrap_or_else(|| name.clone());
+                Some((sk.index_of(&target)?, mirror_transform(t)))
+            } else {
+                Some((sk.index_of(name)?, *t))
+            }
+        })
+        .collect();
+    pose_bones(cx, rig, &bones, &[Channel::Translation, Channel::Rotation, Channel::Scale]);
 }
 
 /// The bone name mirrored left to right by the usual suffixes and words (`_l`/`_r`, `.L`/`.R`,
