@@ -526,23 +526,28 @@ impl EditorApp {
         if !typing && self.modal.is_none() {
             let rig = self.selected_rig();
             let playing = self.session.is_playing();
-            let (time, duration) = rig
+            let animator = rig
                 .as_deref()
                 .and_then(|r| self.session.entity(r))
-                .and_then(|e| self.session.world().animator(e))
-                .map_or((0.0, 0.0), |a| (a.time(), a.current_duration()));
-            let frame = 1.0 / crate::panels::inspector::DEFAULT_FPS;
+                .and_then(|e| self.session.world().animator(e));
+            let (time, duration) = animator.map_or((0.0, 0.0), |a| (a.time(), a.current_duration()));
+            let fps = animator
+                .and_then(|a| a.current_clip())
+                .map_or(crate::panels::inspector::DEFAULT_FPS, |c| c.frame_rate);
+            let frame = 1.0 / fps;
             ctx.input_mut(|i| {
                 let key = |i: &mut egui::InputState, k: Key| i.consume_key(Modifiers::NONE, k);
                 if key(i, Key::Space) {
                     out.push(if playing { Command::Pause } else { Command::Play });
                 }
                 if let Some(r) = &rig {
+                    // One frame, landing on the frame grid.
+                    let on = |t: f32| (t * fps).round() / fps;
                     if !playing && key(i, Key::ArrowLeft) {
-                        out.push(Command::Seek { rig: r.clone(), time: (time - frame).max(0.0) });
+                        out.push(Command::Seek { rig: r.clone(), time: on(time - frame).max(0.0) });
                     }
                     if !playing && key(i, Key::ArrowRight) {
-                        out.push(Command::Seek { rig: r.clone(), time: (time + frame).min(duration) });
+                        out.push(Command::Seek { rig: r.clone(), time: on(time + frame).min(duration) });
                     }
                     if self.ui.focus == crate::ui_state::Focus::Scene && key(i, Key::Home) {
                         out.push(Command::Seek { rig: r.clone(), time: 0.0 });

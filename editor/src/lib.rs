@@ -67,8 +67,13 @@ pub fn wgpu_setup(base: egui_wgpu::WgpuSetup) -> egui_wgpu::WgpuSetup {
 }
 
 /// Opens the editor window on `project` (a folder or its `project.ron`; `None`: a new project)
-/// and runs until it is closed.
-pub fn run(project: Option<PathBuf>, shaders: marrow_engine::render::ShaderSource) -> anyhow::Result<()> {
+/// and runs until it is closed. `marker_sound` plays the timeline's marker sounds (the binary
+/// owns the audio device).
+pub fn run(
+    project: Option<PathBuf>,
+    shaders: marrow_engine::render::ShaderSource,
+    marker_sound: Option<app::MarkerSound>,
+) -> anyhow::Result<()> {
     let mut wgpu_options = egui_wgpu::WgpuConfiguration::default();
     wgpu_options.wgpu_setup = wgpu_setup(wgpu_options.wgpu_setup);
     let options = eframe::NativeOptions {
@@ -80,7 +85,7 @@ pub fn run(project: Option<PathBuf>, shaders: marrow_engine::render::ShaderSourc
         wgpu_options,
         ..Default::default()
     };
-    let app_options = AppOptions { project, shaders, ..Default::default() };
+    let app_options = AppOptions { project, shaders, marker_sound, ..Default::default() };
     eframe::run_native("Marrow", options, Box::new(move |cc| Ok(Box::new(EditorApp::new(cc, app_options)))))
         .map_err(|e| anyhow::anyhow!("the editor window failed: {e}"))
 }

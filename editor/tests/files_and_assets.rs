@@ -74,7 +74,7 @@ fn import_a_model_then_set_an_expression_weight_undo_restores_the_bytes() {
 fn deleting_a_clip_a_scene_uses_is_refused_with_its_users() {
     let dir = sample("runner");
     let mut h = editor(dir.path());
-    h.get_by_label("clips/stride.clip.ron").click_secondary();
+    h.get_by_role_and_label(Role::Button, "clips/stride.clip.ron").click_secondary();
     settle(&mut h);
     h.get_by_label("Delete").click();
     settle(&mut h);

@@ -278,7 +278,11 @@ fn a_damaged_clip_opens_repaired_with_each_fault_named_and_stays_editable() {
     let text = std::fs::read_to_string(&path).unwrap();
     // hips translation: key 1 NaN, keys 2 and 3 swapped; an unknown easing; a marker past the end.
     let broken = text
-        .replacen("0.25,\n                    0.5,\n                    0.75,", "NaN,\n                    0.75,\n                    0.5,", 1)
+        .replacen(
+            "0.25,\n                    0.5,\n                    0.75,",
+            "NaN,\n                    0.75,\n                    0.5,",
+            1,
+        )
         .replacen("\"easeInOutSine\"", "\"easeInOutWobble\"", 1)
         .replacen("time: 0.5,", "time: 7.5,", 1);
     assert_ne!(broken, text);
@@ -294,7 +298,10 @@ fn a_damaged_clip_opens_repaired_with_each_fault_named_and_stays_editable() {
     ] {
         assert!(log.iter().any(|l| l.contains(want)), "missing {want:?} in {log:#?}");
     }
-    assert!(matches!(app.modal, Some(marrow_editor::app::Modal::Error { .. })), "a dialog says what was repaired");
+    assert!(
+        matches!(app.modal, Some(marrow_editor::app::Modal::Error { .. })),
+        "a dialog says what was repaired"
+    );
     assert!(app.doc.is_dirty(), "the repaired clip differs from its file");
     let c = &app.doc.project().clips["clips/stride.clip.ron"];
     assert_eq!(c.clip.channels()[0].translation.as_ref().unwrap().times(), &[0.0, 0.5, 0.75, 1.0]);

@@ -29,9 +29,30 @@ pub fn default_project() -> PathBuf {
     }
 }
 
+/// The timeline's marker sound: `footstep` markers play the runner's synthesized footstep.
+/// The audio device is opened on a thread of its own, on the first footstep (silent, said
+/// once, without an output device).
+fn footstep_sound() -> marrow_editor::app::MarkerSound {
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        let mut out: Option<super::runner::audio::Footsteps> = None;
+        for name in rx {
+            if name == "footstep" {
+                out.get_or_insert_with(super::runner::audio::Footsteps::open).play();
+            }
+        }
+    });
+    let tx = std::sync::Mutex::new(tx);
+    marrow_editor::app::MarkerSound(std::sync::Arc::new(move |name: &str| {
+        if let Ok(tx) = tx.lock() {
+            let _ = tx.send(name.to_owned());
+        }
+    }))
+}
+
 /// Opens the editor.
 pub fn run(args: &EditArgs) -> anyhow::Result<std::process::ExitCode> {
     let project = if args.new { None } else { Some(args.project.clone().unwrap_or_else(default_project)) };
-    marrow_editor::run(project, ShaderSource::resolve(args.shaders.as_deref()))?;
+    marrow_editor::run(project, ShaderSource::resolve(args.shaders.as_deref()), Some(footstep_sound()))?;
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -90,7 +90,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-mod audio {
+pub(crate) mod audio {
     //! The footstep sound: a short synthesized thump (a decaying 90 Hz sine under a burst of
     //! noise) played through the default audio output with cpal. With no output device (as on a
     //! headless machine or in CI) the sink is silent and says so once.

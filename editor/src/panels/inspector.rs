@@ -545,7 +545,11 @@ impl Inspector {
         card(ui, "Bind pose (local)", |ui| show(ui, &sk.bind_pose[b]));
         let current = world.rig_pose(rig).map(|p| p.local[b]);
         if let Some(t) = current {
-            let key = if cx.ui.auto_key { "keys at the playhead (Auto Key)" } else { "a temporary pose until the playhead moves" };
+            let key = if cx.ui.auto_key {
+                "keys at the playhead (Auto Key)"
+            } else {
+                "a temporary pose until the playhead moves"
+            };
             card(ui, "Pose (local)", |ui| {
                 ui.label(RichText::new(format!("An edit here is {key}.")).small().weak());
                 if let Some(next) = transform_grid(ui, "bone pose", &t, "Pose") {

@@ -128,7 +128,11 @@ fn gizmo_for(cx: &Cx, world: &World, mode: GizmoMode) -> Option<(Gizmo, Target)>
 
 /// Onion skins: the rig's pose `count` ghosts before and after its playhead, `step` frames
 /// (of its clip's rate) apart; the past tinted blue, the future green, fading with distance.
-fn onion_ghosts(world: &World, rig: Entity, onion: crate::ui_state::Onion) -> Vec<marrow_engine::render::Ghost> {
+fn onion_ghosts(
+    world: &World,
+    rig: Entity,
+    onion: crate::ui_state::Onion,
+) -> Vec<marrow_engine::render::Ghost> {
     let Some(a) = world.animator(rig) else { return Vec::new() };
     let Some(clip) = a.current_clip() else { return Vec::new() };
     let (now, d, fps) = (a.time(), clip.duration(), clip.frame_rate);
@@ -351,12 +355,16 @@ impl ViewportPanel {
         let onion = cx.ui.onion;
         let onion_rig = cx.ui.timeline_rig.as_deref().and_then(|r| world.find(r)).filter(|_| onion.on);
         let onion_key = onion_rig.map(|r| (r, onion.count, onion.step));
-        let key = (cx.session.pose_version(), cx.doc.revision(), view_hash(&wv) ^ {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            onion_key.hash(&mut h);
-            h.finish()
-        });
+        let key = (
+            cx.session.pose_version(),
+            cx.doc.revision(),
+            view_hash(&wv) ^ {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                onion_key.hash(&mut h);
+                h.finish()
+            },
+        );
         let camera = cx.ui.camera.camera();
         let frame_request = std::mem::take(&mut cx.ui.frame_selection) || !self.framed;
         let selection_path = cx.ui.selection.entity().map(str::to_owned);

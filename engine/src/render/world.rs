@@ -436,8 +436,14 @@ impl WorldRenderer {
                 if let Some(p) = sk.parent(b)
                     && let Some(pm) = g.model.get(p)
                 {
-                    out.push(LineVertex { position: (rig_world * *pm).w_axis.truncate().to_array(), color: g.color });
-                    out.push(LineVertex { position: (rig_world * *m).w_axis.truncate().to_array(), color: g.color });
+                    out.push(LineVertex {
+                        position: (rig_world * *pm).w_axis.truncate().to_array(),
+                        color: g.color,
+                    });
+                    out.push(LineVertex {
+                        position: (rig_world * *m).w_axis.truncate().to_array(),
+                        color: g.color,
+                    });
                 }
             }
         }

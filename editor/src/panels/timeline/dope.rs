@@ -433,7 +433,10 @@ fn interact(
     }
     r.context_menu(|ui| {
         let n = panel.selection.len();
-        ui.label(RichText::new(format!("{n} keys selected")).weak());
+        ui.label(
+            RichText::new(if n == 1 { "1 key selected".to_owned() } else { format!("{n} keys selected") })
+                .weak(),
+        );
         if ui.add_enabled(n > 0, egui::Button::new("Easing…")).clicked() {
             let keys: Vec<KeyRef> = panel.selection.iter().filter_map(|k| k.to_ref(clip)).collect();
             panel.picker =

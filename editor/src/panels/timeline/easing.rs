@@ -53,7 +53,12 @@ impl EasingPicker {
             .collapsible(false)
             .open(&mut open)
             .show(ctx, |ui| {
-                ui.label(format!("{} keys: the easing of the segment each starts", self.keys.len()));
+                let n = self.keys.len();
+                ui.label(format!(
+                    "{n} key{}: the easing of the segment {} starts",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "it" } else { "each" }
+                ));
                 if ui.button("Track default").clicked() {
                     chosen = Some(None);
                 }

@@ -1239,8 +1239,11 @@ pub fn pose_bones(cx: &mut Cx, rig: &str, bones: &[(usize, Transform)], channels
         (true, Some(path)) => {
             let fps = cx.doc.project().clips[&path].clip.frame_rate;
             let time = snap_time(a.time(), fps);
-            let keys: Vec<KeyWrite> =
-                bones.iter().filter_map(|(b, t)| Some(pose_keys(names.get(*b)?, time, t, channels))).flatten().collect();
+            let keys: Vec<KeyWrite> = bones
+                .iter()
+                .filter_map(|(b, t)| Some(pose_keys(names.get(*b)?, time, t, channels)))
+                .flatten()
+                .collect();
             cx.edit(Op::Clip { path, op: ClipOp::InsertKeys { keys, kind: InsertKind::KeyPose } });
         }
         _ => {
@@ -1258,7 +1261,8 @@ pub fn copy_pose(cx: &mut Cx, rig: &str, bones: &[usize]) {
     let (Some(a), Some(pose)) = (world.animator(e), world.rig_pose(e)) else { return };
     let names = &a.skeleton().bone_names;
     let all: Vec<usize> = if bones.is_empty() { (0..names.len()).collect() } else { bones.to_vec() };
-    cx.ui.pose_clipboard = all.iter().filter_map(|b| Some((names.get(*b)?.clone(), *pose.local.get(*b)?))).collect();
+    cx.ui.pose_clipboard =
+        all.iter().filter_map(|b| Some((names.get(*b)?.clone(), *pose.local.get(*b)?))).collect();
 }
 
 /// Paste Pose (or Paste Mirrored: each bone onto its other side, mirrored across X) onto the
