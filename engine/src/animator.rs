@@ -345,12 +345,7 @@ impl Animator {
                 h.looping = l;
             }
         }
-        if self.current.as_ref().is_some_and(|h| h.graph.is_none()) {
-            self.seek(s.time);
-        } else if let Some(h) = &mut self.current {
-            h.time = if s.time.is_finite() { s.time } else { 0.0 };
-            self.last_step = PlaybackStep::still(h.time);
-        }
+        self.seek(s.time);
     }
 
     /// Sets whether the current head loops (session state: a preview's Loop toggle; the clip's
@@ -443,10 +438,21 @@ impl Animator {
         }
     }
 
-    /// Moves the current head to `time` (clamped to the clip). A seek announces no markers.
+    /// Moves the current head to `time` (clamped to the clip). A graph head has no end: its
+    /// playheads go back to their starts and advance by `time` at the current parameter values,
+    /// so seeking to `t` gives the pose an instance advanced by `t` from its start would have.
+    /// A seek announces no markers.
     pub fn seek(&mut self, time: f32) {
         if let Some(h) = &mut self.current {
-            h.time = if time.is_finite() { time.clamp(0.0, h.duration) } else { 0.0 };
+            let time = if time.is_finite() { time } else { 0.0 };
+            match &mut h.graph {
+                Some(g) => {
+                    h.time = time.max(0.0);
+                    g.reset_playheads();
+                    g.advance_with(h.time, false);
+                }
+                None => h.time = time.clamp(0.0, h.duration),
+            }
             self.last_step = PlaybackStep::still(h.time);
         }
     }

@@ -128,7 +128,7 @@ fn broken_files_load_with_errors_on_their_nodes() {
         (id: 1, kind: "Adjust", at: (0.0, 0.0), entries: []),
         (id: 2, kind: "TimeScale", at: (0.0, 0.0), scale: 1.0),
         (id: 3, kind: "Output", at: (0.0, 0.0)),
-        (id: 4, kind: "Teleport", at: (0.0, 0.0)),
+        (id: 4, kind: "Teleport", at: (5.0, 6.0), weight: 0.25, name: "far"),
         (id: 5, kind: "Clip", at: (0.0, 0.0)),
     ],
     connections: [
@@ -170,10 +170,29 @@ fn broken_files_load_with_errors_on_their_nodes() {
     for e in &errors {
         assert!(e.node().is_some(), "{e}");
     }
-    // What loaded: the good nodes, the cycle kept for the editor to show, bad connections dropped.
+    // What loaded: every node (the unknown one kept as written, the Clip missing its clip with an
+    // empty one), the cycle and the mismatched wire kept for the editor to show, the dangling
+    // connection dropped.
     let ids: Vec<u32> = graph.nodes.iter().map(|n| n.id.0).collect();
-    assert_eq!(ids, vec![0, 1, 2, 3]);
-    assert_eq!(graph.connections.len(), 4);
+    assert_eq!(ids, vec![0, 1, 2, 3, 4, 5]);
+    assert_eq!(graph.connections.len(), 5);
+    assert!(
+        matches!(&graph.node(NodeId(4)).unwrap().kind, NodeKind::Unknown { kind, .. } if kind == "Teleport")
+    );
+    assert!(matches!(&graph.node(NodeId(5)).unwrap().kind, NodeKind::Clip { clip, .. } if clip.is_empty()));
+    // Saving writes the unknown node back with its settings and wires; it reloads the same.
+    let saved = save_graph(&graph).unwrap();
+    assert!(
+        saved.contains("kind: \"Teleport\"") && saved.contains("weight: 0.25") && saved.contains("\"far\""),
+        "{saved}"
+    );
+    let (again, again_errors) = load_graph(&saved).unwrap();
+    assert_eq!(again, graph);
+    // All but the dropped dangling wire and the missing field (saved as an empty clip path).
+    assert_eq!(again_errors.len(), errors.len() - 2, "{again_errors:?}");
+    // The compiler names the unknown node.
+    let (structural, _) = marrow_engine::graph::compile::validate_structure(&graph);
+    assert!(structural.contains(&GraphError::UnknownKind { node: NodeId(4), kind: "Teleport".into() }));
     // The strict conversion refuses it.
     let file: GraphFile = file::ron_options().from_str(text).unwrap();
     assert_eq!(AnimGraph::try_from(file).unwrap_err().len(), 5);

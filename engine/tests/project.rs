@@ -369,6 +369,78 @@ fn check_project_compiles_graphs_and_names_their_faults() {
 }
 
 #[test]
+fn a_scene_whose_animator_plays_a_graph_round_trips_and_check_locates_bad_graph_references() {
+    use marrow_engine::graph::{AnimGraph, NodeKind};
+    let dir = temp_dir("graph-scene");
+    let mut p = runner_project();
+    let mut g = AnimGraph::new();
+    let c = g.add_node(NodeKind::Clip { clip: CLIP_PATH.into(), speed: 0.5, looping: true }, [0.0, 0.0]);
+    let out = g.add_node(NodeKind::Output, [200.0, 0.0]);
+    g.connect(c, out, "pose");
+    let mut broken = g.clone();
+    broken.connections.clear(); // an Output fed by nothing
+    for (path, g) in [("graphs/walk.graph.ron", g), ("graphs/broken.graph.ron", broken)] {
+        p.manifest.graphs.push(path.into());
+        p.graphs.insert(path.into(), g);
+    }
+    let scene = p.scenes.get_mut(SCENE_PATH).unwrap();
+    scene.entities[1].animator.as_mut().unwrap().graph = Some("graphs/walk.graph.ron".into());
+    p.save(&dir).unwrap();
+    let reloaded = Project::load(&dir).unwrap();
+    assert_eq!(reloaded, p, "the scene and its graph reload equal");
+    assert_eq!(
+        reloaded.scenes[SCENE_PATH].entities[1].animator.as_ref().unwrap().graph.as_deref(),
+        Some("graphs/walk.graph.ron")
+    );
+    let first: Vec<String> = check_project(&dir).errors.iter().map(|e| e.to_string()).collect();
+    assert_eq!(first.len(), 1, "only the broken graph's own fault: {first:#?}");
+    assert!(first[0].contains("broken.graph.ron") && first[0].contains("node #1 (Output)"), "{first:?}");
+    // The world plays the graph: the rig's animator runs it, not the clip.
+    let lib = Library::load(&reloaded, &dir).unwrap();
+    let mut world = World::instantiate(&reloaded.scenes[SCENE_PATH], &lib).unwrap();
+    world.frame(1, DT);
+    let rig = world.find("Runner").unwrap();
+    assert!(world.animator(rig).unwrap().current_graph().is_some());
+
+    // A missing graph and a graph that does not compile, each located on its entity and field.
+    let scene = p.scenes.get_mut(SCENE_PATH).unwrap();
+    let mut twin = scene.entities[1].clone();
+    twin.name = "Twin".into();
+    twin.children.clear();
+    twin.animator.as_mut().unwrap().graph = Some("graphs/missing.graph.ron".into());
+    let mut third = twin.clone();
+    third.name = "Third".into();
+    third.animator.as_mut().unwrap().graph = Some("graphs/broken.graph.ron".into());
+    scene.entities.extend([twin, third]);
+    p.save(&dir).unwrap();
+    let report = check_project(&dir);
+    let located: Vec<(String, String, String)> = report
+        .errors
+        .iter()
+        .filter_map(|e| match e {
+            ProjectError::Entity { entity, field, message, .. } => {
+                Some((entity.clone(), field.clone(), message.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(
+        located.iter().any(|(e, f, m)| e == "Twin"
+            && f == "animator.graph"
+            && m.contains("no graph \"graphs/missing.graph.ron\"")),
+        "{located:#?}"
+    );
+    assert!(
+        located.iter().any(|(e, f, m)| e == "Third"
+            && f == "animator.graph"
+            && m.contains("broken.graph.ron")
+            && m.contains("pose input \"pose\" is not connected")),
+        "{located:#?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_hand_written_session_field_is_refused_with_its_line() {
     let text = concat!(
         "(\n    version: 1,\n    name: \"x\",\n    entities: [\n",

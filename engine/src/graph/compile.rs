@@ -204,6 +204,15 @@ pub enum GraphError {
         /// What is wrong.
         what: String,
     },
+    /// A node of a kind this build does not know (kept from a graph file, see
+    /// [`NodeKind::Unknown`]): the graph cannot play until it is replaced or removed.
+    #[error("node {node}: unknown node kind {kind:?} (replace or delete it)")]
+    UnknownKind {
+        /// The node.
+        node: NodeId,
+        /// The kind named.
+        kind: String,
+    },
     /// Two parameters share a name.
     #[error("parameter {name:?} is declared more than once")]
     DuplicateParameter {
@@ -231,7 +240,8 @@ impl GraphError {
             | BadClip { node, .. }
             | UnknownBone { node, .. }
             | UnknownParameter { node, .. }
-            | BadValue { node, .. } => Some(*node),
+            | BadValue { node, .. }
+            | UnknownKind { node, .. } => Some(*node),
         }
     }
 }
@@ -564,6 +574,11 @@ pub fn validate_structure(graph: &AnimGraph) -> (Vec<GraphError>, Option<Vec<usi
     if first_output.is_none() {
         errors.push(GraphError::NoOutput);
     }
+    for n in &graph.nodes {
+        if let NodeKind::Unknown { kind, .. } = &n.kind {
+            errors.push(GraphError::UnknownKind { node: n.id, kind: kind.clone() });
+        }
+    }
     // Connections: endpoints, pins, types, doubles. Only good connections form edges.
     let mut inputs: Vec<Vec<usize>> = vec![Vec::new(); graph.nodes.len()];
     let mut seen: Vec<(NodeId, &str)> = Vec::with_capacity(graph.connections.len());
@@ -578,6 +593,10 @@ pub fn validate_structure(graph: &AnimGraph) -> (Vec<GraphError>, Option<Vec<usi
             continue;
         };
         let to = &graph.nodes[ti];
+        let unknown = |k: &NodeKind| matches!(k, NodeKind::Unknown { .. });
+        if unknown(&to.kind) || unknown(&graph.nodes[fi].kind) {
+            continue; // kept as written; the unknown node's own error covers it
+        }
         let title = to.kind.name();
         let Some(expected) = to.kind.input_type(&c.pin) else {
             errors.push(GraphError::UnknownPin { node: c.to, title, pin: c.pin.clone() });
@@ -749,7 +768,9 @@ pub fn compile(
             errors.push(GraphError::BadValue { node: id, title, what })
         };
         for (pin, ty) in node.kind.inputs() {
-            if *ty == PinType::Pose && !input_of.contains_key(&(i, *pin)) {
+            // A pin fed by a faulty connection is reported on that connection, not here.
+            let wired = graph.connections.iter().any(|c| c.to == id && c.pin == *pin);
+            if *ty == PinType::Pose && !wired {
                 errors.push(GraphError::MissingInput { node: id, title, pin: (*pin).to_owned() });
             }
         }
@@ -835,7 +856,7 @@ pub fn compile(
                     bad(&mut errors, format!("scale {scale} is not finite"));
                 }
             }
-            NodeKind::Output => {}
+            NodeKind::Output | NodeKind::Unknown { .. } => {}
         }
     }
     let (Some(_), Some(output), true) = (order, output, errors.is_empty()) else {
@@ -1063,7 +1084,7 @@ pub fn compile(
                 slot[i] = slot[root[i]];
                 (Flow::TimeScale { input: fl(pose_in(i, "pose")), scale: float_of(i, "scale") }, None)
             }
-            NodeKind::Parameter { .. } | NodeKind::Output => continue,
+            NodeKind::Parameter { .. } | NodeKind::Output | NodeKind::Unknown { .. } => continue,
         };
         program.flow.push(flow);
         if let Some(ins) = ins {

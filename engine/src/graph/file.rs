@@ -8,8 +8,10 @@
 //!
 //! Loading never panics. [`load_graph`] fails outright only on a syntax error (reported with its
 //! RON line and column) or an unsupported version; everything else loads as far as it can, with
-//! each problem reported on its node: a node of an unknown kind or missing a setting is dropped
-//! (with the connections that touch it), a dangling connection is dropped, and structural faults
+//! each problem reported on its node: a node of an unknown kind is kept as [`NodeKind::Unknown`]
+//! (its settings and connections written back unchanged on save), a node missing a setting gets an
+//! empty one (the compiler then refuses it on the node), a dangling connection is dropped, and
+//! structural faults
 //! that the editor should show (a cycle, a pin type mismatch, an unknown pin, a doubled input,
 //! an extra Output) stay in the graph and are reported. [`TryFrom<GraphFile>`] for [`AnimGraph`]
 //! is the strict form: any problem is an error.
@@ -205,7 +207,7 @@ pub enum GraphFileError {
         /// The supported version.
         supported: u32,
     },
-    /// A node names a kind that does not exist; the node is dropped.
+    /// A node names a kind that does not exist; the node is kept as [`NodeKind::Unknown`].
     #[error("node {node}: unknown node kind {kind:?}")]
     UnknownNodeKind {
         /// The node.
@@ -213,7 +215,7 @@ pub enum GraphFileError {
         /// The kind named.
         kind: String,
     },
-    /// A node lacks a setting its kind needs; the node is dropped.
+    /// A node lacks a setting its kind needs; the node is kept with an empty value there.
     #[error("node {node} ({kind}): missing {field:?}")]
     MissingField {
         /// The node.
@@ -320,6 +322,11 @@ impl From<&AnimGraph> for GraphFile {
                     }
                     NodeKind::TimeScale { scale } => f.scale = Some(*scale),
                     NodeKind::Output => {}
+                    NodeKind::Unknown { kind, settings } => {
+                        // Written back as read (the settings were made by `node_kind` below).
+                        let kept: NodeFile = ron_options().from_str(settings).unwrap_or_default();
+                        f = NodeFile { id: f.id, kind: kind.clone(), at: f.at, ..kept };
+                    }
                 }
                 f
             })
@@ -345,14 +352,18 @@ impl From<&AnimGraph> for GraphFile {
     }
 }
 
-fn node_kind(f: &NodeFile) -> Result<NodeKind, GraphFileError> {
+/// The node's kind; a missing setting takes an empty value (reported, so the editor shows it on
+/// the node and the compiler refuses it) and an unknown kind becomes [`NodeKind::Unknown`].
+fn node_kind(f: &NodeFile, errors: &mut Vec<GraphFileError>) -> NodeKind {
     let node = NodeId(f.id);
-    let need = |kind: &'static str, field: &'static str, present: bool| {
-        if present { Ok(()) } else { Err(GraphFileError::MissingField { node, kind, field }) }
+    let mut need = |kind: &'static str, field: &'static str, present: bool| {
+        if !present {
+            errors.push(GraphFileError::MissingField { node, kind, field });
+        }
     };
-    Ok(match f.kind.as_str() {
+    match f.kind.as_str() {
         "Clip" => {
-            need("Clip", "clip", f.clip.is_some())?;
+            need("Clip", "clip", f.clip.is_some());
             NodeKind::Clip {
                 clip: f.clip.clone().unwrap_or_default(),
                 speed: f.speed.unwrap_or(1.0),
@@ -360,12 +371,12 @@ fn node_kind(f: &NodeFile) -> Result<NodeKind, GraphFileError> {
             }
         }
         "Parameter" => {
-            need("Parameter", "name", f.name.is_some())?;
+            need("Parameter", "name", f.name.is_some());
             NodeKind::Parameter { name: f.name.clone().unwrap_or_default() }
         }
         "Blend2" => NodeKind::Blend2 { weight: f.weight.unwrap_or(0.0) },
         "BlendSpace1D" => {
-            need("BlendSpace1D", "samples", f.samples.is_some())?;
+            need("BlendSpace1D", "samples", f.samples.is_some());
             NodeKind::BlendSpace1D {
                 samples: f
                     .samples
@@ -409,8 +420,20 @@ fn node_kind(f: &NodeFile) -> Result<NodeKind, GraphFileError> {
         },
         "TimeScale" => NodeKind::TimeScale { scale: f.scale.unwrap_or(1.0) },
         "Output" => NodeKind::Output,
-        other => return Err(GraphFileError::UnknownNodeKind { node, kind: other.to_owned() }),
-    })
+        other => {
+            need_unknown(errors, node, other);
+            let settings = NodeFile { id: 0, kind: String::new(), at: (0.0, 0.0), ..f.clone() };
+            NodeKind::Unknown {
+                kind: other.to_owned(),
+                settings: ron::ser::to_string_pretty(&settings, pretty_config().new_line(" ").indentor(""))
+                    .unwrap_or_default(),
+            }
+        }
+    }
+}
+
+fn need_unknown(errors: &mut Vec<GraphFileError>, node: NodeId, kind: &str) {
+    errors.push(GraphFileError::UnknownNodeKind { node, kind: kind.to_owned() });
 }
 
 impl GraphFile {
@@ -425,21 +448,12 @@ impl GraphFile {
         }
         graph.parameters =
             self.parameters.into_iter().map(|p| ParamDecl { name: p.name, default: p.default }).collect();
-        let mut dropped: Vec<NodeId> = Vec::new();
         for f in &self.nodes {
-            match node_kind(f) {
-                Ok(kind) => graph.nodes.push(Node { id: NodeId(f.id), position: [f.at.0, f.at.1], kind }),
-                Err(e) => {
-                    dropped.push(NodeId(f.id));
-                    errors.push(e);
-                }
-            }
+            let kind = node_kind(f, &mut errors);
+            graph.nodes.push(Node { id: NodeId(f.id), position: [f.at.0, f.at.1], kind });
         }
         for c in self.connections {
             let (from, to) = (NodeId(c.from), NodeId(c.to));
-            if dropped.contains(&from) || dropped.contains(&to) {
-                continue; // already reported on the dropped node
-            }
             let (has_from, has_to) = (graph.node(from).is_some(), graph.node(to).is_some());
             if !(has_from && has_to) {
                 let (node, missing) = if has_to { (to, from) } else { (from, to) };
@@ -456,8 +470,13 @@ impl GraphFile {
         }
         graph.next_id = self.next_id.unwrap_or(0);
         let (structural, _) = validate_structure(&graph);
-        errors
-            .extend(structural.into_iter().filter(|e| *e != GraphError::NoOutput).map(GraphFileError::Graph));
+        // Unknown kinds were reported above, as file faults.
+        errors.extend(
+            structural
+                .into_iter()
+                .filter(|e| *e != GraphError::NoOutput && !matches!(e, GraphError::UnknownKind { .. }))
+                .map(GraphFileError::Graph),
+        );
         (graph, errors)
     }
 }

@@ -168,6 +168,16 @@ pub enum NodeKind {
     },
     /// The graph's result. Input: `pose`.
     Output,
+    /// A node a graph file names with a kind this build does not know. It is kept, with its
+    /// settings as the file wrote them, so that opening and saving such a file loses nothing;
+    /// the compiler reports it on the node ([`super::GraphError::UnknownKind`]). It has no pins
+    /// the compiler reads and plays nothing; its connections are kept as they are.
+    Unknown {
+        /// The kind the file names.
+        kind: String,
+        /// The node's settings as written (RON of the file's node, written back on save).
+        settings: String,
+    },
 }
 
 const NO_INPUTS: &[(&str, PinType)] = &[];
@@ -198,13 +208,14 @@ impl NodeKind {
             NodeKind::Adjust { .. } => "Adjust",
             NodeKind::TimeScale { .. } => "TimeScale",
             NodeKind::Output => "Output",
+            NodeKind::Unknown { .. } => "Unknown",
         }
     }
 
     /// The input pins: name and type, in display order.
     pub fn inputs(&self) -> &'static [(&'static str, PinType)] {
         match self {
-            NodeKind::Clip { .. } | NodeKind::Parameter { .. } => NO_INPUTS,
+            NodeKind::Clip { .. } | NodeKind::Parameter { .. } | NodeKind::Unknown { .. } => NO_INPUTS,
             NodeKind::Blend2 { .. } => BLEND2_INPUTS,
             NodeKind::BlendSpace1D { .. } => SPACE_INPUTS,
             NodeKind::Additive { .. } => ADDITIVE_INPUTS,
@@ -223,7 +234,7 @@ impl NodeKind {
     pub fn output(&self) -> Option<PinType> {
         match self {
             NodeKind::Parameter { .. } => Some(PinType::Float),
-            NodeKind::Output => None,
+            NodeKind::Output | NodeKind::Unknown { .. } => None,
             _ => Some(PinType::Pose),
         }
     }

@@ -100,6 +100,15 @@ pub enum ProjectError {
         /// What is wrong.
         message: String,
     },
+    /// A fault found loading a graph file that loads anyway (an unknown node kind, a missing
+    /// setting, a dangling or mismatched wire, a cycle): the graph opens with the fault on its node.
+    #[error("{}: {error}", path.display())]
+    Graph {
+        /// The file.
+        path: PathBuf,
+        /// The fault (naming its node where it has one).
+        error: crate::graph::GraphFileError,
+    },
 }
 
 fn io_error(path: &Path, e: impl std::fmt::Display) -> ProjectError {
@@ -243,12 +252,14 @@ pub fn skeleton_to_string(skeleton: &Skeleton) -> String {
     to_ron(&SkeletonFile::from(skeleton))
 }
 
-fn graph_from_str(text: &str, path: &Path) -> Result<AnimGraph, ProjectError> {
+/// A graph file's graph as far as it loads, with its faults (see [`load_graph`]); `Err` only for a
+/// syntax error or an unsupported version.
+pub fn graph_from_str_lossy(text: &str, path: &Path) -> Result<(AnimGraph, Vec<ProjectError>), ProjectError> {
     match load_graph(text) {
-        Ok((g, errors)) if errors.is_empty() => Ok(g),
-        Ok((_, errors)) => {
-            Err(fault(path, errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ")))
-        }
+        Ok((g, errors)) => Ok((
+            g,
+            errors.into_iter().map(|error| ProjectError::Graph { path: path.to_owned(), error }).collect(),
+        )),
         Err(crate::graph::file::GraphFileError::Syntax { line, column, message }) => {
             Err(ProjectError::Syntax { path: path.to_owned(), line, column, message })
         }
@@ -339,12 +350,15 @@ fn load_lenient(path: &Path) -> (Project, Vec<ProjectError>) {
 impl Project {
     /// Loads a project from its folder or its `project.ron`, repairing what can be repaired:
     /// clip files with faulty keys, tracks, lengths or frame rates load with the sound parts
-    /// kept, and each fault comes back (file, track, key). Any other fault (a syntax error, a
-    /// missing or unreadable file, a scene or graph that does not convert) fails.
+    /// kept, and each fault comes back (file, track, key); graph files with faulty nodes or
+    /// wires load as far as they can, each fault naming its node ([`ProjectError::Graph`]).
+    /// Any other fault (a syntax error, a missing or unreadable file, a scene that does not
+    /// convert) fails.
     pub fn load_repairing(path: &Path) -> Result<(Project, Vec<ProjectError>), ProjectError> {
         let (project, errors) = load_lenient(path);
         let (repaired, fatal): (Vec<_>, Vec<_>) = errors.into_iter().partition(|e| {
             matches!(e, ProjectError::Invalid { path, .. } if path.to_string_lossy().ends_with(".clip.ron"))
+                || matches!(e, ProjectError::Graph { .. })
         });
         match fatal.into_iter().next() {
             Some(e) => Err(e),
@@ -414,9 +428,10 @@ fn load_lenient_with(
     }
     for p in &m.graphs {
         let full = root.join(p);
-        match read_text(&full).and_then(|t| graph_from_str(&t, &full)) {
-            Ok(g) => {
+        match read_text(&full).and_then(|t| graph_from_str_lossy(&t, &full)) {
+            Ok((g, faults)) => {
                 project.graphs.insert(p.clone(), g);
+                errors.extend(faults);
             }
             Err(e) => errors.push(e),
         }
