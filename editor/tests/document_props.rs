@@ -2,8 +2,10 @@
 //! transforms, renames, reparenting, deletes, additions, animators, sockets, expressions,
 //! meshes, asset renames and deletes, added files, project renames, whole-project
 //! replacement, clip properties and every timeline edit (keys inserted, deleted, moved, scaled,
-//! re-eased, re-interpolated, valued, tangents, markers added, moved, renamed, deleted), graph
-//! node moves), some merged as drags, with saves and
+//! re-eased, re-interpolated, valued, tangents, markers added, moved, renamed, deleted) and
+//! every graph edit (nodes moved, added singly or as wired pasted groups, deleted with their
+//! wires, wires connected (replacing) and disconnected, node settings, parameters added,
+//! renamed, deleted and re-defaulted), some merged as drags, with saves and
 //! reloads mixed in. After the sequence, undoing everything gives the files of the last
 //! opened state byte for byte and redoing everything gives the files after the sequence; a
 //! refused edit changes nothing; a reload gives back exactly what was saved.
@@ -16,7 +18,9 @@ use marrow_editor::document::graph_ops::GraphOp;
 use marrow_editor::document::{Document, EntityOp, Op, Slot, Value, tree};
 use marrow_engine::clip::Channel;
 use marrow_engine::easing::{Ease, Easing};
-use marrow_engine::graph::{AnimGraph, NodeKind};
+use marrow_engine::graph::{
+    AnimGraph, BlendSample, Connection, MaskSubtree, Node, NodeId, NodeKind, ParamValue,
+};
 use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
 use marrow_engine::project::file::ClipAsset;
@@ -38,7 +42,7 @@ enum Step {
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        12 => (0u8..29, any::<u32>(), any::<u32>(), -3.0f32..3.0, 0u8..3)
+        12 => (0u8..38, any::<u32>(), any::<u32>(), -3.0f32..3.0, 0u8..3)
             .prop_map(|(kind, a, b, x, gesture)| Step::Edit { kind, a, b, x, gesture }),
         1 => Just(Step::Save),
         1 => Just(Step::Reload),
@@ -108,8 +112,14 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
                 NodeKind::Clip { clip: "clips/stride.clip.ron".into(), speed: 1.0, looping: true },
                 [0.0, 0.0],
             );
+            let speed = g.add_node(NodeKind::Parameter { name: "speed".into() }, [0.0, 100.0]);
+            let ts = g.add_node(NodeKind::TimeScale { scale: 1.0 }, [100.0, 0.0]);
             let o = g.add_node(NodeKind::Output, [200.0, 0.0]);
-            g.connect(c, o, "pose");
+            g.add_parameter("speed", ParamValue::Float(1.0));
+            g.add_parameter("unused", ParamValue::Bool(false));
+            g.connect(c, ts, "pose");
+            g.connect(speed, ts, "scale");
+            g.connect(ts, o, "pose");
             Op::AddFiles {
                 label: "New Graph".into(),
                 binary: Vec::new(),
@@ -146,9 +156,128 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
             None => Op::RenameProject("no graph".into()),
         },
         16 => e(EntityOp::SetTransform(Some(Transform { translation: Vec3::splat(f32::NAN), ..t }))),
-        _ => match pick(&clips, a) {
+        17..=28 => match pick(&clips, a) {
             Some(c) => Op::Clip { path: c.clone(), op: clip_op(&p.clips[c], kind, a, b, x) },
             None => Op::RenameProject("no clip".into()),
+        },
+        _ => match pick(&graphs, b) {
+            Some(g) => Op::Graph { path: g.clone(), op: graph_op(&p.graphs[g], kind, a, b, x) },
+            None => Op::RenameProject("no graph".into()),
+        },
+    }
+}
+
+/// A graph edit of kind `kind` (29..38) against `g`.
+fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
+    let ids: Vec<NodeId> = g.nodes.iter().map(|n| n.id).collect();
+    let node = |i: u32| ids.get(i as usize % ids.len().max(1)).copied().unwrap_or(NodeId(77));
+    let params: Vec<String> = g.parameters.iter().map(|p| p.name.clone()).collect();
+    let param = |i: u32| pick(&params, i).cloned().unwrap_or_else(|| "none".into());
+    let names = ["speed", "blend", "unused", "new", " padded", ""];
+    match kind {
+        29 => {
+            // Add one node wired into an existing input, or paste a wired pair.
+            let fresh = if b.is_multiple_of(5) { 0 } else { g.fresh_id() };
+            let at = [x * 40.0, x * -30.0];
+            if a.is_multiple_of(3) {
+                let n = Node {
+                    id: NodeId(fresh),
+                    position: at,
+                    kind: NodeKind::Blend2 { weight: x.abs().min(1.0) },
+                };
+                let to = node(b);
+                let pin = g.node(to).and_then(|t| t.kind.inputs().first()).map_or("pose", |(p, _)| p);
+                GraphOp::AddNodes {
+                    label: "Add Blend2".into(),
+                    connections: vec![Connection { from: n.id, to, pin: pin.into() }],
+                    nodes: vec![n],
+                }
+            } else {
+                let c = Node {
+                    id: NodeId(fresh),
+                    position: at,
+                    kind: NodeKind::Clip {
+                        clip: "clips/stride.clip.ron".into(),
+                        speed: x,
+                        looping: a % 2 == 0,
+                    },
+                };
+                let t = Node {
+                    id: NodeId(fresh + 1),
+                    position: [at[0] + 150.0, at[1]],
+                    kind: NodeKind::TimeScale { scale: 2.0 },
+                };
+                GraphOp::AddNodes {
+                    label: "Paste 2 Nodes".into(),
+                    connections: vec![Connection { from: c.id, to: t.id, pin: "pose".into() }],
+                    nodes: vec![c, t],
+                }
+            }
+        }
+        30 => {
+            GraphOp::RemoveNodes(if a.is_multiple_of(4) { vec![node(b), node(b + 1)] } else { vec![node(b)] })
+        }
+        31 => {
+            let to = node(b);
+            let pins = g.node(to).map(|n| n.kind.inputs()).unwrap_or_default();
+            let pin = pins.get(a as usize % pins.len().max(1)).map_or("nope", |(p, _)| p);
+            GraphOp::Connect { from: node(a), to, pin: pin.into() }
+        }
+        32 => match g.connections.get(a as usize % g.connections.len().max(1)) {
+            Some(c) if !b.is_multiple_of(6) => GraphOp::Disconnect { to: c.to, pin: c.pin.clone() },
+            _ => GraphOp::Disconnect { to: node(a), pin: "nope".into() },
+        },
+        33 => {
+            let id = node(a);
+            let mut k = g.node(id).map_or(NodeKind::Output, |n| n.kind.clone());
+            let field = match &mut k {
+                NodeKind::Clip { speed, looping, .. } => {
+                    *speed = x;
+                    *looping = b % 2 == 0;
+                    "speed"
+                }
+                NodeKind::Parameter { name } => {
+                    *name = param(b);
+                    "parameter"
+                }
+                NodeKind::TimeScale { scale } => {
+                    *scale = if b.is_multiple_of(9) { f32::NAN } else { x };
+                    "scale"
+                }
+                NodeKind::Blend2 { weight } => {
+                    *weight = x.clamp(0.0, 1.0);
+                    "weight"
+                }
+                NodeKind::BlendSpace1D { samples, .. } => {
+                    samples.push(BlendSample {
+                        clip: "clips/stride.clip.ron".into(),
+                        position: x,
+                        speed: 1.0,
+                    });
+                    "samples"
+                }
+                NodeKind::Mask { subtrees, .. } => {
+                    subtrees.push(MaskSubtree {
+                        bone: "hips".into(),
+                        weight: x.abs().min(1.0),
+                        falloff: 0.0,
+                    });
+                    "subtrees"
+                }
+                _ => "nothing",
+            };
+            let kind = if b.is_multiple_of(11) { NodeKind::Output } else { k };
+            GraphOp::SetNode { node: id, kind, field: field.into() }
+        }
+        34 => GraphOp::AddParameter {
+            name: names[b as usize % names.len()].into(),
+            default: if a.is_multiple_of(2) { ParamValue::Float(x) } else { ParamValue::Bool(a % 4 == 1) },
+        },
+        35 => GraphOp::RenameParameter { from: param(a), to: names[b as usize % names.len()].into() },
+        36 => GraphOp::DeleteParameter { name: param(a) },
+        _ => GraphOp::SetParameterDefault {
+            name: param(a),
+            value: if b.is_multiple_of(7) { ParamValue::Float(f32::NAN) } else { ParamValue::Float(x) },
         },
     }
 }
@@ -291,12 +420,12 @@ proptest! {
 fn every_edit_kind_applies_somewhere() {
     // Each kind builds an op that the runner project accepts at least once (so the property
     // test really exercises every kind, not only refusals).
-    for kind in (0u8..16).chain(17..29) {
+    for kind in (0u8..16).chain(17..38) {
         let mut ok = false;
         for a in 0..8u32 {
             for b in 0..8u32 {
                 let mut doc = Document::new(runner(), None);
-                if kind == 15 || kind == 10 {
+                if kind == 15 || kind == 10 || kind >= 29 {
                     let add = build(doc.project(), 11, 0, 0, 0.0);
                     doc.apply(&add, 1).unwrap();
                 }

@@ -394,6 +394,11 @@ impl Op {
             let (next, label) = op.apply(clip)?;
             return Ok((vec![(Slot::Clip(path.clone()), Some(Value::Clip(Box::new(next))))], label));
         }
+        if let Op::Graph { path, op } = self {
+            let g = p.graphs.get(path).ok_or_else(|| EditError::NoAsset(path.clone()))?;
+            let (next, label) = op.apply(g)?;
+            return Ok((vec![(Slot::Graph(path.clone()), Some(Value::Graph(next)))], label));
+        }
         Ok((self.apply(p)?, self.label()))
     }
 
@@ -525,7 +530,7 @@ impl Op {
             }
             Op::Graph { path, op } => {
                 let g = p.graphs.get(path).ok_or_else(|| EditError::NoAsset(path.clone()))?;
-                let next = op.apply(g)?;
+                let (next, _) = op.apply(g)?;
                 Ok(vec![(Slot::Graph(path.clone()), Some(Value::Graph(next)))])
             }
         }
