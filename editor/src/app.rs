@@ -185,6 +185,12 @@ impl EditorApp {
         if let Some(storage) = cc.storage {
             if let Some(dock) = eframe::get_value::<DockState<Tab>>(storage, LAYOUT_KEY) {
                 app.dock = dock;
+                // A layout saved by an older build may lack newer tabs.
+                for tab in Tab::ALL {
+                    if app.dock.find_tab(&tab).is_none() {
+                        crate::panels::show_tab(&mut app.dock, tab);
+                    }
+                }
             }
             if let Some(recent) = eframe::get_value::<Vec<PathBuf>>(storage, RECENT_KEY) {
                 app.recent = recent;
@@ -273,11 +279,22 @@ impl EditorApp {
                 for f in &repaired {
                     self.log.push(Level::Warning, "file", format!("{f} (repaired on open)"));
                 }
+                self.ui.graph_load_faults = repaired
+                    .iter()
+                    .filter_map(|f| match f {
+                        ProjectError::Graph { path: file, error } => {
+                            let rel =
+                                file.strip_prefix(root.as_deref().unwrap_or(Path::new(""))).unwrap_or(file);
+                            Some((rel.to_string_lossy().replace('\\', "/"), error.clone()))
+                        }
+                        _ => None,
+                    })
+                    .collect();
                 if !repaired.is_empty() {
                     self.modal = Some(Modal::Error {
                         title: format!("{} was repaired", path.display()),
                         body: format!(
-                            "{} fault(s) in its clip files were repaired on open (see the Log): {}\n\nThe sound parts are kept and editable; the files change only when you save.",
+                            "{} fault(s) in its clip and graph files were repaired on open (see the Log and the Graph tab): {}\n\nThe sound parts are kept and editable; the files change only when you save.",
                             repaired.len(),
                             repaired.first().map(|f| f.to_string()).unwrap_or_default()
                         ),
@@ -416,6 +433,8 @@ impl EditorApp {
                     self.session.set_preview_range(e, range);
                 }
             }
+            Command::PreviewGraph(target) => self.session.set_preview(target),
+            Command::SetGraphParameter { name, value } => self.session.set_preview_parameter(&name, value),
             Command::ShowScene(s) => {
                 self.session.set_scene(Some(s));
                 self.ui.selection = Selection::None;
@@ -530,7 +549,11 @@ impl EditorApp {
                 .as_deref()
                 .and_then(|r| self.session.entity(r))
                 .and_then(|e| self.session.world().animator(e));
-            let (time, duration) = animator.map_or((0.0, 0.0), |a| (a.time(), a.current_duration()));
+            let time = animator.map_or(0.0, |a| a.time());
+            let duration = rig
+                .as_deref()
+                .and_then(|r| self.session.entity(r))
+                .map_or(0.0, |e| self.session.head_length(e));
             let fps = animator
                 .and_then(|a| a.current_clip())
                 .map_or(crate::panels::inspector::DEFAULT_FPS, |c| c.frame_rate);
@@ -671,6 +694,13 @@ impl EditorApp {
                 }
             });
             ui.menu_button("Window", |ui| {
+                for tab in Tab::ALL {
+                    if ui.button(tab.title()).clicked() {
+                        self.ui.show_tab = Some(tab);
+                        ui.close();
+                    }
+                }
+                ui.separator();
                 if ui.button("Reset Layout").clicked() {
                     self.commands.push(Command::ResetLayout);
                     ui.close();
@@ -851,6 +881,9 @@ impl EditorApp {
             });
         }
         self.commands.extend(commands);
+        if let Some(tab) = self.ui.show_tab.take() {
+            crate::panels::show_tab(&mut self.dock, tab);
+        }
         self.modals(&ctx);
         self.file_dialog(&ctx);
         if self.ui.open_import_dialog {

@@ -63,6 +63,15 @@ pub enum Command {
         /// Start and end, seconds.
         range: Option<(f32, f32)>,
     },
+    /// Preview a graph on a rig (`Some((rig path, graph path))`) or stop previewing (`None`).
+    PreviewGraph(Option<(String, String)>),
+    /// A live parameter value of the graph preview (never saved, never an undo step).
+    SetGraphParameter {
+        /// Parameter name.
+        name: String,
+        /// Its value.
+        value: marrow_engine::graph::ParamValue,
+    },
     /// Show another scene of the project.
     ShowScene(String),
     /// File > New Project.

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use marrow_engine::animator::AnimatorSession;
 use marrow_engine::clock::Clock;
+use marrow_engine::graph::ParamValue;
 use marrow_engine::project::{ImportCache, Library, ProjectError};
 use marrow_engine::scene::{Entity, SceneEvent, World};
 
@@ -72,6 +73,21 @@ pub struct MarkerHit {
     pub scrub: bool,
 }
 
+/// A graph previewed on a rig (Graph tab > Preview): session state only, never saved and never
+/// an undo step. The rig's Animator plays the compiled graph in place of its authored clip until
+/// the preview stops; parameter values set by the live sliders live here.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GraphPreview {
+    /// The rig's entity path.
+    pub rig: String,
+    /// The graph's asset path.
+    pub graph: String,
+    /// Live parameter values (by name) that differ from the authored defaults.
+    pub params: std::collections::BTreeMap<String, ParamValue>,
+    /// Why the graph does not play on the rig (its compile errors), if it does not.
+    pub error: Option<String>,
+}
+
 /// How many marker hits the session keeps.
 const HIT_LOG: usize = 256;
 
@@ -98,6 +114,8 @@ pub struct Session {
     next_hit: u64,
     /// Per rig: a preview range playback stays inside.
     ranges: HashMap<Entity, (f32, f32)>,
+    /// The graph preview, if one runs.
+    preview: Option<GraphPreview>,
 }
 
 impl Default for Session {
@@ -121,6 +139,7 @@ impl Default for Session {
             hits: std::collections::VecDeque::new(),
             next_hit: 0,
             ranges: HashMap::new(),
+            preview: None,
         }
     }
 }
@@ -221,6 +240,7 @@ impl Session {
                 ))
             })
             .collect();
+        let previewed = self.preview_head();
         let root = doc.root().map(Path::to_owned).unwrap_or_default();
         let (library, mut faults) = Library::load_cached(project, &root, &mut self.imports);
         self.library = library;
@@ -247,6 +267,13 @@ impl Session {
                 }
             }
         }
+        if let Some(p) = &mut self.preview
+            && !project.graphs.contains_key(&p.graph)
+        {
+            self.preview = None; // its graph was deleted or renamed away
+        }
+        let (time, playing) = previewed.unwrap_or((0.0, false));
+        self.apply_preview(time, playing);
         self.faults = faults;
         self.faults_seen = 0;
         self.built = Some(doc.revision());
@@ -388,6 +415,7 @@ impl Session {
                 a.clear_pose_overrides();
             }
         }
+        self.apply_preview(0.0, false);
         self.recompose = true;
     }
 
@@ -428,6 +456,118 @@ impl Session {
     pub fn set_looping(&mut self, rig: Entity, looping: bool) {
         if let Some(a) = self.world.animator_mut(rig) {
             a.set_looping(looping);
+        }
+    }
+
+    /// The graph preview, if one runs.
+    pub fn preview(&self) -> Option<&GraphPreview> {
+        self.preview.as_ref()
+    }
+
+    /// Starts previewing `graph` on the rig at path `rig` (from its start, held while the
+    /// transport is paused), or stops the preview (`None`): the rig goes back to its authored
+    /// clip (the world is rebuilt on the next sync).
+    pub fn set_preview(&mut self, target: Option<(String, String)>) {
+        match target {
+            Some((rig, graph)) => {
+                let keep = self
+                    .preview
+                    .as_ref()
+                    .filter(|p| p.rig == rig && p.graph == graph)
+                    .map(|p| p.params.clone());
+                if self.preview.as_ref().is_some_and(|p| p.rig != rig) {
+                    self.built = None; // the previous rig goes back to its own clip
+                }
+                self.preview =
+                    Some(GraphPreview { rig, graph, params: keep.unwrap_or_default(), error: None });
+                self.apply_preview(0.0, !self.clock.is_paused());
+            }
+            None => {
+                if self.preview.take().is_some() {
+                    self.built = None;
+                }
+            }
+        }
+    }
+
+    /// Sets a live parameter of the preview (the document does not change). While paused the
+    /// pose is recomputed at the same time with the new value.
+    pub fn set_preview_parameter(&mut self, name: &str, value: ParamValue) {
+        let Some(p) = &mut self.preview else { return };
+        p.params.insert(name.to_owned(), value);
+        let Some(rig) = self.world.find(&p.rig) else { return };
+        let paused = self.clock.is_paused();
+        if let Some(a) = self.world.animator_mut(rig)
+            && let Some(g) = a.current_graph_mut()
+            && let Some(i) = g.program().parameter_index(name)
+        {
+            g.set_parameter(i, value);
+            if paused || !a.is_playing() {
+                let t = a.time();
+                a.seek(t);
+            }
+            self.recompose = true;
+        }
+    }
+
+    /// The previewed rig's head time and play state, while its graph plays.
+    fn preview_head(&self) -> Option<(f32, bool)> {
+        let p = self.preview.as_ref()?;
+        let a = self.world.animator(self.world.find(&p.rig)?)?;
+        a.current_graph().map(|_| (a.time(), a.is_playing()))
+    }
+
+    /// Puts the preview's graph on its rig at `time` (compiled for the rig's skeleton with the
+    /// library's clips), with the live parameter values; records why when it does not compile.
+    fn apply_preview(&mut self, time: f32, playing: bool) {
+        let Some(p) = &mut self.preview else { return };
+        let Some(rig) = self.world.find(&p.rig) else {
+            p.error = Some(format!("no rig {:?} in this scene", p.rig));
+            return;
+        };
+        let Some(a) = self.world.animator_mut(rig) else {
+            p.error = Some(format!("{} has no Animator", p.rig));
+            return;
+        };
+        let program = match self.library.compile_graph(&p.graph, a.skeleton()) {
+            Ok(program) => std::sync::Arc::new(program),
+            Err(errors) => {
+                p.error = Some(if errors.is_empty() {
+                    format!("no graph {:?}", p.graph)
+                } else {
+                    errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")
+                });
+                return;
+            }
+        };
+        p.error = None;
+        a.clear_pose_overrides();
+        a.play_graph(program);
+        if let Some(g) = a.current_graph_mut() {
+            p.params
+                .retain(|name, v| g.program().parameter_index(name).is_some_and(|i| g.set_parameter(i, *v)));
+        }
+        if !playing {
+            a.stop();
+        }
+        a.seek(time);
+        self.recompose = true;
+    }
+
+    /// How far a rig's head can be scrubbed: its clip's duration, or for a graph the longest
+    /// clip the graph plays (at least a second).
+    pub fn head_length(&self, rig: Entity) -> f32 {
+        let Some(a) = self.world.animator(rig) else { return 0.0 };
+        match a.current_graph() {
+            Some(g) => {
+                let p = g.program();
+                p.players()
+                    .iter()
+                    .map(|x| x.duration)
+                    .chain(p.members().iter().map(|m| m.duration))
+                    .fold(1.0, f32::max)
+            }
+            None => a.current_duration(),
         }
     }
 

@@ -75,6 +75,26 @@ pub struct UiState {
     pub pose_clipboard: Vec<(String, marrow_engine::math::Transform)>,
     /// The rig the timeline works on (onion skins are drawn for it).
     pub timeline_rig: Option<String>,
+    /// The graph the Graph tab edits (a project path).
+    pub graph: Option<String>,
+    /// The selected nodes of that graph, by stable id.
+    pub graph_selection: Vec<marrow_engine::graph::NodeId>,
+    /// Copied graph nodes with the wires among them.
+    pub graph_clipboard: GraphClipboard,
+    /// Faults found when the project was opened in its graph files (by project-relative path):
+    /// shown on their nodes until the project is opened again.
+    pub graph_load_faults: Vec<(String, marrow_engine::graph::GraphFileError)>,
+    /// Set by a panel: the app brings this tab to the front (adding it to the layout if needed).
+    pub show_tab: Option<crate::panels::Tab>,
+}
+
+/// Copied graph nodes and the wires among them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GraphClipboard {
+    /// The nodes, as they were.
+    pub nodes: Vec<marrow_engine::graph::Node>,
+    /// Wires whose two ends are both copied.
+    pub wires: Vec<marrow_engine::graph::Connection>,
 }
 
 /// Where the editing keys go.
@@ -85,6 +105,9 @@ pub enum Focus {
     Scene,
     /// The timeline: Delete removes keys or markers, Ctrl+C/V/D copy, paste, duplicate keys.
     Timeline,
+    /// The graph editor: Delete removes nodes, Ctrl+C/V/D copy, paste, duplicate nodes, F frames
+    /// the graph.
+    Graph,
 }
 
 /// Onion skin settings (View > Onion Skins).

@@ -108,6 +108,21 @@ fn the_committed_runner_files_are_what_the_generator_writes() {
 }
 
 #[test]
+fn the_committed_locomotion_files_are_what_the_generator_writes() {
+    let dir = projects_dir().join("locomotion");
+    let generated = marrow_engine::project::runner::locomotion_project();
+    for (path, text) in generated.to_files() {
+        assert_eq!(
+            std::fs::read_to_string(dir.join(&path)).unwrap_or_default(),
+            text,
+            "{path} drifted: run `marrow gen-runner --sample locomotion`"
+        );
+    }
+    assert_eq!(Project::load(&dir).unwrap(), generated);
+    assert!(check_project(&dir).errors.is_empty(), "{:#?}", check_project(&dir).errors);
+}
+
+#[test]
 fn cesium_man_walks_on_a_loop_with_a_hat_on_its_head() {
     let dir = projects_dir().join("cesium_man");
     assert!(dir.join("CREDITS.md").is_file() && dir.join("assets/CesiumMan.README.md").is_file());

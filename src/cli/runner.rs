@@ -1,5 +1,6 @@
-//! `marrow gen-runner --out DIR` writes the code-built runner sample project (the committed
-//! `projects/runner` is its output; a test keeps them equal). `marrow runner PROJECT` runs that
+//! `marrow gen-runner [--sample runner|locomotion] [--out DIR]` writes a code-built sample
+//! project (the committed `projects/runner` and `projects/locomotion` are its output; tests keep
+//! them equal). `marrow runner PROJECT` runs that
 //! project headless: the Animator's speed ramps up, and every `footstep` marker while grounded
 //! plays a footstep through the audio output when one exists (silent, said once, when none).
 
@@ -14,17 +15,27 @@ use marrow_engine::scene::Entity;
 /// Arguments of `marrow gen-runner`.
 #[derive(Debug, clap::Args)]
 pub struct GenArgs {
-    /// The folder to write the project into (created if missing; files are replaced atomically).
-    #[arg(long, default_value = "projects/runner")]
-    pub out: PathBuf,
+    /// Which sample: `runner` (one stride clip) or `locomotion` (idle, stride and sprint on a
+    /// blend space graph).
+    #[arg(long, default_value = "runner")]
+    pub sample: String,
+    /// The folder to write the project into (created if missing; files are replaced
+    /// atomically). Default: `projects/<sample>`.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
-/// Writes the runner project.
+/// Writes the sample project.
 pub fn generate(args: &GenArgs) -> anyhow::Result<ExitCode> {
-    let project = runner_project();
-    project.save(&args.out)?;
+    let project = match args.sample.as_str() {
+        "runner" => runner_project(),
+        "locomotion" => marrow_engine::project::runner::locomotion_project(),
+        other => anyhow::bail!("no sample {other:?} (known: runner, locomotion)"),
+    };
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("projects").join(&args.sample));
+    project.save(&out)?;
     for (path, _) in project.to_files() {
-        println!("wrote {}", args.out.join(path).display());
+        println!("wrote {}", out.join(path).display());
     }
     Ok(ExitCode::SUCCESS)
 }

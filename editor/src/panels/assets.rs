@@ -1,5 +1,6 @@
 //! The Assets panel: the project's scenes, skeletons, clips, graphs and binary models.
-//! Double-clicking a clip makes it the selected Animator's clip; a file can be renamed (every
+//! Double-clicking a clip makes it the selected Animator's clip, double-clicking a graph opens it
+//! in the Graph tab (New Graph starts an empty one); a file can be renamed (every
 //! reference follows) or deleted (refused, with the names of its users, while anything uses it).
 //!
 //! Not here: the checks themselves (`crate::document::op`), applying edits (`crate::app`).
@@ -33,6 +34,15 @@ impl AssetsPanel {
             ("Graphs", m.graphs.clone()),
             ("Models", binary),
         ];
+        ui.horizontal(|ui| {
+            if ui
+                .button("New Graph")
+                .on_hover_text("An empty blend/adjust graph, opened in the Graph tab")
+                .clicked()
+            {
+                super::graph::new_graph(cx);
+            }
+        });
         egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
             for (title, items) in sections {
                 egui::CollapsingHeader::new(RichText::new(format!("{title} ({})", items.len())).strong())
@@ -81,7 +91,21 @@ impl AssetsPanel {
         if section == "Clips" {
             r.clone().on_hover_text("Double-click: play it on the selected Animator");
         }
+        if section == "Graphs" && r.double_clicked() {
+            cx.ui.graph = Some(item.to_owned());
+            cx.ui.graph_selection.clear();
+            cx.ui.show_tab = Some(super::Tab::Graph);
+        }
+        if section == "Graphs" {
+            r.clone().on_hover_text("Double-click: edit it in the Graph tab");
+        }
         r.context_menu(|ui| {
+            if section == "Graphs" && ui.button("Edit in Graph Tab").clicked() {
+                cx.ui.graph = Some(item.to_owned());
+                cx.ui.graph_selection.clear();
+                cx.ui.show_tab = Some(super::Tab::Graph);
+                ui.close();
+            }
             if section == "Clips" && ui.button("Use on Selected Animator").clicked() {
                 self.use_clip(cx, item);
                 ui.close();

@@ -28,7 +28,7 @@ pub const DEFAULT_FPS: f32 = 30.0;
 pub struct Inspector;
 
 /// Labels the last widget for accessibility (tests find it by this label).
-fn named(r: egui::Response, kind: egui::WidgetType, label: &str) -> egui::Response {
+pub(crate) fn named(r: egui::Response, kind: egui::WidgetType, label: &str) -> egui::Response {
     let label = label.to_owned();
     r.widget_info(move || egui::WidgetInfo::labeled(kind, true, &label));
     r

@@ -6,6 +6,7 @@
 //! Not here: applying commands, saving, the dock layout's storage (see `crate::app`).
 
 pub mod assets;
+pub mod graph;
 pub mod history;
 pub mod inspector;
 pub mod log_panel;
@@ -95,6 +96,8 @@ pub enum Tab {
     Log,
     /// Clip authoring: dope sheet, curves, markers.
     Timeline,
+    /// The blend/adjust graph editor.
+    Graph,
 }
 
 impl Tab {
@@ -109,11 +112,12 @@ impl Tab {
             Tab::Stats => "Stats",
             Tab::Log => "Log",
             Tab::Timeline => "Timeline",
+            Tab::Graph => "Graph",
         }
     }
 
     /// Every tab.
-    pub const ALL: [Tab; 8] = [
+    pub const ALL: [Tab; 9] = [
         Tab::Viewport,
         Tab::Outliner,
         Tab::Inspector,
@@ -122,6 +126,7 @@ impl Tab {
         Tab::Stats,
         Tab::Log,
         Tab::Timeline,
+        Tab::Graph,
     ];
 }
 
@@ -134,8 +139,27 @@ pub fn default_layout() -> egui_dock::DockState<Tab> {
     let [center, left] = s.split_left(NodeIndex::root(), 0.2, vec![Tab::Outliner]);
     let _ = s.split_below(left, 0.6, vec![Tab::Assets]);
     let [center, _right] = s.split_right(center, 0.72, vec![Tab::Inspector]);
-    let _ = s.split_below(center, 0.6, vec![Tab::Timeline, Tab::Log, Tab::Stats, Tab::History]);
+    let _ = s.split_below(center, 0.5, vec![Tab::Timeline, Tab::Graph, Tab::Log, Tab::Stats, Tab::History]);
     ds
+}
+
+/// Brings `tab` to the front of its leaf, adding it next to the Timeline (or to the focused leaf)
+/// when the layout lacks it (a layout saved by an older build).
+pub fn show_tab(dock: &mut egui_dock::DockState<Tab>, tab: Tab) {
+    if dock.find_tab(&tab).is_none() {
+        match dock.find_tab(&Tab::Timeline) {
+            Some(at) => {
+                let path = egui_dock::NodePath { surface: at.surface, node: at.node };
+                if let Ok(leaf) = dock.leaf_mut(path) {
+                    leaf.append_tab(tab);
+                }
+            }
+            None => dock.push_to_focused_leaf(tab),
+        }
+    }
+    if let Some(at) = dock.find_tab(&tab) {
+        let _ = dock.set_active_tab(at);
+    }
 }
 
 /// Every panel's own state.
@@ -157,6 +181,8 @@ pub struct Panels {
     pub log: log_panel::LogPanel,
     /// The timeline.
     pub timeline: timeline::TimelinePanel,
+    /// The graph editor.
+    pub graph: graph::GraphPanel,
 }
 
 /// The dock's tab viewer over the panels.
@@ -189,6 +215,7 @@ impl TabViewer for Viewer<'_, '_> {
             Tab::Stats => self.panels.stats.ui(ui, cx),
             Tab::Log => self.panels.log.ui(ui, cx),
             Tab::Timeline => self.panels.timeline.ui(ui, cx),
+            Tab::Graph => self.panels.graph.ui(ui, cx),
         }
     }
 
@@ -204,7 +231,7 @@ impl TabViewer for Viewer<'_, '_> {
 
     fn scroll_bars(&self, tab: &Tab) -> [bool; 2] {
         match tab {
-            Tab::Viewport | Tab::Timeline => [false, false],
+            Tab::Viewport | Tab::Timeline | Tab::Graph => [false, false],
             _ => [true, true],
         }
     }

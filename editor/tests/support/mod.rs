@@ -88,9 +88,14 @@ pub fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// The whole editor on `project`, logic only (no GPU): 1440 x 900, 60 frames a second.
 pub fn editor(project: &Path) -> Harness<'static, EditorApp> {
+    editor_sized(project, egui::vec2(1440.0, 900.0))
+}
+
+/// The whole editor on `project` in a window of `size` points.
+pub fn editor_sized(project: &Path, size: egui::Vec2) -> Harness<'static, EditorApp> {
     let p = project.to_owned();
     Harness::builder()
-        .with_size(egui::vec2(1440.0, 900.0))
+        .with_size(size)
         .with_step_dt(1.0 / 60.0)
         .with_max_steps(60)
         .build_eframe(move |cc| EditorApp::new(cc, AppOptions { project: Some(p), ..Default::default() }))

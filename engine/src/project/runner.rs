@@ -81,21 +81,25 @@ pub fn thigh_angle(t: f32) -> f32 {
 
 /// The looping stride clip, with a `footstep` marker where the legs are vertical.
 pub fn stride_clip(skeleton: &Skeleton) -> Clip {
-    let p = STRIDE_PERIOD;
+    gait_clip(skeleton, "stride", STRIDE_PERIOD, THIGH_SWING, KNEE_BEND, 0.04)
+}
+
+/// A looping gait like the stride: period `p` seconds, thigh swing `a` and knee bend `knee`
+/// radians, hips dropping by `bob` at mid-swing; `footstep` markers where the legs are vertical.
+pub fn gait_clip(skeleton: &Skeleton, name: &str, p: f32, a: f32, knee: f32, bob: f32) -> Clip {
     let times = [0.0, 0.25 * p, 0.5 * p, 0.75 * p, p];
     let sine = [Easing::OutSine, Easing::InSine, Easing::OutSine, Easing::InSine];
     let x = |a: f32| Quat::from_rotation_x(a);
-    let a = THIGH_SWING;
-    let mut clip = Clip::new("stride", skeleton);
+    let mut clip = Clip::new(name, skeleton);
     clip.looping = true;
     clip.channels_mut()[0] = BoneChannels {
         translation: Some(eased_track(
             &times,
             vec![
                 Vec3::new(0.0, 1.0, 0.0),
-                Vec3::new(0.0, 0.96, 0.0),
+                Vec3::new(0.0, 1.0 - bob, 0.0),
                 Vec3::new(0.0, 1.0, 0.0),
-                Vec3::new(0.0, 0.96, 0.0),
+                Vec3::new(0.0, 1.0 - bob, 0.0),
                 Vec3::new(0.0, 1.0, 0.0),
             ],
             &[Easing::InOutSine; 4],
@@ -108,7 +112,7 @@ pub fn stride_clip(skeleton: &Skeleton) -> Clip {
     };
     let shin = |back: usize| {
         let mut v = vec![x(0.0); 5];
-        v[back] = x(KNEE_BEND);
+        v[back] = x(knee);
         BoneChannels {
             rotation: Some(eased_track(&times, v, &[Easing::InOutSine; 4])),
             ..BoneChannels::default()
@@ -186,6 +190,68 @@ pub fn runner_project() -> Project {
     p.skeletons.insert(SKELETON_PATH.to_owned(), skeleton);
     p.clips.insert(CLIP_PATH.to_owned(), clip);
     p.scenes.insert(SCENE_PATH.to_owned(), runner_scene());
+    p
+}
+
+/// The locomotion sample's graph path.
+pub const LOCOMOTION_GRAPH: &str = "graphs/locomotion.graph.ron";
+
+/// The `locomotion` sample: the runner with an idle, the stride and a sprint on a blend space
+/// driven by a `speed` parameter, and a `lean` parameter tilting the hips through an Adjust
+/// node; the Runner's Animator plays the graph. `marrow gen-runner` writes it to
+/// `projects/locomotion` beside the runner.
+pub fn locomotion_project() -> Project {
+    use crate::graph::{AdjustEntry, AdjustOp, AnimGraph, BlendSample, Drive, NodeKind, ParamValue};
+    let mut p = runner_project();
+    p.manifest.name = "locomotion".to_owned();
+    let skeleton = p.skeletons[SKELETON_PATH].clone();
+    let bones = skeleton.bone_names.clone();
+    for (path, clip) in [
+        ("clips/idle.clip.ron", gait_clip(&skeleton, "idle", 2.0, 0.04, 0.06, 0.015)),
+        ("clips/sprint.clip.ron", gait_clip(&skeleton, "sprint", 0.7, 0.95, 1.4, 0.07)),
+    ] {
+        p.manifest.clips.push(path.to_owned());
+        p.clips.insert(path.to_owned(), ClipAsset { clip, bones: bones.clone() });
+    }
+    let mut g = AnimGraph::new();
+    g.add_parameter("speed", ParamValue::Float(1.0));
+    g.add_parameter("lean", ParamValue::Float(0.0));
+    let speed = g.add_node(NodeKind::Parameter { name: "speed".to_owned() }, [0.0, 150.0]);
+    let sample = |clip: &str, position: f32| BlendSample { clip: clip.to_owned(), position, speed: 1.0 };
+    let space = g.add_node(
+        NodeKind::BlendSpace1D {
+            samples: vec![
+                sample("clips/idle.clip.ron", 0.0),
+                sample(CLIP_PATH, 1.0),
+                sample("clips/sprint.clip.ron", 2.0),
+            ],
+            position: 0.0,
+            looping: true,
+        },
+        [200.0, 40.0],
+    );
+    let lean = g.add_node(
+        NodeKind::Adjust {
+            entries: vec![AdjustEntry {
+                bone: "hips".to_owned(),
+                op: AdjustOp::Rotate { axis: Vec3::X },
+                amount: Drive::Parameter("lean".to_owned()),
+            }],
+        },
+        [500.0, 60.0],
+    );
+    let out = g.add_node(NodeKind::Output, [720.0, 80.0]);
+    g.connect(speed, space, "position");
+    g.connect(space, lean, "pose");
+    g.connect(lean, out, "pose");
+    p.manifest.graphs.push(LOCOMOTION_GRAPH.to_owned());
+    p.graphs.insert(LOCOMOTION_GRAPH.to_owned(), g);
+    if let Some(scene) = p.scenes.get_mut(SCENE_PATH)
+        && let Some(a) =
+            scene.entities.iter_mut().find(|e| e.name == "Runner").and_then(|e| e.animator.as_mut())
+    {
+        a.graph = Some(LOCOMOTION_GRAPH.to_owned());
+    }
     p
 }
 

@@ -1,0 +1,205 @@
+//! The graph's parameters: add, rename (every use follows), delete (refused while used, with
+//! the uses named), set the authored default; and, while a preview runs, a live slider per
+//! parameter that drives the running graph without touching the document.
+//!
+//! Not here: applying the edits (the app), the preview itself (`crate::session`).
+
+use egui::{Color32, RichText};
+use marrow_engine::graph::{AnimGraph, NodeKind, ParamValue};
+
+use super::super::Cx;
+use crate::command::Command;
+use crate::document::Op;
+use crate::document::graph_ops::{GraphOp, node_title, parameter_uses};
+use crate::panels::inspector::named;
+
+/// The parameters list's own state.
+#[derive(Debug, Default)]
+pub struct ParamsPanel {
+    /// The name typed for a new parameter.
+    new_name: String,
+    /// Whether the new parameter is a bool.
+    new_bool: bool,
+    /// A parameter being renamed: (name, text so far).
+    renaming: Option<(String, String)>,
+}
+
+/// The range a live slider spans: the blend space axis the parameter drives, 0..1 for a weight,
+/// else around the default.
+pub fn slider_range(g: &AnimGraph, name: &str, default: f32) -> (f32, f32) {
+    let mut lo = f32::INFINITY;
+    let mut hi = f32::NEG_INFINITY;
+    for c in &g.connections {
+        let Some(src) = g.node(c.from) else { continue };
+        if !matches!(&src.kind, NodeKind::Parameter { name: n } if n == name) {
+            continue;
+        }
+        match g.node(c.to).map(|n| &n.kind) {
+            Some(NodeKind::BlendSpace1D { samples, .. }) => {
+                for s in samples {
+                    lo = lo.min(s.position);
+                    hi = hi.max(s.position);
+                }
+            }
+            Some(NodeKind::TimeScale { .. }) => {
+                lo = lo.min(0.0);
+                hi = hi.max(2.0);
+            }
+            Some(_) => {
+                lo = lo.min(0.0);
+                hi = hi.max(1.0);
+            }
+            None => {}
+        }
+    }
+    if !(lo < hi) {
+        let span = default.abs().max(1.0);
+        (default - span, default + span)
+    } else {
+        (lo.min(default), hi.max(default))
+    }
+}
+
+impl ParamsPanel {
+    /// Draws the list for the graph at `path`.
+    pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut Cx, path: &str, graph: &AnimGraph, previewing: bool) {
+        ui.heading("Parameters");
+        if graph.parameters.is_empty() {
+            ui.weak(
+                "None yet: a parameter drives weights, blend positions and adjusts while the graph plays.",
+            );
+        }
+        let live = |name: &str| cx.session.preview().and_then(|p| p.params.get(name).copied());
+        let mut edits: Vec<GraphOp> = Vec::new();
+        let mut commands: Vec<Command> = Vec::new();
+        for p in &graph.parameters {
+            ui.separator();
+            let uses = parameter_uses(graph, &p.name);
+            ui.horizontal(|ui| {
+                if let Some((from, mut text)) = self.renaming.clone().filter(|(n, _)| *n == p.name) {
+                    let r = ui.add(
+                        egui::TextEdit::singleline(&mut text).desired_width(110.0).id_salt("param rename"),
+                    );
+                    r.request_focus();
+                    if ui.input(|i| i.key_pressed(egui::Key::Escape)) {
+                        self.renaming = None;
+                    } else if ui.input(|i| i.key_pressed(egui::Key::Enter)) || r.lost_focus() {
+                        self.renaming = None;
+                        if text != from {
+                            edits.push(GraphOp::RenameParameter { from, to: text });
+                        }
+                    } else {
+                        self.renaming = Some((from, text));
+                    }
+                } else {
+                    let r =
+                        ui.add(egui::Label::new(RichText::new(&p.name).strong()).sense(egui::Sense::click()));
+                    if r.double_clicked() {
+                        self.renaming = Some((p.name.clone(), p.name.clone()));
+                    }
+                    r.on_hover_text("Double-click to rename (every use follows)");
+                }
+                ui.weak(match p.default {
+                    ParamValue::Float(_) => "float",
+                    ParamValue::Bool(_) => "bool",
+                });
+            });
+            ui.horizontal(|ui| {
+                ui.label("default");
+                match p.default {
+                    ParamValue::Float(v) => {
+                        let mut x = v;
+                        let r = ui.add(egui::DragValue::new(&mut x).speed(0.01));
+                        if named(r, egui::WidgetType::DragValue, &format!("{} default", p.name)).changed()
+                            && x.is_finite()
+                        {
+                            edits.push(GraphOp::SetParameterDefault {
+                                name: p.name.clone(),
+                                value: ParamValue::Float(x),
+                            });
+                        }
+                    }
+                    ParamValue::Bool(b) => {
+                        let mut x = b;
+                        if ui.checkbox(&mut x, "").changed() {
+                            edits.push(GraphOp::SetParameterDefault {
+                                name: p.name.clone(),
+                                value: ParamValue::Bool(x),
+                            });
+                        }
+                    }
+                }
+                let delete = ui.add_enabled(uses.is_empty(), egui::Button::new("Delete").small());
+                let delete = named(delete, egui::WidgetType::Button, &format!("Delete {}", p.name));
+                if delete.clicked() {
+                    edits.push(GraphOp::DeleteParameter { name: p.name.clone() });
+                }
+                if !uses.is_empty() {
+                    delete.on_disabled_hover_text("Used by nodes: remove the uses first");
+                }
+            });
+            if !uses.is_empty() {
+                let names: Vec<String> =
+                    uses.iter().filter_map(|&id| graph.node(id)).map(node_title).collect();
+                ui.weak(format!("used by {}", names.join(", ")));
+            } else {
+                ui.colored_label(Color32::GRAY, "unused");
+            }
+            if previewing {
+                let current = live(&p.name).unwrap_or(p.default);
+                match current {
+                    ParamValue::Float(v) => {
+                        let (lo, hi) = slider_range(graph, &p.name, p.default.as_f32());
+                        let mut x = v;
+                        let r = ui.add(egui::Slider::new(&mut x, lo..=hi).text("live"));
+                        if named(r, egui::WidgetType::Slider, &format!("{} live", p.name)).changed()
+                            && x.is_finite()
+                        {
+                            commands.push(Command::SetGraphParameter {
+                                name: p.name.clone(),
+                                value: ParamValue::Float(x),
+                            });
+                        }
+                    }
+                    ParamValue::Bool(b) => {
+                        let mut x = b;
+                        let r = ui.checkbox(&mut x, "live");
+                        if named(r, egui::WidgetType::Checkbox, &format!("{} live", p.name)).changed() {
+                            commands.push(Command::SetGraphParameter {
+                                name: p.name.clone(),
+                                value: ParamValue::Bool(x),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        ui.separator();
+        ui.horizontal(|ui| {
+            let r = ui.add(
+                egui::TextEdit::singleline(&mut self.new_name)
+                    .hint_text("new parameter")
+                    .desired_width(110.0),
+            );
+            named(r, egui::WidgetType::TextEdit, "New parameter name");
+            ui.checkbox(&mut self.new_bool, "bool");
+        });
+        let name = self.new_name.trim().to_owned();
+        let taken = graph.parameter(&name).is_some();
+        let add = ui.add_enabled(!name.is_empty() && !taken, egui::Button::new("Add Parameter"));
+        if taken {
+            ui.colored_label(Color32::from_rgb(0xe0, 0x80, 0x80), format!("{name:?} exists already"));
+        }
+        if add.clicked() {
+            let default = if self.new_bool { ParamValue::Bool(false) } else { ParamValue::Float(0.0) };
+            edits.push(GraphOp::AddParameter { name, default });
+            self.new_name.clear();
+        }
+        for op in edits {
+            cx.edit(Op::Graph { path: path.to_owned(), op });
+        }
+        for c in commands {
+            cx.send(c);
+        }
+    }
+}

@@ -1,0 +1,721 @@
+//! The graph canvas: an egui-snarl view of the document's [`AnimGraph`].
+//!
+//! The document is the source of truth. [`GraphView`] holds a `Snarl` whose nodes carry the
+//! engine's stable [`NodeId`]s; it is rebuilt from the graph whenever the document's revision
+//! (or the graph shown) changes, and its wires are put back from the graph every frame, so a
+//! gesture snarl carries out on its own (a wire yanked off a pin, a node dragged) never diverges
+//! from the document. Everything the user does on the canvas comes out of [`GraphViewer`] as
+//! [`GraphOp`]s for the panel to send; node drags are read back by the panel when the pointer is
+//! released (one undo step per drag).
+//!
+//! Not here: the side panels (parameters, node details), keyboard shortcuts, applying edits.
+
+use std::collections::HashMap;
+
+use egui::emath::TSTransform;
+use egui::{Color32, Pos2, Rect, RichText, Stroke, Ui};
+use egui_snarl::ui::{AnyPins, PinInfo, SnarlViewer};
+use egui_snarl::{InPin, InPinId, OutPin, OutPinId, Snarl};
+use marrow_engine::graph::{AnimGraph, Connection, GraphInstance, Node, NodeId, NodeKind, PinType};
+
+use super::palette;
+use crate::document::graph_ops::{GraphOp, node_title};
+use crate::panels::inspector::named;
+
+/// The input pins of a node as the canvas shows them: the kind's pins, or for a node of an
+/// unknown kind the pin names its kept wires use.
+pub fn input_pins(graph: &AnimGraph, node: &Node) -> Vec<(String, Option<PinType>)> {
+    match &node.kind {
+        NodeKind::Unknown { .. } => {
+            let mut pins: Vec<String> =
+                graph.connections.iter().filter(|c| c.to == node.id).map(|c| c.pin.clone()).collect();
+            pins.sort();
+            pins.dedup();
+            pins.into_iter().map(|p| (p, None)).collect()
+        }
+        k => k.inputs().iter().map(|(n, t)| ((*n).to_owned(), Some(*t))).collect(),
+    }
+}
+
+/// Whether the canvas shows an output pin on `node`.
+pub fn has_output(graph: &AnimGraph, node: &Node) -> bool {
+    match &node.kind {
+        NodeKind::Unknown { .. } => graph.connections.iter().any(|c| c.from == node.id),
+        k => k.output().is_some(),
+    }
+}
+
+/// The snarl mirror of one graph.
+#[derive(Default)]
+pub struct GraphView {
+    /// The snarl model (node values are engine ids).
+    pub snarl: Snarl<NodeId>,
+    /// Engine id -> snarl id.
+    pub ids: HashMap<NodeId, egui_snarl::NodeId>,
+    built: Option<(u64, String)>,
+    /// Node positions as of the last frame (to follow drags).
+    pub last_pos: HashMap<NodeId, Pos2>,
+}
+
+impl std::fmt::Debug for GraphView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphView").field("nodes", &self.ids.len()).field("built", &self.built).finish()
+    }
+}
+
+impl GraphView {
+    /// Whether the mirror shows the graph at `path`.
+    pub fn shows(&self, path: &str) -> bool {
+        self.built.as_ref().is_some_and(|(_, p)| p == path)
+    }
+
+    /// Rebuilds the mirror when the revision or the graph changed; returns whether it did.
+    pub fn sync(&mut self, revision: u64, path: &str, graph: &AnimGraph) -> bool {
+        if self.built.as_ref().is_some_and(|(r, p)| *r == revision && p == path) {
+            self.sync_wires(graph);
+            return false;
+        }
+        let open: HashMap<NodeId, bool> =
+            self.snarl.nodes_info().map(|n| (n.value, n.open)).collect::<HashMap<_, _>>();
+        let same_graph = self.built.as_ref().is_some_and(|(_, p)| p == path);
+        self.snarl = Snarl::new();
+        self.ids.clear();
+        for n in &graph.nodes {
+            let pos = Pos2::new(n.position[0], n.position[1]);
+            let sid = if same_graph && open.get(&n.id) == Some(&false) {
+                self.snarl.insert_node_collapsed(pos, n.id)
+            } else {
+                self.snarl.insert_node(pos, n.id)
+            };
+            self.ids.insert(n.id, sid);
+        }
+        self.sync_wires(graph);
+        self.last_pos = graph.nodes.iter().map(|n| (n.id, Pos2::new(n.position[0], n.position[1]))).collect();
+        self.built = Some((revision, path.to_owned()));
+        true
+    }
+
+    /// The wires the graph has, as snarl pin pairs (wires to pins the canvas does not show are
+    /// left out; their faults are on their nodes).
+    fn wanted_wires(&self, graph: &AnimGraph) -> Vec<(OutPinId, InPinId)> {
+        let mut out = Vec::with_capacity(graph.connections.len());
+        for c in &graph.connections {
+            let (Some(&f), Some(&t), Some(to)) =
+                (self.ids.get(&c.from), self.ids.get(&c.to), graph.node(c.to))
+            else {
+                continue;
+            };
+            if let Some(i) = input_pins(graph, to).iter().position(|(p, _)| *p == c.pin) {
+                out.push((OutPinId { node: f, output: 0 }, InPinId { node: t, input: i }));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn sync_wires(&mut self, graph: &AnimGraph) {
+        let want = self.wanted_wires(graph);
+        let mut have: Vec<(OutPinId, InPinId)> = self.snarl.wires().collect();
+        have.sort();
+        if have != want {
+            for (o, i) in have {
+                self.snarl.disconnect(o, i);
+            }
+            for (o, i) in want {
+                self.snarl.connect(o, i);
+            }
+        }
+    }
+}
+
+/// What a node shows while a preview runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Live {
+    /// Effective weight in the final pose (pose nodes the program runs).
+    pub weight: Option<f32>,
+    /// A Clip node's playhead and its clip's duration.
+    pub player: Option<(f32, f32)>,
+    /// A BlendSpace1D node's phase.
+    pub phase: Option<f32>,
+    /// A Parameter node's current value.
+    pub value: Option<f32>,
+}
+
+/// Reads what the running preview says about `node`.
+pub fn live_of(inst: &GraphInstance, node: &Node) -> Live {
+    let p = inst.program();
+    let mut live = Live { weight: inst.node_weight(node.id).map(|(w, _)| w), ..Live::default() };
+    match &node.kind {
+        NodeKind::Clip { .. } => {
+            live.player = inst
+                .player_time(node.id)
+                .zip(p.players().iter().find(|x| x.node == node.id).map(|x| x.duration));
+        }
+        NodeKind::BlendSpace1D { .. } => live.phase = inst.space_phase(node.id),
+        NodeKind::Parameter { name } => live.value = inst.parameter(name).map(|v| v.as_f32()),
+        _ => {}
+    }
+    live
+}
+
+/// Something the node menu asks the panel to do with the node (and the selection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeAction {
+    /// Copy it (with the selection).
+    Copy,
+    /// Duplicate it (with the selection).
+    Duplicate,
+    /// Delete it (with the selection).
+    Delete,
+    /// Disconnect every wire of it.
+    Disconnect,
+}
+
+/// The snarl viewer over one frame's graph: reads the graph, its faults and the preview, and
+/// collects what the user did as edits.
+pub struct GraphViewer<'a> {
+    /// The graph.
+    pub graph: &'a AnimGraph,
+    /// Messages per node (compile errors, faults found on open).
+    pub faults: &'a HashMap<NodeId, Vec<String>>,
+    /// The running preview, when the graph plays on a rig.
+    pub live: HashMap<NodeId, Live>,
+    /// Whether a preview runs (nodes that contribute nothing are dimmed only then).
+    pub previewing: bool,
+    /// The project's clips (for the Clip node picker).
+    pub clips: &'a [String],
+    /// The selected nodes.
+    pub selection: &'a [NodeId],
+    /// The Add Node menu's search text.
+    pub search: &'a mut String,
+    /// Edits made this frame.
+    pub ops: Vec<GraphOp>,
+    /// Node menu requests.
+    pub actions: Vec<(NodeId, NodeAction)>,
+    /// A note for the status line (a refused wire).
+    pub message: Option<String>,
+    /// Node rectangles this frame, in graph space.
+    pub rects: HashMap<NodeId, Rect>,
+    /// Input row centres (node, pin index) -> y, graph space.
+    pub in_rows: HashMap<(NodeId, usize), f32>,
+    /// Output row centre per node -> y, graph space.
+    pub out_rows: HashMap<NodeId, f32>,
+    /// The canvas transform this frame (graph -> screen).
+    pub transform: TSTransform,
+    /// A transform to put in place (Frame All).
+    pub set_transform: Option<TSTransform>,
+    /// Paste is available in the canvas menu.
+    pub can_paste: bool,
+    /// Paste was picked from the canvas menu, at this graph position.
+    pub paste_at: Option<Pos2>,
+}
+
+impl GraphViewer<'_> {
+    fn node(&self, id: NodeId) -> Option<&Node> {
+        self.graph.node(id)
+    }
+
+    fn dimmed(&self, id: NodeId) -> bool {
+        self.previewing
+            && self.node(id).is_some_and(|n| n.kind.output() == Some(PinType::Pose))
+            && self.live.get(&id).is_none_or(|l| l.weight.is_none_or(|w| w <= 1e-4))
+    }
+
+    fn set(&mut self, id: NodeId, kind: NodeKind, field: &str) {
+        self.ops.push(GraphOp::SetNode { node: id, kind, field: field.to_owned() });
+    }
+
+    fn add(&mut self, kind: NodeKind, at: Pos2, wire: Option<(NodeId, NodeId, String)>, new_is_source: bool) {
+        let id = NodeId(self.graph.fresh_id());
+        let label = format!("Add {}", kind.name());
+        let connections = match wire {
+            Some((a, b, pin)) => {
+                let (from, to) = if new_is_source { (id, b) } else { (a, id) };
+                vec![Connection { from, to, pin }]
+            }
+            None => Vec::new(),
+        };
+        self.ops.push(GraphOp::AddNodes {
+            label,
+            nodes: vec![Node { id, position: [at.x, at.y], kind }],
+            connections,
+        });
+    }
+
+    /// A compact settings row for a float constant that a pin may drive instead.
+    fn constant(
+        &mut self,
+        ui: &mut Ui,
+        id: NodeId,
+        pin: &str,
+        value: f32,
+        range: Option<std::ops::RangeInclusive<f32>>,
+    ) -> Option<f32> {
+        if let Some(src) = self.graph.input(id, pin) {
+            let from = self.node(src).map_or_else(|| src.to_string(), node_title);
+            ui.weak(format!("{pin} ← {from}"));
+            return None;
+        }
+        let mut v = value;
+        let r = match range {
+            Some(range) => ui.add(egui::Slider::new(&mut v, range).text(pin)),
+            None => ui.add(egui::DragValue::new(&mut v).speed(0.01).prefix(format!("{pin} "))),
+        };
+        let label = format!("{} {pin}", self.node(id).map_or_else(String::new, node_title));
+        (named(r, egui::WidgetType::Slider, &label).changed() && v.is_finite()).then_some(v)
+    }
+}
+
+fn pin_info(t: Option<PinType>, dim: bool) -> PinInfo {
+    let color = t.map_or(Color32::GRAY, palette::pin_color);
+    let color = if dim { color.gamma_multiply(0.35) } else { color };
+    match t {
+        Some(PinType::Float) => PinInfo::square().with_fill(color),
+        _ => PinInfo::circle().with_fill(color),
+    }
+}
+
+impl SnarlViewer<NodeId> for GraphViewer<'_> {
+    fn title(&mut self, node: &NodeId) -> String {
+        self.node(*node).map_or_else(|| format!("{node}?"), node_title)
+    }
+
+    fn show_header(
+        &mut self,
+        node: egui_snarl::NodeId,
+        _inputs: &[InPin],
+        _outputs: &[OutPin],
+        ui: &mut Ui,
+        snarl: &mut Snarl<NodeId>,
+    ) {
+        let id = snarl[node];
+        let dim = self.dimmed(id);
+        if dim {
+            ui.multiply_opacity(0.5);
+        }
+        ui.horizontal(|ui| {
+            let title = self.title(&id);
+            ui.label(RichText::new(title).strong());
+            if let Some(f) = self.faults.get(&id).filter(|f| !f.is_empty()) {
+                let badge = ui.label(
+                    RichText::new(format!("⚠ {}", f.len()))
+                        .color(Color32::WHITE)
+                        .background_color(Color32::from_rgb(0xc0, 0x30, 0x30)),
+                );
+                badge.on_hover_text(f.join("\n"));
+            }
+            if let Some(w) = self.live.get(&id).and_then(|l| l.weight) {
+                ui.weak(format!("{:.0}%", w * 100.0));
+            }
+        });
+    }
+
+    fn inputs(&mut self, node: &NodeId) -> usize {
+        self.node(*node).map_or(0, |n| input_pins(self.graph, n).len())
+    }
+
+    fn outputs(&mut self, node: &NodeId) -> usize {
+        self.node(*node).map_or(0, |n| has_output(self.graph, n) as usize)
+    }
+
+    #[allow(refining_impl_trait)]
+    fn show_input(&mut self, pin: &InPin, ui: &mut Ui, snarl: &mut Snarl<NodeId>) -> PinInfo {
+        let id = snarl[pin.id.node];
+        let Some(node) = self.node(id) else { return PinInfo::circle() };
+        let pins = input_pins(self.graph, node);
+        let (name, ty) = pins.get(pin.id.input).cloned().unwrap_or_else(|| ("?".into(), None));
+        let dim = self.dimmed(id);
+        let text = if pin.remotes.is_empty() && ty == Some(PinType::Pose) {
+            RichText::new(&name).color(Color32::from_rgb(0xe0, 0x70, 0x70))
+        } else {
+            RichText::new(&name)
+        };
+        let r = ui.label(text);
+        if pin.remotes.is_empty() && ty == Some(PinType::Pose) {
+            r.on_hover_text("not connected: a pose input must be");
+        }
+        self.in_rows.insert((id, pin.id.input), ui.min_rect().center().y);
+        pin_info(ty, dim)
+    }
+
+    #[allow(refining_impl_trait)]
+    fn show_output(&mut self, pin: &OutPin, ui: &mut Ui, snarl: &mut Snarl<NodeId>) -> PinInfo {
+        let id = snarl[pin.id.node];
+        let ty = self.node(id).and_then(|n| n.kind.output());
+        ui.label(match ty {
+            Some(PinType::Float) => "value",
+            Some(PinType::Pose) => "pose",
+            None => "out",
+        });
+        self.out_rows.insert(id, ui.min_rect().center().y);
+        let dim = self.dimmed(id);
+        let mut info = pin_info(ty, dim);
+        if let (Some(t), Some(w)) = (ty, self.live.get(&id).and_then(|l| l.weight)) {
+            // Wires carry their weight as brightness while a preview runs.
+            let c = palette::pin_color(t).gamma_multiply(0.25 + 0.75 * w.clamp(0.0, 1.0));
+            info = info.with_wire_color(c);
+        }
+        info
+    }
+
+    fn has_body(&mut self, node: &NodeId) -> bool {
+        self.node(*node).is_some_and(|n| !matches!(n.kind, NodeKind::Output))
+    }
+
+    fn show_body(
+        &mut self,
+        node: egui_snarl::NodeId,
+        _inputs: &[InPin],
+        _outputs: &[OutPin],
+        ui: &mut Ui,
+        snarl: &mut Snarl<NodeId>,
+    ) {
+        let id = snarl[node];
+        let Some(n) = self.node(id).cloned() else { return };
+        if self.dimmed(id) {
+            ui.multiply_opacity(0.5);
+        }
+        let live = self.live.get(&id).copied().unwrap_or_default();
+        ui.vertical(|ui| {
+            ui.set_max_width(190.0);
+            match n.kind.clone() {
+                NodeKind::Clip { clip, speed, looping } => {
+                    let mut pick = None;
+                    egui::ComboBox::from_id_salt(("clip node", id.0))
+                        .selected_text(short(&clip))
+                        .width(170.0)
+                        .show_ui(ui, |ui| {
+                            for c in self.clips {
+                                if ui.selectable_label(*c == clip, c.as_str()).clicked() {
+                                    pick = Some(c.clone());
+                                }
+                            }
+                        });
+                    if let Some(c) = pick {
+                        self.set(id, NodeKind::Clip { clip: c, speed, looping }, "clip");
+                    }
+                    ui.horizontal(|ui| {
+                        let mut s = speed;
+                        let r = ui.add(egui::DragValue::new(&mut s).speed(0.01).prefix("speed "));
+                        if named(r, egui::WidgetType::DragValue, &format!("{} speed", node_title(&n)))
+                            .changed()
+                            && s.is_finite()
+                        {
+                            self.set(id, NodeKind::Clip { clip: clip.clone(), speed: s, looping }, "speed");
+                        }
+                        let mut l = looping;
+                        if ui.checkbox(&mut l, "loop").changed() {
+                            self.set(id, NodeKind::Clip { clip: clip.clone(), speed, looping: l }, "looping");
+                        }
+                    });
+                    if let Some((t, d)) = live.player {
+                        let f = if d > 0.0 { t / d } else { 0.0 };
+                        ui.add(egui::ProgressBar::new(f).desired_width(170.0).desired_height(6.0));
+                        ui.weak(format!("{t:.2} / {d:.2} s"));
+                    }
+                }
+                NodeKind::Parameter { name } => {
+                    let mut pick = None;
+                    egui::ComboBox::from_id_salt(("param node", id.0))
+                        .selected_text(&name)
+                        .width(150.0)
+                        .show_ui(ui, |ui| {
+                            for p in &self.graph.parameters {
+                                if ui.selectable_label(p.name == name, &p.name).clicked() {
+                                    pick = Some(p.name.clone());
+                                }
+                            }
+                        });
+                    if let Some(p) = pick {
+                        self.set(id, NodeKind::Parameter { name: p }, "parameter");
+                    }
+                    if let Some(v) = live.value {
+                        ui.weak(format!("= {v:.3}"));
+                    }
+                }
+                NodeKind::Blend2 { weight } => {
+                    if let Some(w) = self.constant(ui, id, "weight", weight, Some(0.0..=1.0)) {
+                        self.set(id, NodeKind::Blend2 { weight: w }, "weight");
+                    }
+                }
+                NodeKind::Additive { weight } => {
+                    if let Some(w) = self.constant(ui, id, "weight", weight, Some(0.0..=1.0)) {
+                        self.set(id, NodeKind::Additive { weight: w }, "weight");
+                    }
+                }
+                NodeKind::Mask { weight, subtrees } => {
+                    if let Some(w) = self.constant(ui, id, "weight", weight, Some(0.0..=1.0)) {
+                        self.set(id, NodeKind::Mask { weight: w, subtrees: subtrees.clone() }, "weight");
+                    }
+                    let names: Vec<&str> = subtrees.iter().map(|s| s.bone.as_str()).collect();
+                    ui.weak(if names.is_empty() { "no bones chosen".to_owned() } else { names.join(", ") });
+                }
+                NodeKind::BlendSpace1D { samples, position, looping } => {
+                    if let Some(p) = self.constant(ui, id, "position", position, None) {
+                        self.set(
+                            id,
+                            NodeKind::BlendSpace1D { samples: samples.clone(), position: p, looping },
+                            "position",
+                        );
+                    }
+                    let mut sorted = samples.clone();
+                    sorted.sort_by(|a, b| a.position.total_cmp(&b.position));
+                    for s in &sorted {
+                        ui.weak(format!("{:>6.2}  {}", s.position, short(&s.clip)));
+                    }
+                    if samples.is_empty() {
+                        ui.weak("no clips on the axis");
+                    }
+                    if let Some(ph) = live.phase {
+                        ui.add(egui::ProgressBar::new(ph).desired_width(170.0).desired_height(6.0));
+                        ui.weak(format!("phase {ph:.2}"));
+                    }
+                }
+                NodeKind::Adjust { entries } => {
+                    if entries.is_empty() {
+                        ui.weak("no adjusts");
+                    }
+                    for e in &entries {
+                        ui.weak(format!("{} {}", adjust_name(&e.op), e.bone));
+                    }
+                }
+                NodeKind::TimeScale { scale } => {
+                    if let Some(s) = self.constant(ui, id, "scale", scale, None) {
+                        self.set(id, NodeKind::TimeScale { scale: s }, "scale");
+                    }
+                }
+                NodeKind::Unknown { kind, .. } => {
+                    ui.colored_label(Color32::from_rgb(0xe0, 0x90, 0x60), format!("unknown kind {kind:?}"));
+                    ui.weak("kept as written; replace or delete it");
+                }
+                NodeKind::Output => {}
+            }
+        });
+    }
+
+    fn has_footer(&mut self, node: &NodeId) -> bool {
+        self.faults.get(node).is_some_and(|f| !f.is_empty())
+    }
+
+    fn show_footer(
+        &mut self,
+        node: egui_snarl::NodeId,
+        _inputs: &[InPin],
+        _outputs: &[OutPin],
+        ui: &mut Ui,
+        snarl: &mut Snarl<NodeId>,
+    ) {
+        let id = snarl[node];
+        if let Some(f) = self.faults.get(&id) {
+            ui.set_max_width(220.0);
+            for m in f {
+                ui.add(
+                    egui::Label::new(RichText::new(m).small().color(Color32::from_rgb(0xff, 0x80, 0x80)))
+                        .wrap(),
+                );
+            }
+        }
+    }
+
+    fn node_frame(
+        &mut self,
+        default: egui::Frame,
+        node: egui_snarl::NodeId,
+        _inputs: &[InPin],
+        _outputs: &[OutPin],
+        snarl: &Snarl<NodeId>,
+    ) -> egui::Frame {
+        let id = snarl[node];
+        let mut f = default;
+        if self.selection.contains(&id) {
+            f = f.stroke(Stroke::new(2.0, Color32::from_rgb(0xff, 0xb0, 0x40)));
+        } else if self.faults.get(&id).is_some_and(|v| !v.is_empty()) {
+            f = f.stroke(Stroke::new(1.5, Color32::from_rgb(0xc0, 0x30, 0x30)));
+        }
+        if self.dimmed(id) {
+            f = f.multiply_with_opacity(0.55);
+        }
+        f
+    }
+
+    fn header_frame(
+        &mut self,
+        default: egui::Frame,
+        node: egui_snarl::NodeId,
+        _inputs: &[InPin],
+        _outputs: &[OutPin],
+        snarl: &Snarl<NodeId>,
+    ) -> egui::Frame {
+        let id = snarl[node];
+        match self.node(id) {
+            Some(n) => default.fill(palette::header_color(&n.kind)),
+            None => default,
+        }
+    }
+
+    fn final_node_rect(
+        &mut self,
+        node: egui_snarl::NodeId,
+        rect: Rect,
+        _ui: &mut Ui,
+        snarl: &mut Snarl<NodeId>,
+    ) {
+        self.rects.insert(snarl[node], rect);
+    }
+
+    fn connect(&mut self, from: &OutPin, to: &InPin, snarl: &mut Snarl<NodeId>) {
+        let (f, t) = (snarl[from.id.node], snarl[to.id.node]);
+        let (Some(fnode), Some(tnode)) = (self.node(f), self.node(t)) else { return };
+        let pins = input_pins(self.graph, tnode);
+        let Some((pin, want)) = pins.get(to.id.input).cloned() else { return };
+        let have = fnode.kind.output();
+        if f == t {
+            self.message = Some("A node cannot feed itself.".into());
+        } else if want.is_none() || have != want {
+            self.message = Some(format!(
+                "{} gives {}; {}.{pin} takes {}",
+                node_title(fnode),
+                have.map_or("nothing".to_owned(), |t| format!("a {t}")),
+                node_title(tnode),
+                want.map_or("nothing it knows".to_owned(), |t| format!("a {t}")),
+            ));
+        } else {
+            self.ops.push(GraphOp::Connect { from: f, to: t, pin });
+        }
+    }
+
+    fn disconnect(&mut self, _from: &OutPin, to: &InPin, snarl: &mut Snarl<NodeId>) {
+        self.drop_inputs(to, snarl);
+    }
+
+    fn drop_inputs(&mut self, pin: &InPin, snarl: &mut Snarl<NodeId>) {
+        let t = snarl[pin.id.node];
+        let Some(tnode) = self.node(t) else { return };
+        if let Some((name, _)) = input_pins(self.graph, tnode).get(pin.id.input).cloned()
+            && self.graph.input(t, &name).is_some()
+        {
+            self.ops.push(GraphOp::Disconnect { to: t, pin: name });
+        }
+    }
+
+    fn drop_outputs(&mut self, pin: &OutPin, snarl: &mut Snarl<NodeId>) {
+        let f = snarl[pin.id.node];
+        self.actions.push((f, NodeAction::Disconnect));
+    }
+
+    fn has_graph_menu(&mut self, _pos: Pos2, _snarl: &mut Snarl<NodeId>) -> bool {
+        true
+    }
+
+    fn show_graph_menu(&mut self, pos: Pos2, ui: &mut Ui, _snarl: &mut Snarl<NodeId>) {
+        ui.label(RichText::new("Add Node").strong());
+        let entries = palette::entries(self.graph, self.clips);
+        if let Some(e) = palette::menu(ui, self.search, &entries) {
+            self.add(e.kind, pos, None, false);
+            self.search.clear();
+            ui.close();
+        }
+        if self.can_paste {
+            ui.separator();
+            if ui.button("Paste").clicked() {
+                self.paste_at = Some(pos);
+                ui.close();
+            }
+        }
+    }
+
+    fn has_dropped_wire_menu(&mut self, _src: AnyPins, _snarl: &mut Snarl<NodeId>) -> bool {
+        true
+    }
+
+    fn show_dropped_wire_menu(&mut self, pos: Pos2, ui: &mut Ui, src: AnyPins, snarl: &mut Snarl<NodeId>) {
+        ui.label(RichText::new("Add and Connect").strong());
+        let entries = palette::entries(self.graph, self.clips);
+        match src {
+            AnyPins::Out(outs) => {
+                // The new node takes the wire on its first input of the source's type.
+                let Some(o) = outs.first() else { return };
+                let from = snarl[o.node];
+                let ty = self.node(from).and_then(|n| n.kind.output());
+                let fits: Vec<palette::Entry> = entries
+                    .into_iter()
+                    .filter(|e| e.kind.inputs().iter().any(|(_, t)| Some(*t) == ty))
+                    .collect();
+                if let Some(e) = palette::menu(ui, self.search, &fits) {
+                    let pin =
+                        e.kind.inputs().iter().find(|(_, t)| Some(*t) == ty).map(|(p, _)| (*p).to_owned());
+                    if let Some(pin) = pin {
+                        self.add(e.kind, pos, Some((from, from, pin)), false);
+                    }
+                    self.search.clear();
+                    ui.close();
+                }
+            }
+            AnyPins::In(ins) => {
+                let Some(i) = ins.first() else { return };
+                let to = snarl[i.node];
+                let Some(tnode) = self.node(to) else { return };
+                let Some((pin, ty)) = input_pins(self.graph, tnode).get(i.input).cloned() else { return };
+                let fits: Vec<palette::Entry> =
+                    entries.into_iter().filter(|e| ty.is_some() && e.kind.output() == ty).collect();
+                if let Some(e) = palette::menu(ui, self.search, &fits) {
+                    // The new node sits left of the pin and feeds it.
+                    self.add(e.kind, pos, Some((to, to, pin)), true);
+                    self.search.clear();
+                    ui.close();
+                }
+            }
+        }
+    }
+
+    fn has_node_menu(&mut self, _node: &NodeId) -> bool {
+        true
+    }
+
+    fn show_node_menu(
+        &mut self,
+        node: egui_snarl::NodeId,
+        _inputs: &[InPin],
+        _outputs: &[OutPin],
+        ui: &mut Ui,
+        snarl: &mut Snarl<NodeId>,
+    ) {
+        let id = snarl[node];
+        for (label, action) in [
+            ("Copy", NodeAction::Copy),
+            ("Duplicate", NodeAction::Duplicate),
+            ("Disconnect All", NodeAction::Disconnect),
+            ("Delete", NodeAction::Delete),
+        ] {
+            if ui.button(label).clicked() {
+                self.actions.push((id, action));
+                ui.close();
+            }
+        }
+    }
+
+    fn current_transform(&mut self, to_global: &mut TSTransform, _snarl: &mut Snarl<NodeId>) {
+        if let Some(t) = self.set_transform.take() {
+            *to_global = t;
+        }
+        self.transform = *to_global;
+    }
+}
+
+/// A clip path without its folder and extension, for narrow node bodies.
+pub fn short(path: &str) -> String {
+    let leaf = path.rsplit('/').next().unwrap_or(path);
+    let leaf = leaf.strip_suffix(".clip.ron").unwrap_or(leaf);
+    if leaf.is_empty() { "(no clip)".to_owned() } else { leaf.to_owned() }
+}
+
+/// The name of an adjust operation.
+pub fn adjust_name(op: &marrow_engine::graph::AdjustOp) -> &'static str {
+    use marrow_engine::graph::AdjustOp;
+    match op {
+        AdjustOp::Rotate { .. } => "Rotate",
+        AdjustOp::Orient { .. } => "Orient",
+        AdjustOp::Offset { .. } => "Offset",
+        AdjustOp::Scale => "Scale",
+    }
+}

@@ -1,0 +1,268 @@
+//! The graph editor: preview sessions, the Graph tab's workflows through the UI (egui_kittest),
+//! hostile graph files opening with their faults on their nodes.
+
+mod support;
+
+use marrow_editor::document::Document;
+use marrow_editor::session::Session;
+use marrow_engine::graph::ParamValue;
+use support::*;
+
+#[test]
+fn a_previewed_graph_plays_and_loops_on_its_rig() {
+    let doc = Document::open(&repo().join("projects/locomotion")).unwrap();
+    let mut s = Session::new();
+    s.sync(&doc);
+    s.set_preview(Some(("Runner".into(), "graphs/locomotion.graph.ron".into())));
+    assert_eq!(s.preview().unwrap().error, None);
+    s.play();
+    let rig = s.entity("Runner").unwrap();
+    let space = marrow_engine::graph::NodeId(1);
+    let mut phases = Vec::new();
+    for _ in 0..30 {
+        s.update(0.1);
+        let g = s.world().animator(rig).unwrap().current_graph().unwrap();
+        phases.push(g.space_phase(space).unwrap());
+    }
+    // speed 1 sits on the stride (1 s): the phase wraps every second.
+    assert!(phases.iter().any(|p| *p < 0.3) && phases.iter().any(|p| *p > 0.7), "{phases:?}");
+    s.set_preview_parameter("speed", ParamValue::Float(2.0));
+    assert_eq!(s.preview().unwrap().params.get("speed"), Some(&ParamValue::Float(2.0)));
+    assert!(!doc.is_dirty());
+}
+
+use egui::accesskit::Role;
+use egui::{Key, Modifiers, Pos2, Rect};
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use marrow_editor::EditorApp;
+use marrow_engine::graph::{GraphInstance, NodeId, NodeKind};
+use marrow_engine::math::Transform;
+
+const G: &str = "graphs/graph.graph.ron";
+
+fn right_click(h: &mut Harness<'_, EditorApp>, pos: Pos2) {
+    h.hover_at(pos);
+    h.run();
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Secondary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    settle(h);
+}
+
+/// Sets a slider or drag value through accessibility (as a screen reader would).
+fn set_value(h: &mut Harness<'_, EditorApp>, role: Role, label: &str, v: f64) {
+    let node = h.get_by_role_and_label(role, label);
+    let (target_node, target_tree) = node.accesskit_node().locate();
+    h.event(egui::Event::AccessKitActionRequest(egui::accesskit::ActionRequest {
+        target_node,
+        target_tree,
+        action: egui::accesskit::Action::SetValue,
+        data: Some(egui::accesskit::ActionData::NumericValue(v)),
+    }));
+    settle(h);
+}
+
+fn graph(h: &Harness<'_, EditorApp>) -> marrow_engine::graph::AnimGraph {
+    h.state().doc.project().graphs[G].clone()
+}
+
+fn report(h: &Harness<'_, EditorApp>) -> marrow_editor::panels::graph::GraphReport {
+    h.state().panels.graph.report.clone()
+}
+
+/// An empty spot of the canvas (room for a node of 300 x 170 points).
+fn empty_spot(h: &Harness<'_, EditorApp>) -> Pos2 {
+    let r = report(h);
+    let canvas = r.canvas.expect("the canvas was drawn");
+    let mut y = canvas.top() + 20.0;
+    while y < canvas.bottom() - 170.0 {
+        let mut x = canvas.left() + 20.0;
+        while x < canvas.right() - 300.0 {
+            let spot = Rect::from_min_size(Pos2::new(x, y), egui::vec2(300.0, 170.0));
+            if r.node_rects.values().all(|n| !n.expand(8.0).intersects(spot)) {
+                return Pos2::new(x + 4.0, y + 4.0);
+            }
+            x += 30.0;
+        }
+        y += 30.0;
+    }
+    panic!("no room left on the canvas: {r:?}");
+}
+
+/// Adds a node from the canvas menu; returns its id.
+fn add_node(h: &mut Harness<'_, EditorApp>, entry: &str) -> NodeId {
+    let before = graph(h).nodes.len();
+    let at = empty_spot(h);
+    right_click(h, at);
+    h.get_by_role_and_label(Role::Button, entry).click();
+    settle(h);
+    h.run_steps(3);
+    let g = graph(h);
+    assert_eq!(g.nodes.len(), before + 1, "{entry} added");
+    g.nodes.last().unwrap().id
+}
+
+/// Selects a node by clicking its frame.
+fn select(h: &mut Harness<'_, EditorApp>, node: NodeId) {
+    let r = report(h).node_rects[&node];
+    let at = Pos2::new(r.right() - 6.0, r.top() + 6.0);
+    h.hover_at(at);
+    h.run();
+    h.drag_at(at);
+    h.run();
+    h.drop_at(at);
+    settle(h);
+    assert_eq!(
+        h.state().ui.graph_selection,
+        vec![node],
+        "clicked {node} at {at:?}: {:?}",
+        report(h).node_rects
+    );
+}
+
+/// Picks what feeds `pin` of the selected node in the details panel.
+fn feed(h: &mut Harness<'_, EditorApp>, node_title: &str, pin: &str, from: &str) {
+    h.get_by_role_and_label(Role::ComboBox, &format!("{node_title} {pin} input")).click();
+    settle(h);
+    h.get_by_role_and_label(Role::Button, from).click();
+    settle(h);
+}
+
+#[test]
+fn graph_workflow_build_wire_preview_undo_all_redo_all() {
+    let dir = sample("locomotion");
+    let original = files(dir.path());
+    // A large window: the canvas has room for six nodes at full size.
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.get_all_by_role_and_label(Role::Button, "New Graph").next().unwrap().click();
+    settle(&mut h);
+    assert_eq!(h.state().ui.graph.as_deref(), Some(G));
+    assert!(graph(&h).nodes.is_empty());
+    assert!(h.state().panels.graph.general_faults().iter().any(|f| f.contains("no Output")));
+
+    // A parameter.
+    h.get_by_label("New parameter name").focus();
+    h.run();
+    h.get_by_label("New parameter name").type_text("speed");
+    settle(&mut h);
+    click(&mut h, Role::Button, "Add Parameter");
+    assert_eq!(graph(&h).parameters.len(), 1);
+
+    // The nodes, from the canvas menu.
+    let clip_a = add_node(&mut h, "Clip");
+    let clip_b = add_node(&mut h, "Clip");
+    let space = add_node(&mut h, "BlendSpace1D");
+    let mask = add_node(&mut h, "Mask");
+    let out = add_node(&mut h, "Output");
+    let speed = add_node(&mut h, "Parameter: speed");
+    assert_eq!(
+        graph(&h).nodes.iter().map(|n| n.kind.name()).collect::<Vec<_>>(),
+        ["Clip", "Clip", "BlendSpace1D", "Mask", "Output", "Parameter"]
+    );
+
+    // An unconnected Output shows its error on the node.
+    let unconnected = "pose input \"pose\" is not connected";
+    assert!(
+        h.state().panels.graph.faults(out).iter().any(|f| f.contains(unconnected)),
+        "{:?}",
+        h.state().panels.graph.faults(out)
+    );
+    assert!(h.query_by_label_contains(unconnected).is_some(), "the fault is drawn on the node");
+
+    // Three clips on the blend space's axis, driven by the parameter.
+    select(&mut h, space);
+    for _ in 0..3 {
+        click(&mut h, Role::Button, "Add Sample");
+    }
+    let NodeKind::BlendSpace1D { samples, .. } = graph(&h).node(space).unwrap().kind.clone() else {
+        panic!()
+    };
+    let on_axis: Vec<(String, f32)> = samples.iter().map(|s| (s.clip.clone(), s.position)).collect();
+    assert_eq!(
+        on_axis,
+        [
+            ("clips/idle.clip.ron".to_owned(), 0.0),
+            ("clips/sprint.clip.ron".to_owned(), 1.0),
+            ("clips/stride.clip.ron".to_owned(), 2.0)
+        ]
+    );
+    feed(&mut h, &format!("BlendSpace1D {space}"), "position", &format!("Parameter {speed}"));
+    assert_eq!(graph(&h).input(space, "position"), Some(speed));
+
+    // A wire dragged from Clip A's output onto the Mask's base, then Clip B put in its place
+    // (the undo step names the wire it replaced).
+    let r = report(&h);
+    drag(&mut h, r.out_pins[&clip_a], r.in_pins[&(mask, "base".to_owned())], 8);
+    assert_eq!(graph(&h).input(mask, "base"), Some(clip_a), "dragged wire");
+    select(&mut h, mask);
+    feed(&mut h, &format!("Mask {mask}"), "base", &format!("Clip {clip_b}"));
+    assert_eq!(graph(&h).input(mask, "base"), Some(clip_b));
+    let label = h.state().doc.undo_label().unwrap();
+    assert!(label.contains(&format!("(replaces Clip {clip_a})")), "{label}");
+    feed(&mut h, &format!("Mask {mask}"), "layer", &format!("BlendSpace1D {space}"));
+    // The mask takes the left leg.
+    h.get_by_role_and_label(Role::CheckBox, "thigh_l").click();
+    settle(&mut h);
+    let NodeKind::Mask { subtrees, .. } = graph(&h).node(mask).unwrap().kind.clone() else { panic!() };
+    assert_eq!(subtrees.iter().map(|s| s.bone.as_str()).collect::<Vec<_>>(), ["thigh_l"]);
+    select(&mut h, out);
+    feed(&mut h, &format!("Output {out}"), "pose", &format!("Mask {mask}"));
+    assert!(h.state().panels.graph.faults(out).is_empty(), "{:?}", h.state().panels.graph.faults(out));
+    assert!(
+        h.state().panels.graph.general_faults().is_empty(),
+        "{:?}",
+        h.state().panels.graph.general_faults()
+    );
+    let steps = h.state().doc.steps().count();
+    let edited = h.state().doc.files();
+
+    // Preview on the runner; the live slider drives the graph, the document does not change.
+    click(&mut h, Role::Button, "▶ Preview");
+    assert_eq!(h.state().session.preview().unwrap().error, None);
+    let revision = h.state().doc.revision();
+    set_value(&mut h, Role::Slider, "speed live", 1.4);
+    assert_eq!(h.state().doc.revision(), revision, "a live value is not an edit");
+    assert_eq!(h.state().doc.files(), edited);
+    h.state_mut().send(marrow_editor::command::Command::Seek { rig: "Runner".into(), time: 0.8 });
+    settle(&mut h);
+    h.run_steps(2);
+    assert!(report(&h).weight_labels >= 4, "weights on the wires: {}", report(&h).weight_labels);
+    let rig = h.state().session.entity("Runner").unwrap();
+    let previewed: Vec<Transform> = h.state().session.world().rig_pose(rig).unwrap().local.to_vec();
+    let inst = h.state().session.world().animator(rig).unwrap().current_graph().unwrap();
+    assert_eq!(inst.node_weight(clip_a), None, "Clip A feeds nothing");
+    assert!(inst.node_weight(clip_b).is_some_and(|(w, _)| w > 0.99));
+
+    // Save; the saved graph, compiled and run by the engine at the same time and parameter,
+    // gives the previewed pose.
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    let saved = marrow_engine::project::Project::load(dir.path()).unwrap();
+    let lib = marrow_engine::project::Library::load(&saved, dir.path()).unwrap();
+    let sk = marrow_engine::scene::AssetSource::skeleton(&lib, "assets/runner.skeleton.ron").unwrap();
+    let program = std::sync::Arc::new(lib.compile_graph(G, &sk).unwrap());
+    let mut engine = GraphInstance::new(program);
+    assert!(engine.set_float("speed", 1.4));
+    engine.advance(0.8);
+    let mut expected = vec![Transform::IDENTITY; sk.bone_count()];
+    engine.evaluate(&sk, &mut expected).unwrap();
+    assert_eq!(previewed, expected, "previewed pose = the engine's evaluation of the saved graph");
+
+    // Undo all: the files equal the originals byte for byte; redo all: the edited state.
+    click(&mut h, Role::Button, "■ Stop Preview");
+    for _ in 0..steps {
+        key(&mut h, Modifiers::COMMAND, Key::Z);
+    }
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    assert_eq!(files(dir.path()), original, "undo all = original bytes");
+    for _ in 0..steps {
+        key(&mut h, Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    }
+    assert_eq!(h.state().doc.files(), edited, "redo all = edited state");
+}
