@@ -266,3 +266,197 @@ fn graph_workflow_build_wire_preview_undo_all_redo_all() {
     }
     assert_eq!(h.state().doc.files(), edited, "redo all = edited state");
 }
+
+#[test]
+fn a_hostile_graph_file_opens_with_every_fault_on_its_node_and_stays_editable() {
+    let dir = sample("locomotion");
+    let text = r#"(
+    version: 1,
+    parameters: [(name: "speed", default: Float(1.0))],
+    nodes: [
+        (id: 0, kind: "Clip", at: (0.0, 0.0), clip: "clips/stride.clip.ron"),
+        (id: 1, kind: "TimeScale", at: (350.0, 0.0), scale: 1.0),
+        (id: 2, kind: "Adjust", at: (700.0, 0.0), entries: []),
+        (id: 3, kind: "Output", at: (1050.0, 0.0)),
+        (id: 4, kind: "Teleport", at: (350.0, 250.0), weight: 0.5),
+        (id: 5, kind: "Parameter", at: (0.0, 250.0), name: "speed"),
+        (id: 6, kind: "Mask", at: (700.0, 250.0), weight: 1.0, subtrees: []),
+    ],
+    connections: [
+        (from: 1, to: 2, pin: "pose"),
+        (from: 2, to: 1, pin: "pose"),
+        (from: 2, to: 3, pin: "pose"),
+        (from: 99, to: 1, pin: "scale"),
+        (from: 5, to: 6, pin: "base"),
+        (from: 4, to: 6, pin: "layer"),
+    ],
+)"#;
+    std::fs::write(dir.path().join("graphs/locomotion.graph.ron"), text).unwrap();
+    let mut h = editor(dir.path());
+    assert!(
+        matches!(h.state().modal, Some(marrow_editor::app::Modal::Error { .. })),
+        "a dialog says what was repaired"
+    );
+    h.get_by_label("OK").click();
+    settle(&mut h);
+    click(&mut h, Role::Button, "Graph");
+    h.run_steps(3);
+    let panel = &h.state().panels.graph;
+    let on = |n: u32| panel.faults(NodeId(n)).join(" | ");
+    assert!(on(1).contains("lies on a cycle"), "cycle: {}", on(1));
+    assert!(on(1).contains("on open") && on(1).contains("missing node #99"), "dangling wire: {}", on(1));
+    assert!(on(6).contains("base") && on(6).contains("float"), "pin type mismatch: {}", on(6));
+    assert!(on(4).contains("unknown node kind \"Teleport\""), "unknown kind: {}", on(4));
+    for n in [1, 4, 6] {
+        assert!(report(&h).node_rects.contains_key(&NodeId(n)), "node #{n} is drawn");
+    }
+    // Still editable: delete the unknown node with the keyboard, break the cycle, rewire.
+    let graph_of =
+        |h: &Harness<'_, EditorApp>| h.state().doc.project().graphs["graphs/locomotion.graph.ron"].clone();
+    select(&mut h, NodeId(4));
+    key(&mut h, Modifiers::NONE, Key::Delete);
+    assert!(graph_of(&h).node(NodeId(4)).is_none(), "the unknown node is gone");
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Delete Teleport? #4 and 1 Wire"));
+    select(&mut h, NodeId(1));
+    feed(&mut h, "TimeScale #1", "pose", "Clip #0");
+    assert_eq!(graph_of(&h).input(NodeId(1), "pose"), Some(NodeId(0)));
+    h.run_steps(2);
+    assert!(!h.state().panels.graph.faults(NodeId(1)).join(" ").contains("cycle"));
+    // Saving writes a file that loads without the faults that were fixed.
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    let (_, faults) = marrow_engine::graph::load_graph(
+        &std::fs::read_to_string(dir.path().join("graphs/locomotion.graph.ron")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        faults.iter().all(|f| !f.to_string().contains("Teleport") && !f.to_string().contains("cycle")),
+        "{faults:?}"
+    );
+}
+
+fn shift_click(h: &mut Harness<'_, EditorApp>, node: NodeId) {
+    let r = report(h).node_rects[&node];
+    let at = Pos2::new(r.right() - 6.0, r.top() + 6.0);
+    h.hover_at(at);
+    h.run();
+    h.event(egui::Event::ModifiersChanged(Modifiers::SHIFT));
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::SHIFT,
+        });
+        h.step();
+    }
+    h.event(egui::Event::ModifiersChanged(Modifiers::NONE));
+    settle(h);
+}
+
+#[test]
+fn graph_groups_copy_paste_duplicate_delete_align_move_and_wire_drops_undo_to_the_original_bytes() {
+    const L: &str = "graphs/locomotion.graph.ron";
+    let dir = sample("locomotion");
+    let original = files(dir.path());
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.run_steps(4);
+    let g = |h: &Harness<'_, EditorApp>| h.state().doc.project().graphs[L].clone();
+    let (space, adjust) = (NodeId(1), NodeId(2));
+    select(&mut h, space);
+    shift_click(&mut h, adjust);
+    assert_eq!(h.state().ui.graph_selection, vec![space, adjust]);
+
+    // Copy and paste: fresh ids, the wire between them follows, the pasted pair is selected.
+    key(&mut h, Modifiers::COMMAND, Key::C);
+    key(&mut h, Modifiers::COMMAND, Key::V);
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Paste 2 Nodes"));
+    let (a, b) = (NodeId(4), NodeId(5));
+    assert_eq!(g(&h).node(a).unwrap().kind, g(&h).node(space).unwrap().kind);
+    assert_eq!(g(&h).input(b, "pose"), Some(a), "the internal wire is pasted");
+    assert_eq!(g(&h).input(a, "position"), None, "wires from outside the copy are not");
+    assert_eq!(h.state().ui.graph_selection, vec![a, b]);
+    // Duplicate, then delete the duplicates with their wire.
+    key(&mut h, Modifiers::COMMAND, Key::D);
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Duplicate 2 Nodes"));
+    assert_eq!(g(&h).nodes.len(), 8);
+    key(&mut h, Modifiers::NONE, Key::Delete);
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Delete 2 Nodes and 1 Wire"));
+    assert_eq!(g(&h).nodes.len(), 6);
+
+    // Stack the pasted pair in a column: one x, one under the other with no overlap.
+    h.run_steps(2);
+    select(&mut h, a);
+    shift_click(&mut h, b);
+    click(&mut h, Role::Button, "Align");
+    click(&mut h, Role::Button, "Distribute Vertically");
+    assert!(h.state().doc.undo_label().unwrap().starts_with("Move "), "{:?}", h.state().doc.undo_label());
+    h.run_steps(2);
+    assert_eq!(g(&h).node(a).unwrap().position[0], g(&h).node(b).unwrap().position[0]);
+    let (ra, rb) = (report(&h).node_rects[&a], report(&h).node_rects[&b]);
+    assert!(!ra.intersects(rb), "stacked without overlap: {ra:?} {rb:?}");
+
+    // Drag the pair by one of them: both move, one undo step.
+    h.run_steps(2);
+    let before = (g(&h).node(a).unwrap().position, g(&h).node(b).unwrap().position);
+    let r = report(&h).node_rects[&a];
+    let from = Pos2::new(r.right() - 6.0, r.top() + 6.0);
+    let steps_before = h.state().doc.steps().count();
+    drag(&mut h, from, from + egui::vec2(40.0, 30.0), 6);
+    let after = (g(&h).node(a).unwrap().position, g(&h).node(b).unwrap().position);
+    assert!(after.0[0] > before.0[0] && after.1[0] > before.1[0], "{before:?} -> {after:?}");
+    assert_eq!(after.0[0] - before.0[0], after.1[0] - before.1[0], "moved together");
+    assert_eq!(h.state().doc.steps().count(), steps_before + 1, "a drag is one step");
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Move 2 Nodes"));
+
+    // Drop a wire from the pasted Adjust's output on empty canvas: add a TimeScale fed by it.
+    h.run_steps(2);
+    let out_pin = report(&h).out_pins[&b];
+    let spot = empty_spot(&h);
+
+    // (Released with the pointer still there, as a mouse does: kittest's drop_at also removes
+    // the pointer, and a wire dropped on nothing opens its menu under the pointer.)
+    h.hover_at(out_pin);
+    h.run();
+    h.drag_at(out_pin);
+    h.run();
+    for i in 1..=8 {
+        h.hover_at(out_pin + (spot - out_pin) * (i as f32 / 8.0));
+        h.step();
+    }
+    h.event(egui::Event::PointerButton {
+        pos: spot,
+        button: egui::PointerButton::Primary,
+        pressed: false,
+        modifiers: Modifiers::NONE,
+    });
+    settle(&mut h);
+    assert!(h.query_by_label("Add and Connect").is_some(), "the dropped wire's menu opens");
+    click(&mut h, Role::Button, "TimeScale");
+    let ts = g(&h).nodes.last().unwrap().clone();
+    assert!(matches!(ts.kind, NodeKind::TimeScale { .. }), "{:?}", ts.kind);
+    assert_eq!(g(&h).input(ts.id, "pose"), Some(b));
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Add TimeScale"));
+
+    // Frame All shows every node.
+    key(&mut h, Modifiers::NONE, Key::F);
+    h.run_steps(4);
+    let rep = report(&h);
+    let canvas = rep.canvas.unwrap();
+    for (n, r) in &rep.node_rects {
+        assert!(canvas.expand(1.0).contains_rect(*r), "{n} {r:?} outside {canvas:?}");
+    }
+
+    // Undo all: the original bytes; redo all: the edited graph.
+    let edited = h.state().doc.files();
+    let steps = h.state().doc.steps().count();
+    for _ in 0..steps {
+        key(&mut h, Modifiers::COMMAND, Key::Z);
+    }
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    assert_eq!(files(dir.path()), original, "undo all = original bytes");
+    for _ in 0..steps {
+        key(&mut h, Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    }
+    assert_eq!(h.state().doc.files(), edited, "redo all = edited state");
+}

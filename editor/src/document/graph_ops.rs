@@ -191,9 +191,7 @@ impl GraphOp {
                 g.next_id = g.fresh_id();
                 let mut replaced = Vec::new();
                 for c in connections {
-                    if g.node(c.from).is_none() || g.node(c.to).is_none() {
-                        return Err(bad(format!("a wire names a missing node ({} → {})", c.from, c.to)));
-                    }
+                    check_wire(&g, c.from, c.to, &c.pin)?;
                     if let Some(old) = g.connect(c.from, c.to, c.pin.clone()) {
                         replaced.push(title(&g, old.from));
                     }
@@ -216,26 +214,8 @@ impl GraphOp {
                 }
             }
             GraphOp::Connect { from, to, pin } => {
-                let (Some(f), Some(t)) = (g.node(*from), g.node(*to)) else {
-                    return Err(bad(format!("no node {from} or {to}")));
-                };
-                if from == to {
-                    return Err(bad("a node cannot feed itself".to_owned()));
-                }
-                let want = t
-                    .kind
-                    .input_type(pin)
-                    .ok_or_else(|| bad(format!("{} has no input {pin:?}", node_title(t))))?;
-                let have = f.kind.output();
-                if have != Some(want) {
-                    return Err(bad(format!(
-                        "{} gives {}, {}.{pin} takes a {want}",
-                        node_title(f),
-                        have.map_or("nothing".to_owned(), |t| format!("a {t}")),
-                        node_title(t)
-                    )));
-                }
-                label = format!("Connect {} → {}.{pin}", node_title(f), node_title(t));
+                let (f, t) = check_wire(&g, *from, *to, pin)?;
+                label = format!("Connect {} → {}.{pin}", node_title(&f), node_title(&t));
                 if g.input(*to, pin) == Some(*from) {
                     return Ok((g, label)); // already so: the document records no step
                 }
@@ -319,6 +299,53 @@ impl GraphOp {
         }
         Ok((g, label))
     }
+}
+
+/// The two ends of a wire `from` -> `to.pin`, or why the wire cannot be made (a missing node,
+/// a node feeding itself, a pin the node lacks, types that differ, a cycle it would close).
+pub fn check_wire(g: &AnimGraph, from: NodeId, to: NodeId, pin: &str) -> Result<(Node, Node), EditError> {
+    let bad = |m: String| EditError::Invalid(m);
+    let (Some(f), Some(t)) = (g.node(from), g.node(to)) else {
+        return Err(bad(format!("a wire names a missing node ({from} → {to})")));
+    };
+    if from == to {
+        return Err(bad("a node cannot feed itself".to_owned()));
+    }
+    let want = t.kind.input_type(pin).ok_or_else(|| bad(format!("{} has no input {pin:?}", node_title(t))))?;
+    let have = f.kind.output();
+    if have != Some(want) {
+        return Err(bad(format!(
+            "{} gives {}, {}.{pin} takes a {want}",
+            node_title(f),
+            have.map_or("nothing".to_owned(), |t| format!("a {t}")),
+            node_title(t)
+        )));
+    }
+    if feeds(g, to, from) {
+        return Err(bad(format!(
+            "{} → {}.{pin} would make a cycle ({} already feeds {})",
+            node_title(f),
+            node_title(t),
+            node_title(t),
+            node_title(f)
+        )));
+    }
+    Ok((f.clone(), t.clone()))
+}
+
+/// Whether `a`'s output reaches `b` through the graph's wires.
+fn feeds(g: &AnimGraph, a: NodeId, b: NodeId) -> bool {
+    let mut stack = vec![a];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(n) = stack.pop() {
+        if n == b {
+            return true;
+        }
+        if seen.insert(n) {
+            stack.extend(g.connections.iter().filter(|c| c.from == n).map(|c| c.to));
+        }
+    }
+    false
 }
 
 fn check_name(name: &str) -> Result<(), EditError> {

@@ -360,8 +360,15 @@ impl GraphPanel {
                 None => general.push(text),
             }
         }
+        // Of the faults found on open, only what the graph no longer holds (a dropped dangling
+        // wire): the rest (cycles, mismatched wires, unknown kinds, empty settings) are still
+        // there and the compiler reports them live, so they go away when fixed.
         for (p, e) in &cx.ui.graph_load_faults {
-            if p == path {
+            let dropped = matches!(
+                e,
+                marrow_engine::graph::GraphFileError::Graph(GraphError::DanglingConnection { .. })
+            );
+            if p == path && dropped {
                 let text = format!("on open: {}", strip_node(&e.to_string()));
                 match e.node() {
                     Some(n) if graph.node(n).is_some() => faults.entry(n).or_default().push(text),
@@ -383,12 +390,12 @@ impl GraphPanel {
         clips: &[String],
     ) {
         let shown_before = self.view.shows(path);
-        if self.view.sync(cx.doc.revision(), path, graph) {
+        if self.view.sync(cx.doc.revision(), path, graph) && !shown_before {
+            self.frame_all = true; // a graph opened: show all of it
             self.last_snarl_selection.clear();
-            if !shown_before {
-                self.frame_all = true; // a graph opened: show all of it
-            }
         }
+        // Nodes deleted (or undone away) leave the selection.
+        cx.ui.graph_selection.retain(|n| graph.node(*n).is_some());
         let canvas = ui.available_rect_before_wrap();
         if ui.input(|i| i.pointer.any_pressed())
             && ui.input(|i| i.pointer.interact_pos()).is_some_and(|p| canvas.contains(p))
@@ -577,16 +584,25 @@ impl GraphPanel {
         } else if response.clicked() && !modifiers.shift {
             cx.ui.graph_selection.clear();
         }
+        // Snarl's own selection changes on a rectangle drag (Shift+drag on the canvas): adopt it,
+        // adding to ours while Shift is held. Clicks are ours (handled above).
         let snarl_sel = get_selected_nodes(id, &ctx);
         if snarl_sel != self.last_snarl_selection {
-            let mapped: Vec<NodeId> =
-                snarl_sel.iter().filter_map(|s| self.view.snarl.get_node(*s).copied()).collect();
-            if !mapped.is_empty() || !self.last_snarl_selection.is_empty() {
-                cx.ui.graph_selection = mapped;
+            if clicked_node.is_none() {
+                let mapped: Vec<NodeId> =
+                    snarl_sel.iter().filter_map(|s| self.view.snarl.get_node(*s).copied()).collect();
+                if modifiers.shift {
+                    for n in mapped {
+                        if !cx.ui.graph_selection.contains(&n) {
+                            cx.ui.graph_selection.push(n);
+                        }
+                    }
+                } else if !mapped.is_empty() || !self.last_snarl_selection.is_empty() {
+                    cx.ui.graph_selection = mapped;
+                }
             }
             self.last_snarl_selection = snarl_sel;
         }
-        cx.ui.graph_selection.retain(|n| graph.node(*n).is_some());
         // Drags: snarl moved the dragged node (and its own selection); move the rest of ours.
         let now: HashMap<NodeId, Pos2> = self.view.snarl.nodes_pos_ids().map(|(_, p, n)| (*n, p)).collect();
         let moved: Vec<(NodeId, Vec2)> = now

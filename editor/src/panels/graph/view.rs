@@ -69,25 +69,36 @@ impl GraphView {
         self.built.as_ref().is_some_and(|(_, p)| p == path)
     }
 
-    /// Rebuilds the mirror when the revision or the graph changed; returns whether it did.
+    /// Brings the mirror up to the graph when the revision or the graph changed; returns whether
+    /// it did. Within one graph the mirror is updated in place (removed nodes dropped, new ones
+    /// added, positions reset to the document's), so a node keeps its snarl id, and with it
+    /// snarl's selection, layout cache and collapsed state; another graph starts a new mirror.
     pub fn sync(&mut self, revision: u64, path: &str, graph: &AnimGraph) -> bool {
         if self.built.as_ref().is_some_and(|(r, p)| *r == revision && p == path) {
             self.sync_wires(graph);
             return false;
         }
-        let open: HashMap<NodeId, bool> =
-            self.snarl.nodes_info().map(|n| (n.value, n.open)).collect::<HashMap<_, _>>();
-        let same_graph = self.built.as_ref().is_some_and(|(_, p)| p == path);
-        self.snarl = Snarl::new();
-        self.ids.clear();
+        if !self.shows(path) {
+            self.snarl = Snarl::new();
+            self.ids.clear();
+        }
+        let gone: Vec<NodeId> = self.ids.keys().filter(|id| graph.node(**id).is_none()).copied().collect();
+        for id in gone {
+            if let Some(sid) = self.ids.remove(&id)
+                && self.snarl.get_node(sid).is_some()
+            {
+                self.snarl.remove_node(sid);
+            }
+        }
         for n in &graph.nodes {
             let pos = Pos2::new(n.position[0], n.position[1]);
-            let sid = if same_graph && open.get(&n.id) == Some(&false) {
-                self.snarl.insert_node_collapsed(pos, n.id)
-            } else {
-                self.snarl.insert_node(pos, n.id)
-            };
-            self.ids.insert(n.id, sid);
+            match self.ids.get(&n.id).and_then(|sid| self.snarl.get_node_info_mut(*sid)) {
+                Some(info) => info.pos = pos,
+                None => {
+                    let sid = self.snarl.insert_node(pos, n.id);
+                    self.ids.insert(n.id, sid);
+                }
+            }
         }
         self.sync_wires(graph);
         self.last_pos = graph.nodes.iter().map(|n| (n.id, Pos2::new(n.position[0], n.position[1]))).collect();
@@ -507,12 +518,18 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
     ) {
         let id = snarl[node];
         if let Some(f) = self.faults.get(&id) {
-            ui.set_max_width(220.0);
-            for m in f {
-                ui.add(
+            // One line per fault (two at most): the node stays compact; the full text is on
+            // hover and in the details panel.
+            ui.set_max_width(210.0);
+            for m in f.iter().take(2) {
+                let r = ui.add(
                     egui::Label::new(RichText::new(m).small().color(Color32::from_rgb(0xff, 0x80, 0x80)))
-                        .wrap(),
+                        .truncate(),
                 );
+                r.on_hover_text(m);
+            }
+            if f.len() > 2 {
+                ui.weak(format!("+{} more (see the node's details)", f.len() - 2));
             }
         }
     }
@@ -566,21 +583,13 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
     fn connect(&mut self, from: &OutPin, to: &InPin, snarl: &mut Snarl<NodeId>) {
         let (f, t) = (snarl[from.id.node], snarl[to.id.node]);
         let (Some(fnode), Some(tnode)) = (self.node(f), self.node(t)) else { return };
+        let _ = fnode;
         let pins = input_pins(self.graph, tnode);
-        let Some((pin, want)) = pins.get(to.id.input).cloned() else { return };
-        let have = fnode.kind.output();
-        if f == t {
-            self.message = Some("A node cannot feed itself.".into());
-        } else if want.is_none() || have != want {
-            self.message = Some(format!(
-                "{} gives {}; {}.{pin} takes {}",
-                node_title(fnode),
-                have.map_or("nothing".to_owned(), |t| format!("a {t}")),
-                node_title(tnode),
-                want.map_or("nothing it knows".to_owned(), |t| format!("a {t}")),
-            ));
-        } else {
-            self.ops.push(GraphOp::Connect { from: f, to: t, pin });
+        let Some((pin, _)) = pins.get(to.id.input).cloned() else { return };
+        // Refused wires (types that differ, a cycle) are named in the status line, not sent.
+        match crate::document::graph_ops::check_wire(self.graph, f, t, &pin) {
+            Ok(_) => self.ops.push(GraphOp::Connect { from: f, to: t, pin }),
+            Err(e) => self.message = Some(e.to_string()),
         }
     }
 
