@@ -311,7 +311,8 @@ pub fn check_wire(g: &AnimGraph, from: NodeId, to: NodeId, pin: &str) -> Result<
     if from == to {
         return Err(bad("a node cannot feed itself".to_owned()));
     }
-    let want = t.kind.input_type(pin).ok_or_else(|| bad(format!("{} has no input {pin:?}", node_title(t))))?;
+    let want =
+        t.kind.input_type(pin).ok_or_else(|| bad(format!("{} has no input {pin:?}", node_title(t))))?;
     let have = f.kind.output();
     if have != Some(want) {
         return Err(bad(format!(

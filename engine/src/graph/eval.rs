@@ -392,6 +392,22 @@ impl GraphInstance {
         Some((self.flow[k].weight, self.flow[k].speaks))
     }
 
+    /// Every pose node's effective weight and speaking flag (as [`GraphInstance::node_weight`]
+    /// gives them one by one), in program order: for an editor drawing all of them.
+    pub fn node_weights(&self) -> impl Iterator<Item = (NodeId, f32, bool)> + '_ {
+        self.program.flow_nodes.iter().zip(&self.flow).map(|(n, s)| (*n, s.weight, s.speaks))
+    }
+
+    /// Every Clip node's playhead and its clip's duration.
+    pub fn playheads(&self) -> impl Iterator<Item = (NodeId, f32, f32)> + '_ {
+        self.program.players.iter().zip(&self.player_times).map(|(p, t)| (p.node, *t, p.duration))
+    }
+
+    /// Every BlendSpace1D node's phase.
+    pub fn phases(&self) -> impl Iterator<Item = (NodeId, f32)> + '_ {
+        self.program.spaces.iter().zip(&self.phases).map(|(s, p)| (s.node, *p))
+    }
+
     /// The marker events of the last [`GraphInstance::advance`].
     pub fn events(&self) -> &[GraphMarkerEvent] {
         &self.events

@@ -86,6 +86,7 @@ pub struct GraphReport {
 #[derive(Debug, Default)]
 pub struct GraphPanel {
     view: GraphView,
+    index: view::GraphIndex,
     params: params::ParamsPanel,
     details: details::DetailsPanel,
     search: String,
@@ -98,6 +99,10 @@ pub struct GraphPanel {
     framing: u8,
     /// Node rectangles of the last frame, graph space.
     rects: HashMap<NodeId, Rect>,
+    /// Node body sizes of the last frame (off-screen nodes keep them without drawing).
+    body_sizes: HashMap<NodeId, Vec2>,
+    /// The canvas transform of the last frame (graph -> screen).
+    transform: TSTransform,
     last_snarl_selection: Vec<egui_snarl::NodeId>,
     /// The rig the preview plays on.
     preview_rig: Option<String>,
@@ -406,12 +411,12 @@ impl GraphPanel {
             self.keys(ui, cx, path, graph);
         }
         let selection = cx.ui.graph_selection.clone();
-        let live: HashMap<NodeId, view::Live> = inst
-            .map(|i| graph.nodes.iter().map(|n| (n.id, view::live_of(i, n))).collect())
-            .unwrap_or_default();
+        let live: HashMap<NodeId, view::Live> = inst.map(|i| view::live_map(i, graph)).unwrap_or_default();
         let previewing = inst.is_some();
+        self.index.refresh(cx.doc.revision(), path, graph);
         let mut viewer = GraphViewer {
             graph,
+            index: &self.index,
             faults: &self.status.faults,
             live,
             previewing,
@@ -428,6 +433,9 @@ impl GraphPanel {
             set_transform: None,
             can_paste: !cx.ui.graph_clipboard.nodes.is_empty(),
             paste_at: None,
+            visible: (self.transform.inverse() * canvas).expand(40.0),
+            prev_rects: &self.rects,
+            body_sizes: std::mem::take(&mut self.body_sizes),
         };
         // Frame All holds for a few frames: the first uses estimated node sizes (and may be
         // discarded by a first layout), the next ones the measured rectangles.
@@ -436,7 +444,7 @@ impl GraphPanel {
         }
         if self.framing > 0 {
             self.framing -= 1;
-            viewer.set_transform = Some(fit(&self.rects, graph, canvas));
+            viewer.set_transform = Some(fit(viewer.prev_rects, graph, canvas));
             ui.ctx().request_repaint();
         }
         let id = canvas_id();
@@ -452,7 +460,10 @@ impl GraphPanel {
             );
         }
         let transform = viewer.transform;
-        self.rects = viewer.rects.clone();
+        self.transform = transform;
+        let visible = transform.inverse() * canvas;
+        let rects = std::mem::take(&mut viewer.rects);
+        self.body_sizes = std::mem::take(&mut viewer.body_sizes);
         // Weights on the wires while a preview runs.
         let mut labels = 0;
         if previewing {
@@ -461,11 +472,10 @@ impl GraphPanel {
                 .layer_painter(egui::LayerId::new(ui.layer_id().order, id))
                 .with_clip_rect(transform.inverse() * canvas);
             for c in &graph.connections {
-                let (Some(fr), Some(tr)) = (viewer.rects.get(&c.from), viewer.rects.get(&c.to)) else {
+                let (Some(fr), Some(tr)) = (rects.get(&c.from), rects.get(&c.to)) else {
                     continue;
                 };
-                let Some(to) = graph.node(c.to) else { continue };
-                let Some(k) = view::input_pins(graph, to).iter().position(|(p, _)| *p == c.pin) else {
+                let Some(k) = self.index.pins(c.to).iter().position(|(p, _)| *p == c.pin) else {
                     continue;
                 };
                 let (Some(&y0), Some(&y1)) = (viewer.out_rows.get(&c.from), viewer.in_rows.get(&(c.to, k)))
@@ -475,6 +485,9 @@ impl GraphPanel {
                 let a = Pos2::new(fr.right(), y0);
                 let b = Pos2::new(tr.left(), y1);
                 let mid = a + (b - a) * 0.5;
+                if !visible.contains(mid) {
+                    continue; // off screen: no text to lay out
+                }
                 let source = viewer.live.get(&c.from).copied().unwrap_or_default();
                 let text = match (source.weight, source.value) {
                     (Some(w), _) => format!("{w:.2}"),
@@ -491,16 +504,14 @@ impl GraphPanel {
         // Report (screen space) for tests.
         let mut report =
             GraphReport { canvas: Some(canvas), weight_labels: labels, ..GraphReport::default() };
-        for (n, r) in &viewer.rects {
+        for (n, r) in &rects {
             report.node_rects.insert(*n, transform * *r);
             if let Some(&y) = viewer.out_rows.get(n) {
                 report.out_pins.insert(*n, transform * Pos2::new(r.right(), y));
             }
-            if let Some(node) = graph.node(*n) {
-                for (k, (pin, _)) in view::input_pins(graph, node).iter().enumerate() {
-                    if let Some(&y) = viewer.in_rows.get(&(*n, k)) {
-                        report.in_pins.insert((*n, pin.clone()), transform * Pos2::new(r.left(), y));
-                    }
+            for (k, (pin, _)) in self.index.pins(*n).iter().enumerate() {
+                if let Some(&y) = viewer.in_rows.get(&(*n, k)) {
+                    report.in_pins.insert((*n, pin.clone()), transform * Pos2::new(r.left(), y));
                 }
             }
         }
@@ -515,6 +526,7 @@ impl GraphPanel {
             self.message = None;
         }
         drop(viewer);
+        self.rects = rects;
         for op in ops {
             if let GraphOp::AddNodes { nodes, .. } = &op {
                 cx.ui.graph_selection = nodes.iter().map(|n| n.id).collect();

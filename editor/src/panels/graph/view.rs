@@ -20,7 +20,6 @@ use marrow_engine::graph::{AnimGraph, Connection, GraphInstance, Node, NodeId, N
 
 use super::palette;
 use crate::document::graph_ops::{GraphOp, node_title};
-use crate::panels::inspector::named;
 
 /// The input pins of a node as the canvas shows them: the kind's pins, or for a node of an
 /// unknown kind the pin names its kept wires use.
@@ -42,6 +41,54 @@ pub fn has_output(graph: &AnimGraph, node: &Node) -> bool {
     match &node.kind {
         NodeKind::Unknown { .. } => graph.connections.iter().any(|c| c.from == node.id),
         k => k.output().is_some(),
+    }
+}
+
+/// Lookups over one revision of a graph (node by id, its canvas pins, what feeds a pin), built
+/// once per revision so a frame of a large graph does no linear searches.
+#[derive(Debug, Default)]
+pub struct GraphIndex {
+    key: Option<(u64, String)>,
+    pos: HashMap<NodeId, usize>,
+    pins: HashMap<NodeId, Vec<(String, Option<PinType>)>>,
+    feeds: HashMap<(NodeId, String), NodeId>,
+    titles: HashMap<NodeId, String>,
+}
+
+impl GraphIndex {
+    /// Rebuilds the lookups when the revision or the graph changed.
+    pub fn refresh(&mut self, revision: u64, path: &str, graph: &AnimGraph) {
+        if self.key.as_ref().is_some_and(|(r, p)| *r == revision && p == path) {
+            return;
+        }
+        self.pos = graph.nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+        self.pins = graph.nodes.iter().map(|n| (n.id, input_pins(graph, n))).collect();
+        self.titles = graph.nodes.iter().map(|n| (n.id, node_title(n))).collect();
+        self.feeds.clear();
+        for c in &graph.connections {
+            self.feeds.entry((c.to, c.pin.clone())).or_insert(c.from);
+        }
+        self.key = Some((revision, path.to_owned()));
+    }
+
+    /// The node with id `id`.
+    pub fn node<'g>(&self, graph: &'g AnimGraph, id: NodeId) -> Option<&'g Node> {
+        self.pos.get(&id).and_then(|&i| graph.nodes.get(i))
+    }
+
+    /// The pins the canvas shows on `id`.
+    pub fn pins(&self, id: NodeId) -> &[(String, Option<PinType>)] {
+        self.pins.get(&id).map_or(&[], Vec::as_slice)
+    }
+
+    /// The title of node `id` (`Blend2 #3`).
+    pub fn title(&self, id: NodeId) -> &str {
+        self.titles.get(&id).map_or("?", String::as_str)
+    }
+
+    /// The node feeding `to`'s input `pin`.
+    pub fn input(&self, to: NodeId, pin: &str) -> Option<NodeId> {
+        self.feeds.get(&(to, pin.to_owned())).copied()
     }
 }
 
@@ -152,21 +199,26 @@ pub struct Live {
     pub value: Option<f32>,
 }
 
-/// Reads what the running preview says about `node`.
-pub fn live_of(inst: &GraphInstance, node: &Node) -> Live {
-    let p = inst.program();
-    let mut live = Live { weight: inst.node_weight(node.id).map(|(w, _)| w), ..Live::default() };
-    match &node.kind {
-        NodeKind::Clip { .. } => {
-            live.player = inst
-                .player_time(node.id)
-                .zip(p.players().iter().find(|x| x.node == node.id).map(|x| x.duration));
-        }
-        NodeKind::BlendSpace1D { .. } => live.phase = inst.space_phase(node.id),
-        NodeKind::Parameter { name } => live.value = inst.parameter(name).map(|v| v.as_f32()),
-        _ => {}
+/// What the running preview says about every node of `graph`.
+pub fn live_map(inst: &GraphInstance, graph: &AnimGraph) -> HashMap<NodeId, Live> {
+    let mut out: HashMap<NodeId, Live> = HashMap::with_capacity(graph.nodes.len());
+    for (n, w, _) in inst.node_weights() {
+        out.entry(n).or_default().weight = Some(w);
     }
-    live
+    for (n, t, d) in inst.playheads() {
+        out.entry(n).or_default().player = Some((t, d));
+    }
+    for (n, p) in inst.phases() {
+        out.entry(n).or_default().phase = Some(p);
+    }
+    for node in &graph.nodes {
+        if let NodeKind::Parameter { name } = &node.kind
+            && let Some(v) = inst.parameter(name)
+        {
+            out.entry(node.id).or_default().value = Some(v.as_f32());
+        }
+    }
+    out
 }
 
 /// Something the node menu asks the panel to do with the node (and the selection).
@@ -187,6 +239,8 @@ pub enum NodeAction {
 pub struct GraphViewer<'a> {
     /// The graph.
     pub graph: &'a AnimGraph,
+    /// Lookups over it.
+    pub index: &'a GraphIndex,
     /// Messages per node (compile errors, faults found on open).
     pub faults: &'a HashMap<NodeId, Vec<String>>,
     /// The running preview, when the graph plays on a rig.
@@ -219,11 +273,18 @@ pub struct GraphViewer<'a> {
     pub can_paste: bool,
     /// Paste was picked from the canvas menu, at this graph position.
     pub paste_at: Option<Pos2>,
+    /// The part of the graph the canvas shows (graph space, with a margin); a node whose last
+    /// rectangle lies outside it keeps its size but draws no body widgets this frame.
+    pub visible: Rect,
+    /// Node rectangles of the last frame (graph space).
+    pub prev_rects: &'a HashMap<NodeId, Rect>,
+    /// Body sizes of the last frame, in; this frame's, out.
+    pub body_sizes: HashMap<NodeId, egui::Vec2>,
 }
 
-impl GraphViewer<'_> {
-    fn node(&self, id: NodeId) -> Option<&Node> {
-        self.graph.node(id)
+impl<'a> GraphViewer<'a> {
+    fn node(&self, id: NodeId) -> Option<&'a Node> {
+        self.index.node(self.graph, id)
     }
 
     fn dimmed(&self, id: NodeId) -> bool {
@@ -262,9 +323,8 @@ impl GraphViewer<'_> {
         value: f32,
         range: Option<std::ops::RangeInclusive<f32>>,
     ) -> Option<f32> {
-        if let Some(src) = self.graph.input(id, pin) {
-            let from = self.node(src).map_or_else(|| src.to_string(), node_title);
-            ui.weak(format!("{pin} ← {from}"));
+        if let Some(src) = self.index.input(id, pin) {
+            ui.weak(format!("{pin} ← {}", self.index.title(src)));
             return None;
         }
         let mut v = value;
@@ -272,8 +332,13 @@ impl GraphViewer<'_> {
             Some(range) => ui.add(egui::Slider::new(&mut v, range).text(pin)),
             None => ui.add(egui::DragValue::new(&mut v).speed(0.01).prefix(format!("{pin} "))),
         };
-        let label = format!("{} {pin}", self.node(id).map_or_else(String::new, node_title));
-        (named(r, egui::WidgetType::Slider, &label).changed() && v.is_finite()).then_some(v)
+        // The accessible name is built only when a screen reader (or a test) asks.
+        let title = self.index.title(id).to_owned();
+        let pin = pin.to_owned();
+        r.widget_info(move || {
+            egui::WidgetInfo::labeled(egui::WidgetType::Slider, true, format!("{title} {pin}"))
+        });
+        (r.changed() && v.is_finite()).then_some(v)
     }
 }
 
@@ -288,7 +353,7 @@ fn pin_info(t: Option<PinType>, dim: bool) -> PinInfo {
 
 impl SnarlViewer<NodeId> for GraphViewer<'_> {
     fn title(&mut self, node: &NodeId) -> String {
-        self.node(*node).map_or_else(|| format!("{node}?"), node_title)
+        self.index.title(*node).to_owned()
     }
 
     fn show_header(
@@ -305,8 +370,7 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
             ui.multiply_opacity(0.5);
         }
         ui.horizontal(|ui| {
-            let title = self.title(&id);
-            ui.label(RichText::new(title).strong());
+            ui.label(RichText::new(self.index.title(id)).strong());
             if let Some(f) = self.faults.get(&id).filter(|f| !f.is_empty()) {
                 let badge = ui.label(
                     RichText::new(format!("⚠ {}", f.len()))
@@ -322,7 +386,7 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
     }
 
     fn inputs(&mut self, node: &NodeId) -> usize {
-        self.node(*node).map_or(0, |n| input_pins(self.graph, n).len())
+        self.index.pins(*node).len()
     }
 
     fn outputs(&mut self, node: &NodeId) -> usize {
@@ -332,9 +396,7 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
     #[allow(refining_impl_trait)]
     fn show_input(&mut self, pin: &InPin, ui: &mut Ui, snarl: &mut Snarl<NodeId>) -> PinInfo {
         let id = snarl[pin.id.node];
-        let Some(node) = self.node(id) else { return PinInfo::circle() };
-        let pins = input_pins(self.graph, node);
-        let (name, ty) = pins.get(pin.id.input).cloned().unwrap_or_else(|| ("?".into(), None));
+        let (name, ty) = self.index.pins(id).get(pin.id.input).cloned().unwrap_or_else(|| ("?".into(), None));
         let dim = self.dimmed(id);
         let text = if pin.remotes.is_empty() && ty == Some(PinType::Pose) {
             RichText::new(&name).color(Color32::from_rgb(0xe0, 0x70, 0x70))
@@ -382,12 +444,19 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
         snarl: &mut Snarl<NodeId>,
     ) {
         let id = snarl[node];
-        let Some(n) = self.node(id).cloned() else { return };
+        let Some(n) = self.node(id) else { return };
+        // Off screen: hold the body's place without building its widgets.
+        if let (Some(r), Some(&size)) = (self.prev_rects.get(&id), self.body_sizes.get(&id))
+            && !self.visible.intersects(*r)
+        {
+            ui.allocate_exact_size(size, egui::Sense::hover());
+            return;
+        }
         if self.dimmed(id) {
             ui.multiply_opacity(0.5);
         }
         let live = self.live.get(&id).copied().unwrap_or_default();
-        ui.vertical(|ui| {
+        let body = ui.vertical(|ui| {
             ui.set_max_width(190.0);
             match n.kind.clone() {
                 NodeKind::Clip { clip, speed, looping } => {
@@ -408,10 +477,15 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                     ui.horizontal(|ui| {
                         let mut s = speed;
                         let r = ui.add(egui::DragValue::new(&mut s).speed(0.01).prefix("speed "));
-                        if named(r, egui::WidgetType::DragValue, &format!("{} speed", node_title(&n)))
-                            .changed()
-                            && s.is_finite()
-                        {
+                        let title = self.index.title(id).to_owned();
+                        r.widget_info(move || {
+                            egui::WidgetInfo::labeled(
+                                egui::WidgetType::DragValue,
+                                true,
+                                format!("{title} speed"),
+                            )
+                        });
+                        if r.changed() && s.is_finite() {
                             self.set(id, NodeKind::Clip { clip: clip.clone(), speed: s, looping }, "speed");
                         }
                         let mut l = looping;
@@ -502,6 +576,7 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                 NodeKind::Output => {}
             }
         });
+        self.body_sizes.insert(id, body.response.rect.size());
     }
 
     fn has_footer(&mut self, node: &NodeId) -> bool {
@@ -544,6 +619,7 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
     ) -> egui::Frame {
         let id = snarl[node];
         let mut f = default;
+        f.shadow = egui::Shadow::NONE; // hundreds of node shadows cost more than they show
         if self.selection.contains(&id) {
             f = f.stroke(Stroke::new(2.0, Color32::from_rgb(0xff, 0xb0, 0x40)));
         } else if self.faults.get(&id).is_some_and(|v| !v.is_empty()) {
