@@ -3,7 +3,7 @@
 #
 #   scripts/screenshot.sh OUT.png [PROJECT] [-- XDOTOOL ARGS...]...
 #
-# PROJECT defaults to projects/runner. Each group after a `--` is one xdotool command run a
+# PROJECT defaults to projects/runner; MARROW_SCREEN=WxH sets the screen (default 1440x900). Each group after a `--` is one xdotool command run a
 # second apart once the window is up, e.g.
 #
 #   scripts/screenshot.sh shot.png projects/cesium_man -- mousemove 47 83 click 1 -- key space
@@ -22,7 +22,7 @@ cargo build --quiet
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
 chmod 0700 "$XDG_RUNTIME_DIR"
 display=:$((90 + RANDOM % 9))
-Xvfb "$display" -screen 0 1440x900x24 >/dev/null 2>&1 &
+Xvfb "$display" -screen 0 "${MARROW_SCREEN:-1440x900}x24" >/dev/null 2>&1 &
 xvfb=$!
 trap 'kill $app $xvfb 2>/dev/null || true' EXIT
 sleep 1
@@ -37,6 +37,9 @@ done
 sleep 3
 win=$(xdotool search --name "Marrow" | head -n 1)
 xdotool windowfocus --sync "$win" || true
+screen=${MARROW_SCREEN:-1440x900}
+xdotool windowmove "$win" 0 0 windowsize "$win" "${screen%x*}" "${screen#*x}" || true
+sleep 1
 cmd=()
 run() { if [ ${#cmd[@]} -gt 0 ]; then xdotool "${cmd[@]}"; sleep 1; fi; cmd=(); }
 for a in "$@"; do

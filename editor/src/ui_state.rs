@@ -86,6 +86,9 @@ pub struct UiState {
     pub graph_load_faults: Vec<(String, marrow_engine::graph::GraphFileError)>,
     /// Set by a panel: the app brings this tab to the front (adding it to the layout if needed).
     pub show_tab: Option<crate::panels::Tab>,
+    /// An Adjust node's Offset entry the viewport's gizmo edits (graph path, node, entry index),
+    /// while the graph previews on a rig.
+    pub adjust_gizmo: Option<(String, marrow_engine::graph::NodeId, usize)>,
 }
 
 /// Copied graph nodes and the wires among them.

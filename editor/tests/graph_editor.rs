@@ -388,6 +388,7 @@ fn graph_groups_copy_paste_duplicate_delete_align_move_and_wire_drops_undo_to_th
     h.run_steps(2);
     select(&mut h, a);
     shift_click(&mut h, b);
+    assert_eq!(h.state().ui.graph_selection, vec![a, b]);
     click(&mut h, Role::Button, "Align");
     click(&mut h, Role::Button, "Distribute Vertically");
     assert!(h.state().doc.undo_label().unwrap().starts_with("Move "), "{:?}", h.state().doc.undo_label());
@@ -459,4 +460,77 @@ fn graph_groups_copy_paste_duplicate_delete_align_move_and_wire_drops_undo_to_th
         key(&mut h, Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
     }
     assert_eq!(h.state().doc.files(), edited, "redo all = edited state");
+}
+
+#[test]
+fn the_viewport_gizmo_moves_an_adjust_offset_in_one_undo_step() {
+    use marrow_editor::viewport::gizmo::{Handle, View};
+    use marrow_engine::graph::{AdjustEntry, AdjustOp, Drive};
+    const L: &str = "graphs/locomotion.graph.ron";
+    let dir = sample("locomotion");
+    let mut h = editor(dir.path());
+    // The Adjust becomes an offset of the hips by (0, 0.1, 0).
+    let entries = vec![AdjustEntry {
+        bone: "hips".into(),
+        op: AdjustOp::Offset { direction: glam::Vec3::new(0.0, 0.1, 0.0) },
+        amount: Drive::Constant(1.0),
+    }];
+    h.state_mut().send(marrow_editor::command::Command::Edit(Box::new(marrow_editor::document::Op::Graph {
+        path: L.into(),
+        op: marrow_editor::document::graph_ops::GraphOp::SetNode {
+            node: NodeId(2),
+            kind: NodeKind::Adjust { entries },
+            field: "adjusts".into(),
+        },
+    })));
+    settle(&mut h);
+    click(&mut h, Role::Button, "Graph");
+    click(&mut h, Role::Button, "▶ Preview");
+    h.run_steps(3);
+    select(&mut h, NodeId(2));
+    h.get_by_label("Gizmo").click();
+    settle(&mut h);
+    assert_eq!(h.state().ui.adjust_gizmo, Some((L.to_owned(), NodeId(2), 0)));
+    let rect = h.get_by_label("3D viewport").rect();
+    let view =
+        View { clip_from_world: h.state().ui.camera.clip_from_world(rect.width() / rect.height()), rect };
+    let g = {
+        let app = h.state();
+        let mut commands = Vec::new();
+        let mut ui = marrow_editor::ui_state::UiState::new();
+        ui.adjust_gizmo = app.ui.adjust_gizmo.clone();
+        ui.camera = app.ui.camera;
+        let cx = marrow_editor::panels::Cx::new(
+            &app.doc,
+            &app.session,
+            &mut ui,
+            &app.log,
+            &app.stats,
+            None,
+            &mut commands,
+        );
+        marrow_editor::panels::viewport::selection_gizmo(&cx, &view).expect("the adjust gizmo")
+    };
+    let rig = h.state().session.entity("Runner").unwrap();
+    let hips = h.state().session.world().rig_pose(rig).unwrap().model[0].w_axis.truncate();
+    assert!((g.world.w_axis.truncate() - hips).length() < 1e-5, "the gizmo sits on the adjusted hips");
+    let steps = h.state().doc.steps().count();
+    let a = g.handle_point(&view, Handle::Move(0), 0.9).unwrap();
+    let b = g.handle_point(&view, Handle::Move(0), 1.6).unwrap();
+    drag(&mut h, a, b, 6);
+    let NodeKind::Adjust { entries } =
+        h.state().doc.project().graphs[L].node(NodeId(2)).unwrap().kind.clone()
+    else {
+        panic!()
+    };
+    let AdjustOp::Offset { direction } = entries[0].op else { panic!() };
+    assert!(direction.x > 0.05, "moved along X: {direction}");
+    assert!((direction.y - 0.1).abs() < 1e-4 && direction.z.abs() < 1e-4, "only X: {direction}");
+    assert_eq!(h.state().doc.steps().count(), steps + 1, "a gizmo drag is one step");
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Set Adjust #2 adjust offset"));
+    // The preview shows it: the hips moved along X by the offset.
+    h.run_steps(2);
+    let rig = h.state().session.entity("Runner").unwrap(); // the world was rebuilt by the edit
+    let moved = h.state().session.world().rig_pose(rig).unwrap().model[0].w_axis.truncate();
+    assert!((moved.x - hips.x - direction.x).abs() < 1e-3, "{hips} -> {moved}");
 }

@@ -10,7 +10,7 @@
 
 use egui::{Color32, Pos2, RichText, Sense};
 use egui_wgpu::RenderState;
-use glam::{Mat4, Vec2};
+use glam::{Mat4, Vec2, Vec3};
 use marrow_engine::math::Transform;
 use marrow_engine::render::world::drawn_bounds;
 use marrow_engine::render::{WorldRenderer, WorldView, pick_bone};
@@ -57,6 +57,9 @@ enum Target {
     /// A bone's local pose: the rig's path and the bone index (posing: keys with Auto Key,
     /// else a temporary pose).
     Bone(String, usize),
+    /// An Adjust node's Offset entry (graph path, node, entry), moved in the rig's model space:
+    /// the offset and the amount it is scaled by when the drag started.
+    AdjustOffset(String, marrow_engine::graph::NodeId, usize, Vec3, f32),
 }
 
 /// The Viewport panel.
@@ -91,6 +94,9 @@ pub fn selection_gizmo(cx: &Cx, view: &View) -> Option<Gizmo> {
 
 /// The gizmo for the selection: the edited thing's world matrix, parent frame and local value.
 fn gizmo_for(cx: &Cx, world: &World, mode: GizmoMode) -> Option<(Gizmo, Target)> {
+    if let Some(found) = adjust_gizmo(cx, world) {
+        return Some(found);
+    }
     let path = match &cx.ui.selection {
         Selection::Entity(p) => p.clone(),
         Selection::Bone { rig, bone } => {
@@ -124,6 +130,65 @@ fn gizmo_for(cx: &Cx, world: &World, mode: GizmoMode) -> Option<(Gizmo, Target)>
     let local = e.transform?;
     let parent = world.parent(entity).and_then(|p| world.world_matrix(p)).unwrap_or(Mat4::IDENTITY);
     Some((Gizmo { mode, world: world_m, parent, local, size: 1.0 }, Target::Transform(path)))
+}
+
+/// The edit that gives an Adjust node's Offset entry the model-space offset `offset` (its
+/// direction is `offset / amount`; nothing when the amount is zero).
+fn adjust_offset_op(
+    cx: &Cx,
+    graph: &str,
+    node: marrow_engine::graph::NodeId,
+    entry: usize,
+    offset: Vec3,
+    amount: f32,
+) -> Option<Op> {
+    use marrow_engine::graph::{AdjustOp, NodeKind};
+    if amount.abs() < 1e-6 || !offset.is_finite() {
+        return None;
+    }
+    let g = cx.doc.project().graphs.get(graph)?;
+    let NodeKind::Adjust { entries } = &g.node(node)?.kind else { return None };
+    let mut entries = entries.clone();
+    entries.get_mut(entry)?.op = AdjustOp::Offset { direction: offset / amount };
+    Some(Op::Graph {
+        path: graph.to_owned(),
+        op: crate::document::graph_ops::GraphOp::SetNode {
+            node,
+            kind: NodeKind::Adjust { entries },
+            field: "adjust offset".into(),
+        },
+    })
+}
+
+/// The gizmo of an Adjust node's Offset entry (Graph tab > the entry's Gizmo toggle), while
+/// its graph previews on a rig: a move gizmo at the adjusted bone, in the rig's model frame.
+fn adjust_gizmo(cx: &Cx, world: &World) -> Option<(Gizmo, Target)> {
+    use marrow_engine::graph::{AdjustOp, Drive, NodeKind};
+    let (graph, node, entry) = cx.ui.adjust_gizmo.clone()?;
+    let preview = cx.session.preview().filter(|p| p.graph == graph && p.error.is_none())?;
+    let g = cx.doc.project().graphs.get(&graph)?;
+    let NodeKind::Adjust { entries } = &g.node(node)?.kind else { return None };
+    let e = entries.get(entry)?;
+    let AdjustOp::Offset { direction } = e.op else { return None };
+    let r = world.find(&preview.rig)?;
+    let animator = world.animator(r)?;
+    let amount = match &e.amount {
+        Drive::Constant(c) => *c,
+        Drive::Parameter(p) => animator.current_graph()?.parameter(p)?.as_f32(),
+    };
+    let b = animator.skeleton().index_of(&e.bone)?;
+    let pose = world.rig_pose(r)?;
+    let rig_world = world.world_matrix(r)?;
+    let at = pose.model.get(b)?.w_axis.truncate();
+    let local = Transform::from_translation(at);
+    let gizmo = Gizmo {
+        mode: GizmoMode::Translate,
+        world: rig_world * Mat4::from_translation(at),
+        parent: rig_world,
+        local,
+        size: 1.0,
+    };
+    Some((gizmo, Target::AdjustOffset(graph, node, entry, direction * amount, amount)))
 }
 
 /// Onion skins: the rig's pose `count` ghosts before and after its playhead, `step` frames
@@ -204,6 +269,10 @@ impl ViewportPanel {
             {
                 let op = match target {
                     Target::Bone(..) => None,
+                    Target::AdjustOffset(graph, node, entry, offset0, amount) => {
+                        let moved = local.translation - drag.start.local.translation;
+                        adjust_offset_op(cx, graph, *node, *entry, *offset0 + moved, *amount)
+                    }
                     Target::Transform(path) => Some(Op::Entity {
                         scene: scene.to_owned(),
                         entity: path.clone(),

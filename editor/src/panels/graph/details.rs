@@ -36,6 +36,8 @@ pub struct DetailsCx<'a> {
     pub live: Option<&'a GraphInstance>,
     /// Messages per node.
     pub faults: &'a HashMap<NodeId, Vec<String>>,
+    /// The Adjust entry the viewport's gizmo edits, if it is in this graph.
+    pub gizmo: Option<(NodeId, usize)>,
 }
 
 /// What the details panel asks for.
@@ -45,6 +47,8 @@ pub struct DetailsOut {
     pub ops: Vec<GraphOp>,
     /// Session commands (the live position point).
     pub commands: Vec<Command>,
+    /// A new target for the viewport's Adjust gizmo (`Some(None)`: none).
+    pub gizmo: Option<Option<(NodeId, usize)>>,
 }
 
 /// The node details' own state.
@@ -389,7 +393,7 @@ impl DetailsPanel {
         painter.text(
             rect.left_bottom() + Vec2::new(6.0, -4.0),
             egui::Align2::LEFT_BOTTOM,
-            format!("position {x_now:.2}{}", driver.as_ref().map_or(String::new(), |d| format!(" ← {d}"))),
+            format!("position {x_now:.2}{}", driver.as_ref().map_or(String::new(), |d| format!(" from {d}"))),
             egui::FontId::proportional(11.0),
             Color32::from_rgb(0xff, 0xb0, 0x40),
         );
@@ -619,6 +623,15 @@ impl DetailsPanel {
                 }
                 if ui.small_button("✖").on_hover_text("Remove this adjust").clicked() {
                     remove = Some(i);
+                }
+                if matches!(e.op, AdjustOp::Offset { .. }) {
+                    let on = cx.gizmo == Some((id, i));
+                    let r = ui
+                        .selectable_label(on, "Gizmo")
+                        .on_hover_text("Move the offset with the viewport's gizmo while the graph previews");
+                    if r.clicked() {
+                        out.gizmo = Some((!on).then_some((id, i)));
+                    }
                 }
             });
             let axis = match &mut e.op {

@@ -106,6 +106,9 @@ pub struct GraphPanel {
     last_snarl_selection: Vec<egui_snarl::NodeId>,
     /// The rig the preview plays on.
     preview_rig: Option<String>,
+    /// The side panels the user folded away (the canvas takes the room).
+    hide_params: bool,
+    hide_details: bool,
     /// The entity selected when the graph followed the selection last.
     followed: Option<String>,
     /// The last frame's measurements.
@@ -143,44 +146,57 @@ impl GraphPanel {
         let inst = if previewing { preview_instance(cx) } else { None };
         let clips: Vec<String> = cx.session.library().clip_refs().map(str::to_owned).collect();
 
-        egui::Panel::left("graph parameters").resizable(true).default_size(180.0).show(ui, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| {
-                self.params.ui(ui, cx, &path, graph, previewing);
+        if !self.hide_params {
+            egui::Panel::left("graph parameters").resizable(true).default_size(180.0).show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    self.params.ui(ui, cx, &path, graph, previewing);
+                });
             });
-        });
+        }
         let single = match cx.ui.graph_selection.as_slice() {
             [one] => graph.node(*one).cloned(),
             _ => None,
         };
-        egui::Panel::right("graph details").resizable(true).default_size(250.0).show(ui, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| match &single {
-                Some(node) => {
-                    let dcx = details::DetailsCx {
-                        graph,
-                        clips: &clips,
-                        skeleton: self.status.skeleton.as_deref(),
-                        live: inst,
-                        faults: &self.status.faults,
-                    };
-                    let mut out = details::DetailsOut::default();
-                    self.details.ui(ui, &dcx, node, &mut out);
-                    for op in out.ops {
-                        cx.edit(Op::Graph { path: path.clone(), op });
+        if !self.hide_details {
+            egui::Panel::right("graph details").resizable(true).default_size(250.0).show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| match &single {
+                    Some(node) => {
+                        let dcx = details::DetailsCx {
+                            graph,
+                            clips: &clips,
+                            skeleton: self.status.skeleton.as_deref(),
+                            live: inst,
+                            faults: &self.status.faults,
+                            gizmo: cx
+                                .ui
+                                .adjust_gizmo
+                                .as_ref()
+                                .filter(|(g, _, _)| *g == path)
+                                .map(|(_, n, e)| (*n, *e)),
+                        };
+                        let mut out = details::DetailsOut::default();
+                        self.details.ui(ui, &dcx, node, &mut out);
+                        if let Some(target) = out.gizmo {
+                            cx.ui.adjust_gizmo = target.map(|(n, e)| (path.clone(), n, e));
+                        }
+                        for op in out.ops {
+                            cx.edit(Op::Graph { path: path.clone(), op });
+                        }
+                        for c in out.commands {
+                            cx.send(c);
+                        }
                     }
-                    for c in out.commands {
-                        cx.send(c);
+                    None => {
+                        ui.heading("Node");
+                        ui.weak(if cx.ui.graph_selection.is_empty() {
+                            "Click a node to edit it here."
+                        } else {
+                            "Several nodes are selected."
+                        });
                     }
-                }
-                None => {
-                    ui.heading("Node");
-                    ui.weak(if cx.ui.graph_selection.is_empty() {
-                        "Click a node to edit it here."
-                    } else {
-                        "Several nodes are selected."
-                    });
-                }
+                });
             });
-        });
+        }
         egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
             self.canvas(ui, cx, &path, graph, inst, &clips);
         });
@@ -207,12 +223,14 @@ impl GraphPanel {
     }
 
     fn toolbar(&mut self, ui: &mut egui::Ui, cx: &mut Cx) {
-        ui.horizontal(|ui| {
+        let (mut show_params, mut show_details) = (!self.hide_params, !self.hide_details);
+        // Wraps onto a second row in a narrow dock rather than widening the tab.
+        ui.horizontal_wrapped(|ui| {
             let graphs = cx.doc.project().manifest.graphs.clone();
             let current = shown_graph(cx);
             let r = egui::ComboBox::from_id_salt("graph picker tab")
                 .selected_text(current.as_deref().unwrap_or("(no graph)"))
-                .width(200.0)
+                .width(180.0)
                 .show_ui(ui, |ui| {
                     for g in &graphs {
                         if ui.selectable_label(current.as_deref() == Some(g), g).clicked() {
@@ -233,6 +251,8 @@ impl GraphPanel {
             if ui.button("Frame All").on_hover_text("F").clicked() {
                 self.frame_all = true;
             }
+            ui.toggle_value(&mut show_params, "Parameters").on_hover_text("Show the parameters panel");
+            ui.toggle_value(&mut show_details, "Details").on_hover_text("Show the node details panel");
             let n = cx.ui.graph_selection.len();
             ui.add_enabled_ui(n > 1, |ui| {
                 ui.menu_button("Align", |ui| {
@@ -247,6 +267,8 @@ impl GraphPanel {
                 });
             });
         });
+        self.hide_params = !show_params;
+        self.hide_details = !show_details;
         let general = self.status.general.clone();
         let message = self.message.clone();
         let preview_error = cx.session.preview().and_then(|p| p.error.clone());
@@ -336,7 +358,8 @@ impl GraphPanel {
             let mut t = a.time();
             let shown = if playing { t % len.max(1e-3) } else { t };
             let mut s = shown.min(len);
-            let r = ui.add(egui::Slider::new(&mut s, 0.0..=len).suffix(" s").text("time"));
+            ui.spacing_mut().slider_width = 110.0;
+            let r = ui.add(egui::Slider::new(&mut s, 0.0..=len).suffix(" s").max_decimals(2));
             if super::inspector::named(r, egui::WidgetType::Slider, "Preview time").changed() {
                 t = s;
                 cx.send(Command::Seek { rig: p.rig.clone(), time: t });
@@ -438,9 +461,16 @@ impl GraphPanel {
             body_sizes: std::mem::take(&mut self.body_sizes),
         };
         // Frame All holds for a few frames: the first uses estimated node sizes (and may be
-        // discarded by a first layout), the next ones the measured rectangles.
+        // discarded by a first layout), the next ones the measured rectangles
+        // (Ten frames: side panels may still settle their widths from stored sizes; a press on
+        // the canvas ends it early.)
         if std::mem::take(&mut self.frame_all) {
-            self.framing = 3;
+            self.framing = 10;
+        }
+        if ui.input(|i| i.pointer.any_down())
+            && ui.input(|i| i.pointer.interact_pos()).is_some_and(|p| canvas.contains(p))
+        {
+            self.framing = 0;
         }
         if self.framing > 0 {
             self.framing -= 1;
@@ -801,7 +831,7 @@ fn fit(rects: &HashMap<NodeId, Rect>, graph: &AnimGraph, canvas: Rect) -> TSTran
         return TSTransform::from_translation(canvas.center().to_vec2());
     }
     let bb = bb.expand(40.0);
-    let s = (canvas.width() / bb.width()).min(canvas.height() / bb.height()).clamp(0.5, 1.0);
+    let s = (canvas.width() / bb.width()).min(canvas.height() / bb.height()).clamp(0.6, 1.0);
     TSTransform::new(canvas.center().to_vec2() - bb.center().to_vec2() * s, s)
 }
 

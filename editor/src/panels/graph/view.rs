@@ -324,7 +324,7 @@ impl<'a> GraphViewer<'a> {
         range: Option<std::ops::RangeInclusive<f32>>,
     ) -> Option<f32> {
         if let Some(src) = self.index.input(id, pin) {
-            ui.weak(format!("{pin} ← {}", self.index.title(src)));
+            ui.weak(format!("{pin} from {}", self.index.title(src)));
             return None;
         }
         let mut v = value;
