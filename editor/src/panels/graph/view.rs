@@ -287,6 +287,11 @@ impl<'a> GraphViewer<'a> {
         self.index.node(self.graph, id)
     }
 
+    /// Whether node `id` is drawn in its compact form (zoomed out and not selected).
+    fn compact(&self, id: NodeId) -> bool {
+        self.transform.scaling < COMPACT_BELOW && !self.selection.contains(&id)
+    }
+
     fn dimmed(&self, id: NodeId) -> bool {
         self.previewing
             && self.node(id).is_some_and(|n| n.kind.output() == Some(PinType::Pose))
@@ -380,7 +385,8 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                 badge.on_hover_text(f.join("\n"));
             }
             if let Some(w) = self.live.get(&id).and_then(|l| l.weight) {
-                ui.weak(format!("{:.0}%", w * 100.0));
+                let color = ui.visuals().weak_text_color();
+                painted_text(ui, format!("{:.0}%", w * 100.0), color, false);
             }
         });
     }
@@ -398,14 +404,20 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
         let id = snarl[pin.id.node];
         let (name, ty) = self.index.pins(id).get(pin.id.input).cloned().unwrap_or_else(|| ("?".into(), None));
         let dim = self.dimmed(id);
-        let text = if pin.remotes.is_empty() && ty == Some(PinType::Pose) {
-            RichText::new(&name).color(Color32::from_rgb(0xe0, 0x70, 0x70))
+        let missing = pin.remotes.is_empty() && ty == Some(PinType::Pose);
+        if self.compact(id) {
+            let color = if missing { Color32::from_rgb(0xe0, 0x70, 0x70) } else { ui.visuals().text_color() };
+            painted_text(ui, name, color, true);
         } else {
-            RichText::new(&name)
-        };
-        let r = ui.label(text);
-        if pin.remotes.is_empty() && ty == Some(PinType::Pose) {
-            r.on_hover_text("not connected: a pose input must be");
+            let text = if missing {
+                RichText::new(&name).color(Color32::from_rgb(0xe0, 0x70, 0x70))
+            } else {
+                RichText::new(&name)
+            };
+            let r = ui.label(text);
+            if missing {
+                r.on_hover_text("not connected: a pose input must be");
+            }
         }
         self.in_rows.insert((id, pin.id.input), ui.min_rect().center().y);
         pin_info(ty, dim)
@@ -415,11 +427,17 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
     fn show_output(&mut self, pin: &OutPin, ui: &mut Ui, snarl: &mut Snarl<NodeId>) -> PinInfo {
         let id = snarl[pin.id.node];
         let ty = self.node(id).and_then(|n| n.kind.output());
-        ui.label(match ty {
+        let name = match ty {
             Some(PinType::Float) => "value",
             Some(PinType::Pose) => "pose",
             None => "out",
-        });
+        };
+        if self.compact(id) {
+            let color = ui.visuals().text_color();
+            painted_text(ui, name.to_owned(), color, true);
+        } else {
+            ui.label(name);
+        }
         self.out_rows.insert(id, ui.min_rect().center().y);
         let dim = self.dimmed(id);
         let mut info = pin_info(ty, dim);
@@ -456,6 +474,14 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
             ui.multiply_opacity(0.5);
         }
         let live = self.live.get(&id).copied().unwrap_or_default();
+        // Zoomed out, a node's settings read as text (one widget instead of a handful); the
+        // selected node keeps its controls at any zoom.
+        if self.compact(id) {
+            let color = ui.visuals().weak_text_color();
+            let r = painted_text(ui, compact_body(self, n, &live), color, true);
+            self.body_sizes.insert(id, r.size());
+            return;
+        }
         let body = ui.vertical(|ui| {
             ui.set_max_width(190.0);
             match n.kind.clone() {
@@ -785,6 +811,73 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
         }
         self.transform = *to_global;
     }
+}
+
+/// Text drawn straight with the painter in space allocated for it: no widget (a label that
+/// needs no interaction, in a canvas that may hold hundreds of them). Returns its rectangle.
+fn painted_text(ui: &mut Ui, text: String, color: Color32, small: bool) -> Rect {
+    let font = if small { egui::TextStyle::Small } else { egui::TextStyle::Body }.resolve(ui.style());
+    let galley = ui.painter().layout(text, font, color, f32::INFINITY);
+    let (_, rect) = ui.allocate_space(galley.size());
+    ui.painter().galley(rect.min, galley, color);
+    rect
+}
+
+/// Below this canvas zoom, unselected node bodies show their settings as text (level of
+/// detail: hundreds of nodes on screen stay cheap to draw).
+pub const COMPACT_BELOW: f32 = 0.75;
+
+/// A node's settings as a few lines of text (its body when zoomed out).
+fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let from = |pin: &str| v.index.input(n.id, pin).map(|s| v.index.title(s).to_owned());
+    let constant = |out: &mut String, pin: &str, value: f32| {
+        let _ = match from(pin) {
+            Some(src) => write!(out, "{pin} from {src}"),
+            None => write!(out, "{pin} {value:.2}"),
+        };
+    };
+    match &n.kind {
+        NodeKind::Clip { clip, speed, looping } => {
+            let _ = write!(out, "{}  ×{speed:.2}{}", short(clip), if *looping { "  loop" } else { "" });
+            if let Some((t, d)) = live.player {
+                let _ = write!(out, "\n{t:.2} / {d:.2} s");
+            }
+        }
+        NodeKind::Parameter { name } => {
+            out.push_str(name);
+            if let Some(x) = live.value {
+                let _ = write!(out, " = {x:.3}");
+            }
+        }
+        NodeKind::Blend2 { weight } | NodeKind::Additive { weight } => constant(&mut out, "weight", *weight),
+        NodeKind::Mask { weight, subtrees } => {
+            constant(&mut out, "weight", *weight);
+            let _ = write!(out, "\n{} bone subtree(s)", subtrees.len());
+        }
+        NodeKind::BlendSpace1D { samples, position, .. } => {
+            constant(&mut out, "position", *position);
+            for s in samples {
+                let _ = write!(out, "\n{:.2}  {}", s.position, short(&s.clip));
+            }
+            if let Some(p) = live.phase {
+                let _ = write!(out, "\nphase {p:.2}");
+            }
+        }
+        NodeKind::Adjust { entries } => {
+            out.push_str(if entries.is_empty() { "no adjusts" } else { "" });
+            for (i, e) in entries.iter().enumerate() {
+                let _ = write!(out, "{}{} {}", if i > 0 { "\n" } else { "" }, adjust_name(&e.op), e.bone);
+            }
+        }
+        NodeKind::TimeScale { scale } => constant(&mut out, "scale", *scale),
+        NodeKind::Unknown { kind, .. } => {
+            let _ = write!(out, "unknown kind {kind:?}");
+        }
+        NodeKind::Output => {}
+    }
+    out
 }
 
 /// A clip path without its folder and extension, for narrow node bodies.
