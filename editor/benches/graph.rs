@@ -41,7 +41,7 @@ struct State {
 fn big_graph() -> AnimGraph {
     let mut g = AnimGraph::new();
     let clip = |i: usize| NodeKind::Clip {
-        clip: if i % 2 == 0 { "clips/a.clip.ron".into() } else { "clips/b.clip.ron".into() },
+        clip: if i.is_multiple_of(2) { "clips/a.clip.ron".into() } else { "clips/b.clip.ron".into() },
         speed: 1.0 + (i % 5) as f32 * 0.1,
         looping: true,
     };

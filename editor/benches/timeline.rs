@@ -96,7 +96,7 @@ fn frame(h: &mut Harness<'static, State>) -> usize {
 fn bench(c: &mut Criterion) {
     let mut h = harness();
     h.run_steps(3);
-    assert_eq!(h.state().panel.layout.rows.is_empty(), false, "rows are drawn");
+    assert!(!h.state().panel.layout.rows.is_empty(), "rows are drawn");
     c.bench_function("timeline/frame/36k_keys_fit", |b| b.iter(|| frame(&mut h)));
 
     // A box selection in progress: press in the rows, then move every frame.

@@ -285,7 +285,7 @@ impl EditorApp {
                         ProjectError::Graph { path: file, error } => {
                             let rel =
                                 file.strip_prefix(root.as_deref().unwrap_or(Path::new(""))).unwrap_or(file);
-                            Some((rel.to_string_lossy().replace('\\', "/"), error.clone()))
+                            Some((rel.to_string_lossy().replace('\\', "/"), (**error).clone()))
                         }
                         _ => None,
                     })

@@ -199,7 +199,7 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
                     kind: NodeKind::Clip {
                         clip: "clips/stride.clip.ron".into(),
                         speed: x,
-                        looping: a % 2 == 0,
+                        looping: a.is_multiple_of(2),
                     },
                 };
                 let t = Node {
@@ -233,7 +233,7 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
             let field = match &mut k {
                 NodeKind::Clip { speed, looping, .. } => {
                     *speed = x;
-                    *looping = b % 2 == 0;
+                    *looping = b.is_multiple_of(2);
                     "speed"
                 }
                 NodeKind::Parameter { name } => {

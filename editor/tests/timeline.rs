@@ -34,11 +34,6 @@ fn rotation_times(h: &Harness<'_, EditorApp>) -> Vec<f32> {
     c.clip.channels()[1].rotation.as_ref().map_or(Vec::new(), |t| t.times().to_vec())
 }
 
-fn rig_time(h: &Harness<'_, EditorApp>) -> f32 {
-    let w = h.state().session.world();
-    w.animator(w.find("Runner").unwrap()).unwrap().time()
-}
-
 fn seek(h: &mut Harness<'_, EditorApp>, t: f32) {
     h.state_mut().send(marrow_editor::command::Command::Seek { rig: "Runner".into(), time: t });
     settle(h);

@@ -264,17 +264,17 @@ fn channel_of(c: &mut BoneChannels, ch: Channel) -> AnyTrack<'_> {
     }
 }
 
+/// What [`edit_tracks`] runs on each (bone, channel): the vector keys (translation, scale) or
+/// the rotation keys, exploded.
+type TrackEdit<'f> =
+    dyn FnMut(&str, Channel, &mut Vec<EditKey<Vec3>>, &mut Vec<EditKey<Quat>>) -> Result<(), EditError> + 'f;
+
 /// Applies `f` to the exploded keys of every (bone, channel) named in `refs`, reassembling
 /// each track; returns the keys replaced by collisions.
 fn edit_tracks(
     c: &mut ClipAsset,
     refs: &[(String, Channel)],
-    f: &mut dyn FnMut(
-        &str,
-        Channel,
-        &mut Vec<EditKey<Vec3>>,
-        &mut Vec<EditKey<Quat>>,
-    ) -> Result<(), EditError>,
+    f: &mut TrackEdit<'_>,
 ) -> Result<usize, EditError> {
     let mut pairs: Vec<(String, Channel)> = refs.to_vec();
     pairs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));

@@ -107,7 +107,7 @@ pub enum ProjectError {
         /// The file.
         path: PathBuf,
         /// The fault (naming its node where it has one).
-        error: crate::graph::GraphFileError,
+        error: Box<crate::graph::GraphFileError>,
     },
 }
 
@@ -258,7 +258,10 @@ pub fn graph_from_str_lossy(text: &str, path: &Path) -> Result<(AnimGraph, Vec<P
     match load_graph(text) {
         Ok((g, errors)) => Ok((
             g,
-            errors.into_iter().map(|error| ProjectError::Graph { path: path.to_owned(), error }).collect(),
+            errors
+                .into_iter()
+                .map(|error| ProjectError::Graph { path: path.to_owned(), error: Box::new(error) })
+                .collect(),
         )),
         Err(crate::graph::file::GraphFileError::Syntax { line, column, message }) => {
             Err(ProjectError::Syntax { path: path.to_owned(), line, column, message })

@@ -120,10 +120,12 @@ pub fn mask_weights(sk: &Skeleton, subtrees: &[MaskSubtree]) -> Vec<(f32, Option
         depth_below[root] = Some(0);
         for b in root..n {
             let p = sk.parents[b];
-            if b != root && p != NO_PARENT && (p as usize) < n {
-                if let Some(d) = depth_below[p as usize] {
-                    depth_below[b] = Some(d + 1);
-                }
+            if b != root
+                && p != NO_PARENT
+                && (p as usize) < n
+                && let Some(d) = depth_below[p as usize]
+            {
+                depth_below[b] = Some(d + 1);
             }
             if let Some(d) = depth_below[b] {
                 out[b] = (s.weight * (1.0 - s.falloff * d as f32).max(0.0), Some(root));
@@ -253,10 +255,12 @@ impl DetailsPanel {
                             pick = Some(None);
                         }
                         for n in &cx.graph.nodes {
-                            if n.id != node.id && ty.is_some() && n.kind.output() == ty {
-                                if ui.selectable_label(current == Some(n.id), node_title(n)).clicked() {
-                                    pick = Some(Some(n.id));
-                                }
+                            if n.id != node.id
+                                && ty.is_some()
+                                && n.kind.output() == ty
+                                && ui.selectable_label(current == Some(n.id), node_title(n)).clicked()
+                            {
+                                pick = Some(Some(n.id));
                             }
                         }
                     });
@@ -519,8 +523,7 @@ impl DetailsPanel {
         let weights = mask_weights(sk, subtrees);
         let filter = self.bone_filter.to_lowercase();
         egui::ScrollArea::vertical().max_height(320.0).id_salt(("mask tree", id.0)).show(ui, |ui| {
-            for b in 0..sk.bone_count() {
-                let name = &sk.bone_names[b];
+            for (b, name) in sk.bone_names.iter().enumerate() {
                 if !filter.is_empty() && !name.to_lowercase().contains(&filter) {
                     continue;
                 }

@@ -214,11 +214,10 @@ impl GraphPanel {
             crate::document::tree::find(scene, &p)
                 .and_then(|e| e.animator.as_ref())
                 .and_then(|a| a.graph.clone())
-        }) {
-            if cx.ui.graph.as_ref() != Some(&g) {
-                cx.ui.graph = Some(g);
-                cx.ui.graph_selection.clear();
-            }
+        }) && cx.ui.graph.as_ref() != Some(&g)
+        {
+            cx.ui.graph = Some(g);
+            cx.ui.graph_selection.clear();
         }
     }
 

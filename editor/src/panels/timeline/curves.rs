@@ -53,7 +53,7 @@ enum CurveDrag {
 }
 
 /// The components of a channel's value as plotted (Euler degrees for rotations).
-fn components(ch: Channel, v: KeyValue) -> [f32; 3] {
+fn components(_ch: Channel, v: KeyValue) -> [f32; 3] {
     match v {
         KeyValue::Vec3(v) => v.to_array(),
         KeyValue::Quat(q) => {
@@ -61,7 +61,6 @@ fn components(ch: Channel, v: KeyValue) -> [f32; 3] {
             [x.to_degrees(), y.to_degrees(), z.to_degrees()]
         }
     }
-    .map(|c| if ch == Channel::Rotation { c } else { c })
 }
 
 fn with_component(v: KeyValue, comp: usize, value: f32) -> KeyValue {
@@ -284,14 +283,10 @@ pub fn show(
     }
     if r.clicked()
         && let Some(p) = r.interact_pointer_pos()
+        && let Some((_, CurveDrag::Key { key, .. })) = targets.iter().find(|(at, _)| at.distance(p) <= 7.0)
     {
-        match targets.iter().find(|(at, _)| at.distance(p) <= 7.0) {
-            Some((_, CurveDrag::Key { key, .. })) => {
-                panel.selection.clear();
-                panel.selection.insert(*key);
-            }
-            _ => {}
-        }
+        panel.selection.clear();
+        panel.selection.insert(*key);
     }
     if r.dragged_by(egui::PointerButton::Middle) {
         panel.view = panel.view.panned(r.drag_delta().x);

@@ -206,10 +206,8 @@ pub fn show(
             match row.kind {
                 RowKind::Bone(b) => {
                     let on_arrow = nr.interact_pointer_pos().is_some_and(|p| p.x < x + 12.0);
-                    if on_arrow || nr.double_clicked() {
-                        if !panel.open.remove(&b) {
-                            panel.open.insert(b);
-                        }
+                    if (on_arrow || nr.double_clicked()) && !panel.open.remove(&b) {
+                        panel.open.insert(b);
                     }
                     if let Some(r) = &area.rig {
                         cx.ui.selection = Selection::Bone { rig: r.clone(), bone: clip.bones[b].clone() };

@@ -389,10 +389,10 @@ impl TimelinePanel {
                 ui.weak(format!("on {rig}"));
             }
             if target.rig.is_some()
-                && skeleton.is_some()
+                && let Some(sk) = skeleton
                 && ui.button("New Clip").on_hover_text("An empty clip for this rig").clicked()
             {
-                self.new_clip(cx, target, skeleton.expect("checked"));
+                self.new_clip(cx, target, sk);
             }
             if target.path.is_none()
                 && let (Some(r), Some(rig)) = (&target.clip_ref, &target.rig)
@@ -800,10 +800,8 @@ impl TimelinePanel {
             let t = map.t(p.x).max(0.0);
             let snap = if ui.input(|i| i.modifiers.alt) { t } else { snap_time(t, fps) };
             match (&self.drag, &rig, range) {
-                (Some(Drag::Scrub), Some(rig), _) => {
-                    if (snap - area.time).abs() > 1e-6 {
-                        cx.send(Command::Seek { rig: rig.clone(), time: snap.min(d) });
-                    }
+                (Some(Drag::Scrub), Some(rig), _) if (snap - area.time).abs() > 1e-6 => {
+                    cx.send(Command::Seek { rig: rig.clone(), time: snap.min(d) });
                 }
                 (Some(Drag::RangeStart), Some(rig), Some((_, b))) => cx.send(Command::SetPreviewRange {
                     rig: rig.clone(),
