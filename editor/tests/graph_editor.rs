@@ -256,15 +256,8 @@ fn graph_workflow_build_wire_preview_undo_all_redo_all() {
 
     // Undo all: the files equal the originals byte for byte; redo all: the edited state.
     click(&mut h, Role::Button, "■ Stop Preview");
-    for _ in 0..steps {
-        key(&mut h, Modifiers::COMMAND, Key::Z);
-    }
-    key(&mut h, Modifiers::COMMAND, Key::S);
-    assert_eq!(files(dir.path()), original, "undo all = original bytes");
-    for _ in 0..steps {
-        key(&mut h, Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
-    }
-    assert_eq!(h.state().doc.files(), edited, "redo all = edited state");
+    assert_eq!(h.state().doc.head(), steps);
+    assert_eq!(undo_all_redo_all(&mut h, dir.path(), &original), edited);
 }
 
 #[test]
@@ -449,17 +442,7 @@ fn graph_groups_copy_paste_duplicate_delete_align_move_and_wire_drops_undo_to_th
     }
 
     // Undo all: the original bytes; redo all: the edited graph.
-    let edited = h.state().doc.files();
-    let steps = h.state().doc.steps().count();
-    for _ in 0..steps {
-        key(&mut h, Modifiers::COMMAND, Key::Z);
-    }
-    key(&mut h, Modifiers::COMMAND, Key::S);
-    assert_eq!(files(dir.path()), original, "undo all = original bytes");
-    for _ in 0..steps {
-        key(&mut h, Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
-    }
-    assert_eq!(h.state().doc.files(), edited, "redo all = edited state");
+    undo_all_redo_all(&mut h, dir.path(), &original);
 }
 
 #[test]

@@ -250,17 +250,7 @@ fn author_a_clip_on_the_timeline_then_undo_redo_save_and_reload() {
     assert!(h.state().panels.timeline.events.iter().rev().take(2).all(|e| e.name == "hit" && e.scrub));
 
     // Undo all: the original bytes; redo all: the edited ones; save and reload: equal.
-    let edited = h.state().doc.files();
-    let n = h.state().doc.head();
-    for _ in 0..n {
-        key(&mut h, Modifiers::COMMAND, Key::Z);
-    }
-    key(&mut h, Modifiers::COMMAND, Key::S);
-    assert_eq!(files(dir.path()), original, "undo all = original bytes");
-    for _ in 0..n {
-        key(&mut h, Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
-    }
-    assert_eq!(h.state().doc.files(), edited, "redo all = the edited state");
+    let edited = undo_all_redo_all(&mut h, dir.path(), &original);
     key(&mut h, Modifiers::COMMAND, Key::S);
     assert_eq!(Document::open(dir.path()).unwrap().files(), edited, "save and reload: equal");
     let _ = Channel::Rotation;

@@ -139,3 +139,25 @@ pub fn key(h: &mut Harness<'_, EditorApp>, modifiers: egui::Modifiers, k: egui::
     h.key_press_modifiers(modifiers, k);
     settle(h);
 }
+
+/// Undoes every step with Ctrl+Z, saves, and asserts the folder's files equal `original` byte
+/// for byte; then redoes every step with Ctrl+Shift+Z and asserts the document's files equal
+/// what they were before the undoing. Returns those edited files.
+pub fn undo_all_redo_all(
+    h: &mut Harness<'_, EditorApp>,
+    dir: &Path,
+    original: &BTreeMap<String, Vec<u8>>,
+) -> Vec<(String, String)> {
+    let edited = h.state().doc.files();
+    let n = h.state().doc.head();
+    for _ in 0..n {
+        key(h, egui::Modifiers::COMMAND, egui::Key::Z);
+    }
+    key(h, egui::Modifiers::COMMAND, egui::Key::S);
+    assert_eq!(&files(dir), original, "undo all = original bytes");
+    for _ in 0..n {
+        key(h, egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::Z);
+    }
+    assert_eq!(h.state().doc.files(), edited, "redo all = the edited state");
+    edited
+}
