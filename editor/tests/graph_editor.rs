@@ -447,7 +447,7 @@ fn graph_groups_copy_paste_duplicate_delete_align_move_and_wire_drops_undo_to_th
 
 #[test]
 fn the_viewport_gizmo_moves_an_adjust_offset_in_one_undo_step() {
-    use marrow_editor::viewport::gizmo::{Handle, View};
+    use marrow_editor::viewport::gizmo::Handle;
     use marrow_engine::graph::{AdjustEntry, AdjustOp, Drive};
     const L: &str = "graphs/locomotion.graph.ron";
     let dir = sample("locomotion");
@@ -474,26 +474,9 @@ fn the_viewport_gizmo_moves_an_adjust_offset_in_one_undo_step() {
     h.get_by_label("Gizmo").click();
     settle(&mut h);
     assert_eq!(h.state().ui.adjust_gizmo, Some((L.to_owned(), NodeId(2), 0)));
-    let rect = h.get_by_label("3D viewport").rect();
-    let view =
-        View { clip_from_world: h.state().ui.camera.clip_from_world(rect.width() / rect.height()), rect };
-    let g = {
-        let app = h.state();
-        let mut commands = Vec::new();
-        let mut ui = marrow_editor::ui_state::UiState::new();
-        ui.adjust_gizmo = app.ui.adjust_gizmo.clone();
-        ui.camera = app.ui.camera;
-        let cx = marrow_editor::panels::Cx::new(
-            &app.doc,
-            &app.session,
-            &mut ui,
-            &app.log,
-            &app.stats,
-            None,
-            &mut commands,
-        );
-        marrow_editor::panels::viewport::selection_gizmo(&cx, &view).expect("the adjust gizmo")
-    };
+    let view = viewport_view(&h);
+    let g =
+        app_gizmo(&h, &view, marrow_editor::viewport::gizmo::GizmoMode::Translate).expect("the adjust gizmo");
     let rig = h.state().session.entity("Runner").unwrap();
     let hips = h.state().session.world().rig_pose(rig).unwrap().model[0].w_axis.truncate();
     assert!((g.world.w_axis.truncate() - hips).length() < 1e-5, "the gizmo sits on the adjusted hips");

@@ -16,7 +16,7 @@ use marrow_editor::EditorApp;
 use marrow_editor::document::Document;
 use marrow_editor::panels::timeline::model::RowKind;
 use marrow_editor::ui_state::Selection;
-use marrow_editor::viewport::gizmo::{GizmoMode, Handle, View};
+use marrow_editor::viewport::gizmo::{GizmoMode, Handle};
 use marrow_engine::clip::Channel;
 use marrow_engine::easing::{Ease, Easing};
 use marrow_engine::math::Transform;
@@ -39,32 +39,10 @@ fn seek(h: &mut Harness<'_, EditorApp>, t: f32) {
     settle(h);
 }
 
-fn view(h: &Harness<'_, EditorApp>) -> View {
-    let rect = h.get_by_label("3D viewport").rect();
-    View { clip_from_world: h.state().ui.camera.clip_from_world(rect.width() / rect.height()), rect }
-}
-
 /// Turns the selected bone with the gizmo's X ring by `angle` radians of ring travel.
 fn turn_x_ring(h: &mut Harness<'_, EditorApp>, angle: f32) {
-    let v = view(h);
-    let g = {
-        let app = h.state();
-        let mut commands = Vec::new();
-        let mut ui = marrow_editor::ui_state::UiState::new();
-        ui.selection = app.ui.selection.clone();
-        ui.gizmo = GizmoMode::Rotate;
-        ui.camera = app.ui.camera;
-        let cx = marrow_editor::panels::Cx::new(
-            &app.doc,
-            &app.session,
-            &mut ui,
-            &app.log,
-            &app.stats,
-            None,
-            &mut commands,
-        );
-        marrow_editor::panels::viewport::selection_gizmo(&cx, &v).expect("a bone gizmo")
-    };
+    let v = viewport_view(h);
+    let g = app_gizmo(h, &v, GizmoMode::Rotate).expect("a bone gizmo");
     let a = g.handle_point(&v, Handle::Turn(0), 0.9).unwrap();
     let b = g.handle_point(&v, Handle::Turn(0), 0.9 + angle).unwrap();
     drag(h, a, b, 6);

@@ -161,3 +161,37 @@ pub fn undo_all_redo_all(
     assert_eq!(h.state().doc.files(), edited, "redo all = the edited state");
     edited
 }
+
+/// The viewport: its rectangle and the camera's projection, as the panel draws it.
+pub fn viewport_view(h: &Harness<'_, EditorApp>) -> marrow_editor::viewport::gizmo::View {
+    let rect = h.get_by_label("3D viewport").rect();
+    marrow_editor::viewport::gizmo::View {
+        clip_from_world: h.state().ui.camera.clip_from_world(rect.width() / rect.height()),
+        rect,
+    }
+}
+
+/// The gizmo the viewport shows for the app's selection (or Adjust gizmo target), in `mode`.
+pub fn app_gizmo(
+    h: &Harness<'_, EditorApp>,
+    view: &marrow_editor::viewport::gizmo::View,
+    mode: marrow_editor::viewport::gizmo::GizmoMode,
+) -> Option<marrow_editor::viewport::gizmo::Gizmo> {
+    let app = h.state();
+    let mut commands = Vec::new();
+    let mut ui = marrow_editor::ui_state::UiState::new();
+    ui.selection = app.ui.selection.clone();
+    ui.adjust_gizmo = app.ui.adjust_gizmo.clone();
+    ui.gizmo = mode;
+    ui.camera = app.ui.camera;
+    let cx = marrow_editor::panels::Cx::new(
+        &app.doc,
+        &app.session,
+        &mut ui,
+        &app.log,
+        &app.stats,
+        None,
+        &mut commands,
+    );
+    marrow_editor::panels::viewport::selection_gizmo(&cx, view)
+}
