@@ -129,3 +129,39 @@ fn check_good_and_bad_files() {
     assert_eq!(code, 1);
     assert!(err.contains("bad.glb") && err.contains("wrong magic"), "{err}");
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_marrow"))
+        .args(["pose", &model("CesiumMan/CesiumMan.glb"), "--times", "0:2:0.001", "--vertices", "50"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 10];
+    out.read_exact(&mut first).unwrap();
+    drop(out); // like `| head -c 10`
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
+    assert_ne!(status.code(), Some(101), "no panic exit: {status:?}");
+}
+
+#[test]
+fn numeric_flags_that_would_hang_or_exhaust_memory_are_refused_with_the_flag_named() {
+    let (code, _, err) = marrow(&["pose", &model("CesiumMan/CesiumMan.glb"), "--times", "0:1:0.000001"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("asks for 1000001 times") && err.contains("at most 10000"), "{err}");
+    let (code, _, err) = marrow(&["pose", &model("CesiumMan/CesiumMan.glb"), "--times", "1:0:0.1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("is empty"), "{err}");
+    for (flag, value) in [("--seconds", "inf"), ("--from-speed", "NaN"), ("--to-speed", "-inf")] {
+        let (code, out, err) = marrow(&["runner", &format!("{flag}={value}")]);
+        assert_eq!(code, 1, "{flag} {value}: {out}");
+        assert!(err.contains(flag) && err.contains("finite"), "{err}");
+    }
+}

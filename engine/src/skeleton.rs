@@ -146,6 +146,17 @@ pub fn find_skeleton_fault(skeleton: &Skeleton) -> Option<SkeletonFault> {
 }
 
 impl Skeleton {
+    /// A skeleton with no bones (what a graph that plays no clip is checked against).
+    pub fn empty(name: &str) -> Skeleton {
+        Skeleton {
+            name: name.to_owned(),
+            bone_names: Vec::new(),
+            parents: Vec::new(),
+            bind_pose: Vec::new(),
+            inverse_bind: Vec::new(),
+        }
+    }
+
     /// Builds a skeleton whose inverse bind matrices are computed from the bind pose, and checks it.
     pub fn from_bind_pose(
         name: impl Into<String>,

@@ -538,3 +538,54 @@ fn every_authored_field_round_trips_through_a_scene_file() {
     assert_eq!(back, scene);
     assert_eq!(scene_to_string(&back), text, "stable");
 }
+
+#[test]
+fn check_compiles_graphs_that_play_no_clip_and_names_bad_defaults() {
+    use marrow_engine::graph::{AnimGraph, NodeKind, ParamValue};
+    let dir = temp_dir("rigless-graphs");
+    let mut p = runner_project();
+    let empty = AnimGraph::new();
+    let mut unconnected = AnimGraph::new();
+    unconnected.add_node(NodeKind::Output, [0.0, 0.0]);
+    let mut nan_scale = AnimGraph::new();
+    let ts = nan_scale.add_node(NodeKind::TimeScale { scale: f32::NAN }, [0.0, 0.0]);
+    let out = nan_scale.add_node(NodeKind::Output, [200.0, 0.0]);
+    nan_scale.connect(ts, out, "pose");
+    let mut bad_default = AnimGraph::new();
+    bad_default.add_parameter("speed", ParamValue::Float(f32::INFINITY));
+    let c = bad_default
+        .add_node(NodeKind::Clip { clip: CLIP_PATH.into(), speed: 1.0, looping: true }, [0.0, 0.0]);
+    let o = bad_default.add_node(NodeKind::Output, [200.0, 0.0]);
+    bad_default.connect(c, o, "pose");
+    for (path, g) in [
+        ("graphs/empty.graph.ron", empty),
+        ("graphs/unconnected.graph.ron", unconnected),
+        ("graphs/nan.graph.ron", nan_scale),
+        ("graphs/default.graph.ron", bad_default),
+    ] {
+        p.manifest.graphs.push(path.into());
+        p.graphs.insert(path.into(), g);
+    }
+    p.save(&dir).unwrap();
+    let errors: Vec<String> = check_project(&dir).errors.iter().map(|e| e.to_string()).collect();
+    let has = |file: &str, what: &str| errors.iter().any(|e| e.contains(file) && e.contains(what));
+    assert!(has("empty.graph.ron", "no Output node"), "{errors:#?}");
+    assert!(has("unconnected.graph.ron", "pose input \"pose\" is not connected"), "{errors:#?}");
+    assert!(has("nan.graph.ron", "scale NaN is not finite"), "{errors:#?}");
+    assert!(has("default.graph.ron", "parameter \"speed\" has the default inf"), "{errors:#?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_cycle_is_named_by_node_ids_not_debug_text() {
+    use marrow_engine::graph::{AnimGraph, NodeKind, compile::validate_structure};
+    let mut g = AnimGraph::new();
+    let a = g.add_node(NodeKind::TimeScale { scale: 1.0 }, [0.0, 0.0]);
+    let b = g.add_node(NodeKind::Adjust { entries: Vec::new() }, [0.0, 0.0]);
+    g.connect(a, b, "pose");
+    g.connect(b, a, "pose");
+    let (errors, _) = validate_structure(&g);
+    let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    assert!(text.iter().any(|t| t.contains("lies on a cycle through #0 → #1 → #0")), "{text:?}");
+    assert!(text.iter().all(|t| !t.contains("NodeId(")), "{text:?}");
+}

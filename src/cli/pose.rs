@@ -43,7 +43,10 @@ pub struct PoseArgs {
     pub loop_mode: LoopMode,
 }
 
-/// Parses a `--times` list.
+/// The most times one `pose` run samples (each time prints every joint and vertex asked for).
+pub const MAX_TIMES: usize = 10_000;
+
+/// Parses a `--times` list (at most [`MAX_TIMES`] times in all).
 pub fn parse_times(text: &str) -> anyhow::Result<Vec<f32>> {
     let mut out = Vec::new();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -56,15 +59,26 @@ pub fn parse_times(text: &str) -> anyhow::Result<Vec<f32>> {
             Ok(v)
         };
         match parts.as_slice() {
-            [t] => out.push(num(t)?),
+            [t] => {
+                if out.len() >= MAX_TIMES {
+                    bail!("--times: more than {MAX_TIMES} times");
+                }
+                out.push(num(t)?)
+            }
             [a, b, step] => {
                 let (a, b, step) = (num(a)?, num(b)?, num(step)?);
                 if step.is_nan() || step <= 0.0 {
                     bail!("--times: step in {item:?} must be positive");
                 }
                 let n = ((b - a) / step + 1e-4).floor();
-                if !(0.0..=1e6).contains(&n) {
-                    bail!("--times: range {item:?} is empty or too long");
+                if !(n >= 0.0) {
+                    bail!("--times: range {item:?} is empty (its end comes before its start)");
+                }
+                if n + 1.0 + out.len() as f32 > MAX_TIMES as f32 {
+                    bail!(
+                        "--times: {item:?} asks for {} times; a run samples at most {MAX_TIMES} (use a larger step)",
+                        n as u64 + 1
+                    );
                 }
                 for i in 0..=(n as usize) {
                     out.push(a + step * i as f32);

@@ -76,6 +76,16 @@ impl FootstepSink for PrintingSink {
 
 /// Runs the runner headless and prints each footstep.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    for (flag, v) in
+        [("--seconds", args.seconds), ("--from-speed", args.from_speed), ("--to-speed", args.to_speed)]
+    {
+        if !v.is_finite() {
+            anyhow::bail!("{flag} must be a finite number (got {v})");
+        }
+    }
+    if !(0.0..=86_400.0).contains(&args.seconds) {
+        anyhow::bail!("--seconds must be between 0 and 86400 (got {})", args.seconds);
+    }
     let project = Project::load(&args.project)?;
     let library = Library::load(&project, &args.project)?;
     let scene = project.manifest.scenes.first().ok_or_else(|| anyhow::anyhow!("the project has no scene"))?;

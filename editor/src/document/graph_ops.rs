@@ -238,6 +238,9 @@ impl GraphOp {
             }
             GraphOp::AddParameter { name, default } => {
                 check_name(name)?;
+                if !default.as_f32().is_finite() {
+                    return Err(bad(format!("the default of {name:?} is not finite")));
+                }
                 if g.parameter(name).is_some() {
                     return Err(bad(format!("a parameter named {name:?} exists already")));
                 }

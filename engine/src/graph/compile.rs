@@ -66,7 +66,7 @@ pub enum GraphError {
         title: &'static str,
     },
     /// The node lies on a cycle.
-    #[error("node {node} ({title}): lies on a cycle through {cycle:?}")]
+    #[error("node {node} ({title}): lies on a cycle through {}", path_text(cycle))]
     Cycle {
         /// The lowest id on the cycle.
         node: NodeId,
@@ -213,6 +213,14 @@ pub enum GraphError {
         /// The kind named.
         kind: String,
     },
+    /// A parameter's default is not a finite number.
+    #[error("parameter {name:?} has the default {value}, which is not a finite number")]
+    BadDefault {
+        /// The name.
+        name: String,
+        /// The default.
+        value: f32,
+    },
     /// Two parameters share a name.
     #[error("parameter {name:?} is declared more than once")]
     DuplicateParameter {
@@ -221,12 +229,21 @@ pub enum GraphError {
     },
 }
 
+/// A cycle's nodes as the user reads them: `#5 → #6 → #5`.
+fn path_text(cycle: &[NodeId]) -> String {
+    let mut out: Vec<String> = cycle.iter().map(|n| n.to_string()).collect();
+    if let Some(first) = cycle.first() {
+        out.push(first.to_string());
+    }
+    out.join(" → ")
+}
+
 impl GraphError {
     /// The node at fault, if the error is on a node.
     pub fn node(&self) -> Option<NodeId> {
         use GraphError::*;
         match self {
-            NoOutput | TooManyBones { .. } | DuplicateParameter { .. } => None,
+            NoOutput | TooManyBones { .. } | DuplicateParameter { .. } | BadDefault { .. } => None,
             ExtraOutput { node, .. }
             | DuplicateNodeId { node, .. }
             | Cycle { node, .. }
@@ -558,6 +575,9 @@ pub fn validate_structure(graph: &AnimGraph) -> (Vec<GraphError>, Option<Vec<usi
     for (i, p) in graph.parameters.iter().enumerate() {
         if graph.parameters[..i].iter().any(|q| q.name == p.name) {
             errors.push(GraphError::DuplicateParameter { name: p.name.clone() });
+        }
+        if !p.default.as_f32().is_finite() {
+            errors.push(GraphError::BadDefault { name: p.name.clone(), value: p.default.as_f32() });
         }
     }
     let mut first_output: Option<NodeId> = None;
