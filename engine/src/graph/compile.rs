@@ -283,6 +283,7 @@ impl<F: Fn(&str) -> Option<Arc<Clip>>> ClipSource for F {
 
 /// A float operand: an authored constant or a parameter (by index into the program's parameters).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[doc(hidden)]
 pub enum FloatRef {
     /// A constant.
     Constant(f32),
@@ -293,6 +294,7 @@ pub enum FloatRef {
 /// One instruction of a [`GraphProgram`]. Slots are indices into the instance's pose slots; a
 /// destination never equals one of the instruction's sources.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[doc(hidden)]
 pub enum Instruction {
     /// Samples clip player `player` at its playhead into `dst`.
     Sample {
@@ -354,6 +356,7 @@ pub enum Instruction {
 
 /// A clip played by a Clip node.
 #[derive(Clone, Debug)]
+#[doc(hidden)]
 pub struct ClipPlayer {
     /// The Clip node.
     pub node: NodeId,
@@ -369,6 +372,7 @@ pub struct ClipPlayer {
 
 /// A clip on a blend space axis.
 #[derive(Clone, Debug)]
+#[doc(hidden)]
 pub struct SpaceMember {
     /// The resolved clip.
     pub clip: Arc<Clip>,
@@ -380,6 +384,7 @@ pub struct SpaceMember {
 
 /// A compiled blend space.
 #[derive(Clone, Debug)]
+#[doc(hidden)]
 pub struct CompiledSpace {
     /// The BlendSpace1D node.
     pub node: NodeId,
@@ -393,6 +398,7 @@ pub struct CompiledSpace {
 
 /// A compiled adjust entry (bone resolved, axis normalized).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[doc(hidden)]
 pub struct CompiledAdjust {
     /// Bone index.
     pub bone: u16,
@@ -405,6 +411,7 @@ pub struct CompiledAdjust {
 /// How one pose node contributes to its inputs' weight, speaking and rate (used by the instance's
 /// per-tick reverse pass). Indices are into [`GraphProgram::flow`].
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[doc(hidden)]
 pub enum Flow {
     /// Clip player `player`.
     Clip {
@@ -503,51 +510,61 @@ impl GraphProgram {
     }
 
     /// The instructions, in execution order.
+    #[doc(hidden)]
     pub fn instructions(&self) -> &[Instruction] {
         &self.instructions
     }
 
     /// Pose slots an instance needs.
+    #[doc(hidden)]
     pub fn slot_count(&self) -> usize {
         self.slot_count
     }
 
     /// The slot holding the result after the last instruction.
+    #[doc(hidden)]
     pub fn result_slot(&self) -> u16 {
         self.result
     }
 
     /// The Clip nodes' players.
+    #[doc(hidden)]
     pub fn players(&self) -> &[ClipPlayer] {
         &self.players
     }
 
     /// The blend spaces.
+    #[doc(hidden)]
     pub fn spaces(&self) -> &[CompiledSpace] {
         &self.spaces
     }
 
     /// All blend space members, grouped by space, each group sorted by position.
+    #[doc(hidden)]
     pub fn members(&self) -> &[SpaceMember] {
         &self.members
     }
 
     /// Axis positions parallel to [`GraphProgram::members`].
+    #[doc(hidden)]
     pub fn member_positions(&self) -> &[f32] {
         &self.member_positions
     }
 
     /// The pose nodes that feed the Output, in topological order (parallel to the flow table).
+    #[doc(hidden)]
     pub fn flow_nodes(&self) -> &[NodeId] {
         &self.flow_nodes
     }
 
     /// The flow table (how weights, marker speaking and rates pass to inputs).
+    #[doc(hidden)]
     pub fn flow(&self) -> &[Flow] {
         &self.flow
     }
 
     /// The compiled adjust entries of all Adjust nodes, in graph order.
+    #[doc(hidden)]
     pub fn adjust_entries(&self) -> &[CompiledAdjust] {
         &self.adjust_entries
     }
@@ -1172,6 +1189,7 @@ impl GraphCache {
     }
 
     /// How many times this cache has compiled.
+    #[doc(hidden)]
     pub fn compile_count(&self) -> u64 {
         self.compiles
     }

@@ -19,7 +19,9 @@ pub mod eval;
 pub mod file;
 pub mod model;
 
-pub use compile::{ClipSource, GraphCache, GraphError, GraphProgram, Instruction, compile};
+#[doc(hidden)]
+pub use compile::Instruction;
+pub use compile::{ClipSource, GraphCache, GraphError, GraphProgram, compile};
 pub use eval::{AdditiveJob, GraphInstance, GraphMarkerEvent};
 pub use file::{GRAPH_FILE_VERSION, GraphFile, GraphFileError, load_graph, save_graph};
 pub use model::{

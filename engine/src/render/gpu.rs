@@ -72,6 +72,7 @@ impl GpuContext {
 /// `SKIPPED: no GPU adapter ...` to stderr and returns `None` (the caller returns early), unless
 /// the environment variable `MARROW_REQUIRE_GPU=1` is set: then it panics, so CI (which installs
 /// lavapipe) can never skip silently.
+#[doc(hidden)]
 pub fn test_device() -> Option<GpuContext> {
     match GpuContext::headless() {
         Ok(ctx) => Some(ctx),

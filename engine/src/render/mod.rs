@@ -7,7 +7,7 @@
 //! which callers refill each frame. [`scene::SceneRenderer`] drives it from an imported glTF
 //! scene and its [`crate::gltf::ScenePose`]; [`scene::render_gltf`] renders one frame to RGBA.
 //!
-//! - [`gpu`]: the device, and [`gpu::test_device`] for GPU tests (skips loudly without an
+//! - [`gpu`]: the device, and `gpu::test_device` for GPU tests (skips loudly without an
 //!   adapter, panics when `MARROW_REQUIRE_GPU=1`).
 //! - [`types`]: the `#[repr(C)]` GPU structs.
 //! - [`shader`]: embedded / directory shader sources, `#import`/`#ifdef` composition, naga
@@ -35,7 +35,9 @@ pub mod types;
 pub mod world;
 
 pub use camera::{Camera, Frustum};
-pub use gpu::{GpuContext, test_device};
+pub use gpu::GpuContext;
+#[doc(hidden)]
+pub use gpu::test_device;
 pub use mesh::{MeshData, MeshHandle, MeshPool};
 pub use present::Presenter;
 pub use renderer::{

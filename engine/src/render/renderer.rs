@@ -1119,6 +1119,7 @@ impl Renderer {
     }
 
     /// Total palette uploads since creation.
+    #[doc(hidden)]
     pub fn palette_uploads(&self) -> u64 {
         self.palette_uploads
     }

@@ -666,6 +666,7 @@ impl World {
     }
 
     /// Socket bone lookups made so far (a memoised socket makes none).
+    #[doc(hidden)]
     pub fn bone_lookups(&self) -> u64 {
         self.lookups
     }
