@@ -426,7 +426,21 @@ impl DetailsPanel {
             });
             ui.weak("Every clip samples at the same normalized phase (feet land together).");
         }
-        // The samples as a list.
+        self.sample_list(ui, cx, id, samples, position, looping, out);
+    }
+
+    /// The blend space's samples as a list: clip, position, speed, remove; Loop; Add Sample.
+    #[allow(clippy::too_many_arguments)]
+    fn sample_list(
+        &mut self,
+        ui: &mut Ui,
+        cx: &DetailsCx,
+        id: NodeId,
+        samples: &[BlendSample],
+        position: f32,
+        looping: bool,
+        out: &mut DetailsOut,
+    ) {
         ui.horizontal(|ui| {
             let mut l = looping;
             if ui.checkbox(&mut l, "Loop").changed() {

@@ -491,60 +491,14 @@ impl GraphPanel {
         let transform = viewer.transform;
         self.transform = transform;
         let visible = transform.inverse() * canvas;
-        let rects = std::mem::take(&mut viewer.rects);
         self.body_sizes = std::mem::take(&mut viewer.body_sizes);
-        // Weights on the wires while a preview runs.
-        let mut labels = 0;
-        if previewing {
-            let painter = ui
-                .ctx()
-                .layer_painter(egui::LayerId::new(ui.layer_id().order, id))
-                .with_clip_rect(transform.inverse() * canvas);
-            for c in &graph.connections {
-                let (Some(fr), Some(tr)) = (rects.get(&c.from), rects.get(&c.to)) else {
-                    continue;
-                };
-                let Some(k) = self.index.pins(c.to).iter().position(|(p, _)| *p == c.pin) else {
-                    continue;
-                };
-                let (Some(&y0), Some(&y1)) = (viewer.out_rows.get(&c.from), viewer.in_rows.get(&(c.to, k)))
-                else {
-                    continue;
-                };
-                let a = Pos2::new(fr.right(), y0);
-                let b = Pos2::new(tr.left(), y1);
-                let mid = a + (b - a) * 0.5;
-                if !visible.contains(mid) {
-                    continue; // off screen: no text to lay out
-                }
-                let source = viewer.live.get(&c.from).copied().unwrap_or_default();
-                let text = match (source.weight, source.value) {
-                    (Some(w), _) => format!("{w:.2}"),
-                    (None, Some(v)) => format!("= {v:.2}"),
-                    _ => continue,
-                };
-                let galley = painter.layout_no_wrap(text, egui::FontId::proportional(11.0), Color32::WHITE);
-                let r = Rect::from_center_size(mid, galley.size() + Vec2::new(8.0, 2.0));
-                painter.rect_filled(r, 3.0, Color32::from_black_alpha(190));
-                painter.galley(r.center() - galley.size() * 0.5, galley, Color32::WHITE);
-                labels += 1;
-            }
-        }
-        // Report (screen space) for tests.
-        let mut report =
-            GraphReport { canvas: Some(canvas), weight_labels: labels, ..GraphReport::default() };
-        for (n, r) in &rects {
-            report.node_rects.insert(*n, transform * *r);
-            if let Some(&y) = viewer.out_rows.get(n) {
-                report.out_pins.insert(*n, transform * Pos2::new(r.right(), y));
-            }
-            for (k, (pin, _)) in self.index.pins(*n).iter().enumerate() {
-                if let Some(&y) = viewer.in_rows.get(&(*n, k)) {
-                    report.in_pins.insert((*n, pin.clone()), transform * Pos2::new(r.left(), y));
-                }
-            }
-        }
-        self.report = report;
+        let drawn = Drawn {
+            rects: std::mem::take(&mut viewer.rects),
+            in_rows: std::mem::take(&mut viewer.in_rows),
+            out_rows: std::mem::take(&mut viewer.out_rows),
+            live: std::mem::take(&mut viewer.live),
+            transform,
+        };
         // What the canvas asked for.
         let ops = std::mem::take(&mut viewer.ops);
         let actions = std::mem::take(&mut viewer.actions);
@@ -555,33 +509,66 @@ impl GraphPanel {
             self.message = None;
         }
         drop(viewer);
-        self.rects = rects;
-        for op in ops {
-            if let GraphOp::AddNodes { nodes, .. } = &op {
-                cx.ui.graph_selection = nodes.iter().map(|n| n.id).collect();
-            }
-            cx.edit(Op::Graph { path: path.to_owned(), op });
-        }
-        for (node, action) in actions {
-            let targets = if cx.ui.graph_selection.contains(&node) {
-                cx.ui.graph_selection.clone()
-            } else {
-                vec![node]
-            };
-            match action {
-                NodeAction::Copy => copy(cx, graph, &targets),
-                NodeAction::Duplicate => {
-                    copy(cx, graph, &targets);
-                    paste(cx, path, graph, None, "Duplicate");
-                }
-                NodeAction::Delete => delete(cx, path, &targets),
-                NodeAction::Disconnect => disconnect_all(cx, path, graph, node),
-            }
-        }
-        if let Some(at) = paste_at {
-            paste(cx, path, graph, Some(at), "Paste");
-        }
+        let labels = if previewing { self.paint_weights(ui, graph, &drawn, visible) } else { 0 };
+        self.report = self.measure(&drawn, canvas, labels);
+        self.rects = drawn.rects;
+        apply_requests(cx, path, graph, ops, actions, paste_at);
         self.selection_and_drags(ui, cx, path, graph, &response);
+    }
+
+    /// Paints the weight flowing through each visible wire at its middle; returns how many.
+    fn paint_weights(&self, ui: &egui::Ui, graph: &AnimGraph, d: &Drawn, visible: Rect) -> usize {
+        let painter = ui
+            .ctx()
+            .layer_painter(egui::LayerId::new(ui.layer_id().order, canvas_id()))
+            .with_clip_rect(visible);
+        let mut labels = 0;
+        for c in &graph.connections {
+            let (Some(fr), Some(tr)) = (d.rects.get(&c.from), d.rects.get(&c.to)) else {
+                continue;
+            };
+            let Some(k) = self.index.pins(c.to).iter().position(|(p, _)| *p == c.pin) else {
+                continue;
+            };
+            let (Some(&y0), Some(&y1)) = (d.out_rows.get(&c.from), d.in_rows.get(&(c.to, k))) else {
+                continue;
+            };
+            let a = Pos2::new(fr.right(), y0);
+            let mid = a + (Pos2::new(tr.left(), y1) - a) * 0.5;
+            if !visible.contains(mid) {
+                continue; // off screen: no text to lay out
+            }
+            let source = d.live.get(&c.from).copied().unwrap_or_default();
+            let text = match (source.weight, source.value) {
+                (Some(w), _) => format!("{w:.2}"),
+                (None, Some(v)) => format!("= {v:.2}"),
+                _ => continue,
+            };
+            let galley = painter.layout_no_wrap(text, egui::FontId::proportional(11.0), Color32::WHITE);
+            let r = Rect::from_center_size(mid, galley.size() + Vec2::new(8.0, 2.0));
+            painter.rect_filled(r, 3.0, Color32::from_black_alpha(190));
+            painter.galley(r.center() - galley.size() * 0.5, galley, Color32::WHITE);
+            labels += 1;
+        }
+        labels
+    }
+
+    /// This frame's measurements in screen space (nodes and pins), for tests and benchmarks.
+    fn measure(&self, d: &Drawn, canvas: Rect, weight_labels: usize) -> GraphReport {
+        let t = d.transform;
+        let mut report = GraphReport { canvas: Some(canvas), weight_labels, ..GraphReport::default() };
+        for (n, r) in &d.rects {
+            report.node_rects.insert(*n, t * *r);
+            if let Some(&y) = d.out_rows.get(n) {
+                report.out_pins.insert(*n, t * Pos2::new(r.right(), y));
+            }
+            for (k, (pin, _)) in self.index.pins(*n).iter().enumerate() {
+                if let Some(&y) = d.in_rows.get(&(*n, k)) {
+                    report.in_pins.insert((*n, pin.clone()), t * Pos2::new(r.left(), y));
+                }
+            }
+        }
+        report
     }
 
     /// Selection (clicks, snarl's shift/rectangle selection) and node drags (the selection moves
@@ -739,6 +726,49 @@ impl GraphPanel {
         if !moves.is_empty() {
             cx.edit(Op::Graph { path: path.to_owned(), op: GraphOp::MoveNodes(moves) });
         }
+    }
+}
+
+/// What the canvas drew this frame (graph space), read after snarl is done.
+struct Drawn {
+    rects: HashMap<NodeId, Rect>,
+    in_rows: HashMap<(NodeId, usize), f32>,
+    out_rows: HashMap<NodeId, f32>,
+    live: HashMap<NodeId, view::Live>,
+    transform: TSTransform,
+}
+
+/// Sends what the canvas asked for: its edits (a new node becomes the selection) and the node
+/// menu's requests (copy, duplicate, delete, disconnect all), and a paste at a canvas point.
+fn apply_requests(
+    cx: &mut Cx,
+    path: &str,
+    graph: &AnimGraph,
+    ops: Vec<GraphOp>,
+    actions: Vec<(NodeId, NodeAction)>,
+    paste_at: Option<Pos2>,
+) {
+    for op in ops {
+        if let GraphOp::AddNodes { nodes, .. } = &op {
+            cx.ui.graph_selection = nodes.iter().map(|n| n.id).collect();
+        }
+        cx.edit(Op::Graph { path: path.to_owned(), op });
+    }
+    for (node, action) in actions {
+        let targets =
+            if cx.ui.graph_selection.contains(&node) { cx.ui.graph_selection.clone() } else { vec![node] };
+        match action {
+            NodeAction::Copy => copy(cx, graph, &targets),
+            NodeAction::Duplicate => {
+                copy(cx, graph, &targets);
+                paste(cx, path, graph, None, "Duplicate");
+            }
+            NodeAction::Delete => delete(cx, path, &targets),
+            NodeAction::Disconnect => disconnect_all(cx, path, graph, node),
+        }
+    }
+    if let Some(at) = paste_at {
+        paste(cx, path, graph, Some(at), "Paste");
     }
 }
 

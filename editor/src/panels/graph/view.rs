@@ -486,44 +486,7 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
             ui.set_max_width(190.0);
             match n.kind.clone() {
                 NodeKind::Clip { clip, speed, looping } => {
-                    let mut pick = None;
-                    egui::ComboBox::from_id_salt(("clip node", id.0))
-                        .selected_text(short(&clip))
-                        .width(170.0)
-                        .show_ui(ui, |ui| {
-                            for c in self.clips {
-                                if ui.selectable_label(*c == clip, c.as_str()).clicked() {
-                                    pick = Some(c.clone());
-                                }
-                            }
-                        });
-                    if let Some(c) = pick {
-                        self.set(id, NodeKind::Clip { clip: c, speed, looping }, "clip");
-                    }
-                    ui.horizontal(|ui| {
-                        let mut s = speed;
-                        let r = ui.add(egui::DragValue::new(&mut s).speed(0.01).prefix("speed "));
-                        let title = self.index.title(id).to_owned();
-                        r.widget_info(move || {
-                            egui::WidgetInfo::labeled(
-                                egui::WidgetType::DragValue,
-                                true,
-                                format!("{title} speed"),
-                            )
-                        });
-                        if r.changed() && s.is_finite() {
-                            self.set(id, NodeKind::Clip { clip: clip.clone(), speed: s, looping }, "speed");
-                        }
-                        let mut l = looping;
-                        if ui.checkbox(&mut l, "loop").changed() {
-                            self.set(id, NodeKind::Clip { clip: clip.clone(), speed, looping: l }, "looping");
-                        }
-                    });
-                    if let Some((t, d)) = live.player {
-                        let f = if d > 0.0 { t / d } else { 0.0 };
-                        ui.add(egui::ProgressBar::new(f).desired_width(170.0).desired_height(6.0));
-                        ui.weak(format!("{t:.2} / {d:.2} s"));
-                    }
+                    self.clip_body(ui, id, clip, speed, looping, &live)
                 }
                 NodeKind::Parameter { name } => {
                     let mut pick = None;
@@ -810,6 +773,46 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
             *to_global = t;
         }
         self.transform = *to_global;
+    }
+}
+
+impl GraphViewer<'_> {
+    /// A Clip node's controls: the clip picker, speed, loop, and the playhead while previewing.
+    fn clip_body(&mut self, ui: &mut Ui, id: NodeId, clip: String, speed: f32, looping: bool, live: &Live) {
+        let mut pick = None;
+        egui::ComboBox::from_id_salt(("clip node", id.0)).selected_text(short(&clip)).width(170.0).show_ui(
+            ui,
+            |ui| {
+                for c in self.clips {
+                    if ui.selectable_label(*c == clip, c.as_str()).clicked() {
+                        pick = Some(c.clone());
+                    }
+                }
+            },
+        );
+        if let Some(c) = pick {
+            self.set(id, NodeKind::Clip { clip: c, speed, looping }, "clip");
+        }
+        ui.horizontal(|ui| {
+            let mut s = speed;
+            let r = ui.add(egui::DragValue::new(&mut s).speed(0.01).prefix("speed "));
+            let title = self.index.title(id).to_owned();
+            r.widget_info(move || {
+                egui::WidgetInfo::labeled(egui::WidgetType::DragValue, true, format!("{title} speed"))
+            });
+            if r.changed() && s.is_finite() {
+                self.set(id, NodeKind::Clip { clip: clip.clone(), speed: s, looping }, "speed");
+            }
+            let mut l = looping;
+            if ui.checkbox(&mut l, "loop").changed() {
+                self.set(id, NodeKind::Clip { clip: clip.clone(), speed, looping: l }, "looping");
+            }
+        });
+        if let Some((t, d)) = live.player {
+            let f = if d > 0.0 { t / d } else { 0.0 };
+            ui.add(egui::ProgressBar::new(f).desired_width(170.0).desired_height(6.0));
+            ui.weak(format!("{t:.2} / {d:.2} s"));
+        }
     }
 }
 
