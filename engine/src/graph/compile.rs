@@ -579,15 +579,82 @@ impl GraphProgram {
 /// parameters, connections, cycles. Returns every error found and, when there is no cycle, the
 /// nodes (indices into `graph.nodes`) in topological order.
 pub fn validate_structure(graph: &AnimGraph) -> (Vec<GraphError>, Option<Vec<usize>>) {
+    let a = analyze(graph);
+    (a.errors, a.order)
+}
+
+/// An input pin, typed (files and the model name pins by string; the compiler by this).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Pin {
+    Pose,
+    A,
+    B,
+    Weight,
+    Position,
+    Base,
+    Layer,
+    Reference,
+    Scale,
+}
+
+impl Pin {
+    /// The pin named `name` on some kind (every name [`NodeKind::inputs`] uses parses).
+    fn parse(name: &str) -> Option<Pin> {
+        Some(match name {
+            "pose" => Pin::Pose,
+            "a" => Pin::A,
+            "b" => Pin::B,
+            "weight" => Pin::Weight,
+            "position" => Pin::Position,
+            "base" => Pin::Base,
+            "layer" => Pin::Layer,
+            "reference" => Pin::Reference,
+            "scale" => Pin::Scale,
+            _ => return None,
+        })
+    }
+
+    /// The pins of a kind, in display order.
+    fn of(kind: &NodeKind) -> impl Iterator<Item = (Pin, PinType)> + '_ {
+        kind.inputs().iter().filter_map(|(n, t)| Some((Pin::parse(n)?, *t)))
+    }
+}
+
+/// The accepted wiring of a graph: node index by id, and the node feeding each input pin
+/// (only connections whose pin exists, whose types match and that are not doubled).
+#[derive(Debug, Default)]
+struct Wiring {
+    index: HashMap<NodeId, usize>,
+    inputs: HashMap<(usize, Pin), usize>,
+}
+
+impl Wiring {
+    /// The node (index) feeding node `i`'s pin `pin`.
+    fn input(&self, i: usize, pin: Pin) -> Option<usize> {
+        self.inputs.get(&(i, pin)).copied()
+    }
+}
+
+/// What the structural pass found: every error, the topological order when acyclic, the wiring.
+struct Analysis {
+    errors: Vec<GraphError>,
+    order: Option<Vec<usize>>,
+    wiring: Wiring,
+}
+
+/// The structural pass (see [`validate_structure`]), keeping the index and wiring it builds for
+/// the compiler.
+fn analyze(graph: &AnimGraph) -> Analysis {
     let mut errors = Vec::new();
-    let mut index: HashMap<NodeId, usize> = HashMap::with_capacity(graph.nodes.len());
+    let mut wiring = Wiring::default();
     for (i, n) in graph.nodes.iter().enumerate() {
-        if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(n.id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = wiring.index.entry(n.id) {
             slot.insert(i);
         } else {
             errors.push(GraphError::DuplicateNodeId { node: n.id, title: n.kind.name() });
         }
     }
+    let index = std::mem::take(&mut wiring.index);
     let index_of = |id: NodeId| index.get(&id).copied();
     for (i, p) in graph.parameters.iter().enumerate() {
         if graph.parameters[..i].iter().any(|q| q.name == p.name) {
@@ -657,7 +724,11 @@ pub fn validate_structure(graph: &AnimGraph) -> (Vec<GraphError>, Option<Vec<usi
         }
         seen.push((c.to, c.pin.as_str()));
         inputs[ti].push(fi);
+        if let Some(pin) = Pin::parse(&c.pin) {
+            wiring.inputs.insert((ti, pin), fi);
+        }
     }
+    wiring.index = index;
     // Kahn's algorithm, smallest id first among the ready nodes.
     let n = graph.nodes.len();
     let mut outputs: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -682,7 +753,7 @@ pub fn validate_structure(graph: &AnimGraph) -> (Vec<GraphError>, Option<Vec<usi
         }
     }
     if order.len() == n {
-        return (errors, Some(order));
+        return Analysis { errors, order: Some(order), wiring };
     }
     // Report each cycle once: walk inputs among the unordered nodes until a node repeats.
     let mut reported = vec![false; n];
@@ -718,7 +789,7 @@ pub fn validate_structure(graph: &AnimGraph) -> (Vec<GraphError>, Option<Vec<usi
             errors.push(GraphError::Cycle { node: first.id, title: first.kind.name(), cycle: ids });
         }
     }
-    (errors, None)
+    Analysis { errors, order: None, wiring }
 }
 
 /// Validates `graph` for `skeleton` with clips from `clips` and compiles it. Returns every error
@@ -728,7 +799,7 @@ pub fn compile(
     skeleton: &Skeleton,
     clips: &dyn ClipSource,
 ) -> Result<GraphProgram, Vec<GraphError>> {
-    let (mut errors, order) = validate_structure(graph);
+    let Analysis { mut errors, order, wiring } = analyze(graph);
     if skeleton.bone_count() > u16::MAX as usize {
         errors.push(GraphError::TooManyBones {
             skeleton: skeleton.name.clone(),
@@ -736,46 +807,87 @@ pub fn compile(
             max: u16::MAX as usize,
         });
     }
-    let n = graph.nodes.len();
-    let mut index: HashMap<NodeId, usize> = HashMap::with_capacity(n);
-    for (i, node) in graph.nodes.iter().enumerate() {
-        index.entry(node.id).or_insert(i);
-    }
-    // Good edges only (what validate_structure accepted): input pin -> source index.
-    let mut input_of: HashMap<(usize, &str), usize> = HashMap::new();
-    for c in &graph.connections {
-        if let (Some(&fi), Some(&ti)) = (index.get(&c.from), index.get(&c.to)) {
-            let to = &graph.nodes[ti].kind;
-            if to.input_type(&c.pin).is_some() && to.input_type(&c.pin) == graph.nodes[fi].kind.output() {
-                input_of.entry((ti, c.pin.as_str())).or_insert(fi);
-            }
-        }
-    }
     let output = graph.nodes.iter().position(|n| matches!(n.kind, NodeKind::Output));
-    // Reachability from the Output.
-    let mut reach = vec![false; n];
-    if let Some(o) = output {
-        let mut stack = vec![o];
-        while let Some(i) = stack.pop() {
-            if std::mem::replace(&mut reach[i], true) {
-                continue;
+    let reach = reachable(graph, &wiring, output);
+    let checker = Checker { graph, skeleton, clips };
+    let resolved = checker.check(&reach, &mut errors);
+    let (Some(_), Some(output), true) = (order, output, errors.is_empty()) else {
+        return Err(errors);
+    };
+    let order = emission_order(graph, &wiring, output);
+    Ok(Emitter::new(graph, skeleton, &wiring, resolved).run(&order, output))
+}
+
+/// The nodes the Output reads, directly or not.
+fn reachable(graph: &AnimGraph, wiring: &Wiring, output: Option<usize>) -> Vec<bool> {
+    let mut reach = vec![false; graph.nodes.len()];
+    let mut stack: Vec<usize> = output.into_iter().collect();
+    while let Some(i) = stack.pop() {
+        if std::mem::replace(&mut reach[i], true) {
+            continue;
+        }
+        stack.extend(Pin::of(&graph.nodes[i].kind).filter_map(|(pin, _)| wiring.input(i, pin)));
+    }
+    reach
+}
+
+/// Emission order: depth-first post-order from the Output, inputs in pin order. It is a
+/// topological order of the reachable nodes (the graph is acyclic here) that finishes each
+/// input's subtree before starting the next, which keeps few slots live.
+fn emission_order(graph: &AnimGraph, wiring: &Wiring, output: usize) -> Vec<usize> {
+    let n = graph.nodes.len();
+    let mut order = Vec::with_capacity(n);
+    let mut done = vec![false; n];
+    let mut stack: Vec<(usize, usize)> = vec![(output, 0)];
+    while let Some((i, k)) = stack.pop() {
+        let pins: Vec<Pin> = Pin::of(&graph.nodes[i].kind).map(|(p, _)| p).collect();
+        if let Some(&pin) = pins.get(k) {
+            stack.push((i, k + 1));
+            if let Some(f) = wiring.input(i, pin)
+                && !done[f]
+            {
+                stack.push((f, 0));
             }
-            for (pin, _) in graph.nodes[i].kind.inputs() {
-                if let Some(&f) = input_of.get(&(i, *pin)) {
-                    stack.push(f);
-                }
-            }
+        } else if !done[i] {
+            done[i] = true;
+            order.push(i);
         }
     }
-    // Node-local checks on reachable nodes.
-    let param_index = |name: &str| graph.parameters.iter().position(|p| p.name == name);
-    let mut resolved: Vec<Option<Arc<Clip>>> = vec![None; n];
-    let resolve = |errors: &mut Vec<GraphError>, id: NodeId, title: &'static str, path: &str| {
-        let Some(clip) = clips.clip(path) else {
+    order
+}
+
+/// The clips a node plays, resolved by the checks: a Clip node's clip, a blend space's clip per
+/// sample (in sample order; `None` where it failed).
+struct Resolved {
+    clips: Vec<Option<Arc<Clip>>>,
+    space_clips: Vec<Vec<Option<Arc<Clip>>>>,
+}
+
+/// The node-local checks of the nodes the Output reads: settings, clips, bones, parameters.
+struct Checker<'a> {
+    graph: &'a AnimGraph,
+    skeleton: &'a Skeleton,
+    clips: &'a dyn ClipSource,
+}
+
+impl Checker<'_> {
+    fn param_known(&self, name: &str) -> bool {
+        self.graph.parameters.iter().any(|p| p.name == name)
+    }
+
+    /// Resolves the clip at `path` for the skeleton, or names why it cannot play.
+    fn resolve(
+        &self,
+        errors: &mut Vec<GraphError>,
+        id: NodeId,
+        title: &'static str,
+        path: &str,
+    ) -> Option<Arc<Clip>> {
+        let Some(clip) = self.clips.clip(path) else {
             errors.push(GraphError::MissingClip { node: id, title, path: path.to_owned() });
             return None;
         };
-        match find_clip_fault(&clip, skeleton) {
+        match find_clip_fault(&clip, self.skeleton) {
             None => {
                 // Compiled here, once per clip, so evaluation never builds it in a frame.
                 clip.compiled();
@@ -796,85 +908,97 @@ pub fn compile(
                 None
             }
         }
-    };
-    let mut space_clips: Vec<Vec<Option<Arc<Clip>>>> = vec![Vec::new(); n];
-    for i in (0..n).filter(|&i| reach[i]) {
-        let node = &graph.nodes[i];
+    }
+
+    fn unknown_bone(&self, errors: &mut Vec<GraphError>, id: NodeId, title: &'static str, bone: &str) {
+        if self.skeleton.index_of(bone).is_none() {
+            errors.push(GraphError::UnknownBone {
+                node: id,
+                title,
+                bone: bone.to_owned(),
+                skeleton: self.skeleton.name.clone(),
+            });
+        }
+    }
+
+    /// Checks every node in `reach`, resolving the clips they play.
+    fn check(&self, reach: &[bool], errors: &mut Vec<GraphError>) -> Resolved {
+        let n = self.graph.nodes.len();
+        let mut resolved = Resolved { clips: vec![None; n], space_clips: vec![Vec::new(); n] };
+        for i in (0..n).filter(|&i| reach[i]) {
+            let node = &self.graph.nodes[i];
+            for (pin, ty) in node.kind.inputs() {
+                // A pin fed by a faulty connection is reported on that connection, not here.
+                let wired = self.graph.connections.iter().any(|c| c.to == node.id && c.pin == *pin);
+                if *ty == PinType::Pose && !wired {
+                    errors.push(GraphError::MissingInput {
+                        node: node.id,
+                        title: node.kind.name(),
+                        pin: (*pin).to_owned(),
+                    });
+                }
+            }
+            self.check_node(node, i, errors, &mut resolved);
+        }
+        resolved
+    }
+
+    fn check_node(
+        &self,
+        node: &super::model::Node,
+        i: usize,
+        errors: &mut Vec<GraphError>,
+        resolved: &mut Resolved,
+    ) {
         let (id, title) = (node.id, node.kind.name());
         let bad = |errors: &mut Vec<GraphError>, what: String| {
             errors.push(GraphError::BadValue { node: id, title, what })
         };
-        for (pin, ty) in node.kind.inputs() {
-            // A pin fed by a faulty connection is reported on that connection, not here.
-            let wired = graph.connections.iter().any(|c| c.to == id && c.pin == *pin);
-            if *ty == PinType::Pose && !wired {
-                errors.push(GraphError::MissingInput { node: id, title, pin: (*pin).to_owned() });
+        let finite = |errors: &mut Vec<GraphError>, what: &str, v: f32| {
+            if !v.is_finite() {
+                bad(errors, format!("{what} {v} is not finite"));
             }
-        }
+        };
         match &node.kind {
             NodeKind::Clip { clip, speed, .. } => {
-                if !speed.is_finite() {
-                    bad(&mut errors, format!("speed {speed} is not finite"));
-                }
-                resolved[i] = resolve(&mut errors, id, title, clip);
+                finite(errors, "speed", *speed);
+                resolved.clips[i] = self.resolve(errors, id, title, clip);
             }
             NodeKind::Parameter { name } => {
-                if param_index(name).is_none() {
+                if !self.param_known(name) {
                     errors.push(GraphError::UnknownParameter { node: id, title, parameter: name.clone() });
                 }
             }
-            NodeKind::Blend2 { weight } | NodeKind::Additive { weight } => {
-                if !weight.is_finite() {
-                    bad(&mut errors, format!("weight {weight} is not finite"));
-                }
-            }
+            NodeKind::Blend2 { weight } | NodeKind::Additive { weight } => finite(errors, "weight", *weight),
             NodeKind::BlendSpace1D { samples, position, .. } => {
                 if samples.is_empty() {
-                    bad(&mut errors, "a blend space needs at least one clip".to_owned());
+                    bad(errors, "a blend space needs at least one clip".to_owned());
                 }
-                if !position.is_finite() {
-                    bad(&mut errors, format!("position {position} is not finite"));
-                }
+                finite(errors, "position", *position);
                 for s in samples {
                     if !s.position.is_finite() || !s.speed.is_finite() {
-                        bad(&mut errors, format!("clip {:?}: position and speed must be finite", s.clip));
+                        bad(errors, format!("clip {:?}: position and speed must be finite", s.clip));
                     }
-                    space_clips[i].push(resolve(&mut errors, id, title, &s.clip));
+                    resolved.space_clips[i].push(self.resolve(errors, id, title, &s.clip));
                 }
             }
             NodeKind::Mask { weight, subtrees } => {
-                if !weight.is_finite() {
-                    bad(&mut errors, format!("weight {weight} is not finite"));
-                }
+                finite(errors, "weight", *weight);
                 for s in subtrees {
-                    if skeleton.index_of(&s.bone).is_none() {
-                        errors.push(GraphError::UnknownBone {
-                            node: id,
-                            title,
-                            bone: s.bone.clone(),
-                            skeleton: skeleton.name.clone(),
-                        });
-                    }
+                    self.unknown_bone(errors, id, title, &s.bone);
                     if !(s.weight.is_finite() && s.falloff.is_finite() && s.falloff >= 0.0) {
-                        bad(&mut errors, format!("subtree {:?}: weight and falloff must be finite", s.bone));
+                        bad(errors, format!("subtree {:?}: weight and falloff must be finite", s.bone));
                     }
                 }
             }
             NodeKind::Adjust { entries } => {
                 for e in entries {
-                    if skeleton.index_of(&e.bone).is_none() {
-                        errors.push(GraphError::UnknownBone {
-                            node: id,
-                            title,
-                            bone: e.bone.clone(),
-                            skeleton: skeleton.name.clone(),
-                        });
-                    }
+                    self.unknown_bone(errors, id, title, &e.bone);
                     match &e.amount {
-                        Drive::Parameter(p) if param_index(p).is_none() => errors
+                        Drive::Parameter(p) if !self.param_known(p) => errors
                             .push(GraphError::UnknownParameter { node: id, title, parameter: p.clone() }),
                         Drive::Constant(c) if !c.is_finite() => {
-                            bad(&mut errors, format!("bone {:?}: amount {c} is not finite", e.bone))
+                            bad(errors, format!("bone {:?}: amount {c} is not finite", e.bone))
                         }
                         _ => {}
                     }
@@ -884,50 +1008,116 @@ pub fn compile(
                         AdjustOp::Scale => Some(Vec3::X),
                     };
                     if axis.and_then(Vec3::try_normalize).is_none() {
-                        bad(&mut errors, format!("bone {:?}: the axis must be finite and non-zero", e.bone));
+                        bad(errors, format!("bone {:?}: the axis must be finite and non-zero", e.bone));
                     }
                 }
             }
-            NodeKind::TimeScale { scale } => {
-                if !scale.is_finite() {
-                    bad(&mut errors, format!("scale {scale} is not finite"));
-                }
-            }
+            NodeKind::TimeScale { scale } => finite(errors, "scale", *scale),
             NodeKind::Output | NodeKind::Unknown { .. } => {}
         }
     }
-    let (Some(_), Some(output), true) = (order, output, errors.is_empty()) else {
-        return Err(errors);
-    };
-    // Emission order: depth-first post-order from the Output, inputs in pin order. It is a
-    // topological order of the reachable nodes (the graph is acyclic here) that finishes each
-    // input's subtree before starting the next, which keeps few slots live.
-    let mut order = Vec::with_capacity(n);
-    let mut done = vec![false; n];
-    let mut stack: Vec<(usize, usize)> = vec![(output, 0)];
-    while let Some((i, pin)) = stack.pop() {
-        let pins = graph.nodes[i].kind.inputs();
-        if pin < pins.len() {
-            stack.push((i, pin + 1));
-            if let Some(&f) = input_of.get(&(i, pins[pin].0))
-                && !done[f]
-            {
-                stack.push((f, 0));
+}
+
+/// Pose slots handed out like registers: the lowest free one first (so numbers stay small and
+/// deterministic), a new one when none is free.
+#[derive(Debug, Default)]
+struct Slots {
+    free: Vec<u16>,
+    count: u16,
+}
+
+impl Slots {
+    fn take(&mut self) -> u16 {
+        match self.free.iter().enumerate().min_by_key(|(_, s)| **s).map(|(k, _)| k) {
+            Some(k) => self.free.swap_remove(k),
+            None => {
+                self.count += 1;
+                self.count - 1
             }
-        } else if !done[i] {
-            done[i] = true;
-            order.push(i);
         }
     }
-    if skeleton.bone_count() > u16::MAX as usize {
-        return Err(errors); // named above
+
+    fn release(&mut self, slot: u16) {
+        self.free.push(slot);
+    }
+}
+
+/// Emits a checked graph's program node by node (see the module docs for the slot rules).
+struct Emitter<'a> {
+    graph: &'a AnimGraph,
+    skeleton: &'a Skeleton,
+    wiring: &'a Wiring,
+    resolved: Resolved,
+    /// Per node: its index in the flow table (pose nodes the program runs).
+    flow_index: Vec<u16>,
+    /// Per node: the node whose slot holds its value (Adjust and TimeScale alias their input).
+    root: Vec<usize>,
+    /// Per value root: readers not yet emitted.
+    uses: Vec<u32>,
+    /// Per node: its slot.
+    slot: Vec<u16>,
+    slots: Slots,
+    program: GraphProgram,
+}
+
+impl<'a> Emitter<'a> {
+    fn new(graph: &'a AnimGraph, skeleton: &'a Skeleton, wiring: &'a Wiring, resolved: Resolved) -> Self {
+        let n = graph.nodes.len();
+        Emitter {
+            graph,
+            skeleton,
+            wiring,
+            resolved,
+            flow_index: vec![u16::MAX; n],
+            root: (0..n).collect(),
+            uses: vec![0; n],
+            slot: vec![u16::MAX; n],
+            slots: Slots::default(),
+            program: GraphProgram {
+                skeleton: skeleton.name.clone(),
+                bone_count: skeleton.bone_count(),
+                parameters: graph.parameters.clone(),
+                instructions: Vec::new(),
+                slot_count: 0,
+                result: 0,
+                players: Vec::new(),
+                spaces: Vec::new(),
+                members: Vec::new(),
+                member_positions: Vec::new(),
+                masks: Vec::new(),
+                flow: Vec::new(),
+                flow_nodes: Vec::new(),
+                root: 0,
+                adjust_entries: Vec::new(),
+            },
+        }
     }
 
-    // ---- Emission ----
-    let float_of = |i: usize, pin: &str| -> FloatRef {
-        match input_of.get(&(i, pin)).map(|&f| &graph.nodes[f].kind) {
-            Some(NodeKind::Parameter { name }) => FloatRef::Param(param_index(name).unwrap_or(0) as u16),
-            _ => FloatRef::Constant(match &graph.nodes[i].kind {
+    /// The node feeding `i`'s `pin` (the checks made sure a pose pin is fed; an unfed one reads
+    /// the node itself, which cannot happen here).
+    fn input(&self, i: usize, pin: Pin) -> usize {
+        self.wiring.input(i, pin).unwrap_or(i)
+    }
+
+    /// The slot holding the value fed to `i`'s `pin`.
+    fn slot_of(&self, i: usize, pin: Pin) -> u16 {
+        self.slot[self.root[self.input(i, pin)]]
+    }
+
+    /// The flow index of the node feeding `i`'s `pin`.
+    fn flow_of(&self, i: usize, pin: Pin) -> u16 {
+        self.flow_index[self.input(i, pin)]
+    }
+
+    fn param(&self, name: &str) -> u16 {
+        self.graph.parameters.iter().position(|p| p.name == name).unwrap_or(0) as u16
+    }
+
+    /// A float operand: the Parameter node wired to `pin`, else the node's authored constant.
+    fn float_of(&self, i: usize, pin: Pin) -> FloatRef {
+        match self.wiring.input(i, pin).map(|f| &self.graph.nodes[f].kind) {
+            Some(NodeKind::Parameter { name }) => FloatRef::Param(self.param(name)),
+            _ => FloatRef::Constant(match &self.graph.nodes[i].kind {
                 NodeKind::Blend2 { weight }
                 | NodeKind::Additive { weight }
                 | NodeKind::Mask { weight, .. } => *weight,
@@ -936,215 +1126,215 @@ pub fn compile(
                 _ => 0.0,
             }),
         }
-    };
-    let pose_in = |i: usize, pin: &str| input_of.get(&(i, pin)).copied().unwrap_or(usize::MAX);
-    let is_pose =
-        |i: usize| reach[i] && !matches!(graph.nodes[i].kind, NodeKind::Parameter { .. } | NodeKind::Output);
-    // Flow indices and value roots (Adjust / TimeScale alias their input).
-    let mut flow_index = vec![u16::MAX; n];
-    let mut root = vec![usize::MAX; n];
-    let mut uses = vec![0u32; n];
-    let mut flow_nodes = Vec::new();
-    for &i in &order {
-        if !is_pose(i) {
-            continue;
-        }
-        flow_index[i] = flow_nodes.len() as u16;
-        flow_nodes.push(i);
-        root[i] = match graph.nodes[i].kind {
-            NodeKind::Adjust { .. } | NodeKind::TimeScale { .. } => root[pose_in(i, "pose")],
-            _ => i,
-        };
     }
-    for &i in &flow_nodes {
-        if matches!(graph.nodes[i].kind, NodeKind::Adjust { .. } | NodeKind::TimeScale { .. }) {
-            continue;
-        }
-        for (pin, ty) in graph.nodes[i].kind.inputs() {
-            if *ty == PinType::Pose {
-                uses[root[pose_in(i, pin)]] += 1;
+
+    /// Runs the emission over `order` (see [`emission_order`]).
+    fn run(mut self, order: &[usize], output: usize) -> GraphProgram {
+        let is_pose = |kind: &NodeKind| !matches!(kind, NodeKind::Parameter { .. } | NodeKind::Output);
+        let aliases = |kind: &NodeKind| matches!(kind, NodeKind::Adjust { .. } | NodeKind::TimeScale { .. });
+        let flow: Vec<usize> =
+            order.iter().copied().filter(|&i| is_pose(&self.graph.nodes[i].kind)).collect();
+        for (k, &i) in flow.iter().enumerate() {
+            self.flow_index[i] = k as u16;
+            if aliases(&self.graph.nodes[i].kind) {
+                self.root[i] = self.root[self.input(i, Pin::Pose)];
             }
         }
-    }
-    let result_root = root[pose_in(output, "pose")];
-    uses[result_root] += 1; // the Output reads it last; never freed
-    let mut free: Vec<u16> = Vec::new();
-    let mut slot_count = 0u16;
-    let mut slot = vec![u16::MAX; n];
-    let mut take = |free: &mut Vec<u16>| -> u16 {
-        // Lowest free slot first, so slot numbers stay small and deterministic.
-        match free.iter().enumerate().min_by_key(|(_, s)| **s).map(|(k, _)| k) {
-            Some(k) => free.swap_remove(k),
-            None => {
-                slot_count += 1;
-                slot_count - 1
+        for &i in &flow {
+            if !aliases(&self.graph.nodes[i].kind) {
+                for (pin, ty) in Pin::of(&self.graph.nodes[i].kind) {
+                    if ty == PinType::Pose {
+                        let r = self.root[self.input(i, pin)];
+                        self.uses[r] += 1;
+                    }
+                }
             }
         }
-    };
-    let mut program = GraphProgram {
-        skeleton: skeleton.name.clone(),
-        bone_count: skeleton.bone_count(),
-        parameters: graph.parameters.clone(),
-        instructions: Vec::new(),
-        slot_count: 0,
-        result: 0,
-        players: Vec::new(),
-        spaces: Vec::new(),
-        members: Vec::new(),
-        member_positions: Vec::new(),
-        masks: Vec::new(),
-        flow: Vec::with_capacity(flow_nodes.len()),
-        flow_nodes: flow_nodes.iter().map(|&i| graph.nodes[i].id).collect(),
-        root: flow_index[pose_in(output, "pose")],
-        adjust_entries: Vec::new(),
-    };
-    let fl = |i: usize| flow_index[i];
-    for &i in &flow_nodes {
+        let result_root = self.root[self.input(output, Pin::Pose)];
+        self.uses[result_root] += 1; // the Output reads it last; never freed
+        self.program.flow_nodes = flow.iter().map(|&i| self.graph.nodes[i].id).collect();
+        self.program.root = self.flow_of(output, Pin::Pose);
+        for &i in &flow {
+            self.emit(i);
+        }
+        self.program.slot_count = self.slots.count as usize;
+        self.program.result = self.slot[result_root];
+        self.program
+    }
+
+    /// Emits node `i`: its flow entry and instruction, its slot, and the release of its inputs'.
+    fn emit(&mut self, i: usize) {
+        let graph = self.graph;
         let node = &graph.nodes[i];
-        let sl = |p: &str| slot[root[pose_in(i, p)]];
         let (flow, ins) = match &node.kind {
             NodeKind::Clip { speed, looping, .. } => {
-                let clip = resolved[i].clone().unwrap_or_else(|| Arc::new(Clip::new("", skeleton)));
-                let player = program.players.len() as u16;
-                program.players.push(ClipPlayer {
+                let clip =
+                    self.resolved.clips[i].clone().unwrap_or_else(|| Arc::new(Clip::new("", self.skeleton)));
+                let player = self.program.players.len() as u16;
+                self.program.players.push(ClipPlayer {
                     node: node.id,
                     duration: clip.duration(),
                     clip,
                     speed: *speed,
                     looping: *looping,
                 });
-                let dst = take(&mut free);
-                slot[i] = dst;
+                let dst = self.dst(i);
                 (Flow::Clip { player }, Some(Instruction::Sample { player, dst }))
             }
             NodeKind::BlendSpace1D { samples, looping, .. } => {
-                let mut members: Vec<(f32, SpaceMember)> = samples
-                    .iter()
-                    .zip(&space_clips[i])
-                    .filter_map(|(s, c)| {
-                        let clip = c.clone()?;
-                        Some((s.position, SpaceMember { duration: clip.duration(), clip, speed: s.speed }))
-                    })
-                    .collect();
-                members.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let start = program.members.len();
-                for (p, m) in members {
-                    program.member_positions.push(p);
-                    program.members.push(m);
-                }
-                let space = program.spaces.len() as u16;
-                program.spaces.push(CompiledSpace {
-                    node: node.id,
-                    members: start..program.members.len(),
-                    position: float_of(i, "position"),
-                    looping: *looping,
-                });
-                let dst = take(&mut free);
-                let a = take(&mut free);
-                let b = take(&mut free);
-                free.push(a);
-                free.push(b);
-                slot[i] = dst;
+                let space = self.space(i, samples, *looping);
+                let dst = self.dst(i);
+                // Two scratch slots for the neighbours, free again once the blend is written.
+                let (a, b) = (self.slots.take(), self.slots.take());
+                self.slots.release(a);
+                self.slots.release(b);
                 (Flow::Space { space }, Some(Instruction::BlendSpace { space, dst, a, b }))
             }
             NodeKind::Blend2 { .. } => {
-                let weight = float_of(i, "weight");
-                let (a, b) = (sl("a"), sl("b"));
-                let dst = take(&mut free);
-                slot[i] = dst;
-                (
-                    Flow::Blend2 { a: fl(pose_in(i, "a")), b: fl(pose_in(i, "b")), weight },
-                    Some(Instruction::Blend { a, b, weight, dst }),
-                )
+                let weight = self.float_of(i, Pin::Weight);
+                let (a, b) = (self.slot_of(i, Pin::A), self.slot_of(i, Pin::B));
+                let dst = self.dst(i);
+                let flow = Flow::Blend2 { a: self.flow_of(i, Pin::A), b: self.flow_of(i, Pin::B), weight };
+                (flow, Some(Instruction::Blend { a, b, weight, dst }))
             }
             NodeKind::Additive { .. } => {
-                let weight = float_of(i, "weight");
-                let (base, layer, reference) = (sl("base"), sl("layer"), sl("reference"));
-                let dst = take(&mut free);
-                slot[i] = dst;
-                (
-                    Flow::Additive {
-                        base: fl(pose_in(i, "base")),
-                        layer: fl(pose_in(i, "layer")),
-                        reference: fl(pose_in(i, "reference")),
-                        weight,
-                    },
-                    Some(Instruction::Additive { base, layer, reference, weight, dst }),
-                )
+                let weight = self.float_of(i, Pin::Weight);
+                let (base, layer) = (self.slot_of(i, Pin::Base), self.slot_of(i, Pin::Layer));
+                let reference = self.slot_of(i, Pin::Reference);
+                let dst = self.dst(i);
+                let flow = Flow::Additive {
+                    base: self.flow_of(i, Pin::Base),
+                    layer: self.flow_of(i, Pin::Layer),
+                    reference: self.flow_of(i, Pin::Reference),
+                    weight,
+                };
+                (flow, Some(Instruction::Additive { base, layer, reference, weight, dst }))
             }
             NodeKind::Mask { subtrees, .. } => {
-                let weight = float_of(i, "weight");
-                let mut m = vec![0.0f32; skeleton.bone_count()];
-                for s in subtrees {
-                    let Some(r) = skeleton.index_of(&s.bone) else { continue };
-                    for (b, mb) in m.iter_mut().enumerate() {
-                        if let Some(d) = skeleton.depth_below(r, b) {
-                            *mb = (s.weight * (1.0 - s.falloff * d as f32).max(0.0)).clamp(0.0, 1.0);
-                        }
-                    }
-                }
-                let layer_max = m.iter().copied().fold(0.0, f32::max);
-                let mask = program.masks.len() as u16;
-                program.masks.push(m);
-                let (base, layer) = (sl("base"), sl("layer"));
-                let dst = take(&mut free);
-                slot[i] = dst;
-                (
-                    Flow::Mask {
-                        base: fl(pose_in(i, "base")),
-                        layer: fl(pose_in(i, "layer")),
-                        weight,
-                        layer_max,
-                    },
-                    Some(Instruction::Mask { base, layer, mask, weight, dst }),
-                )
+                let weight = self.float_of(i, Pin::Weight);
+                let (mask, layer_max) = self.mask(subtrees);
+                let (base, layer) = (self.slot_of(i, Pin::Base), self.slot_of(i, Pin::Layer));
+                let dst = self.dst(i);
+                let flow = Flow::Mask {
+                    base: self.flow_of(i, Pin::Base),
+                    layer: self.flow_of(i, Pin::Layer),
+                    weight,
+                    layer_max,
+                };
+                (flow, Some(Instruction::Mask { base, layer, mask, weight, dst }))
             }
             NodeKind::Adjust { entries } => {
-                let first = program.adjust_entries.len() as u32;
+                let first = self.program.adjust_entries.len() as u32;
                 for e in entries {
-                    let bone = skeleton.index_of(&e.bone).unwrap_or(0) as u16;
-                    let op = match e.op {
-                        AdjustOp::Rotate { axis } => AdjustOp::Rotate { axis: axis.normalize_or(Vec3::X) },
-                        AdjustOp::Orient { axis } => AdjustOp::Orient { axis: axis.normalize_or(Vec3::X) },
-                        other => other,
-                    };
-                    let amount = match &e.amount {
-                        Drive::Constant(c) => FloatRef::Constant(*c),
-                        Drive::Parameter(p) => FloatRef::Param(param_index(p).unwrap_or(0) as u16),
-                    };
-                    program.adjust_entries.push(CompiledAdjust { bone, op, amount });
+                    let adjust = self.adjust(e);
+                    self.program.adjust_entries.push(adjust);
                 }
-                slot[i] = slot[root[i]];
-                (Flow::Adjust { input: fl(pose_in(i, "pose")), first, count: entries.len() as u32 }, None)
+                self.slot[i] = self.slot[self.root[i]];
+                (Flow::Adjust { input: self.flow_of(i, Pin::Pose), first, count: entries.len() as u32 }, None)
             }
             NodeKind::TimeScale { .. } => {
-                slot[i] = slot[root[i]];
-                (Flow::TimeScale { input: fl(pose_in(i, "pose")), scale: float_of(i, "scale") }, None)
+                self.slot[i] = self.slot[self.root[i]];
+                (
+                    Flow::TimeScale {
+                        input: self.flow_of(i, Pin::Pose),
+                        scale: self.float_of(i, Pin::Scale),
+                    },
+                    None,
+                )
             }
-            NodeKind::Parameter { .. } | NodeKind::Output | NodeKind::Unknown { .. } => continue,
+            NodeKind::Parameter { .. } | NodeKind::Output | NodeKind::Unknown { .. } => return,
         };
-        program.flow.push(flow);
+        self.program.flow.push(flow);
         if let Some(ins) = ins {
-            program.instructions.push(ins);
-            // Release inputs after their last reader (the destination was taken first).
-            for (pin, ty) in node.kind.inputs() {
-                if *ty == PinType::Pose {
-                    let r = root[pose_in(i, pin)];
-                    uses[r] -= 1;
-                    if uses[r] == 0 {
-                        free.push(slot[r]);
-                    }
-                }
-            }
-            // A value nobody reads (cannot happen for reachable nodes) would leak its slot: free it.
-            if uses[i] == 0 {
-                free.push(slot[i]);
-            }
+            self.program.instructions.push(ins);
+            self.release_inputs(i);
         }
     }
-    program.slot_count = slot_count as usize;
-    program.result = slot[result_root];
-    Ok(program)
+
+    /// Takes node `i`'s destination slot (before its inputs are released, so it never aliases
+    /// one of them).
+    fn dst(&mut self, i: usize) -> u16 {
+        let dst = self.slots.take();
+        self.slot[i] = dst;
+        dst
+    }
+
+    /// Frees the slots of `i`'s pose inputs after their last reader, and `i`'s own when nobody
+    /// reads it (cannot happen for reachable nodes).
+    fn release_inputs(&mut self, i: usize) {
+        for (pin, ty) in Pin::of(&self.graph.nodes[i].kind) {
+            if ty == PinType::Pose {
+                let r = self.root[self.input(i, pin)];
+                self.uses[r] -= 1;
+                if self.uses[r] == 0 {
+                    self.slots.release(self.slot[r]);
+                }
+            }
+        }
+        if self.uses[i] == 0 {
+            self.slots.release(self.slot[i]);
+        }
+    }
+
+    /// A blend space's members, sorted by position; returns its index.
+    fn space(&mut self, i: usize, samples: &[super::model::BlendSample], looping: bool) -> u16 {
+        let mut members: Vec<(f32, SpaceMember)> = samples
+            .iter()
+            .zip(&self.resolved.space_clips[i])
+            .filter_map(|(s, c)| {
+                let clip = c.clone()?;
+                Some((s.position, SpaceMember { duration: clip.duration(), clip, speed: s.speed }))
+            })
+            .collect();
+        members.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let start = self.program.members.len();
+        for (p, m) in members {
+            self.program.member_positions.push(p);
+            self.program.members.push(m);
+        }
+        let space = self.program.spaces.len() as u16;
+        let position = self.float_of(i, Pin::Position);
+        self.program.spaces.push(CompiledSpace {
+            node: self.graph.nodes[i].id,
+            members: start..self.program.members.len(),
+            position,
+            looping,
+        });
+        space
+    }
+
+    /// A mask's per-bone weights (later subtrees override earlier ones); returns its index and
+    /// its largest weight.
+    fn mask(&mut self, subtrees: &[super::model::MaskSubtree]) -> (u16, f32) {
+        let sk = self.skeleton;
+        let mut m = vec![0.0f32; sk.bone_count()];
+        for s in subtrees {
+            let Some(r) = sk.index_of(&s.bone) else { continue };
+            for (b, mb) in m.iter_mut().enumerate() {
+                if let Some(d) = sk.depth_below(r, b) {
+                    *mb = (s.weight * (1.0 - s.falloff * d as f32).max(0.0)).clamp(0.0, 1.0);
+                }
+            }
+        }
+        let layer_max = m.iter().copied().fold(0.0, f32::max);
+        self.program.masks.push(m);
+        ((self.program.masks.len() - 1) as u16, layer_max)
+    }
+
+    /// An adjust entry with its bone resolved and its axis normalized.
+    fn adjust(&self, e: &super::model::AdjustEntry) -> CompiledAdjust {
+        let bone = self.skeleton.index_of(&e.bone).unwrap_or(0) as u16;
+        let op = match e.op {
+            AdjustOp::Rotate { axis } => AdjustOp::Rotate { axis: axis.normalize_or(Vec3::X) },
+            AdjustOp::Orient { axis } => AdjustOp::Orient { axis: axis.normalize_or(Vec3::X) },
+            other => other,
+        };
+        let amount = match &e.amount {
+            Drive::Constant(c) => FloatRef::Constant(*c),
+            Drive::Parameter(p) => FloatRef::Param(self.param(p)),
+        };
+        CompiledAdjust { bone, op, amount }
+    }
 }
 
 /// Caches a compiled program, keyed by the authored graph's revision (a number its owner bumps
