@@ -193,7 +193,86 @@ fn an_accessor_with_no_data_cannot_ask_for_gigabytes() {
     c.json["accessors"][ibm] = json!({"count": 67108863, "type": "MAT4", "componentType": 5126});
     let faults = faults_of(&write("no_data_huge", &c));
     let f = faults.iter().find(|f| f.at == Location::Accessor(ibm)).unwrap_or_else(|| panic!("{faults:?}"));
-    assert!(f.message.contains("implausibly large"), "{f}");
+    assert!(f.message.contains("past the import's budget of 1024 MiB"), "{f}");
+}
+
+#[test]
+fn an_accessor_shared_by_many_primitives_is_decoded_once_within_the_budget() {
+    let mut c = good();
+    // 40 primitives whose POSITION is one data-less accessor of 6M elements (144 MB decoded):
+    // decoded 40 times, they would pass the 1 GiB budget; decoded once, they fit.
+    c.json["accessors"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"count": 6_000_000, "type": "VEC3", "componentType": 5126}));
+    let big = c.json["accessors"].as_array().unwrap().len() - 1;
+    let prims: Vec<Value> = (0..40).map(|_| json!({"attributes": {"POSITION": big}})).collect();
+    c.json["meshes"].as_array_mut().unwrap().push(json!({"primitives": prims}));
+    c.json["nodes"].as_array_mut().unwrap().push(json!({"name": "many", "mesh": 1}));
+    let p = write("shared_accessor", &c);
+    match gltf::import(&p) {
+        Ok(scene) => assert_eq!(scene.meshes[1].primitives.len(), 40),
+        Err(e) => assert!(!e.to_string().contains("budget"), "{e}"),
+    }
+}
+
+#[test]
+fn uris_reach_only_regular_files_inside_the_gltf_folder() {
+    let outside = temp_dir("uri_outside_target");
+    std::fs::write(outside.join("secret.bin"), vec![7u8; 4096]).unwrap();
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("uri_absolute", "/etc/passwd".to_owned(), "an absolute path"),
+        ("uri_climbs", "../../../../../../etc/passwd".to_owned(), "climbs out of the folder"),
+        ("uri_scheme", "file:///etc/passwd".to_owned(), "scheme"),
+        ("uri_device", "zero.bin".to_owned(), "through a link"),
+        ("uri_link", "secret.bin".to_owned(), "through a link"),
+    ];
+    for (name, uri, why) in cases {
+        let mut c = good();
+        c.json["buffers"][0]["uri"] = json!(uri);
+        let p = write(name, &c);
+        let dir = p.parent().unwrap();
+        #[cfg(unix)]
+        {
+            if name == "uri_device" {
+                std::os::unix::fs::symlink("/dev/zero", dir.join("zero.bin")).unwrap();
+            }
+            if name == "uri_link" {
+                std::os::unix::fs::symlink(outside.join("secret.bin"), dir.join("secret.bin")).unwrap();
+            }
+        }
+        if cfg!(not(unix)) && (name == "uri_device" || name == "uri_link") {
+            continue;
+        }
+        let faults = faults_of(&p);
+        let f = faults
+            .iter()
+            .find(|f| f.at == Location::Buffer(0))
+            .unwrap_or_else(|| panic!("{name}: {faults:?}"));
+        assert!(
+            f.message.contains(why) && f.message.contains("inside the glTF file's folder"),
+            "{name}: {f}"
+        );
+    }
+    // A FIFO would block the read forever; it is refused without opening it (a device file is
+    // refused the same way; one reached through a link is refused as above).
+    #[cfg(unix)]
+    {
+        let mut c = good();
+        c.json["buffers"][0]["uri"] = json!("pipe.bin");
+        let p = write("uri_fifo", &c);
+        let fifo = p.parent().unwrap().join("pipe.bin");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+        if made {
+            let faults = faults_of(&p);
+            assert!(faults.iter().any(|f| f.message.contains("not a regular file")), "{faults:?}");
+        }
+    }
+    // A buffer file longer than its byteLength is read only that far.
+    let mut c = good();
+    c.bin.extend(std::iter::repeat_n(0u8, 1 << 20)); // byteLength stays the original
+    let p = write("uri_long", &c);
+    gltf::import(&p).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]

@@ -589,3 +589,21 @@ fn a_cycle_is_named_by_node_ids_not_debug_text() {
     assert!(text.iter().any(|t| t.contains("lies on a cycle through #0 → #1 → #0")), "{text:?}");
     assert!(text.iter().all(|t| !t.contains("NodeId(")), "{text:?}");
 }
+
+#[test]
+fn manifest_paths_stay_inside_the_project_and_name_each_file_once() {
+    let dir = temp_dir("manifest-paths");
+    for (scenes, want) in [
+        (r#""./scenes/a.scene.ron", "scenes//a.scene.ron""#, "name the same file"),
+        (r#""C:/Windows/a.scene.ron""#, "is not a path inside the project folder"),
+        (r#""\\\\server\\share\\a.scene.ron""#, "is not a path inside the project folder"),
+        (r#""scenes/../../a.scene.ron""#, "is not a path inside the project folder"),
+    ] {
+        let text =
+            format!("(version: 1, name: \"x\", scenes: [{scenes}], assets: [], clips: [], graphs: [])");
+        std::fs::write(dir.join("project.ron"), text).unwrap();
+        let e = Project::load(&dir).unwrap_err().to_string();
+        assert!(e.contains(want) && e.contains("scenes"), "{scenes}: {e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::rc::Rc;
 
 use glam::{Mat4, Quat, Vec3};
 
@@ -49,6 +50,8 @@ pub fn import_slice(
         reader: Reader { root: &root, buffers: &buffers },
         faults,
         warnings: Vec::new(),
+        decoded: HashMap::new(),
+        decoded_bytes: 0,
     };
     let scene = b.build(file);
     if b.faults.is_empty() {
@@ -60,12 +63,20 @@ pub fn import_slice(
     }
 }
 
+/// How many bytes of decoded accessor values one import may hold (each accessor is decoded
+/// once, however many primitives or samplers share it).
+pub const DECODE_BUDGET_BYTES: usize = 1 << 30;
+
 struct Builder<'a> {
     root: &'a Root,
     base_dir: Option<&'a Path>,
     reader: Reader<'a>,
     faults: Vec<Fault>,
     warnings: Vec<Warning>,
+    /// Accessors decoded so far, shared by every reader.
+    decoded: HashMap<usize, Rc<Decoded>>,
+    /// Their bytes, against [`DECODE_BUDGET_BYTES`].
+    decoded_bytes: usize,
 }
 
 fn vec3(v: &Option<Vec<f32>>, default: Vec3) -> Option<Vec3> {
@@ -108,9 +119,39 @@ impl Builder<'_> {
         self.warnings.push(Fault::new(at, msg));
     }
 
-    fn read(&mut self, accessor: usize) -> Option<Decoded> {
+    /// The decoded accessor (decoded once; refused, with a fault, when it would pass the
+    /// import's budget of decoded bytes).
+    fn read(&mut self, accessor: usize) -> Option<Rc<Decoded>> {
+        if let Some(d) = self.decoded.get(&accessor) {
+            return Some(d.clone());
+        }
+        if let Some(acc) = self.root.accessors.get(accessor) {
+            let per = load::component_count(&acc.kind).unwrap_or(1);
+            let need = acc.count.saturating_mul(per).saturating_mul(std::mem::size_of::<f64>());
+            if self.decoded_bytes.saturating_add(need) > DECODE_BUDGET_BYTES {
+                let f = Fault::new(
+                    Location::Accessor(accessor),
+                    format!(
+                        "its {} elements would decode to {} MiB, past the import's budget of {} MiB of accessor data ({} MiB decoded already)",
+                        acc.count,
+                        need >> 20,
+                        DECODE_BUDGET_BYTES >> 20,
+                        self.decoded_bytes >> 20
+                    ),
+                );
+                if !self.faults.contains(&f) {
+                    self.faults.push(f);
+                }
+                return None;
+            }
+        }
         match self.reader.read(accessor) {
-            Ok(d) => Some(d),
+            Ok(d) => {
+                self.decoded_bytes += d.values.len() * std::mem::size_of::<f64>();
+                let d = Rc::new(d);
+                self.decoded.insert(accessor, d.clone());
+                Some(d)
+            }
             Err(f) => {
                 if !self.faults.contains(&f) {
                     self.faults.push(f);
@@ -128,7 +169,7 @@ impl Builder<'_> {
         components: usize,
         count: Option<usize>,
         what: &str,
-    ) -> Option<Decoded> {
+    ) -> Option<Rc<Decoded>> {
         let d = self.read(accessor)?;
         let at = Location::Accessor(accessor);
         if d.components != components {
@@ -227,7 +268,7 @@ impl Builder<'_> {
                     .split_once(";base64,")
                     .and_then(|(_, payload)| load::decode_base64(payload))
                     .ok_or_else(|| "data URI is not valid base64".to_owned()),
-                (Some(uri), None) => load::read_relative(self.base_dir, uri),
+                (Some(uri), None) => load::read_inside(self.base_dir, uri, load::MAX_IMAGE_BYTES),
                 (None, None) => Err("has neither a uri nor a bufferView".to_owned()),
             };
             let bytes = bytes.unwrap_or_else(|m| {
@@ -635,7 +676,7 @@ impl Builder<'_> {
         joints_accessor: usize,
         j0: &Decoded,
         w0: &Decoded,
-        extra: Option<&(Decoded, Decoded)>,
+        extra: Option<&(Rc<Decoded>, Rc<Decoded>)>,
     ) -> Option<SkinStream> {
         let n = j0.count;
         let mut out = SkinStream { joints: Vec::with_capacity(n), weights: Vec::with_capacity(n) };
@@ -644,7 +685,7 @@ impl Builder<'_> {
         for v in 0..n {
             let mut inf: [(u32, f32); 8] = [(0, 0.0); 8];
             let mut k = 0;
-            let sets = std::iter::once((j0, w0)).chain(extra.map(|(a, b)| (a, b)));
+            let sets = std::iter::once((j0, w0)).chain(extra.map(|(a, b)| (&**a, &**b)));
             for (jd, wd) in sets {
                 for c in 0..4 {
                     let j = jd.values[v * 4 + c];

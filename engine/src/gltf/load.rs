@@ -133,11 +133,64 @@ fn percent_decode(uri: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Reads the file a relative `uri` names, relative to `base_dir` (percent-decoded).
-pub(crate) fn read_relative(base_dir: Option<&Path>, uri: &str) -> Result<Vec<u8>, String> {
+/// The most bytes an external image file may hold.
+pub(crate) const MAX_IMAGE_BYTES: u64 = 256 << 20;
+
+/// Reads at most `limit` bytes of the file a relative `uri` names (percent-decoded), which must
+/// lie inside `base_dir`, the glTF file's folder: a URI that is absolute, names a scheme, climbs
+/// out of the folder with `..` (or through a symbolic link), or names anything but a regular
+/// file (a device, a FIFO, a socket) is refused, as is any file when there is no folder (a
+/// glTF read from memory can use only data: URIs and the GLB chunk).
+pub(crate) fn read_inside(base_dir: Option<&Path>, uri: &str, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
     let rel = percent_decode(uri);
-    let path = base_dir.map_or_else(|| Path::new(&rel).to_owned(), |d| d.join(&rel));
-    std::fs::read(&path).map_err(|e| format!("cannot read {:?}: {e}", path.display().to_string()))
+    let Some(base) = base_dir else {
+        return Err(format!("names the file {rel:?}, but a glTF read from memory can only use data: URIs"));
+    };
+    let refuse = |why: &str| {
+        Err(format!("names {rel:?}, {why}; a URI must name a file inside the glTF file's folder"))
+    };
+    let p = Path::new(&rel);
+    if p.is_absolute() || rel.starts_with('/') || rel.starts_with('\\') || p.has_root() {
+        return refuse("an absolute path");
+    }
+    if rel.split(['/', '\\']).next().is_some_and(|first| first.contains(':')) {
+        return refuse("which has a scheme or drive");
+    }
+    let mut depth = 0i32;
+    for part in rel.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                depth -= 1;
+                if depth < 0 {
+                    return refuse("which climbs out of the folder");
+                }
+            }
+            _ => depth += 1,
+        }
+    }
+    let path = base.join(&rel);
+    let real =
+        path.canonicalize().map_err(|e| format!("cannot read {:?}: {e}", path.display().to_string()))?;
+    let real_base = base
+        .canonicalize()
+        .map_err(|e| format!("cannot read the folder {:?}: {e}", base.display().to_string()))?;
+    if !real.starts_with(&real_base) {
+        return refuse("which leads out of the folder through a link");
+    }
+    let meta =
+        std::fs::metadata(&real).map_err(|e| format!("cannot read {:?}: {e}", path.display().to_string()))?;
+    if !meta.is_file() {
+        return refuse("which is not a regular file");
+    }
+    let file = std::fs::File::open(&real)
+        .map_err(|e| format!("cannot read {:?}: {e}", path.display().to_string()))?;
+    let mut out = Vec::with_capacity(meta.len().min(limit) as usize);
+    file.take(limit)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("cannot read {:?}: {e}", path.display().to_string()))?;
+    Ok(out)
 }
 
 /// Loads every buffer: `None` (with a fault recorded) where it cannot be read or is too short.
@@ -174,20 +227,13 @@ pub(crate) fn load_buffers(
                     None
                 }
             },
-            Some(uri) => {
-                let rel = percent_decode(uri);
-                let path = base_dir.map_or_else(|| Path::new(&rel).to_owned(), |d| d.join(&rel));
-                match std::fs::read(&path) {
-                    Ok(d) => Some(d),
-                    Err(e) => {
-                        faults.push(Fault::new(
-                            at.clone(),
-                            format!("cannot read {:?}: {e}", path.display().to_string()),
-                        ));
-                        None
-                    }
+            Some(uri) => match read_inside(base_dir, uri, b.byte_length as u64) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    faults.push(Fault::new(at.clone(), e));
+                    None
                 }
-            }
+            },
         };
         let data = data.and_then(|d| {
             if d.len() < b.byte_length {

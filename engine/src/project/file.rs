@@ -106,16 +106,29 @@ impl TryFrom<ProjectFile> for Manifest {
     fn try_from(f: ProjectFile) -> Result<Self, FieldError> {
         let lists =
             [("scenes", &f.scenes), ("assets", &f.assets), ("clips", &f.clips), ("graphs", &f.graphs)];
-        let mut all: Vec<&String> = Vec::new();
+        // Each file once, however it is spelled (`./scenes/a.ron`, `scenes//a.ron`).
+        let mut all: std::collections::HashMap<String, &String> = std::collections::HashMap::new();
         for (field, list) in lists {
             for p in list.iter() {
-                if p.is_empty() || p.starts_with('/') || p.split(['/', '\\']).any(|c| c == "..") {
+                let first = p.split(['/', '\\']).next().unwrap_or("");
+                if p.is_empty()
+                    || p.starts_with(['/', '\\'])
+                    || first.contains(':')
+                    || p.split(['/', '\\']).any(|c| c == "..")
+                {
                     return Err(field_error(field, format!("{p:?} is not a path inside the project folder")));
                 }
-                if all.contains(&p) {
-                    return Err(field_error(field, format!("{p:?} is listed twice")));
+                let key: Vec<&str> = p.split(['/', '\\']).filter(|c| !c.is_empty() && *c != ".").collect();
+                if let Some(other) = all.insert(key.join("/"), p) {
+                    return Err(field_error(
+                        field,
+                        if other == p {
+                            format!("{p:?} is listed twice")
+                        } else {
+                            format!("{p:?} and {other:?} name the same file")
+                        },
+                    ));
                 }
-                all.push(p);
             }
         }
         Ok(Manifest { name: f.name, scenes: f.scenes, assets: f.assets, clips: f.clips, graphs: f.graphs })
