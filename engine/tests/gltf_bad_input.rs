@@ -384,3 +384,34 @@ fn garbage_never_panics() {
         let _ = gltf::import(&p);
     }
 }
+
+#[test]
+fn long_node_chains_and_cycles_import_in_linear_work() {
+    // 200,000 nodes in one chain, then the same chain closed into a cycle: the hierarchy checks
+    // visit each node once (a walk up from every node would take hours here).
+    let n = 200_000;
+    let mut c = good();
+    let mut nodes: Vec<Value> = c.json["nodes"].as_array().unwrap().clone();
+    let first = nodes.len();
+    for i in 0..n {
+        let children = if i + 1 < n { json!([first + i + 1]) } else { json!([]) };
+        nodes.push(json!({"name": format!("n{i}"), "children": children}));
+    }
+    c.json["nodes"] = json!(nodes);
+    c.json["scenes"][0]["nodes"].as_array_mut().unwrap().push(json!(first));
+    let scene = gltf::import(write("long_chain", &c)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scene.nodes.len(), first + n);
+    assert_eq!(scene.order.len(), first + n);
+    c.json["nodes"][first + n - 1]["children"] = json!([first]);
+    let faults = faults_of(&write("long_cycle", &c));
+    let f = faults
+        .iter()
+        .find(|f| f.message.contains("is its own ancestor"))
+        .unwrap_or_else(|| panic!("{faults:?}"));
+    assert_eq!(f.at, Location::Node(first), "named from its lowest node");
+    assert!(
+        f.message.contains("(200000 nodes)") && f.message.len() < 300,
+        "{}",
+        &f.message[..f.message.len().min(400)]
+    );
+}

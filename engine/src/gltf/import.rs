@@ -410,42 +410,51 @@ impl Builder<'_> {
                 bones: Vec::new(),
             });
         }
-        // Cycle detection: walk up from every node; more than n steps means a cycle.
-        for start in 0..n {
-            let mut at = start;
-            let mut steps = 0;
-            while let Some(p) = parent[at] {
-                at = p;
-                steps += 1;
-                if at == start || steps > n {
-                    if at == start {
-                        let mut cycle = vec![start];
-                        let mut c = parent[start];
-                        while let Some(x) = c {
-                            if x == start || cycle.len() > n {
-                                break;
-                            }
-                            cycle.push(x);
-                            c = parent[x];
-                        }
-                        let min = *cycle.iter().min().unwrap_or(&start);
-                        if min == start {
-                            let path: Vec<String> = std::iter::once(start)
-                                .chain(cycle.iter().skip(1).rev().copied())
-                                .map(|c| c.to_string())
-                                .collect();
-                            self.fault(
-                                Location::Node(start),
-                                format!(
-                                    "is its own ancestor: node cycle {} -> {start} (parent -> child)",
-                                    path.join(" -> ")
-                                ),
-                            );
-                        }
+        // Cycle detection, linear in the node count: walk up from each node not seen yet,
+        // marking the walk; meeting the walk itself is a cycle, meeting a finished node is not.
+        let mut state = vec![0u8; n]; // 0 unseen, 1 on the current walk, 2 finished
+        let mut walk: Vec<usize> = Vec::new();
+        for first in 0..n {
+            walk.clear();
+            let mut at = Some(first);
+            while let Some(x) = at {
+                match state[x] {
+                    0 => {
+                        state[x] = 1;
+                        walk.push(x);
+                        at = parent[x];
                     }
-                    ok = false;
-                    break;
+                    1 => {
+                        // The walk from x back to x is a cycle: name it from its lowest node.
+                        let k = walk.iter().position(|&w| w == x).unwrap_or(0);
+                        let cycle = &walk[k..];
+                        let lo = (0..cycle.len()).min_by_key(|&i| cycle[i]).unwrap_or(0);
+                        let up: Vec<usize> = cycle[lo..].iter().chain(&cycle[..lo]).copied().collect();
+                        let mut path: Vec<String> = std::iter::once(up[0])
+                            .chain(up.iter().skip(1).rev().copied())
+                            .map(|c| c.to_string())
+                            .collect();
+                        if path.len() > 12 {
+                            // A long cycle is named by its ends and its length.
+                            let len = path.len();
+                            path.splice(6..len - 3, [format!("... ({len} nodes) ...")]);
+                        }
+                        self.fault(
+                            Location::Node(up[0]),
+                            format!(
+                                "is its own ancestor: node cycle {} -> {} (parent -> child)",
+                                path.join(" -> "),
+                                up[0]
+                            ),
+                        );
+                        ok = false;
+                        break;
+                    }
+                    _ => break,
                 }
+            }
+            for &w in &walk {
+                state[w] = 2;
             }
         }
         let mut order = Vec::with_capacity(n);
