@@ -231,7 +231,18 @@ pub enum GraphError {
 
 /// A cycle's nodes as the user reads them: `#5 → #6 → #5`.
 fn path_text(cycle: &[NodeId]) -> String {
-    let mut out: Vec<String> = cycle.iter().map(|n| n.to_string()).collect();
+    let mut out: Vec<String> = if cycle.len() > 12 {
+        // A long cycle is named by its ends and its length.
+        let n = cycle.len();
+        cycle[..6]
+            .iter()
+            .map(|x| x.to_string())
+            .chain([format!("... ({n} nodes) ...")])
+            .chain(cycle[n - 3..].iter().map(|x| x.to_string()))
+            .collect()
+    } else {
+        cycle.iter().map(|x| x.to_string()).collect()
+    };
     if let Some(first) = cycle.first() {
         out.push(first.to_string());
     }
@@ -685,7 +696,8 @@ fn analyze(graph: &AnimGraph) -> Analysis {
     }
     // Connections: endpoints, pins, types, doubles. Only good connections form edges.
     let mut inputs: Vec<Vec<usize>> = vec![Vec::new(); graph.nodes.len()];
-    let mut seen: Vec<(NodeId, &str)> = Vec::with_capacity(graph.connections.len());
+    let mut seen: std::collections::HashSet<(NodeId, &str)> =
+        std::collections::HashSet::with_capacity(graph.connections.len());
     for c in &graph.connections {
         let (Some(fi), Some(ti)) = (index_of(c.from), index_of(c.to)) else {
             let (node, missing) = match index_of(c.to) {
@@ -722,7 +734,7 @@ fn analyze(graph: &AnimGraph) -> Analysis {
             errors.push(GraphError::DuplicateInput { node: c.to, title, pin: c.pin.clone() });
             continue;
         }
-        seen.push((c.to, c.pin.as_str()));
+        seen.insert((c.to, c.pin.as_str()));
         inputs[ti].push(fi);
         if let Some(pin) = Pin::parse(&c.pin) {
             wiring.inputs.insert((ti, pin), fi);
@@ -759,25 +771,30 @@ fn analyze(graph: &AnimGraph) -> Analysis {
     let mut reported = vec![false; n];
     let mut left: Vec<usize> = (0..n).filter(|&i| pending[i] > 0).collect();
     left.sort_by_key(|&i| graph.nodes[i].id);
+    // Where each node sits on the current walk (so finding the cycle's start is O(1)).
+    let mut on_path: Vec<Option<usize>> = vec![None; n];
     for &start in &left {
         if reported[start] {
             continue;
         }
         let mut path: Vec<usize> = vec![start];
+        on_path[start] = Some(0);
         let mut at = start;
         let cycle = loop {
             let Some(&next) = inputs[at].iter().find(|&&f| pending[f] > 0) else { break None };
-            if let Some(p) = path.iter().position(|&x| x == next) {
+            if let Some(p) = on_path[next] {
                 break Some(path[p..].to_vec());
             }
             if reported[next] {
                 break None;
             }
+            on_path[next] = Some(path.len());
             path.push(next);
             at = next;
         };
         for &p in &path {
             reported[p] = true;
+            on_path[p] = None;
         }
         if let Some(mut cycle) = cycle {
             // Walked against the flow: reverse into flow order, start at the lowest id.
@@ -925,11 +942,14 @@ impl Checker<'_> {
     fn check(&self, reach: &[bool], errors: &mut Vec<GraphError>) -> Resolved {
         let n = self.graph.nodes.len();
         let mut resolved = Resolved { clips: vec![None; n], space_clips: vec![Vec::new(); n] };
+        // Every pin some connection feeds, faulty or not.
+        let fed: std::collections::HashSet<(NodeId, &str)> =
+            self.graph.connections.iter().map(|c| (c.to, c.pin.as_str())).collect();
         for i in (0..n).filter(|&i| reach[i]) {
             let node = &self.graph.nodes[i];
             for (pin, ty) in node.kind.inputs() {
                 // A pin fed by a faulty connection is reported on that connection, not here.
-                let wired = self.graph.connections.iter().any(|c| c.to == node.id && c.pin == *pin);
+                let wired = fed.contains(&(node.id, *pin));
                 if *ty == PinType::Pose && !wired {
                     errors.push(GraphError::MissingInput {
                         node: node.id,

@@ -452,12 +452,14 @@ impl GraphFile {
             let kind = node_kind(f, &mut errors);
             graph.nodes.push(Node { id: NodeId(f.id), position: [f.at.0, f.at.1], kind });
         }
+        let titles: std::collections::HashMap<NodeId, &'static str> =
+            graph.nodes.iter().map(|n| (n.id, n.kind.name())).collect();
         for c in self.connections {
             let (from, to) = (NodeId(c.from), NodeId(c.to));
-            let (has_from, has_to) = (graph.node(from).is_some(), graph.node(to).is_some());
+            let (has_from, has_to) = (titles.contains_key(&from), titles.contains_key(&to));
             if !(has_from && has_to) {
                 let (node, missing) = if has_to { (to, from) } else { (from, to) };
-                let title = graph.node(node).map_or("?", |n| n.kind.name());
+                let title = titles.get(&node).copied().unwrap_or("?");
                 errors.push(GraphFileError::Graph(GraphError::DanglingConnection {
                     node,
                     title,
