@@ -314,3 +314,27 @@ fn property_animation_moves_its_entity_in_the_transform_stage() {
     assert!((y - 1.0).abs() < 1e-4, "{y}");
     assert_eq!(w.transform(door), Some(Transform::IDENTITY), "the authored transform is untouched");
 }
+
+#[test]
+fn a_hundred_thousand_roots_and_children_load_in_linear_work_and_repeated_names_are_named() {
+    let sk = chain("one");
+    let assets = Assets { clip: turn(&sk), sk };
+    let n = 100_000;
+    let leaf =
+        |name: String| EntityDesc { name, transform: Some(Transform::IDENTITY), ..EntityDesc::default() };
+    let mut desc =
+        SceneDesc { name: "big".into(), entities: (0..n).map(|i| leaf(format!("e{i}"))).collect() };
+    desc.entities[0].children = (0..n).map(|i| leaf(format!("c{i}"))).collect();
+    let w = World::instantiate(&desc, &assets).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(w.roots().len(), n);
+    assert_eq!(w.children(w.find("e0").unwrap()).len(), n);
+    assert!(w.find("e0/c99999").is_some());
+    // A repeated name among siblings is named by its path, at the root or deep.
+    desc.entities[0].children[n - 1].name = "c7".into();
+    let e = World::instantiate(&desc, &assets).err().expect("a repeated child name").to_string();
+    assert!(e.contains("e0/c7"), "{e}");
+    desc.entities[0].children[n - 1].name = format!("c{}", n - 1);
+    desc.entities[n - 1].name = "e3".into();
+    let e = World::instantiate(&desc, &assets).err().expect("a repeated root name").to_string();
+    assert!(e.contains("e3"), "{e}");
+}

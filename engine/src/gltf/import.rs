@@ -775,6 +775,14 @@ impl Builder<'_> {
                 self.fault(at, "has no joints");
                 continue;
             }
+            // The limit first, before the per-joint work it protects.
+            if nj > crate::skeleton::MAX_BONES {
+                self.fault(
+                    at,
+                    format!("has {nj} joints; a rig holds at most {} bones", crate::skeleton::MAX_BONES),
+                );
+                continue;
+            }
             if let Some(&j) = s.joints.iter().find(|&&j| j >= nodes.len()) {
                 self.fault(at, format!("names joint node {j}, but the file has {} nodes", nodes.len()));
                 continue;

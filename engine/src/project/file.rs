@@ -1023,18 +1023,28 @@ impl From<&Skeleton> for SkeletonFile {
 impl TryFrom<&SkeletonFile> for Skeleton {
     type Error = FieldError;
     fn try_from(f: &SkeletonFile) -> Result<Self, FieldError> {
+        // The limit first, before any work it protects.
+        if f.bones.len() > crate::skeleton::MAX_BONES {
+            return Err(field_error(
+                "bones",
+                format!("{} bones is more than the limit of {}", f.bones.len(), crate::skeleton::MAX_BONES),
+            ));
+        }
         let mut bones = Vec::with_capacity(f.bones.len());
+        // Bones listed so far, by name (the first of a name wins; duplicates are named below).
+        let mut before: std::collections::HashMap<&str, u16> = std::collections::HashMap::new();
         for (i, b) in f.bones.iter().enumerate() {
             let at = format!("bones/{}", b.name);
             let parent = match &b.parent {
                 None => NO_PARENT,
-                Some(p) => match f.bones[..i].iter().position(|x| x.name == *p) {
-                    Some(j) => j as u16,
+                Some(p) => match before.get(p.as_str()) {
+                    Some(&j) => j,
                     None => {
                         return Err(field_error(at, format!("parent {p:?} is not a bone listed before it")));
                     }
                 },
             };
+            before.entry(b.name.as_str()).or_insert(i as u16);
             bones.push((b.name.clone(), parent, b.bind.to_transform(&format!("{at}/bind"))?));
         }
         Skeleton::from_bind_pose(f.name.clone(), bones).map_err(|e| field_error("bones", e))

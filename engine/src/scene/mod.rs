@@ -915,6 +915,7 @@ impl World {
         for (reference, clip) in assets.all_clips() {
             self.register_clip(clip, reference);
         }
+        check_sibling_names(desc)?;
         let mut stack: Vec<(&EntityDesc, Option<Entity>)> =
             desc.entities.iter().rev().map(|d| (d, None)).collect();
         while let Some((d, parent)) = stack.pop() {
@@ -933,16 +934,17 @@ impl World {
         assets: &dyn AssetSource,
         stack: &mut Vec<(&'a EntityDesc, Option<Entity>)>,
     ) -> Result<(), SceneError> {
+        // Sibling names were checked for the whole scene before spawning (`check_sibling_names`).
         let e = self.spawn(d.name.clone());
-        let siblings = match parent {
-            Some(p) => self.children(p).to_vec(),
-            None => self.roots.iter().copied().filter(|x| *x != e).collect(),
-        };
-        self.set_parent(e, parent)?;
-        let path = self.path(e).unwrap_or_default();
-        if siblings.iter().any(|s| self.names[s.index as usize] == d.name) {
-            return Err(SceneError::DuplicateName { entity: path });
+        if let Some(p) = parent {
+            // A fresh entity cannot close a cycle: move it from the roots (it is the last one)
+            // under its parent directly, in constant time.
+            self.check(p)?;
+            self.roots.pop();
+            self.parents[e.index as usize] = Some(p);
+            self.children[p.index as usize].push(e);
         }
+        let path = self.path(e).unwrap_or_default();
         let reference = |field, message| SceneError::Reference { entity: path.clone(), field, message };
         self.set_transform(e, d.transform)?;
         if let Some(a) = &d.animator {
@@ -1047,4 +1049,23 @@ impl World {
         }
         SceneDesc { name: self.name.clone(), entities: self.roots.iter().map(|e| build(self, *e)).collect() }
     }
+}
+
+/// Every sibling list of `desc` names each entity once (checked in one pass over the scene,
+/// before anything is spawned): the first repeated name, by its path.
+fn check_sibling_names(desc: &SceneDesc) -> Result<(), SceneError> {
+    let mut stack: Vec<(&[EntityDesc], String)> = vec![(&desc.entities, String::new())];
+    while let Some((list, parent)) = stack.pop() {
+        let mut seen = std::collections::HashSet::with_capacity(list.len());
+        for e in list {
+            let path = if parent.is_empty() { e.name.clone() } else { format!("{parent}/{}", e.name) };
+            if !seen.insert(e.name.as_str()) {
+                return Err(SceneError::DuplicateName { entity: path });
+            }
+            if !e.children.is_empty() {
+                stack.push((&e.children, path));
+            }
+        }
+    }
+    Ok(())
 }
