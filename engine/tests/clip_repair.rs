@@ -115,3 +115,34 @@ fn a_pose_override_replaces_the_sampled_bone_until_cleared() {
     a.evaluate(buf.rig_mut(slot).unwrap()).unwrap();
     assert_eq!(buf.rig(slot).unwrap().local[1], sk.bind_pose[1]);
 }
+
+#[test]
+fn a_clip_of_a_hundred_thousand_tracks_matches_bones_in_linear_work() {
+    use marrow_engine::project::file::{BoneTracksFile, ClipAsset, ClipFile};
+    let n = 100_000;
+    let bones: Vec<String> = (0..n).map(|i| format!("b{i}")).collect();
+    let tracks: Vec<BoneTracksFile> = bones
+        .iter()
+        .rev()
+        .map(|b| BoneTracksFile { bone: b.clone(), translation: None, rotation: None, scale: None })
+        .collect();
+    let mut f = ClipFile {
+        version: 1,
+        name: "wide".into(),
+        skeleton: "rig".into(),
+        bones,
+        looping: false,
+        length: 0.0,
+        frame_rate: 30.0,
+        tracks,
+        markers: Vec::new(),
+    };
+    let asset = ClipAsset::try_from(&f).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(asset.clip.channels().len(), n);
+    let (repaired, faults) = ClipAsset::repair(&f);
+    assert!(faults.is_empty() && repaired.clip.channels().len() == n);
+    // A track naming no bone is named, strict and repairing.
+    f.tracks[n - 1].bone = "nope".into();
+    assert!(ClipAsset::try_from(&f).unwrap_err().to_string().contains("no bone \"nope\""));
+    assert_eq!(ClipAsset::repair(&f).1.len(), 1);
+}

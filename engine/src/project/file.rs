@@ -861,13 +861,26 @@ impl From<&ClipAsset> for ClipFile {
     }
 }
 
+impl ClipFile {
+    /// Each bone name's index in the clip's bone list (the first where a name repeats), so
+    /// matching tracks to bones is one lookup each.
+    fn bone_index(&self) -> std::collections::HashMap<&str, usize> {
+        let mut out = std::collections::HashMap::with_capacity(self.bones.len());
+        for (i, b) in self.bones.iter().enumerate() {
+            out.entry(b.as_str()).or_insert(i);
+        }
+        out
+    }
+}
+
 impl TryFrom<&ClipFile> for ClipAsset {
     type Error = FieldError;
     fn try_from(f: &ClipFile) -> Result<Self, FieldError> {
         let mut channels = vec![BoneChannels::default(); f.bones.len()];
+        let bone_index = f.bone_index();
         for t in &f.tracks {
             let at = format!("tracks/{}", t.bone);
-            let Some(i) = f.bones.iter().position(|b| *b == t.bone) else {
+            let Some(&i) = bone_index.get(t.bone.as_str()) else {
                 return Err(field_error(at, format!("no bone {:?} in the clip's bone list", t.bone)));
             };
             if !channels[i].is_empty() {
@@ -910,9 +923,10 @@ impl ClipAsset {
         let mut faults = Vec::new();
         let mut channels = vec![BoneChannels::default(); f.bones.len()];
         let mut seen = vec![false; f.bones.len()];
+        let bone_index = f.bone_index();
         for t in &f.tracks {
             let at = format!("tracks/{}", t.bone);
-            let Some(i) = f.bones.iter().position(|b| *b == t.bone) else {
+            let Some(&i) = bone_index.get(t.bone.as_str()) else {
                 faults.push(field_error(
                     at,
                     format!("no bone {:?} in the clip's bone list; the tracks are dropped", t.bone),
