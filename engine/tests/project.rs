@@ -607,3 +607,30 @@ fn manifest_paths_stay_inside_the_project_and_name_each_file_once() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_scene_five_hundred_entities_deep_saves_and_loads() {
+    use marrow_engine::scene::EntityDesc;
+    let dir = temp_dir("deep-scene");
+    let mut p = runner_project();
+    let mut e = EntityDesc { name: "level499".into(), ..EntityDesc::default() };
+    for i in (0..499).rev() {
+        e = EntityDesc { name: format!("level{i}"), children: vec![e], ..EntityDesc::default() };
+    }
+    p.scenes.get_mut(SCENE_PATH).unwrap().entities.push(e);
+    // Saving runs on this (test) thread: the deep tree must not need a large stack here.
+    p.save(&dir).unwrap();
+    let text = std::fs::read_to_string(dir.join(SCENE_PATH)).unwrap();
+    assert!(text.contains("level499"), "the deep scene was written whole");
+    let back = Project::load(&dir).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back, p);
+    // Past the nesting limit, the error says so plainly (no advice for developers).
+    let levels = 3000;
+    let open: String = (0..levels).map(|i| format!("(name: \"e{i}\", children: [")).collect();
+    let close: String = (0..levels).map(|_| "])").collect();
+    let bad = format!("(version: 1, name: \"x\", entities: [{open}{close}])");
+    std::fs::write(dir.join(SCENE_PATH), bad).unwrap();
+    let e = Project::load(&dir).unwrap_err().to_string();
+    assert!(e.contains("nests deeper than") && !e.contains("serde_stacker"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -507,17 +507,68 @@ pub fn pretty_config() -> ron::ser::PrettyConfig {
 /// The RON options graph files are read with: `implicit_some` on, so optional settings are
 /// written bare (`clip: "walk.clip"`, not `clip: Some("walk.clip")`).
 pub fn ron_options() -> ron::Options {
-    ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+    ron::Options::default()
+        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+        .with_recursion_limit(MAX_NESTING)
+}
+
+/// How deeply a file may nest (RON values inside values): about 1,300 levels of entities in a
+/// scene. Files are read and written on a thread with a stack large enough for this depth.
+pub const MAX_NESTING: usize = 4096;
+
+/// Runs `f` on a thread whose stack holds [`MAX_NESTING`] levels of (de)serialization, or
+/// here when no thread can be started.
+pub fn with_deep_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    let mut f = Some(f);
+    let mut out = None;
+    std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new()
+            .name("marrow-ron".into())
+            .stack_size(256 << 20)
+            .spawn_scoped(s, || f.take().map(|f| f()));
+        if let Ok(h) = spawned {
+            match h.join() {
+                Ok(r) => out = r,
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+    });
+    match (out, f) {
+        (Some(r), _) => r,
+        (None, Some(f)) => f(),
+        (None, None) => unreachable_result(),
+    }
+}
+
+/// The thread ran `f` and returned nothing: cannot happen (its closure always returns `Some`).
+#[cold]
+fn unreachable_result<R>() -> R {
+    unreachable!("the RON thread took the closure and returned no value")
+}
+
+/// A parser's message, with the nesting limit said plainly (ron's own advice is for developers).
+pub fn ron_message(code: &ron::Error) -> String {
+    match code {
+        ron::Error::ExceededRecursionLimit => {
+            format!("the file nests deeper than {MAX_NESTING} levels (about 1,300 entities deep in a scene)")
+        }
+        other => other.to_string(),
+    }
 }
 
 /// Writes `graph` as RON (stable: the same graph always gives the same text).
 pub fn save_graph(graph: &AnimGraph) -> Result<String, ron::Error> {
-    ron::ser::to_string_pretty(&GraphFile::from(graph), pretty_config())
+    let file = GraphFile::from(graph);
+    ron::Options::default().without_recursion_limit().to_string_pretty(&file, pretty_config())
 }
 
 /// Reads a graph file. `Err` on a syntax error or an unsupported version; otherwise the graph as
 /// far as it loads, with every problem found (empty when the file is sound).
 pub fn load_graph(text: &str) -> Result<(AnimGraph, Vec<GraphFileError>), GraphFileError> {
+    with_deep_stack(|| load_graph_here(text))
+}
+
+fn load_graph_here(text: &str) -> Result<(AnimGraph, Vec<GraphFileError>), GraphFileError> {
     // The version first, so a file from a newer Marrow is reported as such, not as a syntax error
     // about a field this version does not know.
     #[derive(Deserialize)]
@@ -532,7 +583,7 @@ pub fn load_graph(text: &str) -> Result<(AnimGraph, Vec<GraphFileError>), GraphF
     let file: GraphFile = ron_options().from_str(text).map_err(|e| GraphFileError::Syntax {
         line: e.span.start.line,
         column: e.span.start.col,
-        message: e.code.to_string(),
+        message: ron_message(&e.code),
     })?;
     if file.version != GRAPH_FILE_VERSION {
         return Err(GraphFileError::Version { found: file.version, supported: GRAPH_FILE_VERSION });

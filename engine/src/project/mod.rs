@@ -134,12 +134,16 @@ struct VersionProbe {
 }
 
 /// Parses `text` (the contents of `path`) as a versioned RON file of type `F`.
-pub fn parse_file<F: DeserializeOwned>(text: &str, path: &Path) -> Result<F, ProjectError> {
+pub fn parse_file<F: DeserializeOwned + Send>(text: &str, path: &Path) -> Result<F, ProjectError> {
+    crate::graph::file::with_deep_stack(|| parse_file_here(text, path))
+}
+
+fn parse_file_here<F: DeserializeOwned>(text: &str, path: &Path) -> Result<F, ProjectError> {
     let syntax = |e: ron::error::SpannedError| ProjectError::Syntax {
         path: path.to_owned(),
         line: e.span.start.line,
         column: e.span.start.col,
-        message: e.code.to_string(),
+        message: crate::graph::file::ron_message(&e.code),
     };
     // The version first, so a newer file is reported as such rather than as a field error.
     if let Ok(probe) = ron_options().from_str::<VersionProbe>(text)
@@ -155,9 +159,16 @@ pub fn parse_file<F: DeserializeOwned>(text: &str, path: &Path) -> Result<F, Pro
 }
 
 /// Writes `value` as RON with the fixed pretty-printer (stable: same value, same text).
-pub fn to_ron<F: Serialize>(value: &F) -> String {
-    // Serializing plain data (strings, numbers, vectors, options) into a String cannot fail.
-    let mut s = ron::ser::to_string_pretty(value, pretty_config()).unwrap_or_default();
+pub fn to_ron<F: Serialize + Sync>(value: &F) -> String {
+    // Serializing plain data (strings, numbers, vectors, options) into a String cannot fail:
+    // there is no nesting limit on writing (the depth is the document's own), and the writer
+    // runs on a stack deep enough for any file the reader accepts.
+    crate::graph::file::with_deep_stack(|| to_ron_here(value))
+}
+
+fn to_ron_here<F: Serialize>(value: &F) -> String {
+    let options = ron::Options::default().without_recursion_limit();
+    let mut s = options.to_string_pretty(value, pretty_config()).unwrap_or_default();
     s.push('\n');
     s
 }
@@ -201,13 +212,17 @@ pub fn load_scene(path: &Path) -> Result<SceneDesc, ProjectError> {
 
 /// Parses scene text (`path` names it in errors).
 pub fn scene_from_str(text: &str, path: &Path) -> Result<SceneDesc, ProjectError> {
-    let f: SceneFile = parse_file(text, path)?;
-    SceneDesc::try_from(&f).map_err(|error| ProjectError::Invalid { path: path.to_owned(), error })
+    // Parsed and converted on a deep stack: a scene may nest its entities deeply, and both the
+    // parser and the conversion follow the nesting.
+    crate::graph::file::with_deep_stack(|| {
+        let f: SceneFile = parse_file_here(text, path)?;
+        SceneDesc::try_from(&f).map_err(|error| ProjectError::Invalid { path: path.to_owned(), error })
+    })
 }
 
 /// A scene's file text (authored state only).
 pub fn scene_to_string(scene: &SceneDesc) -> String {
-    to_ron(&SceneFile::from(scene))
+    crate::graph::file::with_deep_stack(|| to_ron_here(&SceneFile::from(scene)))
 }
 
 /// Saves a scene atomically.
