@@ -4,6 +4,7 @@
 //! `runner` and `gen-runner` are headless tools. See [`cli`] for the commands.
 
 mod cli;
+mod logger;
 
 use std::process::ExitCode;
 
@@ -11,6 +12,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    logger::install(args.verbose);
     if args.command.as_ref().is_some_and(|c| !matches!(c, cli::Command::Edit(_))) {
         quiet_on_closed_pipe();
     }

@@ -86,3 +86,43 @@ fn the_runner_with_audio_is_silent_and_says_so_once_without_an_output_device() {
     // With a device the steps are heard; without one (CI, this machine) one line says so.
     assert!(stderr.matches("footsteps are silent").count() <= 1, "{stderr}");
 }
+
+#[test]
+fn the_runner_refuses_a_project_that_check_rejects_naming_every_fault() {
+    let dir = temp("runner-broken");
+    let (code, out) = marrow(&["gen-runner", "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    // A marker past the clip's end and a socket naming a missing bone: the runner would play
+    // both without a word.
+    let clip = std::fs::read_to_string(dir.join("clips/stride.clip.ron")).unwrap();
+    std::fs::write(dir.join("clips/stride.clip.ron"), clip.replacen("time: 0.5,", "time: 7.5,", 1)).unwrap();
+    let scene = std::fs::read_to_string(dir.join("scenes/main.scene.ron")).unwrap();
+    std::fs::write(dir.join("scenes/main.scene.ron"), scene.replace("\"shin_r\"", "\"shin_x\"")).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_marrow"))
+        .args(["runner", dir.to_str().unwrap(), "--seconds", "0.5"])
+        .output()
+        .unwrap();
+    let out = format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    assert!(out.contains("marker \"footstep\" at t = 7.5 lies outside the clip"), "{out}");
+    assert!(out.contains("has no bone \"shin_x\""), "{out}");
+    assert!(out.contains("does not play as it stands") && !out.contains("footstep(s) in"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn gen_runner_into_a_file_says_it_needs_a_folder() {
+    let dir = temp("gen-into-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("taken.txt");
+    std::fs::write(&file, "x").unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_marrow"))
+        .args(["gen-runner", "--out", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(err.contains("taken.txt is a file; give the folder"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x", "the file is untouched");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -86,3 +86,32 @@ fn render_a_project_scene_through_the_world() {
     assert!(distinct.len() > 50, "a textured, shaded figure has many colours, got {}", distinct.len());
     let _ = std::fs::remove_file(out);
 }
+
+#[test]
+fn a_broken_shader_folder_is_said_on_stderr_when_rendering_falls_back() {
+    if marrow_engine::render::test_device().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("marrow-broken-shaders-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("mesh.wgsl"), "not wgsl at all").unwrap();
+    let out = dir.join("frame.png");
+    let file = gltf_dir().join("CesiumMan/CesiumMan.glb");
+    let (code, stdout, stderr) = marrow(&[
+        "render",
+        file.to_str().unwrap(),
+        "--size",
+        "64x64",
+        "--shaders",
+        dir.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "the embedded shaders still draw: {stderr}");
+    assert!(stdout.contains("wrote"), "{stdout}");
+    assert!(
+        stderr.contains("mesh.wgsl") && stderr.contains("falling back to the embedded shaders"),
+        "the fallback is said: {stderr}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -331,10 +331,10 @@ fn a_hundred_thousand_roots_and_children_load_in_linear_work_and_repeated_names_
     assert!(w.find("e0/c99999").is_some());
     // A repeated name among siblings is named by its path, at the root or deep.
     desc.entities[0].children[n - 1].name = "c7".into();
-    let e = World::instantiate(&desc, &assets).err().expect("a repeated child name").to_string();
+    let e = World::instantiate(&desc, &assets).map(|_| ()).expect_err("a repeated child name").to_string();
     assert!(e.contains("e0/c7"), "{e}");
     desc.entities[0].children[n - 1].name = format!("c{}", n - 1);
     desc.entities[n - 1].name = "e3".into();
-    let e = World::instantiate(&desc, &assets).err().expect("a repeated root name").to_string();
+    let e = World::instantiate(&desc, &assets).map(|_| ()).expect_err("a repeated root name").to_string();
     assert!(e.contains("e3"), "{e}");
 }

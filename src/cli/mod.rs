@@ -1,6 +1,7 @@
 //! The `marrow` command line, built with clap derive. Each subcommand lives in its own module
 //! and returns an exit code; errors travel as `anyhow` errors and end the process with status 1.
-//! Later subcommands (`render`) and the editor (no arguments) plug in here.
+//! The editor opens with no arguments. Warnings from the engine (a shader reload that failed, a
+//! fallback taken) go to standard error through [`crate::logger`].
 
 mod check;
 mod edit;
@@ -19,6 +20,9 @@ pub struct Cli {
     /// What to do (with none, the editor opens on the runner sample).
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Say more: warnings are always shown; -v adds notes, -vv details.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 /// The subcommands.

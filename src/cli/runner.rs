@@ -33,7 +33,10 @@ pub fn generate(args: &GenArgs) -> anyhow::Result<ExitCode> {
         other => anyhow::bail!("no sample {other:?} (known: runner, locomotion)"),
     };
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("projects").join(&args.sample));
-    project.save(&out)?;
+    if out.exists() && !out.is_dir() {
+        anyhow::bail!("--out {} is a file; give the folder to write the project into", out.display());
+    }
+    project.save(&out).map_err(|e| anyhow::anyhow!("writing the project into {}: {e}", out.display()))?;
     for (path, _) in project.to_files() {
         println!("wrote {}", out.join(path).display());
     }
@@ -85,6 +88,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     if !(0.0..=86_400.0).contains(&args.seconds) {
         anyhow::bail!("--seconds must be between 0 and 86400 (got {})", args.seconds);
+    }
+    // What `check` rejects does not play: every fault is named first.
+    let report = marrow_engine::project::check_project(&args.project);
+    if !report.errors.is_empty() {
+        for e in &report.errors {
+            eprintln!("error: {e}");
+        }
+        anyhow::bail!(
+            "{} fault(s) above: {} does not play as it stands",
+            report.errors.len(),
+            args.project.display()
+        );
     }
     let project = Project::load(&args.project)?;
     let library = Library::load(&project, &args.project)?;
