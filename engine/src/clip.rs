@@ -10,6 +10,7 @@
 //!
 //! Playback, blending and marker events are not here: see [`crate::pose`] and [`crate::animator`].
 
+use crate::math::Num;
 use glam::{Quat, Vec3};
 
 use crate::compiled_clip::{CompiledCache, CompiledClip};
@@ -219,7 +220,7 @@ pub enum ClipFault {
         fault: TrackFault,
     },
     /// A marker lies before 0 or after the clip's duration, or at a non-finite time.
-    #[error("clip {clip:?}: marker {marker:?} at t = {time} lies outside the clip [0, {duration}]")]
+    #[error("clip {clip:?}: marker {marker:?} at t = {} lies outside the clip [0, {}]", Num(*time), Num(*duration))]
     MarkerOutside {
         /// Clip name.
         clip: String,

@@ -360,3 +360,19 @@ mod tests {
         }
     }
 }
+
+/// A number as a message shows it: the shortest form that reads back the same, except that a
+/// tiny or huge magnitude is written in exponent form (`1e-45`, not 45 zeros after the point).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Num(pub f32);
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.0;
+        if v != 0.0 && v.is_finite() && (v.abs() < 1e-4 || v.abs() >= 1e7) {
+            write!(f, "{v:e}")
+        } else {
+            write!(f, "{v}")
+        }
+    }
+}

@@ -13,6 +13,7 @@
 //! sampling job in [`crate::pose`] drives the tracks that [`crate::compiled_clip`] leaves loose
 //! with per-track cursors (tracks in key blocks are read from the compiled form).
 
+use crate::math::Num;
 use glam::{Quat, Vec3};
 
 use crate::easing::Ease;
@@ -141,7 +142,7 @@ pub enum TrackFault {
         tangents: usize,
     },
     /// Key `index` is not after key `index - 1`.
-    #[error("key {index} at t = {time} is not after the previous key at t = {previous}")]
+    #[error("key {index} at t = {} is not after the previous key at t = {}", Num(*time), Num(*previous))]
     Unsorted {
         /// The offending key.
         index: usize,
@@ -159,7 +160,7 @@ pub enum TrackFault {
         time: f32,
     },
     /// Key `index` has a non-finite value or tangent.
-    #[error("key {index} at t = {time} has a non-finite value")]
+    #[error("key {index} at t = {} has a non-finite value", Num(*time))]
     NonFiniteValue {
         /// The offending key.
         index: usize,
@@ -167,7 +168,7 @@ pub enum TrackFault {
         time: f32,
     },
     /// Key `index` is a rotation of zero length (no orientation).
-    #[error("key {index} at t = {time} is a zero-length rotation")]
+    #[error("key {index} at t = {} is a zero-length rotation", Num(*time))]
     ZeroRotation {
         /// The offending key.
         index: usize,

@@ -364,3 +364,20 @@ fn markers_are_kept_sorted() {
     let names: Vec<&str> = c.markers().iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["a", "b", "b2", "c"]);
 }
+
+#[test]
+fn tiny_and_huge_times_read_in_exponent_form_in_messages() {
+    use marrow_engine::math::Num;
+    assert_eq!(Num(1e-45).to_string(), "1e-45");
+    assert_eq!(Num(3.0e38).to_string(), "3e38");
+    assert_eq!(Num(0.5).to_string(), "0.5");
+    assert_eq!(Num(0.0).to_string(), "0");
+    assert_eq!(Num(f32::NAN).to_string(), "NaN");
+    let t = marrow_engine::track::Track::from_keys(
+        marrow_engine::track::Interpolation::Linear,
+        vec![0.0, 1e-45, 1e-45],
+        vec![0.0f32, 1.0, 2.0],
+    );
+    let e = t.map(|_| ()).expect_err("equal times are refused").to_string();
+    assert!(e.contains("t = 1e-45") && e.len() < 120, "{e}");
+}

@@ -1100,7 +1100,13 @@ impl Builder<'_> {
                     if k > 0 && t <= times[k - 1] {
                         self.fault(
                             at.clone(),
-                            format!("input accessor {}: key times are not increasing: key {k} at t = {t} is not after key {} at t = {}", s.input, k - 1, times[k - 1]),
+                            format!(
+                                "input accessor {}: key times are not increasing: key {k} at t = {} is not after key {} at t = {}",
+                                s.input,
+                                crate::math::Num(t),
+                                k - 1,
+                                crate::math::Num(times[k - 1])
+                            ),
                         );
                         bad = true;
                         break;

@@ -10,6 +10,7 @@
 //!
 //! Not here: reading or writing files (see [`super`]), resolving references.
 
+use crate::math::Num;
 use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
@@ -417,14 +418,14 @@ impl<V: Copy> TrackFile<V> {
             if !(v.is_finite_value() && a.is_finite_value() && b.is_finite_value()) {
                 faults.push(field_error(
                     at,
-                    format!("key {i} at t = {t} has a non-finite value; the key is dropped"),
+                    format!("key {i} at t = {} has a non-finite value; the key is dropped", Num(t)),
                 ));
                 continue;
             }
             if T::is_zero_rotation(&v) {
                 faults.push(field_error(
                     at,
-                    format!("key {i} at t = {t} is a zero-length rotation; the key is dropped"),
+                    format!("key {i} at t = {} is a zero-length rotation; the key is dropped", Num(t)),
                 ));
                 continue;
             }
@@ -453,7 +454,9 @@ impl<V: Copy> TrackFile<V> {
                         at,
                         format!(
                             "key {} at t = {} has the time of key {}; the key is dropped",
-                            k.5, k.0, last.5
+                            k.5,
+                            Num(k.0),
+                            last.5
                         ),
                     )),
                     _ => kept.push(k),
