@@ -634,3 +634,47 @@ fn a_scene_five_hundred_entities_deep_saves_and_loads() {
     assert!(e.contains("nests deeper than") && !e.contains("serde_stacker"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_save_killed_midway_is_finished_or_forgotten_on_the_next_load() {
+    use marrow_engine::project::{SAVE_JOURNAL, stage_save};
+    let dir = temp_dir("interrupted-save");
+    let old = runner_project();
+    old.save(&dir).unwrap();
+    let mut new = old.clone();
+    new.manifest.name = "renamed".into();
+    new.scenes.get_mut(SCENE_PATH).unwrap().name = "renamed scene".into();
+    let files: Vec<(String, Vec<u8>)> =
+        new.to_files().into_iter().map(|(p, t)| (p, t.into_bytes())).collect();
+    let temps = |dir: &Path| -> usize {
+        walk(dir).iter().filter(|p| p.file_name().unwrap().to_string_lossy().ends_with(".tmp")).count()
+    };
+
+    // Killed after the journal was written, before any rename: the load finishes the save.
+    let staged = stage_save(&dir, &files, &[]).unwrap();
+    std::mem::forget(staged); // the process "dies" here
+    assert!(dir.join(SAVE_JOURNAL).is_file());
+    assert_eq!(Project::load(&dir).unwrap(), new, "the whole new project, not half of it");
+    assert!(!dir.join(SAVE_JOURNAL).exists() && temps(&dir) == 0);
+
+    // Killed while writing the temps (no journal yet): the load forgets them; the old project stands.
+    old.save(&dir).unwrap();
+    for (rel, bytes) in &files {
+        let target = dir.join(rel);
+        let name = target.file_name().unwrap().to_string_lossy().into_owned();
+        std::fs::write(target.with_file_name(format!(".{name}.4242.7.tmp")), bytes).unwrap();
+    }
+    assert!(temps(&dir) > 0);
+    assert_eq!(Project::load(&dir).unwrap(), old);
+    assert_eq!(temps(&dir), 0, "stale temps are removed on the next load");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}

@@ -20,7 +20,7 @@ pub mod tree;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use marrow_engine::project::{Project, ProjectError, write_atomic};
+use marrow_engine::project::{Project, ProjectError};
 use undo::{Edit, Merged, Record};
 
 pub use op::{EditError, EntityOp, Op};
@@ -274,20 +274,21 @@ impl Document {
         self.save_as(&root)
     }
 
-    /// Saves every authored file into `root` (each atomically), removes authored files the
-    /// project no longer lists (a renamed or deleted clip), makes `root` the document's folder
-    /// and marks the current state saved.
+    /// Saves every authored file into `root` and removes authored files the project no longer
+    /// lists (a renamed or deleted clip), as one save (all or nothing; see
+    /// `marrow_engine::project::stage_save`), makes `root` the document's folder and marks the
+    /// current state saved.
     pub fn save_as(&mut self, root: &Path) -> Result<(), ProjectError> {
         let files = self.project.to_files();
-        for (p, text) in &files {
-            write_atomic(&root.join(p), text.as_bytes())?;
-        }
-        let now: BTreeSet<String> = files.into_iter().map(|(p, _)| p).collect();
-        if self.root.as_deref() == Some(root) {
-            for stale in self.on_disk.difference(&now) {
-                let _ = std::fs::remove_file(root.join(stale));
-            }
-        }
+        let now: BTreeSet<String> = files.iter().map(|(p, _)| p.clone()).collect();
+        let stale: Vec<String> = if self.root.as_deref() == Some(root) {
+            self.on_disk.difference(&now).cloned().collect()
+        } else {
+            Vec::new()
+        };
+        // One save: every file and every removal, or (killed on the way) finished on next open.
+        let bytes: Vec<(String, Vec<u8>)> = files.into_iter().map(|(p, t)| (p, t.into_bytes())).collect();
+        marrow_engine::project::save_files(root, &bytes, &stale)?;
         self.on_disk = now;
         self.root = Some(root.to_owned());
         self.record.set_saved();

@@ -205,6 +205,179 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ProjectError> {
     Ok(())
 }
 
+/// The journal of a save in progress (in the project folder).
+pub const SAVE_JOURNAL: &str = ".marrow-save-journal";
+
+/// A whole-project save staged on disk: every new file written to a temp file beside its
+/// target and synced, and a journal (written atomically) naming the renames and removals that
+/// finish it. [`StagedSave::commit`] carries them out and removes the journal; if the process
+/// dies before that, the next load finishes the save from the journal
+/// ([`finish_interrupted_save`]), so a project on disk is always either the old one or the new
+/// one, never half of each.
+#[derive(Debug)]
+pub struct StagedSave {
+    root: PathBuf,
+    renames: Vec<(PathBuf, PathBuf)>,
+    removes: Vec<PathBuf>,
+}
+
+/// Stages a save of `files` (path relative to `root`, bytes) that also removes `remove`
+/// (relative paths of files the project no longer lists).
+pub fn stage_save(
+    root: &Path,
+    files: &[(String, Vec<u8>)],
+    remove: &[String],
+) -> Result<StagedSave, ProjectError> {
+    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut staged = StagedSave { root: root.to_owned(), renames: Vec::new(), removes: Vec::new() };
+    let mut journal = String::new();
+    for (rel, bytes) in files {
+        let target = root.join(rel);
+        let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(root).to_owned();
+        std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+        let written: std::io::Result<()> = (|| {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            staged.abandon();
+            return Err(io_error(&target, e));
+        }
+        let tmp_rel = tmp.strip_prefix(root).unwrap_or(&tmp).to_string_lossy().replace('\\', "/");
+        journal.push_str(&format!("rename\t{tmp_rel}\t{rel}\n"));
+        staged.renames.push((tmp, target));
+    }
+    for rel in remove {
+        journal.push_str(&format!("remove\t{rel}\n"));
+        staged.removes.push(root.join(rel));
+    }
+    if let Err(e) = write_atomic(&root.join(SAVE_JOURNAL), journal.as_bytes()) {
+        staged.abandon();
+        return Err(e);
+    }
+    Ok(staged)
+}
+
+impl StagedSave {
+    /// Finishes the save: every rename, then every removal, then the journal goes.
+    pub fn commit(self) -> Result<(), ProjectError> {
+        for (tmp, target) in &self.renames {
+            std::fs::rename(tmp, target).map_err(|e| io_error(target, e))?;
+        }
+        for r in &self.removes {
+            let _ = std::fs::remove_file(r);
+        }
+        sync_dir(&self.root);
+        std::fs::remove_file(self.root.join(SAVE_JOURNAL))
+            .map_err(|e| io_error(&self.root.join(SAVE_JOURNAL), e))?;
+        sync_dir(&self.root);
+        Ok(())
+    }
+
+    /// Drops the staged temp files (a save that failed before its journal was written).
+    fn abandon(&self) {
+        for (tmp, _) in &self.renames {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+/// Writes `files` into `root` as one save: all of them or none (see [`stage_save`]).
+pub fn save_files(root: &Path, files: &[(String, Vec<u8>)], remove: &[String]) -> Result<(), ProjectError> {
+    stage_save(root, files, remove)?.commit()
+}
+
+/// Finishes a save that was interrupted after its journal was written (renaming the staged
+/// files into place, removing what it removed), and removes temp files left by a save that
+/// was interrupted before (their content was never committed). Returns what it did, for the
+/// caller to say; `Ok(None)` when there was nothing to do.
+pub fn finish_interrupted_save(root: &Path) -> Result<Option<String>, ProjectError> {
+    let journal_path = root.join(SAVE_JOURNAL);
+    let mut said = Vec::new();
+    if let Ok(journal) = std::fs::read_to_string(&journal_path) {
+        let mut moved = 0;
+        for line in journal.lines() {
+            let parts: Vec<&str> = line.split('\t').collect();
+            match parts.as_slice() {
+                ["rename", tmp, target] if inside(tmp) && inside(target) => {
+                    let (tmp, target) = (root.join(tmp), root.join(target));
+                    if tmp.exists() {
+                        std::fs::rename(&tmp, &target).map_err(|e| io_error(&target, e))?;
+                        moved += 1;
+                    }
+                }
+                ["remove", target] if inside(target) => {
+                    let _ = std::fs::remove_file(root.join(target));
+                }
+                _ => {}
+            }
+        }
+        sync_dir(root);
+        std::fs::remove_file(&journal_path).map_err(|e| io_error(&journal_path, e))?;
+        said.push(format!("an interrupted save was finished ({moved} file(s) put in place)"));
+    }
+    let stale = remove_stale_temps(root, 0);
+    if stale > 0 {
+        said.push(format!("{stale} temp file(s) of an interrupted save were removed"));
+    }
+    Ok((!said.is_empty()).then(|| said.join("; ")))
+}
+
+/// Whether a journal path stays inside the project folder.
+fn inside(rel: &str) -> bool {
+    !rel.is_empty()
+        && !rel.starts_with(['/', '\\'])
+        && !rel.contains(':')
+        && !rel.split(['/', '\\']).any(|c| c == "..")
+}
+
+/// Removes `.NAME.PID.N.tmp` files (what [`stage_save`] and [`write_atomic`] write) below
+/// `dir`, a few folders deep; returns how many.
+fn remove_stale_temps(dir: &Path, depth: usize) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let mut n = 0;
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        match e.file_type() {
+            Ok(t) if t.is_dir() && depth < 4 && !name.starts_with('.') => {
+                n += remove_stale_temps(&path, depth + 1)
+            }
+            Ok(t) if t.is_file() && is_temp_name(&name) => {
+                if std::fs::remove_file(&path).is_ok() {
+                    n += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    n
+}
+
+/// `.NAME.PID.N.tmp` with numeric PID and N.
+fn is_temp_name(name: &str) -> bool {
+    let Some(body) = name.strip_prefix('.').and_then(|b| b.strip_suffix(".tmp")) else { return false };
+    let parts: Vec<&str> = body.rsplitn(3, '.').collect();
+    parts.len() == 3
+        && parts[0].parse::<u64>().is_ok()
+        && parts[1].parse::<u32>().is_ok()
+        && !parts[2].is_empty()
+}
+
 /// Reads a scene file.
 pub fn load_scene(path: &Path) -> Result<SceneDesc, ProjectError> {
     scene_from_str(&read_text(path)?, path)
@@ -349,18 +522,21 @@ impl Project {
         out
     }
 
-    /// Saves every authored file under `root`, each atomically.
+    /// Saves every authored file under `root` as one save: all of them or, if the process dies
+    /// on the way, the next load finishes it (see [`stage_save`]).
     pub fn save(&self, root: &Path) -> Result<(), ProjectError> {
-        for (p, text) in self.to_files() {
-            write_atomic(&root.join(&p), text.as_bytes())?;
-        }
-        Ok(())
+        let files: Vec<(String, Vec<u8>)> =
+            self.to_files().into_iter().map(|(p, t)| (p, t.into_bytes())).collect();
+        save_files(root, &files, &[])
     }
 }
 
 /// Loads as much of a project as it can, returning every error found on the way.
 fn load_lenient(path: &Path) -> (Project, Vec<ProjectError>) {
     let root = project_root(path);
+    if let Err(e) = finish_interrupted_save(&root) {
+        return (Project::default(), vec![e]);
+    }
     let manifest_path = if path.is_dir() { path.join(PROJECT_FILE) } else { path.to_owned() };
     load_lenient_with(&root, &manifest_path, &read_text)
 }
