@@ -357,11 +357,7 @@ fn remove_stale_temps(dir: &Path, depth: usize) -> usize {
             Ok(t) if t.is_dir() && depth < 4 && !name.starts_with('.') => {
                 n += remove_stale_temps(&path, depth + 1)
             }
-            Ok(t) if t.is_file() && is_temp_name(&name) => {
-                if std::fs::remove_file(&path).is_ok() {
-                    n += 1;
-                }
-            }
+            Ok(t) if t.is_file() && is_temp_name(&name) && std::fs::remove_file(&path).is_ok() => n += 1,
             _ => {}
         }
     }
