@@ -34,7 +34,8 @@ pub fn import(path: impl AsRef<Path>) -> Result<ImportedScene, ImportError> {
 }
 
 /// Imports glTF or GLB bytes. `file` names the source in errors; external buffers are read from
-/// `base_dir` (none: relative to the working directory).
+/// `base_dir`, the file's folder (none: only data: URIs and the GLB chunk; see the URI rules
+/// of `load::read_inside`).
 pub fn import_slice(
     bytes: &[u8],
     file: &Path,
