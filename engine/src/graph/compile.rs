@@ -767,7 +767,14 @@ fn analyze(graph: &AnimGraph) -> Analysis {
     if order.len() == n {
         return Analysis { errors, order: Some(order), wiring };
     }
-    // Report each cycle once: walk inputs among the unordered nodes until a node repeats.
+    report_cycles(graph, &inputs, &pending, &mut errors);
+    Analysis { errors, order: None, wiring }
+}
+
+/// Names each cycle once (from its lowest id, in flow order), walking inputs among the nodes
+/// Kahn's pass could not order (`pending > 0`) until a node repeats.
+fn report_cycles(graph: &AnimGraph, inputs: &[Vec<usize>], pending: &[usize], errors: &mut Vec<GraphError>) {
+    let n = graph.nodes.len();
     let mut reported = vec![false; n];
     let mut left: Vec<usize> = (0..n).filter(|&i| pending[i] > 0).collect();
     left.sort_by_key(|&i| graph.nodes[i].id);
@@ -806,7 +813,6 @@ fn analyze(graph: &AnimGraph) -> Analysis {
             errors.push(GraphError::Cycle { node: first.id, title: first.kind.name(), cycle: ids });
         }
     }
-    Analysis { errors, order: None, wiring }
 }
 
 /// Validates `graph` for `skeleton` with clips from `clips` and compiles it. Returns every error

@@ -911,6 +911,39 @@ impl AssetSource for Library {
     }
 }
 
+/// The graph part of [`check_project`]: each graph compiled against the skeleton its clips
+/// name (a graph names no skeleton itself), or, playing no clip, against an empty one.
+fn check_graphs(project: &Project, lib: &Library, root: &Path, errors: &mut Vec<ProjectError>) {
+    for (p, g) in &project.graphs {
+        let full = root.join(p);
+        let clip_of = |path: &str| lib.clips.get(path).and_then(|l| l.first().cloned());
+        let first_clip = g.nodes.iter().find_map(|n| match &n.kind {
+            crate::graph::NodeKind::Clip { clip, .. } => Some(clip.clone()),
+            crate::graph::NodeKind::BlendSpace1D { samples, .. } => samples.first().map(|s| s.clip.clone()),
+            _ => None,
+        });
+        let sk = first_clip
+            .as_deref()
+            .and_then(clip_of)
+            .and_then(|c| lib.skeletons.values().find(|s| s.name == c.skeleton).cloned());
+        if sk.is_none() && first_clip.is_some() {
+            errors.push(fault(&full, "the graph's clips resolve to no skeleton of the project"));
+            continue;
+        }
+        // A graph that plays no clip names no rig: it is checked against an empty one, and bone
+        // names (which only a rig can judge) are left to the Animators that play it.
+        let rigless = sk.is_none();
+        let sk = sk.unwrap_or_else(|| Arc::new(Skeleton::empty("(no rig)")));
+        if let Err(list) = crate::graph::compile(g, &sk, &clip_of) {
+            errors.extend(
+                list.into_iter()
+                    .filter(|e| !(rigless && matches!(e, crate::graph::GraphError::UnknownBone { .. })))
+                    .map(|e| fault(&full, e.to_string())),
+            );
+        }
+    }
+}
+
 /// What [`check_project`] found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CheckReport {
@@ -964,35 +997,7 @@ pub fn check_project(path: &Path) -> CheckReport {
             )),
         }
     }
-    // Graphs: compiled against the skeleton their clips name (a graph names no skeleton itself).
-    for (p, g) in &project.graphs {
-        let full = root.join(p);
-        let clip_of = |path: &str| lib.clips.get(path).and_then(|l| l.first().cloned());
-        let first_clip = g.nodes.iter().find_map(|n| match &n.kind {
-            crate::graph::NodeKind::Clip { clip, .. } => Some(clip.clone()),
-            crate::graph::NodeKind::BlendSpace1D { samples, .. } => samples.first().map(|s| s.clip.clone()),
-            _ => None,
-        });
-        let sk = first_clip
-            .as_deref()
-            .and_then(clip_of)
-            .and_then(|c| lib.skeletons.values().find(|s| s.name == c.skeleton).cloned());
-        if sk.is_none() && first_clip.is_some() {
-            errors.push(fault(&full, "the graph's clips resolve to no skeleton of the project"));
-            continue;
-        }
-        // A graph that plays no clip names no rig: it is checked against an empty one, and bone
-        // names (which only a rig can judge) are left to the Animators that play it.
-        let rigless = sk.is_none();
-        let sk = sk.unwrap_or_else(|| Arc::new(Skeleton::empty("(no rig)")));
-        if let Err(list) = crate::graph::compile(g, &sk, &clip_of) {
-            errors.extend(
-                list.into_iter()
-                    .filter(|e| !(rigless && matches!(e, crate::graph::GraphError::UnknownBone { .. })))
-                    .map(|e| fault(&full, e.to_string())),
-            );
-        }
-    }
+    check_graphs(&project, &lib, &root, &mut errors);
     // Scenes: every reference, socket bone and skinned mesh binding.
     for (p, scene) in &project.scenes {
         let full = root.join(p);
