@@ -242,10 +242,6 @@ impl Builder<'_> {
                 }
             }
             path => {
-                enum Tr {
-                    V(Track<Vec3>),
-                    Q(Track<Quat>),
-                }
                 let tr = if path == "rotation" {
                     let q: Vec<Quat> = vals
                         .chunks_exact(4)
@@ -272,43 +268,55 @@ impl Builder<'_> {
                     let Some(t) = self.track(sat, interp, &times, v) else { return };
                     Tr::V(t)
                 };
-                if nodes[node].bones.is_empty() {
-                    let i = match anim.nodes.iter().position(|n| n.node == node) {
-                        Some(i) => i,
-                        None => {
-                            anim.nodes.push(NodeAnimation {
-                                node,
-                                animation: PropertyAnimation { length: anim.duration, ..Default::default() },
-                            });
-                            anim.nodes.len() - 1
-                        }
-                    };
-                    let pa = &mut anim.nodes[i].animation;
-                    match tr {
-                        Tr::Q(t) => pa.rotation = Some(t),
-                        Tr::V(t) if path == "translation" => pa.translation = Some(t),
-                        Tr::V(t) => pa.scale = Some(t),
-                    }
-                } else {
-                    for br in &nodes[node].bones {
-                        let Some(rig) = rigs.get(br.rig) else { continue };
-                        let i = match anim.clips.iter().position(|c| c.rig == br.rig) {
-                            Some(i) => i,
-                            None => {
-                                let mut clip = Clip::new(anim.name.clone(), &rig.skeleton);
-                                clip.length = anim.duration;
-                                anim.clips.push(RigClip { rig: br.rig, clip });
-                                anim.clips.len() - 1
-                            }
-                        };
-                        let Some(ch) = anim.clips[i].clip.channels_mut().get_mut(br.bone) else { continue };
-                        match &tr {
-                            Tr::Q(t) => ch.rotation = Some(t.clone()),
-                            Tr::V(t) if path == "translation" => ch.translation = Some(t.clone()),
-                            Tr::V(t) => ch.scale = Some(t.clone()),
-                        }
-                    }
+                place(anim, nodes, rigs, node, path, tr);
+            }
+        }
+    }
+}
+
+/// A transform track: a vector (translation, scale) or a rotation.
+enum Tr {
+    V(Track<Vec3>),
+    Q(Track<Quat>),
+}
+
+/// Puts the track of `node`'s `path` into `anim`: a transform animation of a non-joint node,
+/// or a bone channel in the clip of each rig the node is a bone of.
+fn place(anim: &mut Animation, nodes: &[Node], rigs: &[Rig], node: usize, path: &str, tr: Tr) {
+    if nodes[node].bones.is_empty() {
+        let i = match anim.nodes.iter().position(|n| n.node == node) {
+            Some(i) => i,
+            None => {
+                anim.nodes.push(NodeAnimation {
+                    node,
+                    animation: PropertyAnimation { length: anim.duration, ..Default::default() },
+                });
+                anim.nodes.len() - 1
+            }
+        };
+        let pa = &mut anim.nodes[i].animation;
+        match tr {
+            Tr::Q(t) => pa.rotation = Some(t),
+            Tr::V(t) if path == "translation" => pa.translation = Some(t),
+            Tr::V(t) => pa.scale = Some(t),
+        }
+    } else {
+        for br in &nodes[node].bones {
+            let Some(rig) = rigs.get(br.rig) else { continue };
+            let i = match anim.clips.iter().position(|c| c.rig == br.rig) {
+                Some(i) => i,
+                None => {
+                    let mut clip = Clip::new(anim.name.clone(), &rig.skeleton);
+                    clip.length = anim.duration;
+                    anim.clips.push(RigClip { rig: br.rig, clip });
+                    anim.clips.len() - 1
                 }
+            };
+            let Some(ch) = anim.clips[i].clip.channels_mut().get_mut(br.bone) else { continue };
+            match &tr {
+                Tr::Q(t) => ch.rotation = Some(t.clone()),
+                Tr::V(t) if path == "translation" => ch.translation = Some(t.clone()),
+                Tr::V(t) => ch.scale = Some(t.clone()),
             }
         }
     }
