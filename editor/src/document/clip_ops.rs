@@ -426,63 +426,9 @@ impl ClipOp {
         let mut replaced = 0;
         match self {
             ClipOp::SetProperties { name, looping, length, frame_rate } => {
-                if let Some(n) = name {
-                    if n.trim().is_empty() {
-                        return Err(EditError::Invalid("a clip name cannot be empty".to_owned()));
-                    }
-                    c.clip.name = n.clone();
-                }
-                if let Some(l) = looping {
-                    c.clip.looping = *l;
-                }
-                if let Some(l) = length {
-                    if !(l.is_finite() && *l >= 0.0) {
-                        return Err(EditError::Invalid(
-                            "the length must be a finite, non-negative number".into(),
-                        ));
-                    }
-                    c.clip.length = *l;
-                }
-                if let Some(f) = frame_rate {
-                    if !(f.is_finite() && *f > 0.0 && *f <= 1000.0) {
-                        return Err(EditError::Invalid("the frame rate must be in (0, 1000]".into()));
-                    }
-                    c.clip.frame_rate = *f;
-                }
+                set_properties(&mut c, name, looping, length, frame_rate)?
             }
-            ClipOp::InsertKeys { keys, .. } => {
-                let refs: Vec<KeyRef> = keys.iter().map(|k| k.key.clone()).collect();
-                replaced = edit_tracks(&mut c, &pairs(&refs), &mut |bone, ch, v3, q| {
-                    for w in keys.iter().filter(|w| w.key.bone == bone && w.key.channel == ch) {
-                        if !(w.key.time.is_finite() && w.key.time >= 0.0) {
-                            return Err(EditError::Invalid(format!(
-                                "a key time of {} is not a time in the clip",
-                                w.key.time
-                            )));
-                        }
-                        match (w.value, ch) {
-                            (KeyValue::Quat(v), Channel::Rotation) => q.push(EditKey {
-                                time: w.key.time,
-                                value: v.normalize(),
-                                tin: Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
-                                tout: Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
-                                easing: None,
-                                moved: true,
-                            }),
-                            (KeyValue::Vec3(v), Channel::Translation | Channel::Scale) => v3.push(EditKey {
-                                time: w.key.time,
-                                value: v,
-                                tin: Vec3::ZERO,
-                                tout: Vec3::ZERO,
-                                easing: None,
-                                moved: true,
-                            }),
-                            _ => return Err(EditError::Invalid(format!("a {ch} key needs a {ch} value"))),
-                        }
-                    }
-                    Ok(())
-                })?;
-            }
+            ClipOp::InsertKeys { keys, .. } => replaced = insert_keys(&mut c, keys)?,
             ClipOp::DeleteKeys(keys) => {
                 let mut found = 0;
                 edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
@@ -533,84 +479,11 @@ impl ClipOp {
                 })?;
             }
             ClipOp::SetInterpolation { bone, channel, interpolation } => {
-                let i = c
-                    .bones
-                    .iter()
-                    .position(|b| b == bone)
-                    .ok_or_else(|| EditError::Invalid(format!("the clip has no bone {bone:?}")))?;
-                let channels = c.clip.channels_mut();
-                let Some(bc) = channels.get_mut(i) else {
-                    return Err(EditError::Invalid("no such track".into()));
-                };
-                match channel_of(bc, *channel) {
-                    AnyTrack::Vec3(slot) => {
-                        let t = slot.as_ref().ok_or_else(|| EditError::Invalid("no such track".into()))?;
-                        let mut keys = explode(t);
-                        if *interpolation == Interpolation::CubicSpline
-                            && t.interpolation() != Interpolation::CubicSpline
-                        {
-                            catmull_rom(&mut keys, |a, b| a - b, |a, s| a * s);
-                        }
-                        *slot = assemble(*interpolation, t.default_easing(), keys)?.0;
-                    }
-                    AnyTrack::Quat(slot) => {
-                        let t = slot.as_ref().ok_or_else(|| EditError::Invalid("no such track".into()))?;
-                        let mut keys = explode(t);
-                        if *interpolation == Interpolation::CubicSpline
-                            && t.interpolation() != Interpolation::CubicSpline
-                        {
-                            catmull_rom(&mut keys, |a, b| a - b, |a, s| a * s);
-                        }
-                        *slot = assemble(*interpolation, t.default_easing(), keys)?.0;
-                    }
-                }
+                set_interpolation(&mut c, bone, *channel, *interpolation)?
             }
-            ClipOp::SetKeyValue { key, value } | ClipOp::SetTangents { key, tangent_in: value, .. } => {
-                if matches!(self, ClipOp::SetTangents { .. })
-                    && interpolation_of(&c, &key.bone, key.channel) != Some(Interpolation::CubicSpline)
-                {
-                    return Err(EditError::Invalid("tangents belong to CUBICSPLINE keys".into()));
-                }
-                let tangents = match self {
-                    ClipOp::SetTangents { tangent_in, tangent_out, .. } => Some((*tangent_in, *tangent_out)),
-                    _ => None,
-                };
-                let mut found = false;
-                edit_tracks(&mut c, &pairs(std::slice::from_ref(key)), &mut |_, ch, v3, q| {
-                    match (ch, value) {
-                        (Channel::Rotation, KeyValue::Quat(v)) => {
-                            if let Some(k) = q.iter_mut().find(|k| same(k.time, key.time)) {
-                                found = true;
-                                match tangents {
-                                    Some((KeyValue::Quat(a), KeyValue::Quat(b))) => (k.tin, k.tout) = (a, b),
-                                    Some(_) => {
-                                        return Err(EditError::Invalid(
-                                            "rotation tangents are rotations".into(),
-                                        ));
-                                    }
-                                    None => k.value = v.normalize(),
-                                }
-                            }
-                        }
-                        (Channel::Translation | Channel::Scale, KeyValue::Vec3(v)) => {
-                            if let Some(k) = v3.iter_mut().find(|k| same(k.time, key.time)) {
-                                found = true;
-                                match tangents {
-                                    Some((KeyValue::Vec3(a), KeyValue::Vec3(b))) => (k.tin, k.tout) = (a, b),
-                                    Some(_) => {
-                                        return Err(EditError::Invalid("vector tangents are vectors".into()));
-                                    }
-                                    None => k.value = *v,
-                                }
-                            }
-                        }
-                        _ => return Err(EditError::Invalid(format!("a {ch} key needs a {ch} value"))),
-                    }
-                    Ok(())
-                })?;
-                if !found {
-                    return Err(EditError::Invalid("no such key".into()));
-                }
+            ClipOp::SetKeyValue { key, value } => set_key_value(&mut c, key, value, None)?,
+            ClipOp::SetTangents { key, tangent_in, tangent_out } => {
+                set_key_value(&mut c, key, tangent_in, Some((*tangent_in, *tangent_out)))?
             }
             ClipOp::AddMarker { name, time } => {
                 if name.trim().is_empty() || !(time.is_finite() && *time >= 0.0) {
@@ -661,4 +534,157 @@ impl ClipOp {
         }
         Ok((c, label))
     }
+}
+
+/// Clip properties: name, looping, length and frame rate, each checked.
+fn set_properties(
+    c: &mut ClipAsset,
+    name: &Option<String>,
+    looping: &Option<bool>,
+    length: &Option<f32>,
+    frame_rate: &Option<f32>,
+) -> Result<(), EditError> {
+    if let Some(n) = name {
+        if n.trim().is_empty() {
+            return Err(EditError::Invalid("a clip name cannot be empty".to_owned()));
+        }
+        c.clip.name = n.clone();
+    }
+    if let Some(l) = looping {
+        c.clip.looping = *l;
+    }
+    if let Some(l) = length {
+        if !(l.is_finite() && *l >= 0.0) {
+            return Err(EditError::Invalid("the length must be a finite, non-negative number".into()));
+        }
+        c.clip.length = *l;
+    }
+    if let Some(f) = frame_rate {
+        if !(f.is_finite() && *f > 0.0 && *f <= 1000.0) {
+            return Err(EditError::Invalid("the frame rate must be in (0, 1000]".into()));
+        }
+        c.clip.frame_rate = *f;
+    }
+    Ok(())
+}
+
+/// Writes `keys` (a write at a key's time replaces it); returns how many keys were replaced.
+fn insert_keys(c: &mut ClipAsset, keys: &[KeyWrite]) -> Result<usize, EditError> {
+    let refs: Vec<KeyRef> = keys.iter().map(|k| k.key.clone()).collect();
+    edit_tracks(c, &pairs(&refs), &mut |bone, ch, v3, q| {
+        for w in keys.iter().filter(|w| w.key.bone == bone && w.key.channel == ch) {
+            if !(w.key.time.is_finite() && w.key.time >= 0.0) {
+                return Err(EditError::Invalid(format!(
+                    "a key time of {} is not a time in the clip",
+                    w.key.time
+                )));
+            }
+            match (w.value, ch) {
+                (KeyValue::Quat(v), Channel::Rotation) => q.push(EditKey {
+                    time: w.key.time,
+                    value: v.normalize(),
+                    tin: Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+                    tout: Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+                    easing: None,
+                    moved: true,
+                }),
+                (KeyValue::Vec3(v), Channel::Translation | Channel::Scale) => v3.push(EditKey {
+                    time: w.key.time,
+                    value: v,
+                    tin: Vec3::ZERO,
+                    tout: Vec3::ZERO,
+                    easing: None,
+                    moved: true,
+                }),
+                _ => return Err(EditError::Invalid(format!("a {ch} key needs a {ch} value"))),
+            }
+        }
+        Ok(())
+    })
+}
+
+/// A channel's interpolation; going to CUBICSPLINE gives its keys Catmull-Rom tangents.
+fn set_interpolation(
+    c: &mut ClipAsset,
+    bone: &str,
+    channel: Channel,
+    interpolation: Interpolation,
+) -> Result<(), EditError> {
+    let i = c
+        .bones
+        .iter()
+        .position(|b| b == bone)
+        .ok_or_else(|| EditError::Invalid(format!("the clip has no bone {bone:?}")))?;
+    let channels = c.clip.channels_mut();
+    let Some(bc) = channels.get_mut(i) else {
+        return Err(EditError::Invalid("no such track".into()));
+    };
+    match channel_of(bc, channel) {
+        AnyTrack::Vec3(slot) => {
+            let t = slot.as_ref().ok_or_else(|| EditError::Invalid("no such track".into()))?;
+            let mut keys = explode(t);
+            if interpolation == Interpolation::CubicSpline && t.interpolation() != Interpolation::CubicSpline
+            {
+                catmull_rom(&mut keys, |a, b| a - b, |a, s| a * s);
+            }
+            *slot = assemble(interpolation, t.default_easing(), keys)?.0;
+        }
+        AnyTrack::Quat(slot) => {
+            let t = slot.as_ref().ok_or_else(|| EditError::Invalid("no such track".into()))?;
+            let mut keys = explode(t);
+            if interpolation == Interpolation::CubicSpline && t.interpolation() != Interpolation::CubicSpline
+            {
+                catmull_rom(&mut keys, |a, b| a - b, |a, s| a * s);
+            }
+            *slot = assemble(interpolation, t.default_easing(), keys)?.0;
+        }
+    }
+    Ok(())
+}
+
+/// A key's value, or (`tangents` given) its CUBICSPLINE tangents.
+fn set_key_value(
+    c: &mut ClipAsset,
+    key: &KeyRef,
+    value: &KeyValue,
+    tangents: Option<(KeyValue, KeyValue)>,
+) -> Result<(), EditError> {
+    if tangents.is_some() && interpolation_of(c, &key.bone, key.channel) != Some(Interpolation::CubicSpline) {
+        return Err(EditError::Invalid("tangents belong to CUBICSPLINE keys".into()));
+    }
+    let mut found = false;
+    edit_tracks(c, &pairs(std::slice::from_ref(key)), &mut |_, ch, v3, q| {
+        match (ch, value) {
+            (Channel::Rotation, KeyValue::Quat(v)) => {
+                if let Some(k) = q.iter_mut().find(|k| same(k.time, key.time)) {
+                    found = true;
+                    match tangents {
+                        Some((KeyValue::Quat(a), KeyValue::Quat(b))) => (k.tin, k.tout) = (a, b),
+                        Some(_) => {
+                            return Err(EditError::Invalid("rotation tangents are rotations".into()));
+                        }
+                        None => k.value = v.normalize(),
+                    }
+                }
+            }
+            (Channel::Translation | Channel::Scale, KeyValue::Vec3(v)) => {
+                if let Some(k) = v3.iter_mut().find(|k| same(k.time, key.time)) {
+                    found = true;
+                    match tangents {
+                        Some((KeyValue::Vec3(a), KeyValue::Vec3(b))) => (k.tin, k.tout) = (a, b),
+                        Some(_) => {
+                            return Err(EditError::Invalid("vector tangents are vectors".into()));
+                        }
+                        None => k.value = *v,
+                    }
+                }
+            }
+            _ => return Err(EditError::Invalid(format!("a {ch} key needs a {ch} value"))),
+        }
+        Ok(())
+    })?;
+    if !found {
+        return Err(EditError::Invalid("no such key".into()));
+    }
+    Ok(())
 }
