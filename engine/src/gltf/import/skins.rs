@@ -68,7 +68,7 @@ impl Builder<'_> {
         }
         let inverse_bind = match s.inverse_bind_matrices {
             Some(a) => {
-                let Some(d) = self.read_n(a, 16, None, "inverseBindMatrices") else { return None };
+                let d = self.read_n(a, 16, None, "inverseBindMatrices")?;
                 if d.count < nj {
                     self.fault(
                         Location::Accessor(a),
