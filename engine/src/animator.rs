@@ -114,15 +114,25 @@ pub struct MarkerEvent {
 }
 
 impl MarkerEvent {
-    /// The marker's name.
+    /// The marker's name ("" for an index the clip does not have, as for a graph's events).
     pub fn name(&self) -> &str {
-        &self.clip.markers()[self.marker].name
+        marker_name(&self.clip, self.marker)
     }
 
-    /// The marker's time in its clip.
+    /// The marker's time in its clip (NaN for an index the clip does not have).
     pub fn time(&self) -> f32 {
-        self.clip.markers()[self.marker].time
+        marker_time(&self.clip, self.marker)
     }
+}
+
+/// Marker `i`'s name in `clip`, or "" (the one rule both event types follow).
+pub(crate) fn marker_name(clip: &Clip, i: usize) -> &str {
+    clip.markers().get(i).map_or("", |m| m.name.as_str())
+}
+
+/// Marker `i`'s time in `clip`, or NaN.
+pub(crate) fn marker_time(clip: &Clip, i: usize) -> f32 {
+    clip.markers().get(i).map_or(f32::NAN, |m| m.time)
 }
 
 /// A playing (or held) clip: the clip, its derived duration, and a time.
@@ -682,12 +692,6 @@ fn merge_graph_adjusts(
         }
     }
     scratch.extend_from_slice(own);
-    for i in 1..scratch.len() {
-        let mut j = i;
-        while j > 0 && scratch[j - 1].bone > scratch[j].bone {
-            scratch.swap(j - 1, j);
-            j -= 1;
-        }
-    }
+    crate::pose::sort_adjusts(scratch);
     true
 }

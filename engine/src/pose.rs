@@ -473,9 +473,23 @@ impl BoneAdjust {
 /// Inserts `adjust` into a list kept sorted by bone, after existing entries of the same bone (so
 /// entries on one bone keep their list order). Returns the index.
 pub fn insert_adjust(list: &mut Vec<BoneAdjust>, adjust: BoneAdjust) -> usize {
+    // The same order as `sort_adjusts`: by bone, earlier entries first on one bone.
     let i = list.partition_point(|a| a.bone <= adjust.bone);
     list.insert(i, adjust);
     i
+}
+
+/// Sorts adjusts by bone, stably (entries on one bone keep their order: they compose in it), in
+/// place and without allocating (an insertion sort: the lists a frame builds are short). The
+/// Animator and the graph evaluator both order their adjusts with it.
+pub fn sort_adjusts(list: &mut [BoneAdjust]) {
+    for i in 1..list.len() {
+        let mut j = i;
+        while j > 0 && list[j - 1].bone > list[j].bone {
+            list.swap(j - 1, j);
+            j -= 1;
+        }
+    }
 }
 
 /// Composes local transforms into model space in one forward loop (no recursion):

@@ -65,9 +65,14 @@ pub struct GraphMarkerEvent {
 }
 
 impl GraphMarkerEvent {
-    /// The marker's name.
+    /// The marker's name ("" for an index the clip does not have).
     pub fn name(&self) -> &str {
-        self.clip.markers().get(self.marker).map_or("", |m| m.name.as_str())
+        crate::animator::marker_name(&self.clip, self.marker)
+    }
+
+    /// The marker's time in its clip (NaN for an index the clip does not have).
+    pub fn time(&self) -> f32 {
+        crate::animator::marker_time(&self.clip, self.marker)
     }
 }
 
@@ -657,14 +662,6 @@ impl GraphInstance {
                 }
             }
         }
-        // Stable insertion sort by bone (no allocation; lists are short).
-        let list = &mut self.adjusts[..];
-        for i in 1..list.len() {
-            let mut j = i;
-            while j > 0 && list[j - 1].bone > list[j].bone {
-                list.swap(j - 1, j);
-                j -= 1;
-            }
-        }
+        crate::pose::sort_adjusts(&mut self.adjusts);
     }
 }

@@ -546,6 +546,17 @@ fn unreachable_result<R>() -> R {
     unreachable!("the RON thread took the closure and returned no value")
 }
 
+/// The `version` a RON file states at its top level, if it parses that far (read first, so a
+/// file from a newer Marrow is reported as such rather than as an error about a field this
+/// build does not know). Project, scene, clip, skeleton and graph files all use it.
+pub fn probe_version(text: &str) -> Option<u32> {
+    #[derive(Deserialize)]
+    struct VersionProbe {
+        version: u32,
+    }
+    ron_options().from_str::<VersionProbe>(text).ok().map(|p| p.version)
+}
+
 /// A parser's message, with the nesting limit said plainly (ron's own advice is for developers).
 pub fn ron_message(code: &ron::Error) -> String {
     match code {
@@ -571,14 +582,8 @@ pub fn load_graph(text: &str) -> Result<(AnimGraph, Vec<GraphFileError>), GraphF
 fn load_graph_here(text: &str) -> Result<(AnimGraph, Vec<GraphFileError>), GraphFileError> {
     // The version first, so a file from a newer Marrow is reported as such, not as a syntax error
     // about a field this version does not know.
-    #[derive(Deserialize)]
-    struct VersionProbe {
-        version: u32,
-    }
-    if let Ok(probe) = ron_options().from_str::<VersionProbe>(text)
-        && probe.version != GRAPH_FILE_VERSION
-    {
-        return Err(GraphFileError::Version { found: probe.version, supported: GRAPH_FILE_VERSION });
+    if let Some(found) = probe_version(text).filter(|v| *v != GRAPH_FILE_VERSION) {
+        return Err(GraphFileError::Version { found, supported: GRAPH_FILE_VERSION });
     }
     let file: GraphFile = ron_options().from_str(text).map_err(|e| GraphFileError::Syntax {
         line: e.span.start.line,

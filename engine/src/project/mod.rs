@@ -128,11 +128,6 @@ fn fault(path: &Path, message: impl Into<String>) -> ProjectError {
     ProjectError::Fault { path: path.to_owned(), message: message.into() }
 }
 
-#[derive(serde::Deserialize)]
-struct VersionProbe {
-    version: u32,
-}
-
 /// Parses `text` (the contents of `path`) as a versioned RON file of type `F`.
 pub fn parse_file<F: DeserializeOwned + Send>(text: &str, path: &Path) -> Result<F, ProjectError> {
     crate::graph::file::with_deep_stack(|| parse_file_here(text, path))
@@ -146,14 +141,8 @@ fn parse_file_here<F: DeserializeOwned>(text: &str, path: &Path) -> Result<F, Pr
         message: crate::graph::file::ron_message(&e.code),
     };
     // The version first, so a newer file is reported as such rather than as a field error.
-    if let Ok(probe) = ron_options().from_str::<VersionProbe>(text)
-        && probe.version != FILE_VERSION
-    {
-        return Err(ProjectError::Version {
-            path: path.to_owned(),
-            found: probe.version,
-            supported: FILE_VERSION,
-        });
+    if let Some(found) = crate::graph::file::probe_version(text).filter(|v| *v != FILE_VERSION) {
+        return Err(ProjectError::Version { path: path.to_owned(), found, supported: FILE_VERSION });
     }
     ron_options().from_str(text).map_err(syntax)
 }
