@@ -905,7 +905,7 @@ impl TryFrom<&ClipFile> for ClipAsset {
         if !(f.frame_rate.is_finite() && f.frame_rate > 0.0 && f.frame_rate <= 1000.0) {
             return Err(field_error("frame_rate", "not a number of frames per second in (0, 1000]"));
         }
-        let mut clip = Clip::new(f.name.clone(), &empty_skeleton(&f.skeleton));
+        let mut clip = Clip::new(f.name.clone(), &Skeleton::empty(&f.skeleton));
         *clip.channels_mut() = channels;
         clip.looping = f.looping;
         clip.length = f.length;
@@ -956,7 +956,7 @@ impl ClipAsset {
             });
             channels[i] = BoneChannels { translation, rotation, scale };
         }
-        let mut clip = Clip::new(f.name.clone(), &empty_skeleton(&f.skeleton));
+        let mut clip = Clip::new(f.name.clone(), &Skeleton::empty(&f.skeleton));
         *clip.channels_mut() = channels;
         clip.looping = f.looping;
         clip.length = if f.length.is_finite() && f.length >= 0.0 {
@@ -979,16 +979,6 @@ impl ClipAsset {
         };
         clip.set_markers(f.markers.iter().map(|m| Marker { name: m.name.clone(), time: m.time }).collect());
         (ClipAsset { clip, bones: f.bones.clone() }, faults)
-    }
-}
-
-fn empty_skeleton(name: &str) -> Skeleton {
-    Skeleton {
-        name: name.to_owned(),
-        bone_names: Vec::new(),
-        parents: Vec::new(),
-        bind_pose: Vec::new(),
-        inverse_bind: Vec::new(),
     }
 }
 
