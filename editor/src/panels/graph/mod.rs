@@ -585,7 +585,9 @@ impl GraphPanel {
         let id = canvas_id();
         let modifiers = ui.input(|i| i.modifiers);
         let mut clicked_node = None;
-        for (&nid, &sid) in &self.view.ids {
+        // Only a frame with a press or a release can click or start dragging a node.
+        let pointer_event = ui.input(|i| i.pointer.any_pressed() || i.pointer.any_released());
+        for (&nid, &sid) in self.view.ids.iter().filter(|_| pointer_event) {
             if let Some(r) = ctx.read_response(id.with(("snarl-node", sid)).with("frame"))
                 && (r.clicked() || r.drag_started())
             {

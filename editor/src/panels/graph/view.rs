@@ -374,6 +374,16 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
         if dim {
             ui.multiply_opacity(0.5);
         }
+        if self.compact(id) && self.faults.get(&id).is_none_or(|f| f.is_empty()) {
+            // Zoomed out: the title and weight painted (no widgets), on one line.
+            let title = match self.live.get(&id).and_then(|l| l.weight) {
+                Some(w) => format!("{}  {:.0}%", self.index.title(id), w * 100.0),
+                None => self.index.title(id).to_owned(),
+            };
+            let color = ui.visuals().strong_text_color();
+            painted_text(ui, title, color, false);
+            return;
+        }
         ui.horizontal(|ui| {
             ui.label(RichText::new(self.index.title(id)).strong());
             if let Some(f) = self.faults.get(&id).filter(|f| !f.is_empty()) {
@@ -478,7 +488,16 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
         // selected node keeps its controls at any zoom.
         if self.compact(id) {
             let color = ui.visuals().weak_text_color();
-            let r = painted_text(ui, compact_body(self, n, &live), color, true);
+            let mut r = painted_text(ui, compact_body(self, n, &live), color, true);
+            if let Some((t, d)) = live.player {
+                // The playhead as a painted bar (no widget, no text to lay out).
+                let (_, bar) = ui.allocate_space(egui::vec2(r.width().max(60.0), 4.0));
+                let f = if d > 0.0 { (t / d).clamp(0.0, 1.0) } else { 0.0 };
+                ui.painter().rect_filled(bar, 1.0, ui.visuals().extreme_bg_color);
+                let filled = egui::Rect::from_min_size(bar.min, egui::vec2(bar.width() * f, bar.height()));
+                ui.painter().rect_filled(filled, 1.0, ui.visuals().selection.bg_fill);
+                r = r.union(bar);
+            }
             self.body_sizes.insert(id, r.size());
             return;
         }
@@ -844,9 +863,9 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
     match &n.kind {
         NodeKind::Clip { clip, speed, looping } => {
             let _ = write!(out, "{}  ×{speed:.2}{}", short(clip), if *looping { "  loop" } else { "" });
-            if let Some((t, d)) = live.player {
-                let _ = write!(out, "\n{t:.2} / {d:.2} s");
-            }
+            // (The playhead is the bar under the text: text that changed every frame would be
+            // laid out again every frame.)
+            let _ = live;
         }
         NodeKind::Parameter { name } => {
             out.push_str(name);
