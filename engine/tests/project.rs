@@ -347,7 +347,6 @@ fn check_project_names_every_fault() {
     }
     assert_eq!(report.files, 4);
     std::fs::remove_dir_all(&dir).unwrap();
-    let _ = Vec3::ZERO;
 }
 
 #[test]

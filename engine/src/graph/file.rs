@@ -516,6 +516,43 @@ pub fn ron_options() -> ron::Options {
 /// scene. Files are read and written on a thread with a stack large enough for this depth.
 pub const MAX_NESTING: usize = 4096;
 
+/// How deeply RON text nests its brackets (outside strings): one linear scan, so a reader can
+/// stay on its own stack for ordinary files and take a deep one ([`with_deep_stack`]) only
+/// for deeply nested ones.
+pub fn text_nesting(text: &str) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// Nesting up to which (de)serialization runs on the caller's own stack.
+pub const SHALLOW_NESTING: usize = 64;
+
+/// Runs `f` here when `nesting` is at most [`SHALLOW_NESTING`], else on a deep stack
+/// ([`with_deep_stack`]).
+pub fn with_stack_for<R: Send>(nesting: usize, f: impl FnOnce() -> R + Send) -> R {
+    if nesting <= SHALLOW_NESTING { f() } else { with_deep_stack(f) }
+}
+
 /// Runs `f` on a thread whose stack holds [`MAX_NESTING`] levels of (de)serialization, or
 /// here when no thread can be started.
 pub fn with_deep_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
@@ -576,7 +613,7 @@ pub fn save_graph(graph: &AnimGraph) -> Result<String, ron::Error> {
 /// Reads a graph file. `Err` on a syntax error or an unsupported version; otherwise the graph as
 /// far as it loads, with every problem found (empty when the file is sound).
 pub fn load_graph(text: &str) -> Result<(AnimGraph, Vec<GraphFileError>), GraphFileError> {
-    with_deep_stack(|| load_graph_here(text))
+    with_stack_for(text_nesting(text), || load_graph_here(text))
 }
 
 fn load_graph_here(text: &str) -> Result<(AnimGraph, Vec<GraphFileError>), GraphFileError> {

@@ -130,7 +130,7 @@ fn fault(path: &Path, message: impl Into<String>) -> ProjectError {
 
 /// Parses `text` (the contents of `path`) as a versioned RON file of type `F`.
 pub fn parse_file<F: DeserializeOwned + Send>(text: &str, path: &Path) -> Result<F, ProjectError> {
-    crate::graph::file::with_deep_stack(|| parse_file_here(text, path))
+    crate::graph::file::with_stack_for(crate::graph::file::text_nesting(text), || parse_file_here(text, path))
 }
 
 fn parse_file_here<F: DeserializeOwned>(text: &str, path: &Path) -> Result<F, ProjectError> {
@@ -148,11 +148,11 @@ fn parse_file_here<F: DeserializeOwned>(text: &str, path: &Path) -> Result<F, Pr
 }
 
 /// Writes `value` as RON with the fixed pretty-printer (stable: same value, same text).
-pub fn to_ron<F: Serialize + Sync>(value: &F) -> String {
+pub fn to_ron<F: Serialize>(value: &F) -> String {
     // Serializing plain data (strings, numbers, vectors, options) into a String cannot fail:
-    // there is no nesting limit on writing (the depth is the document's own), and the writer
-    // runs on a stack deep enough for any file the reader accepts.
-    crate::graph::file::with_deep_stack(|| to_ron_here(value))
+    // there is no nesting limit on writing (the depth is the document's own). Only scenes nest
+    // deeply; `scene_to_string` writes deep ones on a deep stack.
+    to_ron_here(value)
 }
 
 fn to_ron_here<F: Serialize>(value: &F) -> String {
@@ -372,7 +372,7 @@ pub fn load_scene(path: &Path) -> Result<SceneDesc, ProjectError> {
 pub fn scene_from_str(text: &str, path: &Path) -> Result<SceneDesc, ProjectError> {
     // Parsed and converted on a deep stack: a scene may nest its entities deeply, and both the
     // parser and the conversion follow the nesting.
-    crate::graph::file::with_deep_stack(|| {
+    crate::graph::file::with_stack_for(crate::graph::file::text_nesting(text), || {
         let f: SceneFile = parse_file_here(text, path)?;
         SceneDesc::try_from(&f).map_err(|error| ProjectError::Invalid { path: path.to_owned(), error })
     })
@@ -380,7 +380,20 @@ pub fn scene_from_str(text: &str, path: &Path) -> Result<SceneDesc, ProjectError
 
 /// A scene's file text (authored state only).
 pub fn scene_to_string(scene: &SceneDesc) -> String {
-    crate::graph::file::with_deep_stack(|| to_ron_here(&SceneFile::from(scene)))
+    // Each entity level nests three brackets in the file.
+    let nesting = 3 * entity_depth(&scene.entities) + 4;
+    crate::graph::file::with_stack_for(nesting, || to_ron_here(&SceneFile::from(scene)))
+}
+
+/// How many entity levels deep a scene goes (iteratively: the depth is what is measured).
+fn entity_depth(roots: &[EntityDesc]) -> usize {
+    let mut max = 0;
+    let mut stack: Vec<(&EntityDesc, usize)> = roots.iter().map(|e| (e, 1)).collect();
+    while let Some((e, d)) = stack.pop() {
+        max = max.max(d);
+        stack.extend(e.children.iter().map(|c| (c, d + 1)));
+    }
+    max
 }
 
 /// Saves a scene atomically.

@@ -58,7 +58,8 @@ const STYLE: SnarlStyle = SnarlStyle {
 /// Compile status of the graph shown, cached per revision.
 #[derive(Debug, Default)]
 struct Status {
-    key: Option<(u64, String, Option<usize>)>,
+    /// What the status was computed for: revision, graph, scene shown and preview (rig, graph).
+    key: Option<(u64, String, Option<String>, Option<(String, String)>)>,
     /// Messages per node.
     faults: HashMap<NodeId, Vec<String>>,
     /// Messages on no node (no Output, a doubled parameter).
@@ -367,11 +368,25 @@ impl GraphPanel {
     }
 
     fn refresh_status(&mut self, cx: &Cx, path: &str, graph: &AnimGraph) {
-        let skeleton = graph_skeleton(cx, path, graph);
-        let key = (cx.doc.revision(), path.to_owned(), skeleton.as_ref().map(|s| Arc::as_ptr(s) as usize));
-        if self.status.key.as_ref() == Some(&key) {
+        // The skeleton chosen and the errors found change only with the document, the scene
+        // shown or the preview: a frame that changes none of them does no work here.
+        let preview = cx.session.preview().map(|p| (p.rig.as_str(), p.graph.as_str()));
+        let scene = cx.session.scene();
+        if let Some((r, p, sc, pv)) = &self.status.key
+            && *r == cx.doc.revision()
+            && p == path
+            && sc.as_deref() == scene
+            && pv.as_ref().map(|(a, b)| (a.as_str(), b.as_str())) == preview
+        {
             return;
         }
+        let key = (
+            cx.doc.revision(),
+            path.to_owned(),
+            scene.map(str::to_owned),
+            preview.map(|(a, b)| (a.to_owned(), b.to_owned())),
+        );
+        let skeleton = graph_skeleton(cx, path, graph);
         let errors: Vec<GraphError> = match &skeleton {
             Some(sk) => cx.session.library().compile_graph(path, sk).err().unwrap_or_default(),
             None => marrow_engine::graph::compile::validate_structure(graph).0,
@@ -634,7 +649,8 @@ impl GraphPanel {
             self.last_snarl_selection = snarl_sel;
         }
         // Drags: snarl moved the dragged node (and its own selection); move the rest of ours.
-        let now: HashMap<NodeId, Pos2> = self.view.snarl.nodes_pos_ids().map(|(_, p, n)| (*n, p)).collect();
+        let mut now: HashMap<NodeId, Pos2> =
+            self.view.snarl.nodes_pos_ids().map(|(_, p, n)| (*n, p)).collect();
         let moved: Vec<(NodeId, Vec2)> = now
             .iter()
             .filter_map(|(n, p)| self.view.last_pos.get(n).filter(|o| *o != p).map(|o| (*n, *p - *o)))
@@ -648,10 +664,10 @@ impl GraphPanel {
                     && let Some(info) = self.view.snarl.get_node_info_mut(sid)
                 {
                     info.pos += d;
+                    now.insert(n, info.pos);
                 }
             }
         }
-        let now: HashMap<NodeId, Pos2> = self.view.snarl.nodes_pos_ids().map(|(_, p, n)| (*n, p)).collect();
         if !ui.input(|i| i.pointer.any_down()) {
             let mut moves: Vec<(NodeId, [f32; 2])> = graph
                 .nodes

@@ -865,7 +865,6 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
             let _ = write!(out, "{}  ×{speed:.2}{}", short(clip), if *looping { "  loop" } else { "" });
             // (The playhead is the bar under the text: text that changed every frame would be
             // laid out again every frame.)
-            let _ = live;
         }
         NodeKind::Parameter { name } => {
             out.push_str(name);

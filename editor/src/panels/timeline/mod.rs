@@ -303,7 +303,7 @@ impl TimelinePanel {
         self.toolbar(ui, cx, &target, clip, skeleton.as_deref());
         ui.separator();
         let Some(clip) = clip else {
-            self.read_only(ui, cx, &target);
+            self.read_only(ui, &target);
             return;
         };
         let path = target.path.clone().unwrap_or_default();
@@ -331,7 +331,7 @@ impl TimelinePanel {
         }
     }
 
-    fn read_only(&mut self, ui: &mut egui::Ui, cx: &mut Cx, target: &Target) {
+    fn read_only(&mut self, ui: &mut egui::Ui, target: &Target) {
         match (&target.rig, &target.clip_ref) {
             (None, _) => {
                 ui.weak(
@@ -345,7 +345,6 @@ impl TimelinePanel {
                 ui.label(format!("{r} is inside an imported model: Make Editable copies it into a clip file of the project."));
             }
         }
-        let _ = cx;
     }
 
     /// Records the marker hits of the shown rig (event lane, audio).
@@ -708,7 +707,6 @@ impl TimelinePanel {
                 }
             }
         }
-        let _ = cx;
     }
 
     fn ruler(
