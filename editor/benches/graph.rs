@@ -20,11 +20,8 @@ use marrow_editor::session::Session;
 use marrow_editor::stats::Stats;
 use marrow_editor::ui_state::UiState;
 use marrow_engine::graph::{AnimGraph, NodeKind};
-use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
-use marrow_engine::project::file::ClipAsset;
-use marrow_engine::scene::{AnimatorDesc, EntityDesc, SceneDesc};
-use marrow_engine::synthetic::{chain_skeleton, dense_clip};
+use marrow_engine::synthetic::{chain_skeleton, dense_clip, one_rig_project};
 
 const GRAPH: &str = "graphs/big.graph.ron";
 
@@ -62,37 +59,11 @@ fn big_graph() -> AnimGraph {
 
 fn project() -> Project {
     let sk = chain_skeleton(60);
-    let mut p = Project::default();
-    p.manifest.name = "bench".into();
-    p.manifest.scenes.push("scenes/main.scene.ron".into());
-    p.manifest.assets.push("assets/rig.skeleton.ron".into());
-    for (path, seed) in [("clips/a.clip.ron", 1), ("clips/b.clip.ron", 2)] {
-        let clip = dense_clip(&sk, path, 1.5, 30.0, seed);
-        p.manifest.clips.push(path.into());
-        p.clips.insert(path.into(), ClipAsset { bones: sk.bone_names.clone(), clip });
-    }
+    let clips = [("clips/a.clip.ron", 1), ("clips/b.clip.ron", 2)]
+        .map(|(path, seed)| (path, dense_clip(&sk, path, 1.5, 30.0, seed)));
+    let mut p = one_rig_project(sk, clips.into());
     p.manifest.graphs.push(GRAPH.into());
     p.graphs.insert(GRAPH.into(), big_graph());
-    p.skeletons.insert("assets/rig.skeleton.ron".into(), sk);
-    p.scenes.insert(
-        "scenes/main.scene.ron".into(),
-        SceneDesc {
-            name: "main".into(),
-            entities: vec![EntityDesc {
-                name: "Rig".into(),
-                transform: Some(Transform::IDENTITY),
-                animator: Some(AnimatorDesc {
-                    rig: "assets/rig.skeleton.ron".into(),
-                    clip: Some("clips/a.clip.ron".into()),
-                    graph: None,
-                    looping: None,
-                    speed: 1.0,
-                    play_on_start: true,
-                }),
-                ..Default::default()
-            }],
-        },
-    );
     p
 }
 

@@ -17,11 +17,8 @@ use marrow_editor::panels::timeline::TimelinePanel;
 use marrow_editor::session::Session;
 use marrow_editor::stats::Stats;
 use marrow_editor::ui_state::{Selection, UiState};
-use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
-use marrow_engine::project::file::ClipAsset;
-use marrow_engine::scene::{AnimatorDesc, EntityDesc, SceneDesc};
-use marrow_engine::synthetic::{chain_skeleton, dense_clip};
+use marrow_engine::synthetic::{chain_skeleton, dense_clip, one_rig_project};
 
 struct State {
     panel: TimelinePanel,
@@ -35,33 +32,7 @@ struct State {
 fn project() -> Project {
     let sk = chain_skeleton(200);
     let clip = dense_clip(&sk, "dense", 2.0, 30.0, 1);
-    let mut p = Project::default();
-    p.manifest.name = "bench".into();
-    p.manifest.scenes.push("scenes/main.scene.ron".into());
-    p.manifest.assets.push("assets/rig.skeleton.ron".into());
-    p.manifest.clips.push("clips/dense.clip.ron".into());
-    p.clips.insert("clips/dense.clip.ron".into(), ClipAsset { bones: sk.bone_names.clone(), clip });
-    p.skeletons.insert("assets/rig.skeleton.ron".into(), sk);
-    p.scenes.insert(
-        "scenes/main.scene.ron".into(),
-        SceneDesc {
-            name: "main".into(),
-            entities: vec![EntityDesc {
-                name: "Rig".into(),
-                transform: Some(Transform::IDENTITY),
-                animator: Some(AnimatorDesc {
-                    rig: "assets/rig.skeleton.ron".into(),
-                    clip: Some("clips/dense.clip.ron".into()),
-                    graph: None,
-                    looping: None,
-                    speed: 1.0,
-                    play_on_start: true,
-                }),
-                ..Default::default()
-            }],
-        },
-    );
-    p
+    one_rig_project(sk, vec![("clips/dense.clip.ron", clip)])
 }
 
 fn harness() -> Harness<'static, State> {

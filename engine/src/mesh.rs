@@ -52,6 +52,15 @@ pub struct SkinStream {
     pub weights: Vec<[f32; 4]>,
 }
 
+impl SkinStream {
+    /// The joint indices mapped through `joint_to_bone` (glTF joint -> rig bone); a joint the
+    /// map does not hold becomes bone 0.
+    pub fn joints_to_bones(&self, joint_to_bone: &[u16]) -> Vec<[u16; 4]> {
+        let remap = |j: u16| joint_to_bone.get(j as usize).copied().unwrap_or(0);
+        self.joints.iter().map(|j| j.map(remap)).collect()
+    }
+}
+
 /// A primitive's CPU vertex data. Optional attributes are empty when absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Primitive {

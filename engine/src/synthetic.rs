@@ -1,4 +1,5 @@
-//! Synthetic rigs and clips for benchmarks, tests and the code-built sample project.
+//! Synthetic rigs, clips and a one-rig project for benchmarks, tests and the code-built sample
+//! project.
 //!
 //! The benchmark skeleton is a root plus chains of 8 bones (`parent(i) = 0` when `i % 8 == 1`,
 //! else `i - 1`); the dense clip keys translation, rotation and scale of every bone at a fixed
@@ -8,6 +9,9 @@ use glam::{Quat, Vec3};
 
 use crate::clip::{BoneChannels, Clip};
 use crate::math::Transform;
+use crate::project::Project;
+use crate::project::file::ClipAsset;
+use crate::scene::{AnimatorDesc, EntityDesc, SceneDesc};
 use crate::skeleton::{NO_PARENT, Skeleton};
 use crate::track::{Interpolation, Track};
 
@@ -78,4 +82,38 @@ pub fn dense_clip(skeleton: &Skeleton, name: &str, seconds: f32, hz: f32, varian
     }
     clip.looping = true;
     clip
+}
+
+/// A project of one skeleton (`assets/rig.skeleton.ron`), the `clips` given (each at its path)
+/// and one scene (`scenes/main.scene.ron`) whose single entity, `Rig`, plays the first clip on
+/// start: the document the editor's benchmarks open.
+pub fn one_rig_project(skeleton: Skeleton, clips: Vec<(&str, Clip)>) -> Project {
+    const RIG: &str = "assets/rig.skeleton.ron";
+    const SCENE: &str = "scenes/main.scene.ron";
+    let mut p = Project::default();
+    p.manifest.name = "bench".into();
+    p.manifest.scenes.push(SCENE.into());
+    p.manifest.assets.push(RIG.into());
+    let first = clips.first().map(|(path, _)| (*path).to_owned());
+    for (path, clip) in clips {
+        p.manifest.clips.push(path.into());
+        p.clips.insert(path.into(), ClipAsset { bones: skeleton.bone_names.clone(), clip });
+    }
+    p.skeletons.insert(RIG.into(), skeleton);
+    let animator = AnimatorDesc {
+        rig: RIG.into(),
+        clip: first,
+        graph: None,
+        looping: None,
+        speed: 1.0,
+        play_on_start: true,
+    };
+    let rig = EntityDesc {
+        name: "Rig".into(),
+        transform: Some(Transform::IDENTITY),
+        animator: Some(animator),
+        ..Default::default()
+    };
+    p.scenes.insert(SCENE.into(), SceneDesc { name: "main".into(), entities: vec![rig] });
+    p
 }

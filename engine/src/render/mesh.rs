@@ -39,6 +39,22 @@ pub struct MeshData<'a> {
     pub skin: Option<SkinSlices<'a>>,
 }
 
+impl<'a> MeshData<'a> {
+    /// The streams of `prim`, its skin weights paired with `joints` (its joint indices remapped
+    /// to the rig it is drawn with; `None`, or a primitive without a skin: drawn unskinned).
+    pub fn of_primitive(prim: &'a crate::mesh::Primitive, joints: Option<&'a [[u16; 4]]>) -> Self {
+        Self {
+            positions: &prim.positions,
+            normals: &prim.normals,
+            tangents: &prim.tangents,
+            uvs: &prim.uvs,
+            colors: &prim.colors,
+            indices: prim.indices.as_deref(),
+            skin: joints.zip(prim.skin.as_ref().map(|s| &s.weights[..])),
+        }
+    }
+}
+
 /// A mesh on the GPU.
 #[derive(Clone, Debug)]
 pub struct GpuMesh {
@@ -94,6 +110,44 @@ pub fn pack_vertices(
         uv: uvs.get(i).copied().unwrap_or([0.0, 0.0]),
         color: colors.get(i).copied().map_or([255; 4], unorm),
     }));
+}
+
+/// A sampled sRGB RGBA8 texture of `width` x `height` holding `rgba` (sizes checked by the caller).
+pub(crate) fn srgb_texture(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    label: &str,
+    rgba: &[u8],
+    width: u32,
+    height: u32,
+) -> wgpu::Texture {
+    let size = wgpu::Extent3d { width, height, depth_or_array_layers: 1 };
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some(label),
+        size,
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8UnormSrgb,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    queue.write_texture(
+        wgpu::TexelCopyTextureInfo {
+            texture: &texture,
+            mip_level: 0,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        rgba,
+        wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(width * 4),
+            rows_per_image: Some(height),
+        },
+        size,
+    );
+    texture
 }
 
 /// Decodes `images` (PNG or JPEG) that `materials` use as base colour textures and uploads
@@ -326,32 +380,7 @@ impl MeshPool {
                 rgba.len()
             )));
         }
-        let size = wgpu::Extent3d { width, height, depth_or_array_layers: 1 };
-        let texture = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("marrow base colour"),
-            size,
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8UnormSrgb,
-            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-            view_formats: &[],
-        });
-        queue.write_texture(
-            wgpu::TexelCopyTextureInfo {
-                texture: &texture,
-                mip_level: 0,
-                origin: wgpu::Origin3d::ZERO,
-                aspect: wgpu::TextureAspect::All,
-            },
-            rgba,
-            wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(width * 4),
-                rows_per_image: Some(height),
-            },
-            size,
-        );
+        let texture = srgb_texture(device, queue, "marrow base colour", rgba, width, height);
         let t = GpuTexture { view: texture.create_view(&Default::default()), texture };
         Ok(match self.free_textures.pop() {
             Some(i) => {

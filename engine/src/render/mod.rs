@@ -27,6 +27,7 @@
 pub mod camera;
 pub mod gpu;
 pub mod mesh;
+mod morph;
 pub mod present;
 pub mod renderer;
 pub mod scene;

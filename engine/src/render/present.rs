@@ -6,7 +6,7 @@
 //!
 //! It does not render scenes (see [`super::renderer`]) or own a window.
 
-use super::renderer::{COLOR_FORMAT, RenderTarget};
+use super::renderer::{COLOR_FORMAT, RenderTarget, fullscreen_pipeline, texture_sampler_layout};
 use super::shader::{ShaderError, ShaderSource};
 
 /// The long-lived presenting pipeline for one output format, and the bind group of the target
@@ -28,57 +28,20 @@ impl Presenter {
             label: Some("present.wgsl"),
             source: wgpu::ShaderSource::Wgsl(src.into()),
         });
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("marrow present"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-                    count: None,
-                },
-            ],
-        });
+        let layout = texture_sampler_layout(device, "marrow present");
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("marrow present"),
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("marrow present"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_present"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: Default::default(),
-            depth_stencil: None,
-            multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_present"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format: output,
-                    blend: None,
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let pipeline = fullscreen_pipeline(
+            device,
+            "marrow present",
+            &pipeline_layout,
+            (&module, "vs_present", "fs_present"),
+            output,
+            None,
+        );
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("marrow present"),
             mag_filter: wgpu::FilterMode::Linear,

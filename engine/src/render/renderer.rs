@@ -535,27 +535,7 @@ fn make_layouts(device: &wgpu::Device) -> Layouts {
             },
         ],
     });
-    let material = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some("marrow material"),
-        entries: &[
-            wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: S::FRAGMENT,
-                ty: wgpu::BindingType::Texture {
-                    sample_type: wgpu::TextureSampleType::Float { filterable: true },
-                    view_dimension: wgpu::TextureViewDimension::D2,
-                    multisampled: false,
-                },
-                count: None,
-            },
-            wgpu::BindGroupLayoutEntry {
-                binding: 1,
-                visibility: S::FRAGMENT,
-                ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-                count: None,
-            },
-        ],
-    });
+    let material = texture_sampler_layout(device, "marrow material");
     let mask = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("marrow outline mask"),
         entries: &[wgpu::BindGroupLayoutEntry {
@@ -667,6 +647,65 @@ fn mesh_pipeline(device: &wgpu::Device, d: MeshPipelineDesc<'_>) -> wgpu::Render
             entry_point: Some(fs),
             compilation_options: Default::default(),
             targets: &targets,
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
+/// A fragment-stage bind group layout of a filterable 2D texture (binding 0) and its filtering
+/// sampler (binding 1).
+pub(crate) fn texture_sampler_layout(device: &wgpu::Device, label: &str) -> wgpu::BindGroupLayout {
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 1,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                count: None,
+            },
+        ],
+    })
+}
+
+/// A pipeline drawing one full-screen triangle (no vertex buffers, no depth) from `shader`'s
+/// (module, vertex entry, fragment entry) into one `format` target.
+pub(crate) fn fullscreen_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::PipelineLayout,
+    (module, vs, fs): (&wgpu::ShaderModule, &str, &str),
+    format: wgpu::TextureFormat,
+    blend: Option<wgpu::BlendState>,
+) -> wgpu::RenderPipeline {
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(label),
+        layout: Some(layout),
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some(vs),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        primitive: Default::default(),
+        depth_stencil: None,
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module,
+            entry_point: Some(fs),
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::ColorTargetState { format, blend, write_mask: wgpu::ColorWrites::ALL })],
         }),
         multiview_mask: None,
         cache: None,
@@ -808,31 +847,14 @@ fn build_pipelines(
     let overlay = line_pipeline("marrow overlay", wgpu::CompareFunction::Always);
     let overlay_depth = line_pipeline("marrow overlay (depth tested)", wgpu::CompareFunction::LessEqual);
     let outline_module = module("outline.wgsl", &outline_src);
-    let outline_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some("marrow outline"),
-        layout: Some(&layouts.outline),
-        vertex: wgpu::VertexState {
-            module: &outline_module,
-            entry_point: Some("vs_fullscreen"),
-            compilation_options: Default::default(),
-            buffers: &[],
-        },
-        primitive: Default::default(),
-        depth_stencil: None,
-        multisample: Default::default(),
-        fragment: Some(wgpu::FragmentState {
-            module: &outline_module,
-            entry_point: Some("fs_outline"),
-            compilation_options: Default::default(),
-            targets: &[Some(wgpu::ColorTargetState {
-                format: COLOR_FORMAT,
-                blend: Some(wgpu::BlendState::ALPHA_BLENDING),
-                write_mask: wgpu::ColorWrites::ALL,
-            })],
-        }),
-        multiview_mask: None,
-        cache: None,
-    });
+    let outline_pipeline = fullscreen_pipeline(
+        device,
+        "marrow outline",
+        &layouts.outline,
+        (&outline_module, "vs_fullscreen", "fs_outline"),
+        COLOR_FORMAT,
+        Some(wgpu::BlendState::ALPHA_BLENDING),
+    );
     let debug_module = module("skin_debug.wgsl", &debug_src);
     let skin_debug = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some("marrow skin debug"),
@@ -944,27 +966,7 @@ impl Renderer {
             min_filter: wgpu::FilterMode::Linear,
             ..Default::default()
         });
-        let white = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("marrow white texel"),
-            size: wgpu::Extent3d { width: 1, height: 1, depth_or_array_layers: 1 },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8UnormSrgb,
-            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-            view_formats: &[],
-        });
-        ctx.queue.write_texture(
-            wgpu::TexelCopyTextureInfo {
-                texture: &white,
-                mip_level: 0,
-                origin: wgpu::Origin3d::ZERO,
-                aspect: wgpu::TextureAspect::All,
-            },
-            &[255; 4],
-            wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(4), rows_per_image: Some(1) },
-            wgpu::Extent3d { width: 1, height: 1, depth_or_array_layers: 1 },
-        );
+        let white = super::mesh::srgb_texture(device, &ctx.queue, "marrow white texel", &[255; 4], 1, 1);
         let mut materials = std::collections::HashMap::new();
         materials.insert(
             0,

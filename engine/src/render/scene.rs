@@ -1,10 +1,10 @@
 //! Driving the renderer from an imported glTF scene: [`SceneRenderer`] uploads every triangle
 //! primitive once (skinned primitives with their joints remapped to rig bone order, so every
 //! mesh of a rig shares the rig's palette slice), then per frame extracts draw objects from a
-//! [`ScenePose`]: the packed palette, morph instances rebuilt when their [`MorphState`] version
-//! moves, dynamic bounds (joint-local boxes moved by the posed joints, inflated by the largest
-//! morph displacement), a ground plane and the skeleton overlay. [`render_gltf`] renders one
-//! frame offscreen (the `marrow render` command and the tests use it).
+//! [`ScenePose`]: the packed palette, morph instances rebuilt when their weights' version moves,
+//! dynamic bounds (joint-local boxes moved by the posed joints, inflated by the largest morph
+//! displacement), a ground plane and the skeleton overlay. [`render_gltf`] renders one frame
+//! offscreen (the `marrow render` command and the tests use it).
 //!
 //! It does not play animations (the caller chooses the time) and does not own the device.
 
@@ -16,12 +16,12 @@ use glam::{Mat4, Vec3};
 use super::RenderError;
 use super::camera::Camera;
 use super::gpu::GpuContext;
-use super::mesh::{MeshData, MeshHandle, MeshPool, pack_vertices, upload_material_textures};
+use super::mesh::{MeshData, MeshHandle, MeshPool, upload_material_textures};
+use super::morph::{self, MorphStream};
 use super::renderer::{DrawObject, FrameData, FrameStats, Renderer, RendererSettings};
 use super::shader::ShaderSource;
-use super::types::{GpuVertex, LineVertex};
+use super::types::LineVertex;
 use crate::gltf::{ImportedScene, ScenePose};
-use crate::morph::{MorphJob, MorphState};
 use crate::skinning::{Aabb, posed_bounds};
 
 const COLORS: [[f32; 4]; 4] =
@@ -46,15 +46,9 @@ struct MorphSlot {
     node: usize,
     mesh: usize,
     primitive: usize,
-    handle: MeshHandle,
-    state: MorphState,
-    uploaded_version: u64,
+    stream: MorphStream,
     /// Per target, the longest position delta.
     max_delta: Vec<f32>,
-    positions: Vec<[f32; 3]>,
-    normals: Vec<[f32; 3]>,
-    tangents: Vec<[f32; 4]>,
-    packed: Vec<GpuVertex>,
 }
 
 /// One imported scene's GPU meshes and per-frame extraction state.
@@ -100,24 +94,13 @@ impl SceneRenderer {
                 let handle = match cache.get(&key) {
                     Some(h) => *h,
                     None => {
-                        let remapped: Option<Vec<[u16; 4]>> = match (skin, &prim.skin) {
+                        let remapped = match (skin, &prim.skin) {
                             (Some((_, r, _)), Some(stream)) => {
-                                let map = &scene.rigs[r].joint_to_bone;
-                                let remap = |j: u16| map.get(j as usize).copied().unwrap_or(0);
-                                Some(stream.joints.iter().map(|j| j.map(remap)).collect())
+                                Some(stream.joints_to_bones(&scene.rigs[r].joint_to_bone))
                             }
                             _ => None,
                         };
-                        let data = MeshData {
-                            positions: &prim.positions,
-                            normals: &prim.normals,
-                            tangents: &prim.tangents,
-                            uvs: &prim.uvs,
-                            colors: &prim.colors,
-                            indices: prim.indices.as_deref(),
-                            skin: remapped.as_deref().zip(prim.skin.as_ref().map(|s| &s.weights[..])),
-                        };
-                        let h = pool.add(device, &data)?;
+                        let h = pool.add(device, &MeshData::of_primitive(prim, remapped.as_deref()))?;
                         cache.insert(key, h);
                         h
                     }
@@ -130,23 +113,12 @@ impl SceneRenderer {
                         .ok_or(RenderError::UnknownMesh(handle.0))?;
                     mesh_handle = inst;
                     morph = Some(morphs.len());
-                    let n_v = prim.positions.len();
                     morphs.push(MorphSlot {
                         node: n,
                         mesh: mi,
                         primitive: pi,
-                        handle: inst,
-                        state: MorphState::new(&node.morph_weights),
-                        uploaded_version: 0,
-                        max_delta: prim
-                            .targets
-                            .iter()
-                            .map(|t| t.positions.iter().map(|d| Vec3::from(*d).length()).fold(0.0, f32::max))
-                            .collect(),
-                        positions: vec![[0.0; 3]; n_v],
-                        normals: vec![[0.0; 3]; prim.normals.len()],
-                        tangents: vec![[0.0; 4]; prim.tangents.len()],
-                        packed: Vec::with_capacity(n_v),
+                        stream: MorphStream::new(inst, prim, &node.morph_weights),
+                        max_delta: morph::max_deltas(prim),
                     });
                 }
                 let palette = if skin.is_some() { COLORS[pi % 4] } else { COLORS[(pi + 1) % 4] };
@@ -235,10 +207,7 @@ impl SceneRenderer {
         // Morphs: rebuild the dynamic stream from the base when the version moved.
         for slot in &mut self.morphs {
             if let Some(w) = pose.morph_weights.get(slot.node) {
-                slot.state.set_weights(w);
-            }
-            if slot.state.version() == slot.uploaded_version {
-                continue;
+                slot.stream.state.set_weights(w);
             }
             let Some(prim) = scene.meshes.get(slot.mesh).and_then(|m| m.primitives.get(slot.primitive))
             else {
@@ -247,37 +216,16 @@ impl SceneRenderer {
                     slot.mesh, slot.primitive
                 )));
             };
-            MorphJob {
-                base_positions: &prim.positions,
-                base_normals: &prim.normals,
-                base_tangents: &prim.tangents,
-                targets: &prim.targets,
-                weights: slot.state.weights(),
-                positions: &mut slot.positions,
-                normals: &mut slot.normals,
-                tangents: &mut slot.tangents,
+            if slot.stream.upload(prim, pool, &ctx.queue)? {
+                self.morph_uploads += 1;
             }
-            .run()
-            .map_err(|e| RenderError::Mesh(e.to_string()))?;
-            let colors = &prim.colors;
-            pack_vertices(
-                &slot.positions,
-                &slot.normals,
-                &slot.tangents,
-                &prim.uvs,
-                colors,
-                &mut slot.packed,
-            );
-            pool.write_vertices(&ctx.queue, slot.handle, &slot.packed)?;
-            slot.uploaded_version = slot.state.version();
-            self.morph_uploads += 1;
         }
         let mut all: Option<Aabb> = None;
         for d in &self.draws {
             let inflate = d
                 .morph
                 .and_then(|m| self.morphs.get(m))
-                .map_or(0.0, |s| s.state.weights().iter().zip(&s.max_delta).map(|(w, m)| w * m).sum::<f32>());
+                .map_or(0.0, |s| morph::inflation(s.stream.state.weights(), &s.max_delta));
             let mesh = pool.get(d.mesh).ok_or(RenderError::UnknownMesh(d.mesh.0))?;
             let (world_from_model, palette_offset, bounds) = match d.skin {
                 Some((skin, rig, binding)) => {

@@ -16,10 +16,10 @@ use glam::{Mat4, Vec2, Vec3};
 
 use super::RenderError;
 use super::gpu::GpuContext;
-use super::mesh::{MeshData, MeshHandle, MeshPool, TextureHandle, pack_vertices, upload_material_textures};
+use super::mesh::{MeshData, MeshHandle, MeshPool, TextureHandle, upload_material_textures};
+use super::morph::{self, MorphStream};
 use super::renderer::{DrawObject, FrameData};
-use super::types::{GpuVertex, LineVertex};
-use crate::morph::{MorphJob, MorphState};
+use super::types::LineVertex;
 use crate::scene::{Entity, MeshAsset, MeshDesc, World};
 use crate::skinning::Aabb;
 
@@ -113,14 +113,9 @@ struct MeshUpload {
 
 #[derive(Debug)]
 struct MorphSlot {
-    handle: MeshHandle,
-    state: MorphState,
-    uploaded_version: u64,
+    stream: MorphStream,
+    /// The extraction frame that last drew it.
     used: u64,
-    positions: Vec<[f32; 3]>,
-    normals: Vec<[f32; 3]>,
-    tangents: Vec<[f32; 4]>,
-    packed: Vec<GpuVertex>,
 }
 
 /// A world's GPU meshes and its per-frame extraction state.
@@ -158,12 +153,8 @@ fn upload(
         if prim.mode != 4 || prim.positions.is_empty() {
             continue;
         }
-        let remapped: Option<Vec<[u16; 4]>> = match (&asset.skeleton, &prim.skin) {
-            (Some(_), Some(stream)) => {
-                let map = &asset.joint_to_bone;
-                let remap = |j: u16| map.get(j as usize).copied().unwrap_or(0);
-                Some(stream.joints.iter().map(|j| j.map(remap)).collect())
-            }
+        let remapped = match (&asset.skeleton, &prim.skin) {
+            (Some(_), Some(stream)) => Some(stream.joints_to_bones(&asset.joint_to_bone)),
             _ => None,
         };
         if let (Some(sk), Some(joints), Some(stream)) = (&asset.skeleton, &remapped, &prim.skin) {
@@ -181,21 +172,8 @@ fn upload(
                 }
             }
         }
-        let data = MeshData {
-            positions: &prim.positions,
-            normals: &prim.normals,
-            tangents: &prim.tangents,
-            uvs: &prim.uvs,
-            colors: &prim.colors,
-            indices: prim.indices.as_deref(),
-            skin: remapped.as_deref().zip(prim.skin.as_ref().map(|s| &s.weights[..])),
-        };
-        let handle = pool.add(&ctx.device, &data)?;
-        let max_delta = prim
-            .targets
-            .iter()
-            .map(|t| t.positions.iter().map(|d| Vec3::from(*d).length()).fold(0.0, f32::max))
-            .collect();
+        let handle = pool.add(&ctx.device, &MeshData::of_primitive(prim, remapped.as_deref()))?;
+        let max_delta = morph::max_deltas(prim);
         let material =
             prim.material.and_then(|m| per_material.get(m).copied().flatten()).map_or(0, |t| t.0 + 1);
         let color = prim.material.and_then(|m| asset.materials.get(m)).map(|m| m.base_color);
@@ -325,48 +303,19 @@ impl WorldRenderer {
                             let handle = pool
                                 .add_dynamic_instance(&ctx.device, p.handle)
                                 .ok_or(RenderError::UnknownMesh(p.handle.0))?;
-                            let n = prim.positions.len();
                             v.insert(MorphSlot {
-                                handle,
-                                state: MorphState::new(defaults),
-                                uploaded_version: 0,
+                                stream: MorphStream::new(handle, prim, defaults),
                                 used: now,
-                                positions: vec![[0.0; 3]; n],
-                                normals: vec![[0.0; 3]; prim.normals.len()],
-                                tangents: vec![[0.0; 4]; prim.tangents.len()],
-                                packed: Vec::with_capacity(n),
                             })
                         }
                     };
                     slot.used = now;
-                    slot.state.set_weights(defaults);
-                    if slot.state.version() != slot.uploaded_version {
-                        MorphJob {
-                            base_positions: &prim.positions,
-                            base_normals: &prim.normals,
-                            base_tangents: &prim.tangents,
-                            targets: &prim.targets,
-                            weights: slot.state.weights(),
-                            positions: &mut slot.positions,
-                            normals: &mut slot.normals,
-                            tangents: &mut slot.tangents,
-                        }
-                        .run()
-                        .map_err(|e| RenderError::Mesh(e.to_string()))?;
-                        pack_vertices(
-                            &slot.positions,
-                            &slot.normals,
-                            &slot.tangents,
-                            &prim.uvs,
-                            &prim.colors,
-                            &mut slot.packed,
-                        );
-                        pool.write_vertices(&ctx.queue, slot.handle, &slot.packed)?;
-                        slot.uploaded_version = slot.state.version();
+                    slot.stream.state.set_weights(defaults);
+                    if slot.stream.upload(prim, pool, &ctx.queue)? {
                         stats.morph_uploads += 1;
                     }
-                    mesh = slot.handle;
-                    inflate = slot.state.weights().iter().zip(&p.max_delta).map(|(w, d)| w.abs() * d).sum();
+                    mesh = slot.stream.handle;
+                    inflate = morph::inflation(slot.stream.state.weights(), &p.max_delta);
                 }
                 let gpu = pool.get(mesh).ok_or(RenderError::UnknownMesh(mesh.0))?;
                 let base = skinned_bounds.unwrap_or_else(|| gpu.bounds.transformed(&world_from_model));
@@ -411,7 +360,7 @@ impl WorldRenderer {
         self.morphs.retain(|_, m| {
             let keep = m.used == now;
             if !keep {
-                pool.remove(m.handle);
+                pool.remove(m.stream.handle);
             }
             keep
         });

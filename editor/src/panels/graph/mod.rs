@@ -58,14 +58,34 @@ const STYLE: SnarlStyle = SnarlStyle {
 /// Compile status of the graph shown, cached per revision.
 #[derive(Debug, Default)]
 struct Status {
-    /// What the status was computed for: revision, graph, scene shown and preview (rig, graph).
-    key: Option<(u64, String, Option<String>, Option<(String, String)>)>,
+    /// What the status was computed for.
+    key: Option<StatusKey>,
     /// Messages per node.
     faults: HashMap<NodeId, Vec<String>>,
     /// Messages on no node (no Output, a doubled parameter).
     general: Vec<String>,
     /// The skeleton the graph was checked against.
     skeleton: Option<Arc<Skeleton>>,
+}
+
+/// What a [`Status`] depends on: the document revision, the graph, the scene shown and the
+/// preview (rig, graph).
+#[derive(Debug)]
+struct StatusKey {
+    revision: u64,
+    graph: String,
+    scene: Option<String>,
+    preview: Option<(String, String)>,
+}
+
+impl StatusKey {
+    /// Whether this key was made for these inputs (compared without building a new key).
+    fn is(&self, revision: u64, graph: &str, scene: Option<&str>, preview: Option<(&str, &str)>) -> bool {
+        self.revision == revision
+            && self.graph == graph
+            && self.scene.as_deref() == scene
+            && self.preview.as_ref().map(|(a, b)| (a.as_str(), b.as_str())) == preview
+    }
 }
 
 /// What the panel measured on its last frame (tests and the benchmark read it).
@@ -372,20 +392,16 @@ impl GraphPanel {
         // shown or the preview: a frame that changes none of them does no work here.
         let preview = cx.session.preview().map(|p| (p.rig.as_str(), p.graph.as_str()));
         let scene = cx.session.scene();
-        if let Some((r, p, sc, pv)) = &self.status.key
-            && *r == cx.doc.revision()
-            && p == path
-            && sc.as_deref() == scene
-            && pv.as_ref().map(|(a, b)| (a.as_str(), b.as_str())) == preview
-        {
+        let revision = cx.doc.revision();
+        if self.status.key.as_ref().is_some_and(|k| k.is(revision, path, scene, preview)) {
             return;
         }
-        let key = (
-            cx.doc.revision(),
-            path.to_owned(),
-            scene.map(str::to_owned),
-            preview.map(|(a, b)| (a.to_owned(), b.to_owned())),
-        );
+        let key = StatusKey {
+            revision,
+            graph: path.to_owned(),
+            scene: scene.map(str::to_owned),
+            preview: preview.map(|(a, b)| (a.to_owned(), b.to_owned())),
+        };
         let skeleton = graph_skeleton(cx, path, graph);
         let errors: Vec<GraphError> = match &skeleton {
             Some(sk) => cx.session.library().compile_graph(path, sk).err().unwrap_or_default(),
