@@ -115,3 +115,46 @@ fn a_broken_shader_folder_is_said_on_stderr_when_rendering_falls_back() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn particles_of_cesium_man_mid_stride_to_png() {
+    if marrow_engine::render::test_device().is_none() {
+        return;
+    }
+    let file = gltf_dir().join("CesiumMan/CesiumMan.glb");
+    let out = std::env::temp_dir().join(format!("marrow-particles-cli-{}.png", std::process::id()));
+    let (code, stdout, stderr) = marrow(&[
+        "particles",
+        file.to_str().unwrap(),
+        "--count",
+        "8000",
+        "--time",
+        "0.8",
+        "--size",
+        "160x160",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("8000 particles") && stdout.contains("48 ticks"), "{stdout}");
+    let img = image::open(&out).unwrap().to_rgba8();
+    // The figure's discs are orange (red well above blue); the ground and sky are grey.
+    let orange = img.pixels().filter(|p| p[0] as i32 > p[2] as i32 + 60).count();
+    assert!(orange > 160 * 160 / 30, "only {orange} figure pixels");
+    let _ = std::fs::remove_file(out);
+}
+
+#[test]
+fn particles_refuses_bad_numbers_and_models_without_a_skin() {
+    let f = gltf_dir().join("CesiumMan/CesiumMan.glb");
+    let (code, _, err) = marrow(&["particles", f.to_str().unwrap(), "--radius", "NaN", "--out", "x.png"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--radius NaN: must be a finite non-negative number"), "{err}");
+    let (code, _, err) = marrow(&["particles", f.to_str().unwrap(), "--count", "9000000", "--out", "x.png"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("count is 9000000, at most 2,000,000"), "{err}");
+    let cube = gltf_dir().join("BoxAnimated/BoxAnimated.gltf");
+    let (code, _, err) = marrow(&["particles", cube.to_str().unwrap(), "--out", "x.png"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no skinned mesh to scatter particles over"), "{err}");
+}

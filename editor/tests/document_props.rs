@@ -89,6 +89,17 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
             bone: ["thigh_l", "shin_r", "missing"][b as usize % 3].into(),
             offset: t,
         }))),
+        6 if b.is_multiple_of(3) => e(EntityOp::SetParticles((!b.is_multiple_of(9)).then(|| {
+            marrow_engine::scene::ParticleCloudDesc {
+                mesh: "assets/figure.glb#Body".into(),
+                settings: marrow_engine::particles::CloudSettings {
+                    count: b % 5000,
+                    radius: x.abs() * 0.01,
+                    falloff: x * 0.02,
+                    ..Default::default()
+                },
+            }
+        }))),
         6 => e(EntityOp::SetMorphWeights(Some(vec![x.abs().min(1.0), 0.5]))),
         7 => e(EntityOp::SetMesh(
             (!b.is_multiple_of(3)).then(|| MeshDesc::Box { half_extents: Vec3::splat(x.abs() + 0.1) }),

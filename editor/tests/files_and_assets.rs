@@ -2,7 +2,7 @@
 //! an expression (morph) weight on it, refusing to delete a clip a scene uses, the
 //! unsaved-changes prompt on quit and on a window close, autosave recovery after a crash, and
 //! opening a damaged project (faults in the Log, a dialog naming the file and location, the
-//! editor usable, nothing overwritten).
+//! editor usable, nothing overwritten), and editing a particle cloud in its Inspector card.
 
 mod support;
 
@@ -243,4 +243,33 @@ fn opening_a_project_shows_it_and_titles_the_window() {
     let fresh = EditorApp::headless(opts, None);
     assert_eq!(fresh.title(), "Marrow — untitled");
     h.step();
+}
+
+#[test]
+fn the_particle_cloud_card_edits_the_cloud_and_undo_restores_the_bytes() {
+    let dir = sample("particle_figure");
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Figure");
+    settle(&mut h);
+    let figure = h.state().session.entity("Figure").unwrap();
+    let before = h.state().session.world().particle_cloud(figure).unwrap().0.settings.radius;
+    assert!(h.query_by_label_contains("40000 particles").is_some(), "the card shows the playing cloud");
+    // Drag the disc radius: one undo step, the session's cloud rebuilt with it.
+    let field = h.get_by_role_and_label(Role::SpinButton, "Particle radius").rect();
+    drag(&mut h, field.center(), field.center() + egui::vec2(30.0, 0.0), 5);
+    let app = h.state();
+    assert_eq!(app.doc.undo_label().as_deref(), Some("Edit Particle Cloud"));
+    assert_eq!(app.doc.steps().count(), 1, "one drag, one step");
+    let after =
+        app.session.world().particle_cloud(app.session.entity("Figure").unwrap()).unwrap().0.settings.radius;
+    assert!(after > before, "{before} -> {after}");
+    // Springs off: a second step; the cloud then sits on its targets.
+    h.get_by_label("Particle springs").click();
+    settle(&mut h);
+    let app = h.state();
+    assert_eq!(app.doc.steps().count(), 2);
+    let (desc, _) = app.session.world().particle_cloud(app.session.entity("Figure").unwrap()).unwrap();
+    assert!(desc.settings.springs.is_none());
+    undo_all_redo_all(&mut h, dir.path(), &original);
 }

@@ -62,6 +62,7 @@
 //! - [`graph`]: the blend/adjust graph: authored model, compiler, evaluator, RON files.
 //! - [`skinning`]: the CPU reference skinning job and posed bounds.
 //! - [`morph`]: morph target application and per-instance morph weights.
+//! - [`particles`]: point clouds bound to bone segments (two influences), posed, with springs.
 //! - [`synthetic`]: generated rigs and dense clips for benchmarks and tests.
 //! - `render` (cargo feature `render`): the wgpu renderer (GPU skinning, morphs, shadows,
 //!   skeleton overlay, hot-reloaded shaders); the animation core above never imports it.
@@ -107,6 +108,7 @@ pub mod graph;
 pub mod math;
 pub mod mesh;
 pub mod morph;
+pub mod particles;
 pub mod playback;
 pub mod pose;
 pub mod project;

@@ -157,6 +157,27 @@ pub fn renormalize(r: Vec4) -> Quat {
     }
 }
 
+/// `q` scaled to unit length, or `None` for a zero or non-finite quaternion. Scaled by its
+/// largest component first, so magnitudes whose squares overflow `f32` (1e20) or underflow it
+/// (1e-30) normalize like any other.
+pub fn normalize_quat(q: Quat) -> Option<Quat> {
+    let v = Vec4::from(q);
+    let m = v.abs().max_element();
+    if !(m > 0.0) || !m.is_finite() {
+        return None;
+    }
+    let u = v / m;
+    Some(Quat::from_vec4(u / u.length()))
+}
+
+/// The inverse of `m`, or identity where `m` has none that `f32` can hold (a zero scale, a zero
+/// matrix, a scale so small its inverse overflows): callers that only need a finite answer for
+/// degenerate input (a collapsed node) use it.
+pub fn inverse_or_identity(m: &Mat4) -> Mat4 {
+    let inv = m.inverse();
+    if inv.is_finite() { inv } else { Mat4::IDENTITY }
+}
+
 /// `acos(x)` for `x` in `[0, 1]` (Abramowitz & Stegun 4.4.46, |error| <= 2e-8).
 #[inline]
 pub fn acos_poly(x: f32) -> f32 {

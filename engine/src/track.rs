@@ -61,6 +61,11 @@ pub trait Animatable: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static
     fn is_zero_rotation(&self) -> bool {
         false
     }
+    /// A CUBICSPLINE key's value as sampled exactly at its key: rotations are normalized there as
+    /// between keys (glTF stores cubic rotation keys unnormalized); other values as they are.
+    fn cubic_key(self) -> Self {
+        self
+    }
 }
 
 #[inline]
@@ -111,18 +116,34 @@ impl Animatable for Quat {
     #[inline]
     fn hermite(v0: Self, b0: Self, v1: Self, a1: Self, s: f32, dt: f32) -> Self {
         let (h00, h10, h01, h11) = hermite_basis(s);
-        let v = glam::Vec4::from(v0) * h00
-            + glam::Vec4::from(b0) * (h10 * dt)
-            + glam::Vec4::from(v1) * h01
-            + glam::Vec4::from(a1) * (h11 * dt);
+        let combine = |k: f32| {
+            glam::Vec4::from(v0) * (h00 * k)
+                + glam::Vec4::from(b0) * (h10 * dt * k)
+                + glam::Vec4::from(v1) * (h01 * k)
+                + glam::Vec4::from(a1) * (h11 * dt * k)
+        };
+        let v = combine(1.0);
         let len = v.length();
-        if len > 1e-12 { Quat::from_vec4(v / len) } else { v0 }
+        if len > 1e-12 && len.is_finite() {
+            return Quat::from_vec4(v / len);
+        }
+        // Keys so large that the sum (or its length) overflows: the same curve, scaled down
+        // (normalization removes the scale). A curve through zero has no orientation there: the
+        // segment's start holds.
+        let m = [v0, b0, v1, a1].iter().map(|q| glam::Vec4::from(*q).abs().max_element()).fold(0.0, f32::max);
+        let scaled = if m.is_finite() && m > 1.0 { combine(1.0 / m) } else { v };
+        math::normalize_quat(Quat::from_vec4(scaled))
+            .or_else(|| math::normalize_quat(v0))
+            .unwrap_or(Quat::IDENTITY)
     }
     fn is_finite_value(&self) -> bool {
         self.is_finite()
     }
     fn is_zero_rotation(&self) -> bool {
         !(self.length_squared() > 1e-12)
+    }
+    fn cubic_key(self) -> Self {
+        math::normalize_quat(self).unwrap_or(Quat::IDENTITY)
     }
 }
 
@@ -477,6 +498,9 @@ impl<T: Animatable> Track<T> {
         }
         let values = &self.values[..n];
         let (i, u) = match segment(&self.times, time, cursor) {
+            Segment::Hold(k) if self.interpolation == Interpolation::CubicSpline => {
+                return Some(values[k].cubic_key());
+            }
             Segment::Hold(k) => return Some(values[k]),
             Segment::Lerp(i, u) => (i, u),
         };

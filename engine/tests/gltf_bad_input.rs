@@ -8,6 +8,9 @@ use support::gltf_dir;
 use std::path::{Path, PathBuf};
 
 use marrow_engine::gltf::{self, ImportError, Location};
+
+#[path = "../../fuzz/oracle.rs"]
+mod oracle;
 use serde_json::{Value, json};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -52,11 +55,19 @@ struct Case {
     bin: Vec<u8>,
 }
 
+const POSITIONS: [f32; 9] = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0];
+const WEIGHTS: [f32; 12] = [1.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
+
 fn base(joints: &[u16], times: &[f32], rot: &[f32]) -> Case {
+    custom(&POSITIONS, joints, &WEIGHTS, times, rot)
+}
+
+/// [`base`] with its own positions (3 vertices) and weights.
+fn custom(positions: &[f32], joints: &[u16], weights: &[f32], times: &[f32], rot: &[f32]) -> Case {
     let mut d = Doc { bin: Vec::new(), views: Vec::new(), accessors: Vec::new() };
-    let pos = d.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0], 3, "VEC3");
+    let pos = d.f32s(positions, 3, "VEC3");
     let jo = d.u16s(joints, 4, "VEC4");
-    let we = d.f32s(&[1.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0], 4, "VEC4");
+    let we = d.f32s(weights, 4, "VEC4");
     let id: Vec<f32> = glam::Mat4::IDENTITY
         .to_cols_array()
         .iter()
@@ -414,4 +425,183 @@ fn long_node_chains_and_cycles_import_in_linear_work() {
         "{}",
         &f.message[..f.message.len().min(400)]
     );
+}
+
+// ---- What the import accepts plays to finite numbers (check and play agree) ----
+
+impl Case {
+    /// Appends f32 data as a new accessor; returns its index.
+    fn add_f32s(&mut self, v: &[f32], kind: &str) -> usize {
+        while !self.bin.len().is_multiple_of(4) {
+            self.bin.push(0);
+        }
+        let views = self.json["bufferViews"].as_array_mut().unwrap();
+        views.push(json!({"buffer": 0, "byteOffset": self.bin.len(), "byteLength": v.len() * 4}));
+        let view = views.len() - 1;
+        self.bin.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+        let comps = match kind {
+            "SCALAR" => 1,
+            "VEC3" => 3,
+            _ => 4,
+        };
+        let accessors = self.json["accessors"].as_array_mut().unwrap();
+        accessors
+            .push(json!({"bufferView": view, "componentType": 5126, "count": v.len() / comps, "type": kind}));
+        self.json["buffers"][0]["byteLength"] = json!(self.bin.len());
+        self.json["accessors"].as_array().unwrap().len() - 1
+    }
+}
+
+const ROT: [f32; 8] = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, FRAC_1_SQRT_2, FRAC_1_SQRT_2];
+const JOINTS: [u16; 12] = [0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0];
+
+/// Imports `c` (expecting success) and asserts the fuzz oracle's rule: every animation evaluates
+/// to finite joints, palettes and vertices.
+fn imports_and_plays_finite(name: &str, c: &Case) -> gltf::ImportedScene {
+    let scene = gltf::import(write(name, c)).unwrap_or_else(|e| panic!("{e}"));
+    oracle::gltf_scene(&scene).unwrap_or_else(|e| panic!("{name}: {e}"));
+    scene
+}
+
+#[test]
+fn a_tiny_weight_beside_a_huge_one_drops_its_stray_joint() {
+    // Vertex 1: weight 1e38 on joint 0 and 1e-40 on joint 9 of a 2-joint skin. The tiny weight
+    // normalizes to zero, so the stray joint must go with it instead of reaching the skinning job.
+    let weights = [1.0, 0.0, 0.0, 0.0, 1e38, 1e-40, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
+    let c = custom(&POSITIONS, &[0, 0, 0, 0, 0, 9, 0, 0, 1, 0, 0, 0], &weights, &[0.0, 1.0], &ROT);
+    let scene = imports_and_plays_finite("tinyweight", &c);
+    let st = scene.meshes[0].primitives[0].skin.as_ref().unwrap();
+    assert_eq!((st.joints[1], st.weights[1]), ([0, 0, 0, 0], [1.0, 0.0, 0.0, 0.0]));
+}
+
+#[test]
+fn weights_whose_sum_overflows_f32_normalize_instead_of_zeroing_the_vertex() {
+    let weights = [1.0, 0.0, 0.0, 0.0, 3e38, 3e38, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
+    let scene =
+        imports_and_plays_finite("bigweights", &custom(&POSITIONS, &JOINTS, &weights, &[0.0, 1.0], &ROT));
+    let st = scene.meshes[0].primitives[0].skin.as_ref().unwrap();
+    assert_eq!(st.weights[1], [0.5, 0.5, 0.0, 0.0]);
+}
+
+#[test]
+fn a_nan_weight_is_refused_naming_its_vertex() {
+    let weights = [1.0, 0.0, 0.0, 0.0, 0.5, f32::NAN, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
+    let faults = faults_of(&write("nanweight", &custom(&POSITIONS, &JOINTS, &weights, &[0.0, 1.0], &ROT)));
+    assert_eq!(faults[0].at, Location::Accessor(2), "the WEIGHTS_0 accessor");
+    assert!(faults[0].message.contains("WEIGHTS_0: element 1 is not finite (NaN)"), "{}", faults[0]);
+}
+
+#[test]
+fn default_morph_weights_past_the_f32_range_are_refused() {
+    let mut c = good();
+    let delta = c.add_f32s(&POSITIONS, "VEC3");
+    c.json["meshes"][0]["primitives"][0]["targets"] = json!([{"POSITION": delta}]);
+    c.json["meshes"][0]["weights"] = json!([1e39]);
+    let faults = faults_of(&write("morph1e39", &c));
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(faults[0].at, Location::Mesh(0));
+    assert!(faults[0].message.contains("default weight 0 is past the 32-bit float range"), "{}", faults[0]);
+    // The same weight on the node.
+    c.json["meshes"][0]["weights"] = json!([0.5]);
+    c.json["nodes"][0]["weights"] = json!([-1e39]);
+    let faults = faults_of(&write("morph1e39node", &c));
+    assert_eq!(faults[0].at, Location::Node(0));
+    assert!(faults[0].message.contains("morph weight 0 is past"), "{}", faults[0]);
+}
+
+#[test]
+fn a_skinned_mesh_node_with_zero_scale_or_a_zero_matrix_plays_finite() {
+    let mut c = good();
+    c.json["nodes"][0]["scale"] = json!([0.0, 0.0, 0.0]);
+    imports_and_plays_finite("zeroscale", &c);
+    let mut c = good();
+    c.json["nodes"][0]["matrix"] = json!(vec![0.0f32; 16]);
+    imports_and_plays_finite("zeromatrix", &c);
+}
+
+#[test]
+fn rotation_keys_of_huge_or_tiny_magnitude_normalize() {
+    for (name, k) in [("huge", 1e20f32), ("tiny", 1e-30)] {
+        let rot = [0.0, 0.0, 0.0, k, 0.0, 0.0, k, k];
+        let scene = imports_and_plays_finite(name, &base(&JOINTS, &[0.0, 1.0], &rot));
+        let clip = &scene.animations[0].clips[0].clip;
+        let r = clip.channels()[1].rotation.as_ref().unwrap().values()[1];
+        assert!((r.z - FRAC_1_SQRT_2).abs() < 1e-6 && (r.w - FRAC_1_SQRT_2).abs() < 1e-6, "{name}: {r}");
+    }
+}
+
+#[test]
+fn cubic_rotation_keys_past_the_f32_square_sample_to_unit_rotations() {
+    use marrow_engine::track::Track;
+    // Values and tangents near 1e20: their squares overflow f32; the curve still has a direction.
+    let k = 1e20f32;
+    let q = |x: f32, w: f32| glam::Quat::from_xyzw(x, 0.0, 0.0, w);
+    let track = Track::cubic_from_keys(
+        vec![0.0, 1.0],
+        vec![q(0.0, 0.0), q(k, k)],
+        vec![q(0.0, k), q(k, 0.0)],
+        vec![q(k, k), q(0.0, 0.0)],
+    )
+    .unwrap();
+    for t in [0.0, 0.25, 0.5, 0.99, 1.0] {
+        let r = track.sample(t).unwrap();
+        assert!(r.is_finite() && (r.length() - 1.0).abs() < 1e-5, "t = {t}: {r}");
+    }
+}
+
+#[test]
+fn scales_that_compound_past_f32_are_refused_naming_the_first_node() {
+    let mut c = good();
+    c.json["nodes"][1]["scale"] = json!([1e20, 1e20, 1e20]);
+    c.json["nodes"][2]["scale"] = json!([1e20, 1e20, 1e20]);
+    let faults = faults_of(&write("compound", &c));
+    assert_eq!(faults[0].at, Location::Node(2), "named on the node where it happens: {faults:?}");
+    assert_eq!(faults.iter().filter(|f| matches!(f.at, Location::Node(_))).count(), 1, "not on its parent");
+    assert!(faults[0].message.contains("scale of 1.0e40"), "{}", faults[0]);
+}
+
+#[test]
+fn an_animated_scale_that_reaches_past_f32_is_refused() {
+    let mut c = good();
+    let input = c.add_f32s(&[0.0, 1.0], "SCALAR");
+    let output = c.add_f32s(&[1.0, 1.0, 1.0, 1e35, 1e35, 1e35], "VEC3");
+    c.json["nodes"][1]["translation"] = json!([0.0, 0.0, 0.0]);
+    c.json["animations"][0]["samplers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"input": input, "output": output}));
+    c.json["animations"][0]["channels"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"sampler": 1, "target": {"node": 2, "path": "scale"}}));
+    // Alone, 1e35 fits f32, but the vertices it carries (1 unit) and the knee's world reach it.
+    let faults = faults_of(&write("animscale", &c));
+    assert_eq!(faults[0].at, Location::Node(2), "{faults:?}");
+    assert!(faults[0].message.contains("at rest or animated"), "{}", faults[0]);
+}
+
+#[test]
+fn vertices_that_reach_past_f32_are_refused_naming_the_primitive() {
+    let positions = [0.0, 0.0, 0.0, 3e38, 0.0, 0.0, 0.0, 1.0, 0.0];
+    let faults = faults_of(&write("farvertex", &custom(&positions, &JOINTS, &WEIGHTS, &[0.0, 1.0], &ROT)));
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(faults[0].at, Location::Primitive { mesh: 0, primitive: 0 });
+    assert!(faults[0].message.contains("drawn by node 0"), "{}", faults[0]);
+}
+
+#[test]
+fn a_nan_position_is_refused_naming_its_element() {
+    let positions = [0.0, 0.0, 0.0, f32::NAN, 0.0, 0.0, 0.0, 1.0, 0.0];
+    let faults = faults_of(&write("nanpos", &custom(&positions, &JOINTS, &WEIGHTS, &[0.0, 1.0], &ROT)));
+    assert_eq!(faults[0].at, Location::Accessor(0));
+    assert!(faults[0].message.contains("POSITION: element 1 is not finite (NaN)"), "{}", faults[0]);
+}
+
+#[test]
+fn large_but_sound_scenes_still_import() {
+    // A kilometre-wide scene in millimetres, scaled up on a deep-ish chain: far inside the limit.
+    let mut c = good();
+    c.json["nodes"][1]["translation"] = json!([1e6, 0.0, 0.0]);
+    c.json["nodes"][1]["scale"] = json!([1000.0, 1000.0, 1000.0]);
+    imports_and_plays_finite("largesound", &c);
 }

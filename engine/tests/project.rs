@@ -53,7 +53,7 @@ fn every_project_loads_saves_byte_identically_and_reloads_equal() {
     let dirs = project_dirs();
     let names: Vec<String> =
         dirs.iter().map(|d| d.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    assert_eq!(names, ["cesium_man", "locomotion", "runner"]);
+    assert_eq!(names, ["cesium_man", "locomotion", "particle_figure", "runner"]);
     for dir in dirs {
         let p = Project::load(&dir).unwrap_or_else(|e| panic!("{e}"));
         if std::env::var_os("MARROW_BLESS").is_some() {

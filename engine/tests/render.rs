@@ -533,3 +533,141 @@ fn a_crowd_is_one_instanced_run_per_pass_with_skinned_runs_first() {
     assert_eq!(stats.skinned_pipeline_binds, 3, "{stats:?}");
     assert_eq!((stats.visible, stats.shadow_casters), (4, 3), "{stats:?}");
 }
+
+fn particle(position: [f32; 3], radius: f32, rgba: [f32; 4]) -> marrow_engine::render::ParticleInstance {
+    marrow_engine::render::ParticleInstance {
+        position,
+        radius,
+        normal: [0.0, 0.0, 1.0],
+        color: marrow_engine::render::ParticleInstance::pack_color(rgba),
+    }
+}
+
+#[test]
+fn particle_discs_are_round_camera_facing_and_one_draw_per_pass() {
+    let Some(ctx) = test_device() else { return };
+    let pool = MeshPool::new();
+    let mut renderer =
+        Renderer::new(&ctx, RendererSettings { shadow_map_size: 256, ..Default::default() }).unwrap();
+    let target = renderer.create_target(64, 64);
+    let mut frame = FrameData {
+        camera: Camera {
+            eye: Vec3::new(0.0, 0.0, 3.0),
+            target: Vec3::ZERO,
+            fov_y: 0.8,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    frame.particles = vec![particle([0.0, 0.0, 0.0], 0.5, [0.1, 0.9, 0.1, 1.0])];
+    let stats = renderer.render(&pool, &frame, &target).unwrap();
+    assert_eq!(stats.particles, 1);
+    assert_eq!(stats.draw_calls, 3, "shadow + depth + forward, one instanced draw each");
+    let px = renderer.read_color(&target).unwrap();
+    let at = |x: usize, y: usize| &px[(y * 64 + x) * 4..(y * 64 + x) * 4 + 3];
+    let background = at(1, 1).to_vec();
+    let centre = at(32, 32);
+    assert!(centre[1] > centre[0] + 60 && centre[1] > centre[2] + 60, "green disc at the centre: {centre:?}");
+    // Half height of the view at the disc: 3 tan(0.4) = 1.27 world units over 32 pixels, so the
+    // disc's radius is about 12.6 pixels. Just inside the radius: drawn. Inside its square but
+    // outside the circle (a corner): background.
+    assert_ne!(at(32 + 11, 32), &background[..], "inside the radius");
+    assert_eq!(at(32 + 10, 32 - 10), &background[..], "the square's corner, outside the circle");
+    // Seen from the side, the disc still faces the camera (same apparent radius).
+    frame.camera.eye = Vec3::new(3.0, 0.0, 0.0);
+    renderer.render(&pool, &frame, &target).unwrap();
+    let px = renderer.read_color(&target).unwrap();
+    let side = &px[(32 * 64 + 32 + 11) * 4..(32 * 64 + 32 + 11) * 4 + 3];
+    assert_ne!(side, &background[..], "a side view sees a disc, not an edge");
+}
+
+#[test]
+fn particles_cast_shadows_onto_meshes() {
+    let Some(ctx) = test_device() else { return };
+    let mut pool = MeshPool::new();
+    // A ground quad (y = 0, facing up), 6 x 6.
+    let ground = pool
+        .add(
+            &ctx.device,
+            &MeshData {
+                positions: &[[-3.0, 0.0, -3.0], [3.0, 0.0, -3.0], [3.0, 0.0, 3.0], [-3.0, 0.0, 3.0]],
+                normals: &[[0.0, 1.0, 0.0]; 4],
+                indices: Some(&[0, 2, 1, 0, 3, 2]),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let mut renderer =
+        Renderer::new(&ctx, RendererSettings { shadow_map_size: 512, ..Default::default() }).unwrap();
+    let target = renderer.create_target(96, 96);
+    let mut frame = FrameData {
+        camera: Camera {
+            eye: Vec3::new(0.0, 6.0, 0.01),
+            target: Vec3::ZERO,
+            fov_y: 0.9,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    frame.light.direction = Vec3::new(0.0, -1.0, 0.0);
+    frame.objects.push(marrow_engine::render::DrawObject {
+        mesh: ground,
+        world_from_model: Mat4::IDENTITY,
+        color: [0.8, 0.8, 0.8, 1.0],
+        material: 0,
+        palette_offset: 0,
+        bounds: None,
+        casts_shadow: true,
+        outlined: false,
+        pick_id: 0,
+    });
+    // A tight 7 x 7 block of particles 1 unit above the ground, off to +X, seen from above: its
+    // shadow falls straight down under it.
+    for i in 0..7 {
+        for k in 0..7 {
+            frame.particles.push(particle(
+                [1.5 + 0.1 * i as f32, 1.0, -0.3 + 0.1 * k as f32],
+                0.08,
+                [1.0, 0.2, 0.2, 1.0],
+            ));
+        }
+    }
+    renderer.render(&pool, &frame, &target).unwrap();
+    let lit_with = renderer.read_color(&target).unwrap();
+    // Looking straight down, the particles hide their own shadow; compare the ground at -X
+    // (no particle above it) with the same frame where the block moves over -X.
+    let luminance = |px: &[u8], x: usize, y: usize| {
+        let i = (y * 96 + x) * 4;
+        px[i] as u32 + px[i + 1] as u32 + px[i + 2] as u32
+    };
+    let open_ground = luminance(&lit_with, 20, 48);
+    for p in &mut frame.particles {
+        p.position[0] -= 3.4; // over x = -1.9 .. -1.3, around pixel column 20
+        p.position[1] = 0.6;
+    }
+    // Seen from the side (+Z), low: the ground under the block is in its shadow.
+    frame.camera = Camera {
+        eye: Vec3::new(-1.6, 0.35, 3.0),
+        target: Vec3::new(-1.6, 0.0, 0.0),
+        fov_y: 0.6,
+        ..Default::default()
+    };
+    renderer.render(&pool, &frame, &target).unwrap();
+    let shadowed = renderer.read_color(&target).unwrap();
+    frame.particles.clear();
+    renderer.render(&pool, &frame, &target).unwrap();
+    let bare = renderer.read_color(&target).unwrap();
+    if let Ok(dir) = std::env::var("MARROW_DEBUG_PNG") {
+        for (name, px) in [("shadowed", &shadowed), ("bare", &bare), ("above", &lit_with)] {
+            image::save_buffer(format!("{dir}/{name}.png"), px, 96, 96, image::ColorType::Rgba8).unwrap();
+        }
+    }
+    // The ground below the block (seen from low in front, the shadow lies under it on the ground).
+    let (x, y) = (48, 48);
+    assert!(
+        luminance(&shadowed, x, y) + 30 < luminance(&bare, x, y),
+        "shadowed {} vs bare {} (open ground from above: {open_ground})",
+        luminance(&shadowed, x, y),
+        luminance(&bare, x, y)
+    );
+}

@@ -5,6 +5,7 @@
 
 mod check;
 mod edit;
+mod particles;
 mod pose;
 mod render;
 mod runner;
@@ -36,6 +37,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Render one frame of a glTF file offscreen (GPU skinning, shadows) to a PNG.
     Render(render::RenderArgs),
+    /// Scatter a glTF model's skinned surface into particles, pose them with springs, render a PNG.
+    Particles(particles::ParticlesArgs),
     /// Write the code-built `runner` sample project (skeleton, stride clip, scene) to a folder.
     GenRunner(runner::GenArgs),
     /// Run the `runner` sample headless: the stride accelerates, footsteps play while grounded.
@@ -50,6 +53,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Pose(args)) => pose::run(&args),
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Render(args)) => render::run(&args),
+        Some(Command::Particles(args)) => particles::run(&args),
         Some(Command::GenRunner(args)) => runner::generate(&args),
         Some(Command::Runner(args)) => runner::run(&args),
     }

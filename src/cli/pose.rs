@@ -156,7 +156,10 @@ pub fn run(args: &PoseArgs) -> anyhow::Result<ExitCode> {
             LoopMode::Repeat if duration > 0.0 && !(0.0..=duration).contains(&t) => t.rem_euclid(duration),
             LoopMode::Repeat => t.clamp(0.0, duration),
         };
-        pose.evaluate(&scene, anim, time)?;
+        let file = args.file.display();
+        let anim_name = anim.and_then(|a| scene.animations.get(a)).map_or("(rest pose)", |a| a.name.as_str());
+        pose.evaluate(&scene, anim, time)
+            .with_context(|| format!("{file}: animation {anim_name:?} at t = {time}"))?;
         let mut skins_out = Vec::new();
         for (si, s) in scene.skins.iter().enumerate() {
             matrices.resize(s.joints.len(), Mat4::IDENTITY);
@@ -209,7 +212,10 @@ pub fn run(args: &PoseArgs) -> anyhow::Result<ExitCode> {
                     normals: &mut [],
                     tangents: &mut [],
                 }
-                .run()?;
+                .run()
+                .with_context(|| {
+                    format!("{file}: node {ni} mesh primitive {pi}: morph targets at t = {time}")
+                })?;
                 let mut out = morphed.clone();
                 if let (Some(m), Some(st)) = (&skinning, &p.skin) {
                     SkinningJob {
@@ -223,7 +229,10 @@ pub fn run(args: &PoseArgs) -> anyhow::Result<ExitCode> {
                         out_normals: &mut [],
                         out_tangents: &mut [],
                     }
-                    .run()?;
+                    .run()
+                    .with_context(|| {
+                        format!("{file}: node {ni} mesh primitive {pi}: skinning at t = {time}")
+                    })?;
                 }
                 let positions: Vec<[f32; 3]> =
                     out.iter().map(|p| world.transform_point3(Vec3::from(*p)).to_array()).collect();

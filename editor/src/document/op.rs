@@ -11,7 +11,7 @@
 
 use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
-use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SceneDesc, SocketDesc};
+use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, ParticleCloudDesc, SceneDesc, SocketDesc};
 
 use super::clip_ops::ClipOp;
 use super::graph_ops::GraphOp;
@@ -72,6 +72,8 @@ pub enum EntityOp {
     SetMorphWeights(Option<Vec<f32>>),
     /// Sets (or removes) the mesh.
     SetMesh(Option<MeshDesc>),
+    /// Sets (or removes) the particle cloud.
+    SetParticles(Option<ParticleCloudDesc>),
 }
 
 /// Every edit kind of the editor.
@@ -171,6 +173,32 @@ fn check_finite(t: &Transform) -> Result<(), EditError> {
     Ok(())
 }
 
+/// A cloud's numbers as the scene file accepts them (see `ParticleCloudFile::to_desc`).
+fn check_cloud(s: &marrow_engine::particles::CloudSettings) -> Result<(), EditError> {
+    let bad = |what: &str| Err(EditError::Invalid(format!("the particle cloud's {what} is out of range")));
+    if s.count > marrow_engine::particles::MAX_PARTICLES {
+        return bad("count");
+    }
+    if !(s.falloff.is_finite() && s.falloff >= 0.0) {
+        return bad("falloff");
+    }
+    if !(s.radius.is_finite() && s.radius >= 0.0) {
+        return bad("radius");
+    }
+    if s.color.iter().any(|c| !(0.0..=1.0).contains(c)) {
+        return bad("colour");
+    }
+    if s.groups.iter().any(|g| !(g.mass.is_finite() && g.mass > 0.0)) {
+        return bad("group mass");
+    }
+    if s.springs.is_some_and(|p| {
+        !(p.stiffness.is_finite() && p.stiffness >= 0.0 && p.damping.is_finite() && p.damping >= 0.0)
+    }) {
+        return bad("springs");
+    }
+    Ok(())
+}
+
 impl EntityOp {
     fn label(&self) -> &'static str {
         match self {
@@ -182,6 +210,7 @@ impl EntityOp {
             EntityOp::SetSocket(_) => "Edit Socket",
             EntityOp::SetMorphWeights(_) => "Set Expression",
             EntityOp::SetMesh(_) => "Edit Mesh",
+            EntityOp::SetParticles(_) => "Edit Particle Cloud",
         }
     }
 
@@ -252,6 +281,12 @@ impl EntityOp {
                         e.morph_weights = w.clone();
                     }
                     EntityOp::SetMesh(m) => e.mesh = m.clone(),
+                    EntityOp::SetParticles(p) => {
+                        if let Some(p) = p {
+                            check_cloud(&p.settings)?;
+                        }
+                        e.particles = p.clone();
+                    }
                     _ => unreachable!("handled above"),
                 }
             }
@@ -377,6 +412,7 @@ impl Op {
                 EntityOp::SetTransform(_)
                 | EntityOp::SetSocket(_)
                 | EntityOp::SetMorphWeights(_)
+                | EntityOp::SetParticles(_)
                 | EntityOp::SetAnimator(_) => Some(format!("{scene}:{entity}:{}", op.label())),
                 _ => None,
             },

@@ -1,5 +1,6 @@
 //! The Inspector: cards for the selection. For an entity: Transform, Animator (pickers, speed,
-//! the preview transport and scrub), Bone Socket, Expressions (morph targets), Mesh. For a bone:
+//! the preview transport and scrub), Bone Socket, Expressions (morph targets), Mesh, Particle
+//! Cloud (`super::cloud_card`). For a bone:
 //! its place in the skeleton and its bind and current pose.
 //!
 //! Authored fields send edits (a drag of a number is one undo step: the app merges the edits of
@@ -138,6 +139,14 @@ impl Inspector {
         if let Some(m) = &e.mesh {
             self.mesh_cards(ui, cx, path, e, m, &edit);
         }
+        if let Some(p) = &e.particles {
+            card(ui, "Particle Cloud", |ui| {
+                super::cloud_card::cloud_card(ui, cx, path, p, &edit);
+                if ui.button("Remove Particle Cloud").clicked() {
+                    edit(cx, EntityOp::SetParticles(None));
+                }
+            });
+        }
         ui.separator();
         ui.horizontal_wrapped(|ui| {
             if e.animator.is_none() && ui.button("Add Animator").clicked() {
@@ -162,6 +171,12 @@ impl Inspector {
                         offset: Transform::IDENTITY,
                     })),
                 );
+            }
+            if e.particles.is_none()
+                && let Some(cloud) = super::cloud_card::new_cloud(cx, e)
+                && ui.button("Add Particle Cloud").clicked()
+            {
+                edit(cx, EntityOp::SetParticles(Some(cloud)));
             }
             if e.mesh.is_none() && ui.button("Add Box Mesh").clicked() {
                 edit(cx, EntityOp::SetMesh(Some(MeshDesc::Box { half_extents: Vec3::splat(0.25) })));

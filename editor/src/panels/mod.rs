@@ -6,6 +6,7 @@
 //! Not here: applying commands, saving, the dock layout's storage (see `crate::app`).
 
 pub mod assets;
+pub mod cloud_card;
 pub mod graph;
 pub mod history;
 pub mod inspector;

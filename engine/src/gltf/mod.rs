@@ -148,9 +148,11 @@ impl Rig {
     }
 
     /// Skinning matrices for a mesh node, in glTF joint order:
-    /// `inverse(mesh_world) * rig_world * model[bone] * inverseBind[j]`.
+    /// `inverse(mesh_world) * rig_world * model[bone] * inverseBind[j]`. A mesh node with no
+    /// inverse (a zero scale, animated or not) collapses its vertices instead of making them
+    /// NaN: the inverse is taken as identity (see [`crate::math::inverse_or_identity`]).
     pub fn skinning_matrices(&self, model: &[Mat4], rig_world: Mat4, mesh_world: Mat4, out: &mut [Mat4]) {
-        let pre = mesh_world.inverse() * rig_world;
+        let pre = crate::math::inverse_or_identity(&mesh_world) * rig_world;
         for ((o, &b), ib) in out.iter_mut().zip(&self.joint_to_bone).zip(&self.inverse_bind) {
             *o = pre * model.get(b as usize).copied().unwrap_or(Mat4::IDENTITY) * *ib;
         }

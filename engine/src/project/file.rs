@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize};
 use crate::clip::{BoneChannels, Clip, Marker};
 use crate::easing::{CubicBezier, Ease, Easing};
 use crate::math::Transform;
+use crate::particles::{CloudGroup, CloudSettings, SpringSettings};
 use crate::property::PropertyAnimation;
-use crate::scene::{AnimatorDesc, EntityDesc, MeshDesc, SceneDesc, SocketDesc};
+use crate::scene::{AnimatorDesc, EntityDesc, MeshDesc, ParticleCloudDesc, SceneDesc, SocketDesc};
 use crate::skeleton::{NO_PARENT, Skeleton};
 use crate::track::{Animatable, Interpolation, Track};
 
@@ -588,6 +589,9 @@ pub struct EntityFile {
     /// Default morph weights.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub morph_weights: Option<Vec<f32>>,
+    /// Particle cloud.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub particles: Option<ParticleCloudFile>,
     /// Children.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<EntityFile>,
@@ -628,6 +632,151 @@ pub enum MeshFile {
     },
 }
 
+/// A particle cloud in a scene file: points scattered over a skinned mesh, bound to the rig at or
+/// above the entity. Every field but the mesh has a default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParticleCloudFile {
+    /// The skinned mesh sampled: `path#mesh name`.
+    pub mesh: String,
+    /// Number of points.
+    #[serde(default = "cloud_count")]
+    pub count: u32,
+    /// Scatter seed.
+    #[serde(default = "cloud_seed")]
+    pub seed: u64,
+    /// Binding falloff band (model units; 0 binds rigidly).
+    #[serde(default = "cloud_falloff")]
+    pub falloff: f32,
+    /// Disc radius (model units).
+    #[serde(default = "cloud_radius")]
+    pub radius: f32,
+    /// Linear RGBA colour.
+    #[serde(default = "cloud_color")]
+    pub color: (f32, f32, f32, f32),
+    /// Bone groups, each with its mass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<CloudGroupFile>,
+    /// Springs (absent: particles sit on their skinned targets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub springs: Option<SpringFile>,
+}
+
+/// A bone group of a particle cloud.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CloudGroupFile {
+    /// Bone names.
+    pub bones: Vec<String>,
+    /// Mass.
+    #[serde(default = "one")]
+    pub mass: f32,
+}
+
+/// A particle cloud's springs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpringFile {
+    /// Stiffness.
+    pub stiffness: f32,
+    /// Damping.
+    pub damping: f32,
+}
+
+fn cloud_count() -> u32 {
+    CloudSettings::default().count
+}
+fn cloud_seed() -> u64 {
+    CloudSettings::default().seed
+}
+fn cloud_falloff() -> f32 {
+    CloudSettings::default().falloff
+}
+fn cloud_radius() -> f32 {
+    CloudSettings::default().radius
+}
+fn cloud_color() -> (f32, f32, f32, f32) {
+    CloudSettings::default().color.into()
+}
+
+impl From<&ParticleCloudDesc> for ParticleCloudFile {
+    fn from(d: &ParticleCloudDesc) -> Self {
+        let s = &d.settings;
+        ParticleCloudFile {
+            mesh: d.mesh.clone(),
+            count: s.count,
+            seed: s.seed,
+            falloff: s.falloff,
+            radius: s.radius,
+            color: s.color.into(),
+            groups: s
+                .groups
+                .iter()
+                .map(|g| CloudGroupFile { bones: g.bones.clone(), mass: g.mass })
+                .collect(),
+            springs: s.springs.map(|p| SpringFile { stiffness: p.stiffness, damping: p.damping }),
+        }
+    }
+}
+
+impl ParticleCloudFile {
+    /// The authored cloud; `at` names the entity for errors. Numbers must be finite and
+    /// non-negative (masses positive), the count at most [`crate::particles::MAX_PARTICLES`].
+    pub fn to_desc(&self, at: &str) -> Result<ParticleCloudDesc, FieldError> {
+        let check = |what: &str, v: f32, positive: bool| {
+            if v.is_finite() && (v > 0.0 || (!positive && v == 0.0)) {
+                Ok(())
+            } else {
+                Err(field_error(
+                    format!("{at}: particles.{what}"),
+                    if positive {
+                        "must be a finite positive number"
+                    } else {
+                        "must be a finite non-negative number"
+                    },
+                ))
+            }
+        };
+        check("falloff", self.falloff, false)?;
+        check("radius", self.radius, false)?;
+        if self.count > crate::particles::MAX_PARTICLES {
+            return Err(field_error(format!("{at}: particles.count"), "must be at most 2000000"));
+        }
+        let (r, g, b, a) = self.color;
+        for (k, v) in [r, g, b, a].into_iter().enumerate() {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(field_error(format!("{at}: particles.color[{k}]"), "must be within 0 and 1"));
+            }
+        }
+        for (k, grp) in self.groups.iter().enumerate() {
+            check(&format!("groups[{k}].mass"), grp.mass, true)?;
+        }
+        if let Some(sp) = &self.springs {
+            check("springs.stiffness", sp.stiffness, false)?;
+            check("springs.damping", sp.damping, false)?;
+        }
+        Ok(ParticleCloudDesc {
+            mesh: self.mesh.clone(),
+            settings: CloudSettings {
+                count: self.count,
+                seed: self.seed,
+                falloff: self.falloff,
+                radius: self.radius,
+                color: [r, g, b, a],
+                groups: self
+                    .groups
+                    .iter()
+                    .map(|g| CloudGroup { bones: g.bones.clone(), mass: g.mass })
+                    .collect(),
+                springs: self
+                    .springs
+                    .as_ref()
+                    .map(|p| SpringSettings { stiffness: p.stiffness, damping: p.damping }),
+            },
+        })
+    }
+}
+
 /// A bone socket in a scene file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -662,6 +811,7 @@ impl From<&EntityDesc> for EntityFile {
                 .map(|s| SocketFile { bone: s.bone.clone(), offset: (&s.offset).into() }),
             animation: d.animation.as_ref().map(PropertyAnimationFile::from),
             morph_weights: d.morph_weights.clone(),
+            particles: d.particles.as_ref().map(ParticleCloudFile::from),
             children: d.children.iter().map(EntityFile::from).collect(),
         }
     }
@@ -745,6 +895,7 @@ fn entity_desc(f: &EntityFile, parent: &str) -> Result<EntityDesc, FieldError> {
             }
             w => w.clone(),
         },
+        particles: f.particles.as_ref().map(|p| p.to_desc(&at)).transpose()?,
         children,
     })
 }

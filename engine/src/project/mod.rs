@@ -562,16 +562,24 @@ impl Project {
     /// [`Project::to_files`] gives them (an editor's recovery file), with its folder `root`
     /// for the binary assets; the first error stops it.
     pub fn from_files(root: &Path, files: &[(String, String)]) -> Result<Project, ProjectError> {
-        let read = |p: &Path| {
-            let rel = p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/");
-            files
-                .iter()
-                .find(|(k, _)| *k == rel)
-                .map(|(_, t)| t.clone())
-                .ok_or_else(|| io_error(p, "not in the recovered files"))
-        };
-        let (project, mut errors) = load_lenient_with(root, &root.join(PROJECT_FILE), &read);
+        let (project, mut errors) =
+            load_lenient_with(root, &root.join(PROJECT_FILE), &memory_reader(root, files));
         if errors.is_empty() { Ok(project) } else { Err(errors.swap_remove(0)) }
+    }
+}
+
+/// Reads project files from texts held in memory (relative path, text) under `root`.
+fn memory_reader<'a>(
+    root: &'a Path,
+    files: &'a [(String, String)],
+) -> impl Fn(&Path) -> Result<String, ProjectError> + 'a {
+    move |p: &Path| {
+        let rel = p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/");
+        files
+            .iter()
+            .find(|(k, _)| *k == rel)
+            .map(|(_, t)| t.clone())
+            .ok_or_else(|| io_error(p, "not among the files given"))
     }
 }
 
@@ -961,8 +969,21 @@ pub struct CheckReport {
 /// clip and graph fault is named (all of them, not just the first).
 pub fn check_project(path: &Path) -> CheckReport {
     let root = project_root(path);
-    let (project, mut errors) = load_lenient(path);
-    let (lib, lib_errors) = Library::load_lenient(&project, &root);
+    let (project, errors) = load_lenient(path);
+    check_loaded(&project, errors, &root)
+}
+
+/// [`check_project`] over file texts held in memory (relative path, text), as
+/// [`Project::from_files`] reads them; binary assets are read from `root`. The same checks, so
+/// what this accepts plays as the files on disk would (the fuzz harness relies on it).
+pub fn check_project_files(root: &Path, files: &[(String, String)]) -> CheckReport {
+    let (project, errors) = load_lenient_with(root, &root.join(PROJECT_FILE), &memory_reader(root, files));
+    check_loaded(&project, errors, root)
+}
+
+/// The checks of a loaded project (`errors`: those its loading found).
+fn check_loaded(project: &Project, mut errors: Vec<ProjectError>, root: &Path) -> CheckReport {
+    let (lib, lib_errors) = Library::load_lenient(project, root);
     errors.extend(lib_errors);
     let mut warnings = Vec::new();
     for (p, scene) in &lib.imports {
@@ -999,7 +1020,7 @@ pub fn check_project(path: &Path) -> CheckReport {
             )),
         }
     }
-    check_graphs(&project, &lib, &root, &mut errors);
+    check_graphs(project, &lib, root, &mut errors);
     // Scenes: every reference, socket bone and skinned mesh binding.
     for (p, scene) in &project.scenes {
         let full = root.join(p);
@@ -1052,6 +1073,55 @@ pub fn check_project(path: &Path) -> CheckReport {
                         }
                     }
                     Err(m) => errors.push(entity_fault(&full, &path, "mesh", m)),
+                }
+            }
+            if let Some(pc) = &e.particles {
+                match lib.mesh(&pc.mesh) {
+                    Ok(m) => match &m.skeleton {
+                        None => errors.push(entity_fault(
+                            &full,
+                            &path,
+                            "particles.mesh",
+                            format!("mesh {:?} is not skinned: a cloud needs a skeleton", pc.mesh),
+                        )),
+                        Some(msk) => {
+                            // The rule the World applies, on one point: settings, group bones,
+                            // a surface to scatter on.
+                            let one = crate::particles::CloudSettings {
+                                count: pc.settings.count.min(1),
+                                ..pc.settings.clone()
+                            };
+                            if pc.settings.count > crate::particles::MAX_PARTICLES {
+                                errors.push(entity_fault(
+                                    &full,
+                                    &path,
+                                    "particles.count",
+                                    "more than 2000000",
+                                ));
+                            } else if let Err(f) = crate::particles::ParticleCloud::from_mesh(
+                                &m.mesh,
+                                &m.joint_to_bone,
+                                msk,
+                                &one,
+                            ) {
+                                errors.push(entity_fault(&full, &path, "particles", f.to_string()));
+                            }
+                            let problem = match &driving {
+                                None => Some("no Animator at or above it drives it".to_owned()),
+                                Some(d) if d.name != msk.name || d.bone_names != msk.bone_names => {
+                                    Some(format!(
+                                        "the mesh's skeleton {:?} is not its rig's ({:?})",
+                                        msk.name, d.name
+                                    ))
+                                }
+                                _ => None,
+                            };
+                            if let Some(p) = problem {
+                                errors.push(entity_fault(&full, &path, "particles", p));
+                            }
+                        }
+                    },
+                    Err(m) => errors.push(entity_fault(&full, &path, "particles.mesh", m)),
                 }
             }
             if let Some(s) = &e.socket {

@@ -46,6 +46,7 @@ pub use renderer::{
     RendererSettings,
 };
 pub use shader::{ShaderError, ShaderSource};
+pub use types::ParticleInstance;
 pub use world::{ExtractStats, Ghost, WorldRenderer, WorldView, pick_bone, render_world};
 
 pub use wgpu;

@@ -19,7 +19,7 @@ use super::camera::{Camera, Frustum, light_clip_from_world};
 use super::gpu::GpuContext;
 use super::mesh::{MeshHandle, MeshPool, TextureHandle};
 use super::shader::{ShaderError, ShaderSource, ShaderWatcher};
-use super::types::{GpuDebugParams, GpuFrame, GpuObject, LineVertex, OBJECT_OUTLINED};
+use super::types::{GpuDebugParams, GpuFrame, GpuObject, LineVertex, OBJECT_OUTLINED, ParticleInstance};
 use crate::skinning::Aabb;
 
 /// The colour format of [`RenderTarget`]s.
@@ -134,6 +134,9 @@ pub struct FrameData {
     pub shadows: bool,
     /// Background colour (linear).
     pub clear_color: [f64; 4],
+    /// Particle discs (posed, world space): drawn camera-facing in the depth, forward and shadow
+    /// passes (see [`ParticleInstance`]).
+    pub particles: Vec<ParticleInstance>,
 }
 
 impl Default for FrameData {
@@ -150,6 +153,7 @@ impl Default for FrameData {
             outline_color: [0.02, 0.02, 0.03, 1.0],
             shadows: true,
             clear_color: [0.32, 0.36, 0.42, 1.0],
+            particles: Vec::new(),
         }
     }
 }
@@ -161,6 +165,7 @@ impl FrameData {
         self.palette.clear();
         self.lines.clear();
         self.depth_lines.clear();
+        self.particles.clear();
     }
 }
 
@@ -183,6 +188,8 @@ pub struct FrameStats {
     pub palette_uploaded: bool,
     /// Bytes of palette uploaded this frame.
     pub palette_bytes: u64,
+    /// Particle discs drawn (each pass that draws them draws them all in one instanced call).
+    pub particles: u32,
 }
 
 /// An offscreen colour + depth target.
@@ -212,6 +219,9 @@ pub const MASK_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R8Unorm;
 struct Layouts {
     frame: wgpu::BindGroupLayout,
     objects: wgpu::BindGroupLayout,
+    particles: wgpu::BindGroupLayout,
+    particle_forward: wgpu::PipelineLayout,
+    particle_depth: wgpu::PipelineLayout,
     shadow: wgpu::BindGroupLayout,
     material: wgpu::BindGroupLayout,
     mask: wgpu::BindGroupLayout,
@@ -232,6 +242,8 @@ struct Pipelines {
     mask: [wgpu::RenderPipeline; 2],
     outline: wgpu::RenderPipeline,
     pick: [wgpu::RenderPipeline; 2],
+    /// Particle discs: forward, depth pre-pass, shadow.
+    particles: [wgpu::RenderPipeline; 3],
     overlay: wgpu::RenderPipeline,
     overlay_depth: wgpu::RenderPipeline,
     skin_debug: wgpu::ComputePipeline,
@@ -441,6 +453,12 @@ pub struct Renderer {
     objects_buffer: wgpu::Buffer,
     palette_buffer: wgpu::Buffer,
     objects_group: wgpu::BindGroup,
+    particles_buffer: wgpu::Buffer,
+    particles_group: wgpu::BindGroup,
+    /// Particles uploaded for this frame.
+    particle_count: u32,
+    /// Whether this frame's particles go into the shadow map ([`FrameData::shadows`]).
+    particles_cast_shadows: bool,
     lines_buffer: wgpu::Buffer,
     shadow_texture: wgpu::Texture,
     shadow_view: wgpu::TextureView,
@@ -514,6 +532,10 @@ fn make_layouts(device: &wgpu::Device) -> Layouts {
         label: Some("marrow objects + palette"),
         entries: &[storage_entry(0, all, true), storage_entry(1, S::VERTEX | S::COMPUTE, true)],
     });
+    let particles = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("marrow particles"),
+        entries: &[storage_entry(0, S::VERTEX, true)],
+    });
     let shadow = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("marrow shadow map"),
         entries: &[
@@ -568,11 +590,14 @@ fn make_layouts(device: &wgpu::Device) -> Layouts {
     Layouts {
         forward: pl("marrow forward", &[Some(&frame), Some(&objects), Some(&shadow), Some(&material)]),
         depth: pl("marrow depth", &[Some(&frame), Some(&objects)]),
+        particle_forward: pl("marrow particles forward", &[Some(&frame), Some(&particles), Some(&shadow)]),
+        particle_depth: pl("marrow particles depth", &[Some(&frame), Some(&particles)]),
         overlay: pl("marrow overlay", &[Some(&frame)]),
         outline: pl("marrow outline", &[Some(&frame), Some(&mask)]),
         compute: pl("marrow skin debug", &[Some(&frame), Some(&objects), Some(&debug)]),
         frame,
         objects,
+        particles,
         shadow,
         material,
         mask,
@@ -605,20 +630,25 @@ struct MeshPipelineDesc<'a> {
     label: &'a str,
     module: &'a wgpu::ShaderModule,
     layout: &'a wgpu::PipelineLayout,
-    skinned: bool,
+    /// The vertex streams (none for shaders that expand instances from storage).
+    buffers: &'a [Option<wgpu::VertexBufferLayout<'a>>],
     vs: &'a str,
     fs: Option<&'a str>,
     cull: Option<wgpu::Face>,
     depth_write: bool,
     compare: wgpu::CompareFunction,
     bias: wgpu::DepthBiasState,
-    format: wgpu::TextureFormat,
+    /// The colour target (`None`: a depth-only pass whose fragment stage only discards).
+    format: Option<wgpu::TextureFormat>,
 }
 
 fn mesh_pipeline(device: &wgpu::Device, d: MeshPipelineDesc<'_>) -> wgpu::RenderPipeline {
-    let buffers = vertex_layouts(d.skinned);
-    let targets =
-        [Some(wgpu::ColorTargetState { format: d.format, blend: None, write_mask: wgpu::ColorWrites::ALL })];
+    let targets: Vec<Option<wgpu::ColorTargetState>> = d
+        .format
+        .map(|format| wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL })
+        .into_iter()
+        .map(Some)
+        .collect();
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some(d.label),
         layout: Some(d.layout),
@@ -626,7 +656,7 @@ fn mesh_pipeline(device: &wgpu::Device, d: MeshPipelineDesc<'_>) -> wgpu::Render
             module: d.module,
             entry_point: Some(d.vs),
             compilation_options: Default::default(),
-            buffers: &buffers,
+            buffers: d.buffers,
         },
         primitive: wgpu::PrimitiveState {
             topology: wgpu::PrimitiveTopology::TriangleList,
@@ -723,6 +753,7 @@ fn build_pipelines(
     let debug_src = source.compose("skin_debug", &[])?;
     let overlay_src = source.compose("overlay", &[])?;
     let outline_src = source.compose("outline", &[])?;
+    let particles_src = source.compose("particles", &[])?;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let module = |label: &str, src: &str| {
         device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -731,78 +762,129 @@ fn build_pipelines(
         })
     };
     let mesh = [module("mesh.wgsl", &mesh_src[0]), module("mesh.wgsl SKINNED", &mesh_src[1])];
+    let streams = [vertex_layouts(false), vertex_layouts(true)];
     let make = |skinned: bool, kind: &str| {
         let m = &mesh[skinned as usize];
+        let skinned = &streams[skinned as usize][..];
         let none = wgpu::DepthBiasState::default();
         let d = match kind {
             "forward" => MeshPipelineDesc {
                 label: "marrow forward",
                 module: m,
                 layout: &layouts.forward,
-                skinned,
+                buffers: skinned,
                 vs: "vs_forward",
                 fs: Some("fs_forward"),
                 cull: None,
                 depth_write: false,
                 compare: wgpu::CompareFunction::LessEqual,
                 bias: none,
-                format: COLOR_FORMAT,
+                format: Some(COLOR_FORMAT),
             },
             "depth" => MeshPipelineDesc {
                 label: "marrow depth pre-pass",
                 module: m,
                 layout: &layouts.depth,
-                skinned,
+                buffers: skinned,
                 vs: "vs_depth",
                 fs: None,
                 cull: None,
                 depth_write: true,
                 compare: wgpu::CompareFunction::LessEqual,
                 bias: none,
-                format: COLOR_FORMAT,
+                format: Some(COLOR_FORMAT),
             },
             "shadow" => MeshPipelineDesc {
                 label: "marrow shadow",
                 module: m,
                 layout: &layouts.depth,
-                skinned,
+                buffers: skinned,
                 vs: "vs_shadow",
                 fs: None,
                 cull: None,
                 depth_write: true,
                 compare: wgpu::CompareFunction::LessEqual,
                 bias: wgpu::DepthBiasState { constant: 2, slope_scale: 2.0, clamp: 0.0 },
-                format: COLOR_FORMAT,
+                format: Some(COLOR_FORMAT),
             },
             "pick" => MeshPipelineDesc {
                 label: "marrow pick",
                 module: m,
                 layout: &layouts.depth,
-                skinned,
+                buffers: skinned,
                 vs: "vs_forward",
                 fs: Some("fs_pick"),
                 cull: None,
                 depth_write: true,
                 compare: wgpu::CompareFunction::LessEqual,
                 bias: none,
-                format: PICK_FORMAT,
+                format: Some(PICK_FORMAT),
             },
             _ => MeshPipelineDesc {
                 label: "marrow outline mask",
                 module: m,
                 layout: &layouts.depth,
-                skinned,
+                buffers: skinned,
                 vs: "vs_mask",
                 fs: Some("fs_mask"),
                 cull: None,
                 depth_write: false,
                 compare: wgpu::CompareFunction::LessEqual,
                 bias: none,
-                format: MASK_FORMAT,
+                format: Some(MASK_FORMAT),
             },
         };
         mesh_pipeline(device, d)
     };
+    let particles_module = module("particles.wgsl", &particles_src);
+    let particle = |label, layout, vs, fs, color: bool, compare, bias| {
+        mesh_pipeline(
+            device,
+            MeshPipelineDesc {
+                label,
+                module: &particles_module,
+                layout,
+                buffers: &[],
+                vs,
+                fs: Some(fs),
+                cull: None,
+                depth_write: !color,
+                compare,
+                bias,
+                format: color.then_some(COLOR_FORMAT),
+            },
+        )
+    };
+    let less_equal = wgpu::CompareFunction::LessEqual;
+    let particles = [
+        particle(
+            "marrow particles forward",
+            &layouts.particle_forward,
+            "vs_forward",
+            "fs_forward",
+            true,
+            less_equal,
+            Default::default(),
+        ),
+        particle(
+            "marrow particles depth",
+            &layouts.particle_depth,
+            "vs_depth",
+            "fs_disc",
+            false,
+            less_equal,
+            Default::default(),
+        ),
+        particle(
+            "marrow particles shadow",
+            &layouts.particle_depth,
+            "vs_shadow",
+            "fs_disc",
+            false,
+            less_equal,
+            wgpu::DepthBiasState { constant: 2, slope_scale: 2.0, clamp: 0.0 },
+        ),
+    ];
     let overlay_module = module("overlay.wgsl", &overlay_src);
     let line_pipeline = |label: &str, compare: wgpu::CompareFunction| {
         device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
@@ -871,6 +953,7 @@ fn build_pipelines(
         mask: [make(false, "mask"), make(true, "mask")],
         outline: outline_pipeline,
         pick: [make(false, "pick"), make(true, "pick")],
+        particles,
         overlay,
         overlay_depth,
         skin_debug,
@@ -903,6 +986,18 @@ fn objects_group(
             wgpu::BindGroupEntry { binding: 0, resource: objects.as_entire_binding() },
             wgpu::BindGroupEntry { binding: 1, resource: palette.as_entire_binding() },
         ],
+    })
+}
+
+fn particles_group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    buffer: &wgpu::Buffer,
+) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("marrow particles"),
+        layout,
+        entries: &[wgpu::BindGroupEntry { binding: 0, resource: buffer.as_entire_binding() }],
     })
 }
 
@@ -986,6 +1081,8 @@ impl Renderer {
         let objects_buffer = storage_buffer(device, "marrow objects", 64 * 96, U::STORAGE);
         let palette_buffer = storage_buffer(device, "marrow palette", 64 * 64, U::STORAGE);
         let objects_group = objects_group(device, &layouts.objects, &objects_buffer, &palette_buffer);
+        let particles_buffer = storage_buffer(device, "marrow particles", 1024 * 32, U::STORAGE);
+        let particles_group = particles_group(device, &layouts.particles, &particles_buffer);
         let lines_buffer = storage_buffer(device, "marrow overlay lines", 1024 * 28, U::VERTEX);
         let size = settings.shadow_map_size.clamp(16, 8192);
         let shadow_texture = device.create_texture(&wgpu::TextureDescriptor {
@@ -1054,6 +1151,10 @@ impl Renderer {
             objects_buffer,
             palette_buffer,
             objects_group,
+            particles_buffer,
+            particles_group,
+            particle_count: 0,
+            particles_cast_shadows: false,
             lines_buffer,
             shadow_texture,
             shadow_view,
@@ -1296,6 +1397,16 @@ impl Renderer {
             self.order.push((key, i as u32, class));
         }
         self.order.sort_unstable_by_key(|&(k, i, c)| (k, c, i));
+        // Particles: one instanced draw per pass for the whole set; their bounds (radius
+        // included) join the shadow casters so the light's box covers them.
+        self.particle_count = frame.particles.len() as u32;
+        self.particles_cast_shadows = frame.shadows;
+        if frame.shadows
+            && let Some(b) = particle_bounds(&frame.particles)
+        {
+            casters = Some(casters.map_or(b, |c| c.union(b)));
+        }
+        stats.particles = self.particle_count;
 
         self.gpu_objects.clear();
         self.runs.clear();
@@ -1357,7 +1468,21 @@ impl Renderer {
             (self.gpu_objects.len() * size_of::<GpuObject>()) as u64,
             if any_skinned { palette_bytes } else { 0 },
         );
+        let particle_bytes = (frame.particles.len() * size_of::<ParticleInstance>()) as u64;
+        if particle_bytes > self.particles_buffer.size() {
+            self.particles_buffer = storage_buffer(
+                &self.ctx.device,
+                "marrow particles",
+                particle_bytes.next_power_of_two(),
+                wgpu::BufferUsages::STORAGE,
+            );
+            self.particles_group =
+                particles_group(&self.ctx.device, &self.layouts.particles, &self.particles_buffer);
+        }
         let queue = &self.ctx.queue;
+        if particle_bytes > 0 {
+            queue.write_buffer(&self.particles_buffer, 0, bytemuck::cast_slice(&frame.particles));
+        }
         if !self.gpu_objects.is_empty() {
             queue.write_buffer(&self.objects_buffer, 0, bytemuck::cast_slice(&self.gpu_objects));
         }
@@ -1429,6 +1554,9 @@ impl Renderer {
         pass.set_bind_group(0, &self.frame_group, &[]);
         pass.set_bind_group(1, &self.objects_group, &[]);
         draw_runs(&mut pass, pool, &self.runs, &self.pipelines.shadow, |r| r.casters, stats);
+        if self.particles_cast_shadows {
+            self.draw_particles(&mut pass, 2, stats);
+        }
     }
 
     /// The depth pre-pass over the camera-visible objects.
@@ -1451,6 +1579,19 @@ impl Renderer {
         pass.set_bind_group(0, &self.frame_group, &[]);
         pass.set_bind_group(1, &self.objects_group, &[]);
         draw_runs(&mut pass, pool, &self.runs, &self.pipelines.depth, |r| r.visible, stats);
+        self.draw_particles(&mut pass, 1, stats);
+    }
+
+    /// The frame's particle discs in one instanced draw, with pipeline `which` (0 forward,
+    /// 1 depth pre-pass, 2 shadow); the particles' group replaces the objects' in group 1.
+    fn draw_particles(&self, pass: &mut wgpu::RenderPass<'_>, which: usize, stats: &mut FrameStats) {
+        if self.particle_count == 0 {
+            return;
+        }
+        pass.set_pipeline(&self.pipelines.particles[which]);
+        pass.set_bind_group(1, &self.particles_group, &[]);
+        pass.draw(0..6, 0..self.particle_count);
+        stats.draw_calls += 1;
     }
 
     /// The forward pass (LEQUAL against the pre-pass depth, depth writes off), cleared to the
@@ -1488,6 +1629,7 @@ impl Renderer {
             stats,
             Some(&self.materials),
         );
+        self.draw_particles(&mut pass, 0, stats);
     }
 
     /// The outline: the visible silhouettes of the objects flagged [`DrawObject::outlined`]
@@ -1849,6 +1991,19 @@ impl Renderer {
         let v: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&bytes);
         Ok(v.into_iter().map(|p| [p[0], p[1], p[2]]).collect())
     }
+}
+
+/// The box around every particle disc (centre plus radius); `None` for no (finite) particle.
+pub(crate) fn particle_bounds(particles: &[ParticleInstance]) -> Option<Aabb> {
+    particles
+        .iter()
+        .filter(|p| p.position.iter().all(|v| v.is_finite()) && p.radius.is_finite())
+        .map(|p| {
+            let c = Vec3::from(p.position);
+            let r = Vec3::splat(p.radius.abs());
+            Aabb { min: c - r, max: c + r }
+        })
+        .reduce(Aabb::union)
 }
 
 fn draw_runs(

@@ -414,3 +414,43 @@ pub fn render_gltf(
     let rgba = renderer.read_color(&target)?;
     Ok(RenderedImage { width: target.width, height: target.height, rgba, stats, bounds })
 }
+
+/// Renders particle discs (world space) offscreen with a ground plane under them (receiving their
+/// shadow) and a camera framed on them: `marrow particles` uses it.
+pub fn render_particles(
+    ctx: &GpuContext,
+    particles: &[super::ParticleInstance],
+    width: u32,
+    height: u32,
+    shaders: ShaderSource,
+) -> Result<RenderedImage, RenderError> {
+    let mut renderer = Renderer::new(ctx, RendererSettings { shaders, ..Default::default() })?;
+    let mut pool = MeshPool::new();
+    let mut frame = FrameData { particles: particles.to_vec(), ..Default::default() };
+    let bounds = super::renderer::particle_bounds(particles);
+    if let Some(b) = bounds {
+        let ground = pool.add(
+            &ctx.device,
+            &MeshData {
+                positions: &[[-1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [1.0, 0.0, 1.0], [-1.0, 0.0, 1.0]],
+                normals: &[[0.0, 1.0, 0.0]; 4],
+                indices: Some(&[0, 2, 1, 0, 3, 2]),
+                ..Default::default()
+            },
+        )?;
+        let c = (b.min + b.max) * 0.5;
+        let r = (b.max - b.min).length().max(1e-3) * 1.5;
+        let mut ground_object = DrawObject::new(
+            ground,
+            Mat4::from_translation(Vec3::new(c.x, b.min.y, c.z)) * Mat4::from_scale(Vec3::splat(r)),
+        );
+        ground_object.color = GROUND_COLOR;
+        ground_object.casts_shadow = false;
+        frame.objects.push(ground_object);
+        frame.camera = Camera::framing(b, width as f32 / height.max(1) as f32);
+    }
+    let target = renderer.create_target(width, height);
+    let stats = renderer.render(&pool, &frame, &target)?;
+    let rgba = renderer.read_color(&target)?;
+    Ok(RenderedImage { width: target.width, height: target.height, rgba, stats, bounds })
+}

@@ -16,11 +16,13 @@ use std::time::Duration;
 pub const EMBEDDED: &[(&str, &str)] = &[
     ("common", include_str!("../../../shaders/common.wgsl")),
     ("skinning", include_str!("../../../shaders/skinning.wgsl")),
+    ("lighting", include_str!("../../../shaders/lighting.wgsl")),
     ("mesh", include_str!("../../../shaders/mesh.wgsl")),
     ("skin_debug", include_str!("../../../shaders/skin_debug.wgsl")),
     ("overlay", include_str!("../../../shaders/overlay.wgsl")),
     ("present", include_str!("../../../shaders/present.wgsl")),
     ("outline", include_str!("../../../shaders/outline.wgsl")),
+    ("particles", include_str!("../../../shaders/particles.wgsl")),
 ];
 
 /// Why a shader could not be composed or compiled. The message is meant for display.

@@ -78,6 +78,31 @@ pub struct GpuObject {
 pub const OBJECT_OUTLINED: u32 = 1;
 const _: () = assert!(size_of::<GpuObject>() == 96);
 
+/// One particle disc (`Particle` in `shaders/particles.wgsl`): drawn camera-facing, lit by its
+/// normal, in the depth, forward and shadow passes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ParticleInstance {
+    /// World-space centre.
+    pub position: [f32; 3],
+    /// Disc radius (world units).
+    pub radius: f32,
+    /// World-space normal (a direction; need not be unit length).
+    pub normal: [f32; 3],
+    /// Linear RGBA8 colour, red in the low byte (`unpack4x8unorm`).
+    pub color: u32,
+}
+const _: () = assert!(size_of::<ParticleInstance>() == 32);
+
+impl ParticleInstance {
+    /// Packs a linear RGBA colour (components clamped to `[0, 1]`) into [`ParticleInstance::color`].
+    pub fn pack_color(rgba: [f32; 4]) -> u32 {
+        rgba.iter()
+            .enumerate()
+            .fold(0u32, |c, (i, v)| c | (((v.clamp(0.0, 1.0) * 255.0).round() as u32) << (8 * i)))
+    }
+}
+
 /// One vertex of the skeleton overlay's line list.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]

@@ -80,6 +80,8 @@ pub struct ExtractStats {
     pub morph_uploads: u32,
     /// Meshes uploaded (first use of a mesh asset).
     pub mesh_uploads: u32,
+    /// Particle discs extracted.
+    pub particles: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -342,6 +344,25 @@ impl WorldRenderer {
                 stats.objects += 1;
             }
         }
+        // Particle clouds: their discs where the springs hold them (world space).
+        for e in world.particle_clouds() {
+            let Some((desc, cloud)) = world.particle_cloud(e) else { continue };
+            let color = super::ParticleInstance::pack_color(desc.settings.color);
+            let radius = desc.settings.radius;
+            let start = frame.particles.len();
+            frame.particles.extend(
+                cloud.positions().iter().zip(&cloud.normals).map(|(p, n)| super::ParticleInstance {
+                    position: *p,
+                    radius,
+                    normal: *n,
+                    color,
+                }),
+            );
+            if let Some(b) = super::renderer::particle_bounds(&frame.particles[start..]) {
+                all = Some(all.map_or(b, |a| a.union(b)));
+            }
+            stats.particles += (frame.particles.len() - start) as u32;
+        }
         self.bounds = all;
         // Release what no entity used this frame.
         let uploads = &mut self.uploads;
@@ -524,7 +545,8 @@ pub fn render_world(
     // The overlay sizes its joints from the bounds of the first extraction.
     frame.clear();
     wr.extract(ctx, &mut pool, world, 1, &mut frame)?;
-    // Frame the characters (what is at or below a rig) when there are any, else everything.
+    // Frame the characters (what is at or below a rig, particle clouds included) when there are
+    // any, else everything.
     let rigs: Vec<Entity> = world.rigs().collect();
     let bounds = drawn_bounds(world, &frame, &rigs).or(wr.bounds());
     if let Some(b) = bounds {
@@ -547,8 +569,20 @@ pub fn subtree(world: &World, e: Entity) -> impl Iterator<Item = Entity> + '_ {
 }
 
 /// The union of the drawn bounds of `roots` and everything below them in `frame` (extracted from
-/// `world`); `None` when none of them drew anything.
+/// `world`), their particle clouds included; `None` when none of them drew anything.
 pub fn drawn_bounds(world: &World, frame: &FrameData, roots: &[Entity]) -> Option<Aabb> {
-    let ids: Vec<u32> = roots.iter().flat_map(|r| subtree(world, *r)).map(|e| e.index + 1).collect();
-    frame.objects.iter().filter(|o| ids.contains(&o.pick_id)).filter_map(|o| o.bounds).reduce(Aabb::union)
+    let entities: Vec<Entity> = roots.iter().flat_map(|r| subtree(world, *r)).collect();
+    let ids: Vec<u32> = entities.iter().map(|e| e.index + 1).collect();
+    let meshes = frame.objects.iter().filter(|o| ids.contains(&o.pick_id)).filter_map(|o| o.bounds);
+    let clouds = entities.iter().filter_map(|&e| {
+        let (desc, cloud) = world.particle_cloud(e)?;
+        let r = desc.settings.radius;
+        cloud
+            .positions()
+            .iter()
+            .filter(|p| p.iter().all(|v| v.is_finite()))
+            .map(|p| Aabb { min: Vec3::from(*p) - r, max: Vec3::from(*p) + r })
+            .reduce(Aabb::union)
+    });
+    meshes.chain(clouds).reduce(Aabb::union)
 }

@@ -13,6 +13,7 @@ use super::MeshAsset;
 use crate::clip::Clip;
 use crate::graph::GraphProgram;
 use crate::math::Transform;
+use crate::particles::CloudSettings;
 use crate::property::PropertyAnimation;
 use crate::skeleton::Skeleton;
 
@@ -42,6 +43,8 @@ pub struct EntityDesc {
     pub animation: Option<PropertyAnimation>,
     /// Default morph weights.
     pub morph_weights: Option<Vec<f32>>,
+    /// A particle cloud scattered over a skinned mesh and driven by the rig at or above.
+    pub particles: Option<ParticleCloudDesc>,
     /// Child entities.
     pub children: Vec<EntityDesc>,
 }
@@ -82,6 +85,16 @@ pub struct SocketDesc {
     pub bone: String,
     /// Offset in the bone's frame.
     pub offset: Transform,
+}
+
+/// An authored particle cloud: points scattered over a skinned mesh's surface, bound to the
+/// skeleton of the rig at or above the entity ([`crate::particles`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParticleCloudDesc {
+    /// The skinned mesh whose surface is sampled, by reference (`path#mesh name`).
+    pub mesh: String,
+    /// Count, seed, falloff, radius, colour, groups by bone names and springs.
+    pub settings: CloudSettings,
 }
 
 /// Resolves asset references while a scene is instantiated.

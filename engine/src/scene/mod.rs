@@ -4,7 +4,8 @@
 //! Components: a name, a local [`Transform`] (TRS), an Animator on a rig entity (it drives every
 //! mesh under it), a [`MeshComponent`] (skinned exactly when its [`MeshAsset`] has a skeleton; the
 //! rig driving it is the nearest Animator at or above it), a [`BoneSocket`], a property animation
-//! and default morph weights.
+//! and default morph weights, and a particle cloud ([`crate::particles::ParticleCloud`], scattered
+//! over a skinned mesh and driven, like a mesh, by the nearest Animator at or above it).
 //!
 //! ## Frame order ([`World::frame`])
 //! 1. Simulation: for each tick every Animator advances (in parallel); property animations too.
@@ -15,6 +16,8 @@
 //!    animated), then sockets placed on their bones, then world matrices resolved parents first,
 //!    so a socket sits on its bone the frame the character moves, including the first.
 //! 4. Mesh bindings are checked.
+//! 5. Particle clouds are posed from their rig (world space) and their springs stepped once per
+//!    tick; a paused frame snaps them onto the pose.
 //!
 //! Allocation: none per frame once warmed up (fault messages are built only on a rising edge;
 //! the event list keeps its capacity; several rigs are evaluated in parallel through
@@ -27,7 +30,8 @@
 //! Faults are named once per gap through [`FaultLatch`]es (each fault kind on its own latch) into
 //! the [`FaultLog`] (and `log::warn!`): a skinned mesh whose skeleton is not its rig's, a skinned
 //! mesh below its rig sitting off the rig's origin, a skinned mesh with no rig, a clip for another
-//! rig (the bind pose stands), and every [`SocketFault`].
+//! rig (the bind pose stands), every [`SocketFault`], and a particle cloud with no rig or bound
+//! to another rig's skeleton.
 //!
 //! Not here: files (see [`crate::project`]), rendering, editor selection, behaviours.
 
@@ -40,7 +44,7 @@ use std::sync::Arc;
 use glam::{Mat4, Vec3};
 use rayon::prelude::*;
 
-pub use desc::{AnimatorDesc, AssetSource, EntityDesc, MeshDesc, SceneDesc, SocketDesc};
+pub use desc::{AnimatorDesc, AssetSource, EntityDesc, MeshDesc, ParticleCloudDesc, SceneDesc, SocketDesc};
 pub use fault::{FaultLatch, FaultLog};
 pub use socket::{BoneSocket, SocketFault, socket_local};
 
@@ -230,6 +234,16 @@ struct RigEntry {
     clip_latch: FaultLatch,
 }
 
+/// A particle cloud component: its authored form, the cloud bound to the sampled mesh's
+/// skeleton, and its fault latches (no rig, another rig's skeleton).
+#[derive(Clone, Debug)]
+struct CloudEntry {
+    desc: ParticleCloudDesc,
+    skeleton: Arc<Skeleton>,
+    cloud: crate::particles::ParticleCloud,
+    latches: [FaultLatch; 2],
+}
+
 #[derive(Clone, Debug)]
 struct PropertyEntry {
     animation: PropertyAnimation,
@@ -257,6 +271,7 @@ pub struct World {
     socket_list: Vec<u32>,
     animations: Vec<Option<PropertyEntry>>,
     morphs: Vec<Option<Vec<f32>>>,
+    particles: Vec<Option<CloudEntry>>,
     order: Vec<u32>,
     stack: Vec<u32>,
     order_dirty: bool,
@@ -320,6 +335,7 @@ impl World {
                 self.sockets[u] = None;
                 self.animations[u] = None;
                 self.morphs[u] = None;
+                self.particles[u] = None;
                 i
             }
             None => {
@@ -336,6 +352,7 @@ impl World {
                 self.sockets.push(None);
                 self.animations.push(None);
                 self.morphs.push(None);
+                self.particles.push(None);
                 self.generations.len() as u32 - 1
             }
         };
@@ -378,6 +395,7 @@ impl World {
             self.meshes[u] = None;
             self.animations[u] = None;
             self.morphs[u] = None;
+            self.particles[u] = None;
             self.transforms[u] = None;
             self.free.push(x.index);
         }
@@ -653,6 +671,104 @@ impl World {
         Ok(())
     }
 
+    /// The particle cloud on `e` (its authored form and the playing cloud).
+    pub fn particle_cloud(
+        &self,
+        e: Entity,
+    ) -> Option<(&ParticleCloudDesc, &crate::particles::ParticleCloud)> {
+        self.check(e).ok().and_then(|i| self.particles[i].as_ref()).map(|c| (&c.desc, &c.cloud))
+    }
+
+    /// Every entity with a particle cloud.
+    pub fn particle_clouds(&self) -> impl Iterator<Item = Entity> + '_ {
+        (0..self.particles.len() as u32)
+            .filter(|&i| self.particles[i as usize].is_some())
+            .map(|i| self.entity_at(i))
+    }
+
+    /// Sets (or removes) the particle cloud on `e`: scattered over `mesh` (which must be skinned)
+    /// and bound to its skeleton now; it plays once a rig with that skeleton is at or above `e`.
+    pub fn set_particle_cloud(
+        &mut self,
+        e: Entity,
+        cloud: Option<(ParticleCloudDesc, Arc<MeshAsset>)>,
+    ) -> Result<(), SceneError> {
+        let i = self.check(e)?;
+        self.particles[i] = match cloud {
+            None => None,
+            Some((desc, mesh)) => {
+                let fault = |message: String| SceneError::Reference {
+                    entity: self.path(e).unwrap_or_default(),
+                    field: "particles",
+                    message,
+                };
+                let Some(skeleton) = mesh.skeleton.clone() else {
+                    return Err(fault(format!(
+                        "mesh {:?} is not skinned: a cloud needs a skeleton",
+                        desc.mesh
+                    )));
+                };
+                let cloud = crate::particles::ParticleCloud::from_mesh(
+                    &mesh.mesh,
+                    &mesh.joint_to_bone,
+                    &skeleton,
+                    &desc.settings,
+                )
+                .map_err(|err| fault(err.to_string()))?;
+                Some(CloudEntry { desc, skeleton, cloud, latches: Default::default() })
+            }
+        };
+        Ok(())
+    }
+
+    /// Poses every particle cloud from the nearest rig at or above it (placed by the rig's world
+    /// matrix) and steps its springs `ticks` times; faults (no rig, another skeleton) are latched.
+    fn update_particles(&mut self, ticks: u32, tick_seconds: f32) {
+        let World {
+            particles, parents, rig_of, rigs, poses, worlds, faults, names, generations, epoch, ..
+        } = self;
+        for i in 0..particles.len() {
+            let Some(c) = particles[i].as_mut() else { continue };
+            let mut at = Some(Entity { index: i as u32, generation: generations[i] });
+            let mut rig = None;
+            while let Some(e) = at {
+                let r = rig_of[e.index as usize];
+                if r != NONE {
+                    rig = Some(&rigs[r as usize]);
+                    break;
+                }
+                at = parents[e.index as usize];
+            }
+            let other = rig.is_some_and(|r| {
+                let rs = r.component.animator.skeleton();
+                !Arc::ptr_eq(&c.skeleton, rs)
+                    && (c.skeleton.name != rs.name || c.skeleton.bone_names != rs.bone_names)
+            });
+            let path = || path_of(names, parents, i as u32);
+            c.latches[0].update(rig.is_none(), faults, || {
+                format!("particle cloud {}: no Animator at or above it drives it", path())
+            });
+            c.latches[1].update(other, faults, || {
+                format!(
+                    "particle cloud {}: its mesh's skeleton {:?} is not its rig's; it stays where it is",
+                    path(),
+                    c.skeleton.name
+                )
+            });
+            let Some(r) = rig.filter(|_| !other) else { continue };
+            if !matches!(r.state, PoseState::Posed { epoch: e } if e == *epoch) {
+                continue;
+            }
+            let Some(pose) = poses.rig(r.slot) else { continue };
+            let world = worlds[r.entity.index as usize];
+            let moved =
+                c.cloud.pose(world, pose.model, &c.skeleton).and_then(|()| c.cloud.step(ticks, tick_seconds));
+            if let Err(e) = moved {
+                log::debug!("particle cloud {}: {e}", path());
+            }
+        }
+    }
+
     // ---------------------------------------------------------------- frame
 
     /// The events published by the last frame.
@@ -758,6 +874,10 @@ impl World {
         }
         // 3. Transform stage.
         self.transform_stage();
+        // 5. Particle clouds.
+        if self.particles.iter().any(Option::is_some) {
+            self.update_particles(ticks, tick_seconds);
+        }
     }
 
     /// The transform stage alone: local transforms, sockets on their bones, world matrices,
@@ -993,6 +1113,10 @@ impl World {
         }
         self.set_animation(e, d.animation.clone())?;
         self.set_morph_weights(e, d.morph_weights.clone())?;
+        if let Some(p) = &d.particles {
+            let mesh = assets.mesh(&p.mesh).map_err(|m| reference("particles.mesh", m))?;
+            self.set_particle_cloud(e, Some((p.clone(), mesh)))?;
+        }
         stack.extend(d.children.iter().rev().map(|c| (c, Some(e))));
         Ok(())
     }
@@ -1044,6 +1168,7 @@ impl World {
                 socket: w.sockets[i].as_ref().map(|s| SocketDesc { bone: s.bone.clone(), offset: s.offset }),
                 animation: w.animations[i].as_ref().map(|p| p.animation.clone()),
                 morph_weights: w.morphs[i].clone(),
+                particles: w.particles[i].as_ref().map(|c| c.desc.clone()),
                 children: w.children[i].iter().map(|c| build(w, *c)).collect(),
             }
         }

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 mod animations;
+mod reach;
 mod skins;
 
 use glam::{Mat4, Quat, Vec3};
@@ -91,9 +92,14 @@ fn vec3(v: &Option<Vec<f32>>, default: Vec3) -> Option<Vec3> {
     }
 }
 
+/// What is wrong with a number read from JSON as an f32 that is not finite (JSON has no NaN or
+/// infinity: a value past the f32 range, like 1e39, reads as infinity).
+fn json_number(v: f32) -> &'static str {
+    if v.is_nan() { "is not a number" } else { "is past the 32-bit float range (about 3.4e38)" }
+}
+
 fn try_normalize_q(q: Quat) -> Option<Quat> {
-    let l = q.length();
-    (l > 1e-12 && l.is_finite()).then(|| q / l)
+    math::normalize_quat(q)
 }
 
 fn unique(names: &mut [String]) {
@@ -216,6 +222,11 @@ impl Builder<'_> {
             let targets = n.mesh.and_then(|m| meshes.get(m)).map_or(0, |m| m.weights.len());
             let own = root.nodes.get(i).and_then(|j| j.weights.clone());
             n.morph_weights = match own {
+                Some(w) if w.iter().any(|v| !v.is_finite()) => {
+                    let k = w.iter().position(|v| !v.is_finite()).unwrap_or(0);
+                    self.fault(Location::Node(i), format!("morph weight {k} {}", json_number(w[k])));
+                    Vec::new()
+                }
                 Some(w) if w.len() == targets => w,
                 Some(w) => {
                     self.warn(
@@ -232,6 +243,9 @@ impl Builder<'_> {
         }
         let (skins, rigs) = if tree_ok { self.skins(&mut nodes, &meshes) } else { (Vec::new(), Vec::new()) };
         let animations = if tree_ok { self.animations(&nodes, &meshes, &rigs) } else { Vec::new() };
+        if tree_ok {
+            self.check_reach(&nodes, &order, &meshes, &skins, &rigs, &animations);
+        }
         let (materials, images) = self.materials();
         ImportedScene {
             source: file.to_owned(),
@@ -530,6 +544,11 @@ impl Builder<'_> {
             }
             let targets = target_count.unwrap_or(0);
             let weights = match &m.weights {
+                Some(w) if w.iter().any(|v| !v.is_finite()) => {
+                    let k = w.iter().position(|v| !v.is_finite()).unwrap_or(0);
+                    self.fault(Location::Mesh(mi), format!("default weight {k} {}", json_number(w[k])));
+                    vec![0.0; targets]
+                }
                 Some(w) if w.len() == targets => w.clone(),
                 Some(w) => {
                     self.fault(
@@ -696,13 +715,15 @@ impl Builder<'_> {
         let mut reduced = 0usize;
         let mut unnormalized = 0usize;
         for v in 0..n {
-            let mut inf: [(u32, f32); 8] = [(0, 0.0); 8];
+            // Weights are summed and normalized in f64: two weights of 3e38 would overflow an
+            // f32 sum (zeroing the vertex), and a 1e-40 beside 1e38 must not keep a joint.
+            let mut inf: [(u32, f64); 8] = [(0, 0.0); 8];
             let mut k = 0;
             let sets = std::iter::once((j0, w0)).chain(extra.map(|(a, b)| (&**a, &**b)));
             for (jd, wd) in sets {
                 for c in 0..4 {
                     let j = jd.values[v * 4 + c];
-                    let w = wd.values[v * 4 + c] as f32;
+                    let w = wd.values[v * 4 + c];
                     if !(j >= 0.0 && j <= u16::MAX as f64) {
                         self.fault(
                             Location::Accessor(joints_accessor),
@@ -732,16 +753,23 @@ impl Builder<'_> {
                 reduced += 1;
             }
             let kept = &infl[..k.min(4)];
-            let sum: f32 = kept.iter().map(|e| e.1).sum();
+            let sum: f64 = kept.iter().map(|e| e.1).sum();
             let mut joints = [0u16; 4];
             let mut weights = [0.0f32; 4];
             if sum > 0.0 {
                 if (sum - 1.0).abs() > 1e-3 && k <= 4 {
                     unnormalized += 1;
                 }
-                for (i, e) in kept.iter().enumerate() {
-                    joints[i] = e.0 as u16;
-                    weights[i] = e.1 / sum;
+                // An influence that normalizes to zero is dropped with its joint (joint 0,
+                // weight 0), so no joint index the skin does not have survives unchecked.
+                let mut slot = 0;
+                for e in kept {
+                    let w = (e.1 / sum) as f32;
+                    if w > 0.0 {
+                        joints[slot] = e.0 as u16;
+                        weights[slot] = w;
+                        slot += 1;
+                    }
                 }
             } else {
                 unnormalized += 1;

@@ -142,7 +142,7 @@ impl Builder<'_> {
             };
             bone_ib[b] = match is_joint.get(&bone_nodes[b]) {
                 Some(&k) => inverse_bind[k],
-                None => model[b].inverse(),
+                None => math::inverse_or_identity(&model[b]),
             };
         }
         let mut sk_name = name.clone();

@@ -1,0 +1,65 @@
+//! Every input the fuzz harness (`fuzz/`, see FUZZING.md) found to crash, hang, allocate too much
+//! or break the check-versus-play rule, replayed through the same oracle the fuzz targets assert
+//! (`fuzz/oracle.rs`), so each stays fixed under `cargo test`. The seed samples go through it too,
+//! so the oracle itself is known to accept sound input.
+
+#[path = "../../fuzz/oracle.rs"]
+mod oracle;
+
+use std::path::{Path, PathBuf};
+
+fn inputs(target: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions").join(target);
+    let mut list: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "README.md"))
+        .collect();
+    list.sort();
+    list
+}
+
+fn replay(target: &str, run: impl Fn(&[u8]) -> Result<(), String>) -> usize {
+    let list = inputs(target);
+    for p in &list {
+        let data = std::fs::read(p).unwrap();
+        if let Err(broken) = run(&data) {
+            panic!("{}: {broken}", p.display());
+        }
+    }
+    list.len()
+}
+
+#[test]
+fn gltf_import_regressions_import_or_refuse_and_play_finite() {
+    replay("gltf_import", oracle::gltf_bytes);
+}
+
+#[test]
+fn project_files_regressions_check_or_play_clean() {
+    replay("project_files", oracle::project);
+}
+
+#[test]
+fn graph_compile_regressions_compile_or_refuse_and_evaluate_finite() {
+    let rig = oracle::GraphRig::new();
+    replay("graph_compile", |d| oracle::graph(d, &rig));
+}
+
+#[test]
+fn the_oracle_accepts_the_sound_samples() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for glb in ["assets/gltf/CesiumMan/CesiumMan.glb", "assets/gltf/RiggedSimple/RiggedSimple.glb"] {
+        oracle::gltf_bytes(&std::fs::read(root.join(glb)).unwrap()).unwrap();
+    }
+    let files = oracle::locomotion_files();
+    let report = marrow_engine::project::check_project_files(&root.join("projects/locomotion"), &files);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let rig = oracle::GraphRig::new();
+    for (k, (path, text)) in files.iter().enumerate() {
+        let mut data = vec![k as u8];
+        data.extend_from_slice(text.as_bytes());
+        oracle::project(&data).unwrap_or_else(|e| panic!("{path}: {e}"));
+    }
+    oracle::graph(files[5].1.as_bytes(), &rig).unwrap();
+}

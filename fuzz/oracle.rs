@@ -1,0 +1,285 @@
+//! What the fuzz targets assert, shared by `fuzz/fuzz_targets/*` and the regression test
+//! `engine/tests/fuzz_regressions.rs` (which includes this file by path), so a crash the
+//! fuzzer found is replayed under `cargo test` against the very same rule.
+//!
+//! The rule, per input kind: the loader returns `Ok` or an error, never a panic, a hang or a huge
+//! allocation (libFuzzer's `-timeout` and `-malloc_limit_mb` catch those); and what the loader
+//! (and so `marrow check`) accepts, the runtime plays to finite numbers without an error. Each
+//! function returns `Err` naming the broken promise; a panic inside the engine is a crash too.
+//!
+//! It deliberately does not judge error messages or the values themselves, only that they exist
+//! and are finite: the exact-value behaviour lives in the engine's own tests.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use marrow_engine::glam::{Mat4, Vec3};
+use marrow_engine::gltf::{self, ScenePose};
+use marrow_engine::graph::{GraphInstance, compile, load_graph};
+use marrow_engine::morph::{MorphJob, MorphTarget};
+use marrow_engine::prelude::{Clip, Skeleton, Transform};
+use marrow_engine::project::{Library, Project, check_project_files, clip_from_str, skeleton_from_str};
+use marrow_engine::skinning::SkinningJob;
+
+/// The repository's root (this file lives one folder below it in both crates that include it).
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The locomotion sample's files (relative path, text): the project the project and graph
+/// targets mutate.
+pub fn locomotion_files() -> Vec<(String, String)> {
+    const FILES: [&str; 7] = [
+        "project.ron",
+        "assets/runner.skeleton.ron",
+        "clips/stride.clip.ron",
+        "clips/idle.clip.ron",
+        "clips/sprint.clip.ron",
+        "graphs/locomotion.graph.ron",
+        "scenes/main.scene.ron",
+    ];
+    let root = repo().join("projects/locomotion");
+    FILES
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read_to_string(root.join(f)).expect("the locomotion sample")))
+        .collect()
+}
+
+fn finite_mat(m: &Mat4) -> bool {
+    m.to_cols_array().iter().all(|v| v.is_finite())
+}
+
+fn finite_transform(t: &Transform) -> bool {
+    t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite()
+}
+
+/// glTF bytes (JSON or GLB): imported from memory; when the import succeeds, every animation
+/// (and none) is evaluated at its start, a point inside and its end, and every node's world
+/// matrix, every morph weight, every joint and skinning matrix and the first 64 vertices of every
+/// primitive (morphed, skinned, placed in the world) must be finite, with no job refusing.
+pub fn gltf_bytes(data: &[u8]) -> Result<(), String> {
+    match gltf::import_slice(data, Path::new("fuzz.glb"), None) {
+        Ok(scene) => gltf_scene(&scene),
+        Err(_) => Ok(()),
+    }
+}
+
+/// The play half of [`gltf_bytes`], for a scene already imported (from a file, in tests).
+pub fn gltf_scene(scene: &gltf::ImportedScene) -> Result<(), String> {
+    let mut pose = ScenePose::new(scene);
+    let anims = std::iter::once(None).chain((0..scene.animations.len().min(8)).map(Some));
+    let mut matrices: Vec<Mat4> = Vec::new();
+    for anim in anims {
+        let d = anim.map_or(0.0, |a| scene.animations[a].duration);
+        if !d.is_finite() || d < 0.0 {
+            return Err(format!("animation {anim:?}: duration {d}"));
+        }
+        for t in [0.0, d * 0.37, d] {
+            let at = format!("animation {anim:?} at {t}");
+            pose.evaluate(scene, anim, t)
+                .map_err(|e| format!("{at}: imported, yet evaluation fails: {e}"))?;
+            if let Some(i) = pose.world.iter().position(|m| !finite_mat(m)) {
+                return Err(format!("{at}: node {i}'s world matrix is not finite"));
+            }
+            if let Some(i) = pose.morph_weights.iter().position(|w| w.iter().any(|v| !v.is_finite())) {
+                return Err(format!("{at}: node {i}'s morph weights are not finite"));
+            }
+            for (si, s) in scene.skins.iter().enumerate() {
+                matrices.resize(s.joints.len(), Mat4::IDENTITY);
+                pose.joint_world(scene, si, &mut matrices);
+                if matrices.iter().any(|m| !finite_mat(m)) {
+                    return Err(format!("{at}: skin {si}'s joint matrices are not finite"));
+                }
+            }
+            for (ni, node) in scene.nodes.iter().enumerate() {
+                let Some(mesh) = node.mesh.and_then(|m| scene.meshes.get(m)) else { continue };
+                let weights = pose.morph_weights.get(ni).cloned().unwrap_or_default();
+                let world = pose.world.get(ni).copied().unwrap_or(Mat4::IDENTITY);
+                let palette = match node.skin {
+                    Some(si) if si < scene.skins.len() => {
+                        let mut m = vec![Mat4::IDENTITY; scene.skins[si].joints.len()];
+                        pose.skinning_matrices(scene, si, ni, &mut m);
+                        if let Some(j) = m.iter().position(|m| !finite_mat(m)) {
+                            return Err(format!("{at}: node {ni}'s skinning matrix {j} is not finite"));
+                        }
+                        Some(m)
+                    }
+                    _ => None,
+                };
+                for (pi, p) in mesh.primitives.iter().enumerate() {
+                    let k = p.positions.len().min(64);
+                    let targets: Vec<MorphTarget> = p
+                        .targets
+                        .iter()
+                        .map(|t| MorphTarget {
+                            positions: t.positions.get(..k).map(<[_]>::to_vec).unwrap_or_default(),
+                            normals: Vec::new(),
+                            tangents: Vec::new(),
+                        })
+                        .collect();
+                    let mut morphed = vec![[0.0f32; 3]; k];
+                    MorphJob {
+                        base_positions: &p.positions[..k],
+                        base_normals: &[],
+                        base_tangents: &[],
+                        targets: &targets,
+                        weights: &weights[..p.targets.len().min(weights.len())],
+                        positions: &mut morphed,
+                        normals: &mut [],
+                        tangents: &mut [],
+                    }
+                    .run()
+                    .map_err(|e| format!("{at}: mesh node {ni} primitive {pi}: morph job refuses: {e}"))?;
+                    let mut out = morphed.clone();
+                    if let (Some(m), Some(st)) = (&palette, &p.skin) {
+                        SkinningJob {
+                            palette: m,
+                            joints: &st.joints[..k],
+                            weights: &st.weights[..k],
+                            positions: &morphed,
+                            normals: &[],
+                            tangents: &[],
+                            out_positions: &mut out,
+                            out_normals: &mut [],
+                            out_tangents: &mut [],
+                        }
+                        .run()
+                        .map_err(|e| {
+                            format!("{at}: mesh node {ni} primitive {pi}: skinning job refuses: {e}")
+                        })?;
+                    }
+                    if let Some(v) =
+                        out.iter().position(|v| !world.transform_point3(Vec3::from(*v)).is_finite())
+                    {
+                        return Err(format!("{at}: mesh node {ni} primitive {pi}: vertex {v} is not finite"));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A project: the locomotion sample with one file replaced by `data` (its first byte picks
+/// which, the rest is the text). When `marrow check`'s rules find no error, the project must
+/// load, build its library, instantiate every scene and play three ticks and a paused frame with
+/// every animator playing, leaving finite matrices and no runtime fault.
+pub fn project(data: &[u8]) -> Result<(), String> {
+    let Some((&pick, rest)) = data.split_first() else { return Ok(()) };
+    let mut files = locomotion_files();
+    let k = pick as usize % files.len();
+    files[k].1 = String::from_utf8_lossy(rest).into_owned();
+    let root = repo().join("projects/locomotion");
+    let report = check_project_files(&root, &files);
+    if !report.errors.is_empty() {
+        return Ok(());
+    }
+    let project =
+        Project::from_files(&root, &files).map_err(|e| format!("checked ok, yet fails to load: {e}"))?;
+    let lib =
+        Library::load(&project, &root).map_err(|e| format!("checked ok, yet the library fails: {e}"))?;
+    for scene in project.scenes.keys() {
+        let mut world =
+            lib.instantiate(&project, scene).map_err(|e| format!("checked ok, yet {scene} fails: {e}"))?;
+        let rigs: Vec<_> = world.rigs().collect();
+        for &r in &rigs {
+            if let Some(a) = world.animator_mut(r) {
+                a.play();
+            }
+        }
+        world.frame(3, 1.0 / 60.0);
+        world.frame(0, 1.0 / 60.0);
+        for e in world.entities().collect::<Vec<_>>() {
+            if world.world_matrix(e).is_some_and(|m| !finite_mat(&m)) {
+                return Err(format!("{scene}: entity {:?}'s world matrix is not finite", world.path(e)));
+            }
+        }
+        for &r in &rigs {
+            if let Some(p) = world.rig_pose(r)
+                && (!p.local.iter().all(finite_transform)
+                    || !p.model.iter().all(finite_mat)
+                    || !p.palette.iter().all(finite_mat))
+            {
+                return Err(format!("{scene}: rig {:?}'s pose is not finite", world.path(r)));
+            }
+        }
+        if let Some(f) = world.faults().entries().first() {
+            return Err(format!("{scene}: checked ok, yet it plays with a fault: {f}"));
+        }
+    }
+    Ok(())
+}
+
+/// The rig and clips the graph target compiles against (the locomotion sample's).
+pub struct GraphRig {
+    skeleton: Skeleton,
+    clips: Vec<(String, Arc<Clip>)>,
+}
+
+impl GraphRig {
+    /// Loads the locomotion sample's skeleton and clips.
+    pub fn new() -> Self {
+        let files = locomotion_files();
+        let text = |p: &str| files.iter().find(|(k, _)| k == p).map(|(_, t)| t.as_str()).unwrap_or_default();
+        let skeleton =
+            skeleton_from_str(text("assets/runner.skeleton.ron"), Path::new("runner.skeleton.ron"))
+                .expect("the sample skeleton");
+        let clips = ["clips/stride.clip.ron", "clips/idle.clip.ron", "clips/sprint.clip.ron"]
+            .iter()
+            .map(|p| {
+                (p.to_string(), Arc::new(clip_from_str(text(p), Path::new(p)).expect("a sample clip").clip))
+            })
+            .collect();
+        GraphRig { skeleton, clips }
+    }
+}
+
+impl Default for GraphRig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A graph file: loaded (repairing what the loader repairs) and compiled for the locomotion rig;
+/// when it compiles, it is evaluated over a few ticks with every float parameter at its default
+/// and then at 0, 0.5, 1, -3 and 1e6, and every local transform must be finite.
+pub fn graph(data: &[u8], rig: &GraphRig) -> Result<(), String> {
+    let text = String::from_utf8_lossy(data);
+    let Ok((graph, _repaired)) = load_graph(&text) else { return Ok(()) };
+    let clip_of = |p: &str| rig.clips.iter().find(|(k, _)| k == p).map(|(_, c)| c.clone());
+    let Ok(program) = compile(&graph, &rig.skeleton, &clip_of) else { return Ok(()) };
+    let floats: Vec<String> = program
+        .parameters()
+        .iter()
+        .filter(|p| matches!(p.default, marrow_engine::graph::ParamValue::Float(_)))
+        .map(|p| p.name.clone())
+        .collect();
+    let mut instance = GraphInstance::new(Arc::new(program));
+    let mut local = vec![Transform::IDENTITY; rig.skeleton.bone_count()];
+    for value in [None, Some(0.0), Some(0.5), Some(1.0), Some(-3.0), Some(1e6)] {
+        if let Some(v) = value {
+            for name in &floats {
+                instance.set_float(name, v);
+            }
+        }
+        for _ in 0..3 {
+            instance.advance(0.1);
+            instance
+                .evaluate(&rig.skeleton, &mut local)
+                .map_err(|e| format!("compiled, yet evaluation fails (parameters at {value:?}): {e}"))?;
+            if let Some(b) = local.iter().position(|t| !finite_transform(t)) {
+                return Err(format!("parameters at {value:?}: bone {b}'s local transform is not finite"));
+            }
+            if instance
+                .adjusts()
+                .iter()
+                .any(|a| !(a.rotation.is_finite() && a.offset.is_finite() && a.scale.is_finite()))
+            {
+                return Err(format!("parameters at {value:?}: an adjust is not finite"));
+            }
+        }
+    }
+    Ok(())
+}

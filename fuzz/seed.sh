@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Fills fuzz/corpus/<target>/ with seeds from the repository's samples (the corpus folders are
+# not committed; libFuzzer adds what it finds to them). Run from anywhere.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p fuzz/corpus/gltf_import fuzz/corpus/project_files fuzz/corpus/graph_compile
+# glTF: every sample that carries its data inside (GLB or data: URIs); CesiumMan's texture makes
+# it too large to mutate quickly, so it is left out.
+for f in assets/gltf/*/*.glb assets/gltf/*/*.gltf; do
+  case "$f" in *CesiumMan*) continue ;; esac
+  cp "$f" "fuzz/corpus/gltf_import/seed-$(basename "$f")"
+done
+# Projects: the first byte picks the file of the locomotion sample that the rest replaces, in
+# the order of oracle::locomotion_files.
+i=0
+for f in project.ron assets/runner.skeleton.ron clips/stride.clip.ron clips/idle.clip.ron \
+  clips/sprint.clip.ron graphs/locomotion.graph.ron scenes/main.scene.ron; do
+  { printf "\\x$(printf %02x $i)"; cat "projects/locomotion/$f"; } >"fuzz/corpus/project_files/seed-$i"
+  i=$((i + 1))
+done
+# Graphs: the sample graph, and the same graph file from the sample project's history forms.
+cp projects/locomotion/graphs/locomotion.graph.ron fuzz/corpus/graph_compile/seed-locomotion
