@@ -1,6 +1,8 @@
 // Mesh drawing: forward shading with a directional light and a shadow map, the depth pre-pass,
-// the shadow pass and the outline (inverse hull) pass. Compiled twice: as is for static meshes
-// and with `#define SKINNED` for skinned ones (a second vertex stream, posed by skinning.wgsl).
+// the shadow pass and the outline (inverse hull) pass. Compiled three times: as is for static
+// meshes, with `#define SKINNED` for skinned ones (a second vertex stream, posed by
+// skinning.wgsl from the frame's palette), and with `SKINNED` and `CROWD` for crowd instances
+// (posed from the baked table; the instance index is the crowd instance's).
 
 #import common
 #import skinning
@@ -24,20 +26,39 @@ struct VertexIn {
 };
 
 fn world_position(v: VertexIn) -> vec3<f32> {
+#ifdef CROWD
+    let c = crowd_instances[v.instance];
+    return skinned_world_position(crowd_world(c), crowd_skin_matrix(c, v.joints, v.weights), v.position);
+#else
     let o = objects[v.instance];
 #ifdef SKINNED
-    return skinned_world_position(o.world_from_model, o.palette_offset, v.joints, v.weights, v.position);
+    return skinned_world_position(o.world_from_model, skin_matrix(o.palette_offset, v.joints, v.weights), v.position);
 #else
     return (o.world_from_model * vec4<f32>(v.position, 1.0)).xyz;
+#endif
 #endif
 }
 
 fn world_normal(v: VertexIn) -> vec3<f32> {
+#ifdef CROWD
+    let c = crowd_instances[v.instance];
+    return skinned_world_normal(crowd_world(c), crowd_skin_matrix(c, v.joints, v.weights), v.normal);
+#else
     let o = objects[v.instance];
 #ifdef SKINNED
-    return skinned_world_normal(o.world_from_model, o.palette_offset, v.joints, v.weights, v.normal);
+    return skinned_world_normal(o.world_from_model, skin_matrix(o.palette_offset, v.joints, v.weights), v.normal);
 #else
     return normalize((o.world_from_model * vec4<f32>(v.normal, 0.0)).xyz);
+#endif
+#endif
+}
+
+// The object's base colour (a crowd instance's tint).
+fn base_factor(instance: u32) -> vec4<f32> {
+#ifdef CROWD
+    return unpack4x8unorm(crowd_instances[instance].tint);
+#else
+    return objects[instance].color;
 #endif
 }
 
@@ -84,7 +105,6 @@ fn vs_forward(v: VertexIn) -> ForwardOut {
 
 @fragment
 fn fs_forward(in: ForwardOut) -> @location(0) vec4<f32> {
-    let o = objects[in.instance];
     let n = normalize(in.normal);
     let l = -normalize(frame.light_direction.xyz);
     let n_dot_l = max(dot(n, l), 0.0);
@@ -92,7 +112,7 @@ fn fs_forward(in: ForwardOut) -> @location(0) vec4<f32> {
     let v = normalize(frame.camera_position.xyz - in.world);
     let h = normalize(l + v);
     let spec = pow(max(dot(n, h), 0.0), 32.0) * 0.25 * shadow;
-    let base = o.color.rgb * textureSample(base_color_texture, base_color_sampler, in.uv).rgb * in.color.rgb;
+    let base = base_factor(in.instance).rgb * textureSample(base_color_texture, base_color_sampler, in.uv).rgb * in.color.rgb;
     let diffuse = base * (frame.ambient.rgb + frame.light_color.rgb * n_dot_l * shadow);
     return vec4<f32>(diffuse + vec3<f32>(spec), 1.0);
 }

@@ -1,6 +1,7 @@
 // Debug read-back: runs the renderer's own `skinned_world_position` (skinning.wgsl) over a
 // skinned mesh's vertex streams, bound as storage buffers, and writes world positions out.
-// Tests compare the result with the CPU reference skinning.
+// Tests compare the result with the CPU reference skinning. With `CROWD`, `params.object` is a
+// crowd instance, posed from the baked table at the frame's crowd time.
 
 #import common
 #import skinning
@@ -25,7 +26,6 @@ fn cs_skin(@builtin(global_invocation_id) id: vec3<u32>) {
     if (i >= params.count) {
         return;
     }
-    let o = objects[params.object];
     let p = vec3<f32>(vertices[i * 13u], vertices[i * 13u + 1u], vertices[i * 13u + 2u]);
     let j01 = skin[i * 6u];
     let j23 = skin[i * 6u + 1u];
@@ -36,6 +36,12 @@ fn cs_skin(@builtin(global_invocation_id) id: vec3<u32>) {
         bitcast<f32>(skin[i * 6u + 4u]),
         bitcast<f32>(skin[i * 6u + 5u]),
     );
-    let world = skinned_world_position(o.world_from_model, o.palette_offset, joints, weights, p);
+#ifdef CROWD
+    let c = crowd_instances[params.object];
+    let world = skinned_world_position(crowd_world(c), crowd_skin_matrix(c, joints, weights), p);
+#else
+    let o = objects[params.object];
+    let world = skinned_world_position(o.world_from_model, skin_matrix(o.palette_offset, joints, weights), p);
+#endif
     out_positions[i] = vec4<f32>(world, 1.0);
 }

@@ -158,3 +158,76 @@ fn particles_refuses_bad_numbers_and_models_without_a_skin() {
     assert_eq!(code, 1);
     assert!(err.contains("no skinned mesh to scatter particles over"), "{err}");
 }
+
+#[test]
+fn a_crowd_of_cesium_men_to_png_in_one_draw_per_pass() {
+    if marrow_engine::render::test_device().is_none() {
+        return;
+    }
+    let file = gltf_dir().join("CesiumMan/CesiumMan.glb");
+    let out = std::env::temp_dir().join(format!("marrow-crowd-cli-{}.png", std::process::id()));
+    let (code, stdout, stderr) = marrow(&[
+        "crowd",
+        file.to_str().unwrap(),
+        "--count",
+        "36",
+        "--time",
+        "0.7",
+        "--size",
+        "200x120",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    // One skinned primitive: shadow, depth and forward, one instanced draw each; the ground two.
+    assert!(
+        stdout.contains("36 instances of 1 clip(s), 60 frames each") && stdout.contains("5 draw calls"),
+        "{stdout}"
+    );
+    let img = image::open(&out).unwrap().to_rgba8();
+    let corner = *img.get_pixel(0, 0);
+    let differing = img.pixels().filter(|p| **p != corner).count();
+    assert!(differing > 200 * 120 / 4, "only {differing} pixels differ from the sky");
+    let _ = std::fs::remove_file(out);
+}
+
+#[test]
+fn crowd_refuses_bad_numbers_and_models_without_a_skin() {
+    let f = gltf_dir().join("CesiumMan/CesiumMan.glb");
+    let f = f.to_str().unwrap();
+    let (code, _, err) = marrow(&["crowd", f, "--count", "0", "--out", "x.png"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--count 0: must be from 1 to 1000000"), "{err}");
+    let (code, _, err) = marrow(&["crowd", f, "--speed", "2:1", "--out", "x.png"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("the low end is above the high end"), "{err}");
+    let (code, _, err) = marrow(&["crowd", f, "--fps", "0", "--out", "x.png"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--fps 0: must be above 0"), "{err}");
+    let cube = gltf_dir().join("BoxAnimated/BoxAnimated.gltf");
+    let (code, _, err) = marrow(&["crowd", cube.to_str().unwrap(), "--out", "x.png"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no skinned mesh to draw a crowd with"), "{err}");
+}
+
+#[test]
+fn crowd_renders_the_crowd_sample_project() {
+    if marrow_engine::render::test_device().is_none() {
+        return;
+    }
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("projects/crowd");
+    let out = std::env::temp_dir().join(format!("marrow-crowd-project-{}.png", std::process::id()));
+    let (code, stdout, stderr) = marrow(&[
+        "crowd",
+        project.to_str().unwrap(),
+        "--time",
+        "1.0",
+        "--size",
+        "160x100",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("400 crowd instances"), "{stdout}");
+    let _ = std::fs::remove_file(out);
+}

@@ -273,3 +273,33 @@ fn the_particle_cloud_card_edits_the_cloud_and_undo_restores_the_bytes() {
     assert!(desc.settings.springs.is_none());
     undo_all_redo_all(&mut h, dir.path(), &original);
 }
+
+#[test]
+fn the_crowd_card_edits_the_crowd_and_the_session_rebakes_it() {
+    let dir = sample("crowd");
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Crowd");
+    settle(&mut h);
+    let count = |h: &egui_kittest::Harness<'_, EditorApp>| {
+        let app = h.state();
+        app.session.world().crowd(app.session.entity("Crowd").unwrap()).unwrap().placements.len()
+    };
+    assert_eq!(count(&h), 400);
+    assert!(h.query_by_label_contains("1 clip(s) x 60 frames x 19 bones baked").is_some());
+    let field = h.get_by_role_and_label(Role::SpinButton, "Crowd count").rect();
+    drag(&mut h, field.center(), field.center() - egui::vec2(20.0, 0.0), 4);
+    let app = h.state();
+    assert_eq!(app.doc.undo_label().as_deref(), Some("Edit Crowd"));
+    assert_eq!(app.doc.steps().count(), 1, "one drag, one step");
+    let fewer = count(&h);
+    assert!(fewer < 400, "the session re-instantiated the crowd: {fewer}");
+    // Frames per clip: a re-bake.
+    let field = h.get_by_role_and_label(Role::SpinButton, "Crowd frames").rect();
+    drag(&mut h, field.center(), field.center() + egui::vec2(15.0, 0.0), 3);
+    let app = h.state();
+    let frames =
+        app.session.world().crowd(app.session.entity("Crowd").unwrap()).unwrap().baked.clips[0].frames;
+    assert!(frames > 60, "re-baked at {frames} frames");
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}

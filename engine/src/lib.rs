@@ -62,6 +62,7 @@
 //! - [`graph`]: the blend/adjust graph: authored model, compiler, evaluator, RON files.
 //! - [`skinning`]: the CPU reference skinning job and posed bounds.
 //! - [`morph`]: morph target application and per-instance morph weights.
+//! - [`crowd`]: clips baked into a table of skinning matrices for instanced crowds.
 //! - [`particles`]: point clouds bound to bone segments (two influences), posed, with springs.
 //! - [`synthetic`]: generated rigs and dense clips for benchmarks and tests.
 //! - `render` (cargo feature `render`): the wgpu renderer (GPU skinning, morphs, shadows,
@@ -102,6 +103,7 @@ pub mod animator;
 pub mod clip;
 pub mod clock;
 pub mod compiled_clip;
+pub mod crowd;
 pub mod easing;
 pub mod gltf;
 pub mod graph;

@@ -671,3 +671,60 @@ fn particles_cast_shadows_onto_meshes() {
         luminance(&bare, x, y)
     );
 }
+
+#[test]
+fn crowd_instances_skin_on_the_gpu_as_the_cpu_reference_and_upload_once() {
+    use marrow_engine::crowd::BakeJob;
+    use marrow_engine::crowd::layout::{Layout, place};
+    use marrow_engine::render::crowd::{CrowdMesh, crowd_bounds, crowd_data};
+    let Some(ctx) = test_device() else { return };
+    let scene = model("CesiumMan");
+    let rig = &scene.rigs[0];
+    let clip = &scene.animations[0].clips[0].clip;
+    let baked = BakeJob { skeleton: &rig.skeleton, clips: &[clip], frames: 30 }.run().unwrap();
+    let mut pool = MeshPool::new();
+    let member = CrowdMesh::upload(&ctx, &mut pool, &scene).unwrap();
+    let placements = place(4, 1, Layout::Grid { spacing: 1.5 }, (0.7, 1.3), 3);
+    let local = baked.bounds(&member.bone_boxes).unwrap();
+    let bounds = crowd_bounds(local, &placements).unwrap();
+    let mut renderer =
+        Renderer::new(&ctx, RendererSettings { shadow_map_size: 256, ..Default::default() }).unwrap();
+    let target = renderer.create_target(96, 96);
+    let time = 0.73;
+    let mut frame = FrameData {
+        camera: Camera::framing(bounds, 1.0),
+        crowd: Some(std::sync::Arc::new(crowd_data(&baked, &placements, &[], 5))),
+        crowd_time: time,
+        ..Default::default()
+    };
+    member.draws(4, bounds, &mut frame.crowd_draws);
+    let stats = renderer.render(&pool, &frame, &target).unwrap();
+    assert_eq!(stats.draw_calls, 3 * member.meshes.len() as u32, "one instanced draw per primitive per pass");
+    assert_eq!(stats.crowd_instances, 4);
+    assert!(stats.crowd_bytes >= baked.bytes() as u64, "uploaded on the first frame");
+    let again = renderer.render(&pool, &frame, &target).unwrap();
+    assert_eq!(again.crowd_bytes, 0, "a playing crowd uploads nothing but the frame uniform");
+
+    // Every instance's GPU-skinned vertices against the CPU reference (`palette_at`).
+    let prim = &scene.meshes[rig.bindings[0].mesh].primitives[0];
+    let skin = prim.skin.as_ref().unwrap();
+    let joints = skin.joints_to_bones(&rig.joint_to_bone);
+    let size = (bounds.max - bounds.min).length();
+    let mut palette = vec![Mat4::IDENTITY; rig.skeleton.bone_count()];
+    let mut firsts = Vec::new();
+    for (i, p) in placements.iter().enumerate() {
+        let gpu = renderer.crowd_skinned_positions(&pool, member.meshes[0], i as u32).unwrap();
+        assert!(baked.palette_at(p.clip as usize, time, p.phase, p.speed, &mut palette));
+        let mut worst = 0.0f32;
+        for (v, q) in prim.positions.iter().enumerate() {
+            let (j, w) = (joints[v], skin.weights[v]);
+            let m = (0..4).fold(Mat4::ZERO, |acc, k| acc + palette[j[k] as usize] * w[k]);
+            let cpu = p.world.transform_point3(m.transform_point3(Vec3::from(*q)));
+            worst = worst.max(cpu.distance(Vec3::from(gpu[v])));
+        }
+        assert!(worst < 1e-4 * size, "instance {i}: {worst} (crowd size {size})");
+        firsts.push(Vec3::from(gpu[0]) - p.world.w_axis.truncate());
+    }
+    // Different phases, different poses (relative to where each stands).
+    assert!(firsts[0].distance(firsts[1]) > 1e-3, "{firsts:?}");
+}

@@ -4,6 +4,7 @@
 //! fallback taken) go to standard error through [`crate::logger`].
 
 mod check;
+mod crowd;
 mod edit;
 mod particles;
 mod pose;
@@ -39,6 +40,8 @@ pub enum Command {
     Render(render::RenderArgs),
     /// Scatter a glTF model's skinned surface into particles, pose them with springs, render a PNG.
     Particles(particles::ParticlesArgs),
+    /// Bake a glTF model's clips and render a crowd of it in one instanced draw, to a PNG.
+    Crowd(crowd::CrowdArgs),
     /// Write the code-built `runner` sample project (skeleton, stride clip, scene) to a folder.
     GenRunner(runner::GenArgs),
     /// Run the `runner` sample headless: the stride accelerates, footsteps play while grounded.
@@ -54,6 +57,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Render(args)) => render::run(&args),
         Some(Command::Particles(args)) => particles::run(&args),
+        Some(Command::Crowd(args)) => crowd::run(&args),
         Some(Command::GenRunner(args)) => runner::generate(&args),
         Some(Command::Runner(args)) => runner::run(&args),
     }

@@ -11,7 +11,9 @@
 
 use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
-use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, ParticleCloudDesc, SceneDesc, SocketDesc};
+use marrow_engine::scene::{
+    AnimatorDesc, CrowdDesc, EntityDesc, MeshDesc, ParticleCloudDesc, SceneDesc, SocketDesc,
+};
 
 use super::clip_ops::ClipOp;
 use super::graph_ops::GraphOp;
@@ -74,6 +76,8 @@ pub enum EntityOp {
     SetMesh(Option<MeshDesc>),
     /// Sets (or removes) the particle cloud.
     SetParticles(Option<ParticleCloudDesc>),
+    /// Sets (or removes) the crowd.
+    SetCrowd(Option<CrowdDesc>),
 }
 
 /// Every edit kind of the editor.
@@ -211,6 +215,7 @@ impl EntityOp {
             EntityOp::SetMorphWeights(_) => "Set Expression",
             EntityOp::SetMesh(_) => "Edit Mesh",
             EntityOp::SetParticles(_) => "Edit Particle Cloud",
+            EntityOp::SetCrowd(_) => "Edit Crowd",
         }
     }
 
@@ -286,6 +291,15 @@ impl EntityOp {
                             check_cloud(&p.settings)?;
                         }
                         e.particles = p.clone();
+                    }
+                    EntityOp::SetCrowd(c) => {
+                        if let Some(c) = c {
+                            // The scene file's rules, so the document never holds what it cannot save.
+                            marrow_engine::project::file::CrowdFile::from(c)
+                                .to_desc("crowd")
+                                .map_err(|e| EditError::Invalid(e.to_string()))?;
+                        }
+                        e.crowd = c.clone();
                     }
                     _ => unreachable!("handled above"),
                 }
@@ -413,6 +427,7 @@ impl Op {
                 | EntityOp::SetSocket(_)
                 | EntityOp::SetMorphWeights(_)
                 | EntityOp::SetParticles(_)
+                | EntityOp::SetCrowd(_)
                 | EntityOp::SetAnimator(_) => Some(format!("{scene}:{entity}:{}", op.label())),
                 _ => None,
             },

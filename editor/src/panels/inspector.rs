@@ -1,6 +1,6 @@
 //! The Inspector: cards for the selection. For an entity: Transform, Animator (pickers, speed,
 //! the preview transport and scrub), Bone Socket, Expressions (morph targets), Mesh, Particle
-//! Cloud (`super::cloud_card`). For a bone:
+//! Cloud (`super::cloud_card`), Crowd (`super::crowd_card`). For a bone:
 //! its place in the skeleton and its bind and current pose.
 //!
 //! Authored fields send edits (a drag of a number is one undo step: the app merges the edits of
@@ -139,6 +139,14 @@ impl Inspector {
         if let Some(m) = &e.mesh {
             self.mesh_cards(ui, cx, path, e, m, &edit);
         }
+        if let Some(c) = &e.crowd {
+            card(ui, "Crowd", |ui| {
+                super::crowd_card::crowd_card(ui, cx, path, c, &edit);
+                if ui.button("Remove Crowd").clicked() {
+                    edit(cx, EntityOp::SetCrowd(None));
+                }
+            });
+        }
         if let Some(p) = &e.particles {
             card(ui, "Particle Cloud", |ui| {
                 super::cloud_card::cloud_card(ui, cx, path, p, &edit);
@@ -177,6 +185,12 @@ impl Inspector {
                 && ui.button("Add Particle Cloud").clicked()
             {
                 edit(cx, EntityOp::SetParticles(Some(cloud)));
+            }
+            if e.crowd.is_none()
+                && let Some(crowd) = super::crowd_card::new_crowd(cx)
+                && ui.button("Add Crowd").clicked()
+            {
+                edit(cx, EntityOp::SetCrowd(Some(crowd)));
             }
             if e.mesh.is_none() && ui.button("Add Box Mesh").clicked() {
                 edit(cx, EntityOp::SetMesh(Some(MeshDesc::Box { half_extents: Vec3::splat(0.25) })));

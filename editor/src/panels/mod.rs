@@ -7,6 +7,7 @@
 
 pub mod assets;
 pub mod cloud_card;
+pub mod crowd_card;
 pub mod graph;
 pub mod history;
 pub mod inspector;

@@ -480,10 +480,10 @@ impl ViewportPanel {
             }
             if frame_request {
                 // The selection's draw bounds; with nothing selected, the characters (the
-                // rigs' meshes), else everything.
+                // rigs' meshes, the crowds), else everything.
                 let roots: Vec<Entity> = match selection_path.as_deref().and_then(|p| world.find(p)) {
                     Some(e) => vec![e],
-                    None => world.rigs().collect(),
+                    None => world.rigs().chain(world.crowds()).collect(),
                 };
                 frame_to = drawn_bounds(world, &g.frame, &roots).or(g.world.bounds());
             }

@@ -19,7 +19,7 @@ use crate::easing::{CubicBezier, Ease, Easing};
 use crate::math::Transform;
 use crate::particles::{CloudGroup, CloudSettings, SpringSettings};
 use crate::property::PropertyAnimation;
-use crate::scene::{AnimatorDesc, EntityDesc, MeshDesc, ParticleCloudDesc, SceneDesc, SocketDesc};
+use crate::scene::{AnimatorDesc, CrowdDesc, EntityDesc, MeshDesc, ParticleCloudDesc, SceneDesc, SocketDesc};
 use crate::skeleton::{NO_PARENT, Skeleton};
 use crate::track::{Animatable, Interpolation, Track};
 
@@ -592,6 +592,9 @@ pub struct EntityFile {
     /// Particle cloud.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub particles: Option<ParticleCloudFile>,
+    /// Crowd.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crowd: Option<CrowdFile>,
     /// Children.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<EntityFile>,
@@ -777,6 +780,127 @@ impl ParticleCloudFile {
     }
 }
 
+/// A crowd in a scene file: a skinned mesh on a rig, the clips baked for it, and how many
+/// instances stand where. The baked table is derived (never in the file).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrowdFile {
+    /// Rig (skeleton) reference.
+    pub rig: String,
+    /// Skinned mesh reference (`path#mesh name`).
+    pub mesh: String,
+    /// Clip references baked (instance `i` plays clip `i % clips`).
+    pub clips: Vec<String>,
+    /// Frames baked per clip.
+    #[serde(default = "crowd_frames")]
+    pub frames: u32,
+    /// Instances.
+    pub count: u32,
+    /// Placement.
+    #[serde(default = "crowd_layout")]
+    pub layout: CrowdLayoutFile,
+    /// Placement seed.
+    #[serde(default = "crowd_seed")]
+    pub seed: u64,
+    /// Slowest and fastest playback speed.
+    #[serde(default = "crowd_speed")]
+    pub speed: (f32, f32),
+    /// Each member's own transform inside its placement (e.g. a Z-up model turned Y-up).
+    #[serde(default, skip_serializing_if = "is_identity")]
+    pub member: TransformFile,
+}
+
+/// How a crowd's instances are placed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum CrowdLayoutFile {
+    /// Rows and columns `spacing` apart.
+    Grid {
+        /// Distance between neighbours.
+        spacing: f32,
+    },
+    /// Scattered over a square of side `extent` (by the crowd's seed).
+    Scattered {
+        /// Side of the square.
+        extent: f32,
+    },
+}
+
+fn crowd_frames() -> u32 {
+    30
+}
+fn crowd_layout() -> CrowdLayoutFile {
+    CrowdLayoutFile::Grid { spacing: 1.5 }
+}
+fn crowd_seed() -> u64 {
+    1
+}
+fn crowd_speed() -> (f32, f32) {
+    (0.9, 1.1)
+}
+
+impl From<&CrowdDesc> for CrowdFile {
+    fn from(d: &CrowdDesc) -> Self {
+        use crate::crowd::layout::Layout;
+        CrowdFile {
+            rig: d.rig.clone(),
+            mesh: d.mesh.clone(),
+            clips: d.clips.clone(),
+            frames: d.frames,
+            count: d.count,
+            layout: match d.layout {
+                Layout::Grid { spacing } => CrowdLayoutFile::Grid { spacing },
+                Layout::Scattered { extent } => CrowdLayoutFile::Scattered { extent },
+            },
+            seed: d.seed,
+            speed: d.speed,
+            member: (&d.member).into(),
+        }
+    }
+}
+
+impl CrowdFile {
+    /// The authored crowd; `at` names the entity for errors. At least one clip, frames from 1 to
+    /// [`crate::crowd::MAX_FRAMES`], at most [`crate::crowd::MAX_INSTANCES`] instances, finite
+    /// positive spacing or extent, a finite speed range low to high.
+    pub fn to_desc(&self, at: &str) -> Result<CrowdDesc, FieldError> {
+        use crate::crowd::layout::Layout;
+        let err = |field: &str, msg: &str| Err(field_error(format!("{at}: crowd.{field}"), msg));
+        if self.clips.is_empty() {
+            return err("clips", "a crowd needs at least one clip");
+        }
+        if self.frames == 0 || self.frames > crate::crowd::MAX_FRAMES {
+            return err("frames", "must be from 1 to 4096");
+        }
+        if self.count > crate::crowd::MAX_INSTANCES {
+            return err("count", "must be at most 1000000");
+        }
+        let layout = match self.layout {
+            CrowdLayoutFile::Grid { spacing } if spacing.is_finite() && spacing > 0.0 => {
+                Layout::Grid { spacing }
+            }
+            CrowdLayoutFile::Scattered { extent } if extent.is_finite() && extent > 0.0 => {
+                Layout::Scattered { extent }
+            }
+            _ => return err("layout", "spacing and extent must be finite positive numbers"),
+        };
+        let (lo, hi) = self.speed;
+        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+            return err("speed", "must be two finite numbers, low then high");
+        }
+        Ok(CrowdDesc {
+            rig: self.rig.clone(),
+            mesh: self.mesh.clone(),
+            clips: self.clips.clone(),
+            frames: self.frames,
+            count: self.count,
+            layout,
+            seed: self.seed,
+            speed: self.speed,
+            member: self.member.to_transform(&format!("{at}: crowd.member"))?,
+        })
+    }
+}
+
 /// A bone socket in a scene file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -812,6 +936,7 @@ impl From<&EntityDesc> for EntityFile {
             animation: d.animation.as_ref().map(PropertyAnimationFile::from),
             morph_weights: d.morph_weights.clone(),
             particles: d.particles.as_ref().map(ParticleCloudFile::from),
+            crowd: d.crowd.as_ref().map(CrowdFile::from),
             children: d.children.iter().map(EntityFile::from).collect(),
         }
     }
@@ -896,6 +1021,7 @@ fn entity_desc(f: &EntityFile, parent: &str) -> Result<EntityDesc, FieldError> {
             w => w.clone(),
         },
         particles: f.particles.as_ref().map(|p| p.to_desc(&at)).transpose()?,
+        crowd: f.crowd.as_ref().map(|c| c.to_desc(&at)).transpose()?,
         children,
     })
 }

@@ -1075,6 +1075,18 @@ fn check_loaded(project: &Project, mut errors: Vec<ProjectError>, root: &Path) -
                     Err(m) => errors.push(entity_fault(&full, &path, "mesh", m)),
                 }
             }
+            if let Some(c) = &e.crowd {
+                // The rule the World applies when it instantiates the scene: resolve, check, bake.
+                let mut w = World::new();
+                let x = w.spawn(e.name.clone());
+                match w.set_crowd(x, Some(c.clone()), &lib) {
+                    Ok(()) => {}
+                    Err(crate::scene::SceneError::Reference { field, message, .. }) => {
+                        errors.push(entity_fault(&full, &path, field, message))
+                    }
+                    Err(other) => errors.push(entity_fault(&full, &path, "crowd", other)),
+                }
+            }
             if let Some(pc) = &e.particles {
                 match lib.mesh(&pc.mesh) {
                     Ok(m) => match &m.skeleton {

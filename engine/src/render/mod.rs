@@ -25,6 +25,7 @@
 //! posing (the animation core does that; the renderer only reads palettes).
 
 pub mod camera;
+pub mod crowd;
 pub mod gpu;
 pub mod mesh;
 mod morph;
@@ -42,11 +43,11 @@ pub use gpu::test_device;
 pub use mesh::{MeshData, MeshHandle, MeshPool};
 pub use present::Presenter;
 pub use renderer::{
-    DrawObject, FrameData, FrameStats, Light, PassTimes, PickRequest, RenderTarget, Renderer,
-    RendererSettings,
+    CrowdData, CrowdDraw, DrawObject, FrameData, FrameStats, Light, PassTimes, PickRequest, RenderTarget,
+    Renderer, RendererSettings,
 };
 pub use shader::{ShaderError, ShaderSource};
-pub use types::ParticleInstance;
+pub use types::{GpuCrowdClip, GpuCrowdInstance, ParticleInstance};
 pub use world::{ExtractStats, Ghost, WorldRenderer, WorldView, pick_bone, render_world};
 
 pub use wgpu;

@@ -19,7 +19,10 @@ use super::camera::{Camera, Frustum, light_clip_from_world};
 use super::gpu::GpuContext;
 use super::mesh::{MeshHandle, MeshPool, TextureHandle};
 use super::shader::{ShaderError, ShaderSource, ShaderWatcher};
-use super::types::{GpuDebugParams, GpuFrame, GpuObject, LineVertex, OBJECT_OUTLINED, ParticleInstance};
+use super::types::{
+    GpuCrowdClip, GpuCrowdInstance, GpuDebugParams, GpuFrame, GpuObject, LineVertex, OBJECT_OUTLINED,
+    ParticleInstance,
+};
 use crate::skinning::Aabb;
 
 /// The colour format of [`RenderTarget`]s.
@@ -137,6 +140,53 @@ pub struct FrameData {
     /// Particle discs (posed, world space): drawn camera-facing in the depth, forward and shadow
     /// passes (see [`ParticleInstance`]).
     pub particles: Vec<ParticleInstance>,
+    /// The crowds' baked table, clips and instances, uploaded only when its version moves (a
+    /// playing crowd uploads nothing per frame but the frame uniform).
+    pub crowd: Option<std::sync::Arc<CrowdData>>,
+    /// Crowd draws: one instanced draw per mesh primitive per pass.
+    pub crowd_draws: Vec<CrowdDraw>,
+    /// The crowds' clock (seconds), read by the vertex shader.
+    pub crowd_time: f32,
+}
+
+/// Every crowd's GPU data: the baked matrices (three rows each), the baked clips, the instances.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CrowdData {
+    /// Changes whenever anything below does (0 uploads every frame).
+    pub version: u64,
+    /// Baked matrices, three rows each ([`crate::crowd::BakedPoses::matrices`], end to end).
+    pub table: Vec<[f32; 12]>,
+    /// Baked clips (offsets into `table`).
+    pub clips: Vec<GpuCrowdClip>,
+    /// Instances.
+    pub instances: Vec<GpuCrowdInstance>,
+}
+
+impl CrowdData {
+    /// Bytes uploaded when it changes.
+    pub fn bytes(&self) -> u64 {
+        (self.table.len() * 48
+            + self.clips.len() * size_of::<GpuCrowdClip>()
+            + self.instances.len() * size_of::<GpuCrowdInstance>()) as u64
+    }
+}
+
+/// One instanced draw of a crowd: a skinned mesh (joint indices are the baked skeleton's bones)
+/// drawn for `count` instances from `first` in [`CrowdData::instances`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CrowdDraw {
+    /// The mesh (skinned).
+    pub mesh: MeshHandle,
+    /// First instance.
+    pub first: u32,
+    /// Instances.
+    pub count: u32,
+    /// World box holding every instance at every baked frame (culling and the light's box).
+    pub bounds: Aabb,
+    /// Whether it casts shadows.
+    pub casts_shadow: bool,
+    /// The entity it belongs to, as a pick id (`index + 1`; 0: none): framing a selection uses it.
+    pub pick_id: u32,
 }
 
 impl Default for FrameData {
@@ -154,6 +204,9 @@ impl Default for FrameData {
             shadows: true,
             clear_color: [0.32, 0.36, 0.42, 1.0],
             particles: Vec::new(),
+            crowd: None,
+            crowd_draws: Vec::new(),
+            crowd_time: 0.0,
         }
     }
 }
@@ -166,6 +219,7 @@ impl FrameData {
         self.lines.clear();
         self.depth_lines.clear();
         self.particles.clear();
+        self.crowd_draws.clear();
     }
 }
 
@@ -190,6 +244,10 @@ pub struct FrameStats {
     pub palette_bytes: u64,
     /// Particle discs drawn (each pass that draws them draws them all in one instanced call).
     pub particles: u32,
+    /// Crowd instances inside the camera frustum (by their crowd draw's bounds).
+    pub crowd_instances: u32,
+    /// Whether the crowd data was uploaded this frame, and its bytes.
+    pub crowd_bytes: u64,
 }
 
 /// An offscreen colour + depth target.
@@ -244,6 +302,10 @@ struct Pipelines {
     pick: [wgpu::RenderPipeline; 2],
     /// Particle discs: forward, depth pre-pass, shadow.
     particles: [wgpu::RenderPipeline; 3],
+    /// Crowd instances (mesh.wgsl with `SKINNED` and `CROWD`): forward, depth pre-pass, shadow.
+    crowd: [wgpu::RenderPipeline; 3],
+    /// The skinning read-back of a crowd instance.
+    skin_debug_crowd: wgpu::ComputePipeline,
     overlay: wgpu::RenderPipeline,
     overlay_depth: wgpu::RenderPipeline,
     skin_debug: wgpu::ComputePipeline,
@@ -453,6 +515,11 @@ pub struct Renderer {
     objects_buffer: wgpu::Buffer,
     palette_buffer: wgpu::Buffer,
     objects_group: wgpu::BindGroup,
+    crowd_buffers: CrowdBuffers,
+    /// Version of the crowd data on the GPU (`None`: none uploaded).
+    uploaded_crowd_version: Option<u64>,
+    /// This frame's crowd draws: (index in `FrameData::crowd_draws`, visible, casts).
+    crowd_runs: Vec<(u32, bool, bool)>,
     particles_buffer: wgpu::Buffer,
     particles_group: wgpu::BindGroup,
     /// Particles uploaded for this frame.
@@ -530,7 +597,13 @@ fn make_layouts(device: &wgpu::Device) -> Layouts {
     });
     let objects = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("marrow objects + palette"),
-        entries: &[storage_entry(0, all, true), storage_entry(1, S::VERTEX | S::COMPUTE, true)],
+        entries: &[
+            storage_entry(0, all, true),
+            storage_entry(1, S::VERTEX | S::COMPUTE, true),
+            storage_entry(2, S::VERTEX | S::COMPUTE, true),
+            storage_entry(3, S::VERTEX | S::COMPUTE, true),
+            storage_entry(4, all, true),
+        ],
     });
     let particles = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("marrow particles"),
@@ -750,7 +823,9 @@ fn build_pipelines(
     // Compose and validate everything first (readable naga errors), then create the device
     // objects inside an error scope so a late failure is reported, not fatal.
     let mesh_src = [source.compose("mesh", &[])?, source.compose("mesh", &["SKINNED"])?];
+    let crowd_src = source.compose("mesh", &["SKINNED", "CROWD"])?;
     let debug_src = source.compose("skin_debug", &[])?;
+    let debug_crowd_src = source.compose("skin_debug", &["CROWD"])?;
     let overlay_src = source.compose("overlay", &[])?;
     let outline_src = source.compose("outline", &[])?;
     let particles_src = source.compose("particles", &[])?;
@@ -761,10 +836,16 @@ fn build_pipelines(
             source: wgpu::ShaderSource::Wgsl(src.into()),
         })
     };
-    let mesh = [module("mesh.wgsl", &mesh_src[0]), module("mesh.wgsl SKINNED", &mesh_src[1])];
+    let mesh = [
+        module("mesh.wgsl", &mesh_src[0]),
+        module("mesh.wgsl SKINNED", &mesh_src[1]),
+        module("mesh.wgsl SKINNED CROWD", &crowd_src),
+    ];
     let streams = [vertex_layouts(false), vertex_layouts(true)];
-    let make = |skinned: bool, kind: &str| {
-        let m = &mesh[skinned as usize];
+    // `which`: 0 static, 1 skinned, 2 crowd (skinned streams).
+    let make = |which: usize, kind: &str| {
+        let m = &mesh[which];
+        let skinned = which > 0;
         let skinned = &streams[skinned as usize][..];
         let none = wgpu::DepthBiasState::default();
         let d = match kind {
@@ -937,23 +1018,29 @@ fn build_pipelines(
         COLOR_FORMAT,
         Some(wgpu::BlendState::ALPHA_BLENDING),
     );
-    let debug_module = module("skin_debug.wgsl", &debug_src);
-    let skin_debug = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("marrow skin debug"),
-        layout: Some(&layouts.compute),
-        module: &debug_module,
-        entry_point: Some("cs_skin"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
+    let compute = |label: &str, src: &str| {
+        let m = module(label, src);
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: Some(&layouts.compute),
+            module: &m,
+            entry_point: Some("cs_skin"),
+            compilation_options: Default::default(),
+            cache: None,
+        })
+    };
+    let skin_debug = compute("skin_debug.wgsl", &debug_src);
+    let skin_debug_crowd = compute("skin_debug.wgsl CROWD", &debug_crowd_src);
     let pipelines = Pipelines {
-        forward: [make(false, "forward"), make(true, "forward")],
-        depth: [make(false, "depth"), make(true, "depth")],
-        shadow: [make(false, "shadow"), make(true, "shadow")],
-        mask: [make(false, "mask"), make(true, "mask")],
+        forward: [make(0, "forward"), make(1, "forward")],
+        depth: [make(0, "depth"), make(1, "depth")],
+        shadow: [make(0, "shadow"), make(1, "shadow")],
+        mask: [make(0, "mask"), make(1, "mask")],
         outline: outline_pipeline,
-        pick: [make(false, "pick"), make(true, "pick")],
+        pick: [make(0, "pick"), make(1, "pick")],
         particles,
+        crowd: [make(2, "forward"), make(2, "depth"), make(2, "shadow")],
+        skin_debug_crowd,
         overlay,
         overlay_depth,
         skin_debug,
@@ -973,18 +1060,50 @@ fn storage_buffer(device: &wgpu::Device, label: &str, size: u64, usage: wgpu::Bu
     })
 }
 
+/// The crowd's three storage buffers (table, clips, instances), grown as needed.
+struct CrowdBuffers {
+    table: wgpu::Buffer,
+    clips: wgpu::Buffer,
+    instances: wgpu::Buffer,
+}
+
+impl CrowdBuffers {
+    fn new(device: &wgpu::Device, data: Option<&CrowdData>) -> Self {
+        let size = |n: usize, each: usize| (n * each) as u64;
+        let (t, c, i) = data.map_or((0, 0, 0), |d| {
+            (size(d.table.len(), 48), size(d.clips.len(), 32), size(d.instances.len(), 64))
+        });
+        let u = wgpu::BufferUsages::STORAGE;
+        Self {
+            table: storage_buffer(device, "marrow crowd table", t.next_power_of_two(), u),
+            clips: storage_buffer(device, "marrow crowd clips", c.next_power_of_two(), u),
+            instances: storage_buffer(device, "marrow crowd instances", i.next_power_of_two(), u),
+        }
+    }
+
+    fn fits(&self, d: &CrowdData) -> bool {
+        (d.table.len() * 48) as u64 <= self.table.size()
+            && (d.clips.len() * 32) as u64 <= self.clips.size()
+            && (d.instances.len() * 64) as u64 <= self.instances.size()
+    }
+}
+
 fn objects_group(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
     objects: &wgpu::Buffer,
     palette: &wgpu::Buffer,
+    crowd: &CrowdBuffers,
 ) -> wgpu::BindGroup {
     device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("marrow objects + palette"),
+        label: Some("marrow objects + palette + crowd"),
         layout,
         entries: &[
             wgpu::BindGroupEntry { binding: 0, resource: objects.as_entire_binding() },
             wgpu::BindGroupEntry { binding: 1, resource: palette.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 2, resource: crowd.table.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 3, resource: crowd.clips.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 4, resource: crowd.instances.as_entire_binding() },
         ],
     })
 }
@@ -1080,7 +1199,9 @@ impl Renderer {
         });
         let objects_buffer = storage_buffer(device, "marrow objects", 64 * 96, U::STORAGE);
         let palette_buffer = storage_buffer(device, "marrow palette", 64 * 64, U::STORAGE);
-        let objects_group = objects_group(device, &layouts.objects, &objects_buffer, &palette_buffer);
+        let crowd_buffers = CrowdBuffers::new(device, None);
+        let objects_group =
+            objects_group(device, &layouts.objects, &objects_buffer, &palette_buffer, &crowd_buffers);
         let particles_buffer = storage_buffer(device, "marrow particles", 1024 * 32, U::STORAGE);
         let particles_group = particles_group(device, &layouts.particles, &particles_buffer);
         let lines_buffer = storage_buffer(device, "marrow overlay lines", 1024 * 28, U::VERTEX);
@@ -1151,6 +1272,9 @@ impl Renderer {
             objects_buffer,
             palette_buffer,
             objects_group,
+            crowd_buffers,
+            uploaded_crowd_version: None,
+            crowd_runs: Vec::new(),
             particles_buffer,
             particles_group,
             particle_count: 0,
@@ -1298,8 +1422,13 @@ impl Renderer {
             rebind = true;
         }
         if rebind {
-            self.objects_group =
-                objects_group(device, &self.layouts.objects, &self.objects_buffer, &self.palette_buffer);
+            self.objects_group = objects_group(
+                device,
+                &self.layouts.objects,
+                &self.objects_buffer,
+                &self.palette_buffer,
+                &self.crowd_buffers,
+            );
         }
     }
 
@@ -1335,9 +1464,9 @@ impl Renderer {
         let queries = self.timing.as_ref().filter(|t| !t.busy()).map(|t| t.queries.clone());
         let stamps = queries.as_ref();
         let mut ran = 0u8;
-        self.shadow_pass(encoder, pool, stamps, &mut stats);
+        self.shadow_pass(encoder, pool, frame, stamps, &mut stats);
         ran |= 1 << Pass::Shadow as u8;
-        self.depth_pass(encoder, pool, target, stamps, &mut stats);
+        self.depth_pass(encoder, pool, frame, target, stamps, &mut stats);
         ran |= 1 << Pass::Depth as u8;
         self.forward_pass(encoder, pool, frame, target, stamps, &mut stats);
         ran |= 1 << Pass::Forward as u8;
@@ -1397,6 +1526,42 @@ impl Renderer {
             self.order.push((key, i as u32, class));
         }
         self.order.sort_unstable_by_key(|&(k, i, c)| (k, c, i));
+        // Crowds: each draw culled as a whole by the bounds of every instance at every baked
+        // frame; its data uploaded only when its version moves.
+        self.crowd_runs.clear();
+        for (k, d) in frame.crowd_draws.iter().enumerate() {
+            let visible = frustum.intersects(&d.bounds);
+            let casts = frame.shadows && d.casts_shadow;
+            if casts {
+                casters = Some(casters.map_or(d.bounds, |c| c.union(d.bounds)));
+            }
+            if visible || casts {
+                self.crowd_runs.push((k as u32, visible, casts));
+            }
+            if visible {
+                stats.crowd_instances += d.count;
+            }
+        }
+        if let Some(c) = &frame.crowd
+            && (self.uploaded_crowd_version != Some(c.version) || c.version == 0)
+        {
+            if !self.crowd_buffers.fits(c) {
+                self.crowd_buffers = CrowdBuffers::new(&self.ctx.device, Some(c));
+                self.objects_group = objects_group(
+                    &self.ctx.device,
+                    &self.layouts.objects,
+                    &self.objects_buffer,
+                    &self.palette_buffer,
+                    &self.crowd_buffers,
+                );
+            }
+            let queue = &self.ctx.queue;
+            queue.write_buffer(&self.crowd_buffers.table, 0, bytemuck::cast_slice(&c.table));
+            queue.write_buffer(&self.crowd_buffers.clips, 0, bytemuck::cast_slice(&c.clips));
+            queue.write_buffer(&self.crowd_buffers.instances, 0, bytemuck::cast_slice(&c.instances));
+            self.uploaded_crowd_version = Some(c.version);
+            stats.crowd_bytes = c.bytes();
+        }
         // Particles: one instanced draw per pass for the whole set; their bounds (radius
         // included) join the shadow casters so the light's box covers them.
         self.particle_count = frame.particles.len() as u32;
@@ -1510,7 +1675,7 @@ impl Renderer {
                 frame.outline_width.unwrap_or(0.0),
                 1.0 / self.shadow_texture.width() as f32,
                 0.0015 * radius.max(1e-3).recip().clamp(0.25, 1.0),
-                0.0,
+                frame.crowd_time,
             ],
             outline_color: frame.outline_color,
         };
@@ -1540,6 +1705,7 @@ impl Renderer {
         &self,
         encoder: &mut wgpu::CommandEncoder,
         pool: &MeshPool,
+        frame: &FrameData,
         stamps: Option<&wgpu::QuerySet>,
         stats: &mut FrameStats,
     ) {
@@ -1554,6 +1720,7 @@ impl Renderer {
         pass.set_bind_group(0, &self.frame_group, &[]);
         pass.set_bind_group(1, &self.objects_group, &[]);
         draw_runs(&mut pass, pool, &self.runs, &self.pipelines.shadow, |r| r.casters, stats);
+        self.draw_crowds(&mut pass, pool, frame, 2, stats);
         if self.particles_cast_shadows {
             self.draw_particles(&mut pass, 2, stats);
         }
@@ -1564,6 +1731,7 @@ impl Renderer {
         &self,
         encoder: &mut wgpu::CommandEncoder,
         pool: &MeshPool,
+        frame: &FrameData,
         target: &RenderTarget,
         stamps: Option<&wgpu::QuerySet>,
         stats: &mut FrameStats,
@@ -1579,7 +1747,45 @@ impl Renderer {
         pass.set_bind_group(0, &self.frame_group, &[]);
         pass.set_bind_group(1, &self.objects_group, &[]);
         draw_runs(&mut pass, pool, &self.runs, &self.pipelines.depth, |r| r.visible, stats);
+        self.draw_crowds(&mut pass, pool, frame, 1, stats);
         self.draw_particles(&mut pass, 1, stats);
+    }
+
+    /// The frame's visible (or, for the shadow pass, casting) crowd draws, one instanced draw
+    /// each, with crowd pipeline `which` (0 forward, 1 depth pre-pass, 2 shadow). Group 1 must be
+    /// the objects group (it carries the crowd buffers).
+    fn draw_crowds(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        pool: &MeshPool,
+        frame: &FrameData,
+        which: usize,
+        stats: &mut FrameStats,
+    ) {
+        let mut bound = false;
+        for &(k, visible, casts) in &self.crowd_runs {
+            if !(if which == 2 { casts } else { visible }) {
+                continue;
+            }
+            let Some(d) = frame.crowd_draws.get(k as usize) else { continue };
+            let Some(mesh) = pool.get(d.mesh) else { continue };
+            let Some(skin) = &mesh.skin else { continue };
+            if !bound {
+                pass.set_pipeline(&self.pipelines.crowd[which]);
+                pass.set_bind_group(1, &self.objects_group, &[]);
+                if which == 0
+                    && let Some(white) = self.materials.get(&0)
+                {
+                    pass.set_bind_group(3, white, &[]);
+                }
+                bound = true;
+            }
+            pass.set_vertex_buffer(0, mesh.vertices.slice(..));
+            pass.set_vertex_buffer(1, skin.slice(..));
+            pass.set_index_buffer(mesh.indices.slice(..), wgpu::IndexFormat::Uint32);
+            pass.draw_indexed(0..mesh.index_count, 0, d.first..d.first + d.count);
+            stats.draw_calls += 1;
+        }
     }
 
     /// The frame's particle discs in one instanced draw, with pipeline `which` (0 forward,
@@ -1629,6 +1835,7 @@ impl Renderer {
             stats,
             Some(&self.materials),
         );
+        self.draw_crowds(&mut pass, pool, frame, 0, stats);
         self.draw_particles(&mut pass, 0, stats);
     }
 
@@ -1922,19 +2129,15 @@ impl Renderer {
         object: &DrawObject,
         palette: &[Mat4],
     ) -> Result<Vec<[f32; 3]>, RenderError> {
-        let device = &self.ctx.device;
-        let mesh = pool.get(object.mesh).ok_or(RenderError::UnknownMesh(object.mesh.0))?;
-        let skin =
-            mesh.skin.as_ref().ok_or(RenderError::Mesh("skinned_positions needs a skinned mesh".into()))?;
         use wgpu::util::DeviceExt;
-        let init = |label: &str, bytes: &[u8], usage| {
+        let device = &self.ctx.device;
+        let init = |label: &str, bytes: &[u8]| {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
                 contents: bytes,
-                usage,
+                usage: wgpu::BufferUsages::STORAGE,
             })
         };
-        use wgpu::BufferUsages as U;
         let obj = GpuObject {
             world_from_model: mat(&object.world_from_model),
             color: object.color,
@@ -1943,15 +2146,51 @@ impl Renderer {
             pick_id: 0,
             pad: 0,
         };
-        let objects = init("debug objects", bytemuck::bytes_of(&obj), U::STORAGE);
+        let objects = init("debug objects", bytemuck::bytes_of(&obj));
         let mut pal: Vec<[[f32; 4]; 4]> = palette.iter().map(mat).collect();
         if pal.is_empty() {
             pal.push(mat(&Mat4::IDENTITY));
         }
-        let palette_buf = init("debug palette", bytemuck::cast_slice(&pal), U::STORAGE);
+        let palette_buf = init("debug palette", bytemuck::cast_slice(&pal));
+        let og = objects_group(device, &self.layouts.objects, &objects, &palette_buf, &self.crowd_buffers);
+        self.read_skinned(pool, object.mesh, &og, &self.pipelines.skin_debug, 0)
+    }
+
+    /// Debug read-back of crowd instance `instance` drawn with `mesh`: the crowd vertex shader's
+    /// skinning (the baked table's two frames blended, at the crowd time) over the mesh, with the
+    /// crowd data and frame uniform of the last [`Renderer::render`]. World positions out.
+    pub fn crowd_skinned_positions(
+        &self,
+        pool: &MeshPool,
+        mesh: MeshHandle,
+        instance: u32,
+    ) -> Result<Vec<[f32; 3]>, RenderError> {
+        self.read_skinned(pool, mesh, &self.objects_group, &self.pipelines.skin_debug_crowd, instance)
+    }
+
+    fn read_skinned(
+        &self,
+        pool: &MeshPool,
+        handle: MeshHandle,
+        objects: &wgpu::BindGroup,
+        pipeline: &wgpu::ComputePipeline,
+        object: u32,
+    ) -> Result<Vec<[f32; 3]>, RenderError> {
+        use wgpu::BufferUsages as U;
+        use wgpu::util::DeviceExt;
+        let device = &self.ctx.device;
+        let mesh = pool.get(handle).ok_or(RenderError::UnknownMesh(handle.0))?;
+        let skin = mesh
+            .skin
+            .as_ref()
+            .ok_or(RenderError::Mesh("a skinning read-back needs a skinned mesh".into()))?;
         let n = mesh.vertex_count;
-        let params = GpuDebugParams { object: 0, count: n, pad: [0; 2] };
-        let params_buf = init("debug params", bytemuck::bytes_of(&params), U::UNIFORM);
+        let params = GpuDebugParams { object, count: n, pad: [0; 2] };
+        let params_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("debug params"),
+            contents: bytemuck::bytes_of(&params),
+            usage: U::UNIFORM,
+        });
         let out_size = n as u64 * 16;
         let out = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("debug out"),
@@ -1965,7 +2204,6 @@ impl Renderer {
             usage: U::MAP_READ | U::COPY_DST,
             mapped_at_creation: false,
         });
-        let og = objects_group(device, &self.layouts.objects, &objects, &palette_buf);
         let dg = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("debug streams"),
             layout: &self.layouts.debug,
@@ -1979,9 +2217,9 @@ impl Renderer {
         let mut encoder = device.create_command_encoder(&Default::default());
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&self.pipelines.skin_debug);
+            pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &self.frame_group, &[]);
-            pass.set_bind_group(1, &og, &[]);
+            pass.set_bind_group(1, objects, &[]);
             pass.set_bind_group(2, &dg, &[]);
             pass.dispatch_workgroups(n.div_ceil(64), 1, 1);
         }

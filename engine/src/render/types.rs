@@ -103,6 +103,44 @@ impl ParticleInstance {
     }
 }
 
+/// One baked clip of a crowd (`CrowdClip` in `shaders/skinning.wgsl`): where its frames start in
+/// the crowd table and how it plays (see [`crate::crowd::frame_pair`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuCrowdClip {
+    /// First matrix (frame 0, bone 0) in the table.
+    pub offset: u32,
+    /// Frames baked.
+    pub frames: u32,
+    /// Bones per frame.
+    pub bones: u32,
+    /// 1 when the clip loops.
+    pub looping: u32,
+    /// Duration in seconds.
+    pub duration: f32,
+    /// Padding.
+    pub pad: [u32; 3],
+}
+const _: () = assert!(size_of::<GpuCrowdClip>() == 32);
+
+/// One crowd instance (`CrowdInstance` in `shaders/skinning.wgsl`): where it stands and how it
+/// plays. Uploaded when the crowd changes, never per frame: the frame uniform carries the time.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuCrowdInstance {
+    /// `world_from_model` as three rows of an affine matrix.
+    pub world: [[f32; 4]; 3],
+    /// Index into the crowd's clip table ([`GpuCrowdClip`]).
+    pub clip: u32,
+    /// Phase (fraction of the clip) at time 0.
+    pub phase: f32,
+    /// Playback speed.
+    pub speed: f32,
+    /// Tint, linear RGBA8, red in the low byte.
+    pub tint: u32,
+}
+const _: () = assert!(size_of::<GpuCrowdInstance>() == 64);
+
 /// One vertex of the skeleton overlay's line list.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]

@@ -82,6 +82,8 @@ pub struct ExtractStats {
     pub mesh_uploads: u32,
     /// Particle discs extracted.
     pub particles: u32,
+    /// Crowd instances drawn.
+    pub crowd_instances: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -126,6 +128,12 @@ pub struct WorldRenderer {
     uploads: HashMap<MeshKey, MeshUpload>,
     morphs: HashMap<(Entity, MeshKey, usize), MorphSlot>,
     rig_offsets: Vec<(Entity, u32)>,
+    /// The crowds' GPU data and draws, rebuilt when a crowd (its version or its entity's world
+    /// matrix) changes: keyed by (entity, version, world matrix bits) of every crowd.
+    crowd_key: Vec<(Entity, u64, [u32; 16])>,
+    crowd_data: Option<Arc<super::CrowdData>>,
+    crowd_draws: Vec<super::CrowdDraw>,
+    crowd_version: u64,
     bounds: Option<Aabb>,
     frame: u64,
     stats: ExtractStats,
@@ -344,6 +352,38 @@ impl WorldRenderer {
                 stats.objects += 1;
             }
         }
+        // Crowds: one instanced draw per primitive per crowd; the data (table, clips, instances)
+        // is rebuilt and re-uploaded only when a crowd changes, so a playing crowd costs the
+        // renderer nothing but its clock.
+        let key: Vec<(Entity, u64, [u32; 16])> = world
+            .crowds()
+            .filter_map(|e| {
+                let c = world.crowd(e)?;
+                let m = world.world_matrix(e).unwrap_or(Mat4::IDENTITY).to_cols_array().map(f32::to_bits);
+                Some((e, c.version, m))
+            })
+            .collect();
+        if key != self.crowd_key {
+            self.rebuild_crowds(ctx, pool, world, now)?;
+            self.crowd_key = key;
+        }
+        for &(e, _, _) in &self.crowd_key {
+            if let Some(c) = world.crowd(e) {
+                let k = MeshKey::Asset(Arc::as_ptr(&c.mesh) as usize);
+                if let Some(up) = self.uploads.get_mut(&k) {
+                    up.used = now;
+                }
+                frame.crowd_time = c.time;
+            }
+        }
+        if !self.crowd_draws.is_empty() {
+            frame.crowd = self.crowd_data.clone();
+            frame.crowd_draws.extend_from_slice(&self.crowd_draws);
+            for d in &self.crowd_draws {
+                all = Some(all.map_or(d.bounds, |a| a.union(d.bounds)));
+                stats.crowd_instances += d.count;
+            }
+        }
         // Particle clouds: their discs where the springs hold them (world space).
         for e in world.particle_clouds() {
             let Some((desc, cloud)) = world.particle_cloud(e) else { continue };
@@ -393,6 +433,70 @@ impl WorldRenderer {
         }
         self.ghost_lines(world, &mut frame.lines);
         self.stats = stats;
+        Ok(())
+    }
+
+    /// Rebuilds the crowds' GPU data: every crowd's table end to end (clip offsets shifted),
+    /// instances placed by their entity's world matrix, one draw per primitive bounded by every
+    /// instance at every baked frame.
+    fn rebuild_crowds(
+        &mut self,
+        ctx: &GpuContext,
+        pool: &mut MeshPool,
+        world: &World,
+        now: u64,
+    ) -> Result<(), RenderError> {
+        self.crowd_version += 1;
+        self.crowd_draws.clear();
+        let mut data = super::CrowdData { version: self.crowd_version, ..Default::default() };
+        for e in world.crowds() {
+            let Some(c) = world.crowd(e) else { continue };
+            let k = MeshKey::Asset(Arc::as_ptr(&c.mesh) as usize);
+            let up = match self.uploads.entry(k) {
+                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => v.insert(upload(ctx, pool, &c.mesh, now)?),
+            };
+            let Some(sk) = &c.mesh.skeleton else { continue };
+            // The bones' boxes in bind space (the table's matrices take bind space to model).
+            let boxes: Vec<Option<Aabb>> = up
+                .bone_bounds
+                .iter()
+                .zip(&sk.inverse_bind)
+                .map(|(b, ib)| b.map(|b| b.transformed(&crate::math::inverse_or_identity(ib))))
+                .collect();
+            let Some(local) = c.baked.bounds(&boxes) else { continue };
+            let entity_world = world.world_matrix(e).unwrap_or(Mat4::IDENTITY);
+            let member = c.desc.member.to_mat4();
+            let placed: Vec<crate::crowd::layout::Placement> = c
+                .placements
+                .iter()
+                .map(|p| crate::crowd::layout::Placement { world: entity_world * p.world * member, ..*p })
+                .collect();
+            let Some(bounds) = super::crowd::crowd_bounds(local, &placed) else { continue };
+            let part = super::crowd::crowd_data(&c.baked, &placed, &super::crowd::DEFAULT_TINTS, 0);
+            let (table0, clip0, first) =
+                (data.table.len() as u32, data.clips.len() as u32, data.instances.len() as u32);
+            data.table.extend_from_slice(&part.table);
+            data.clips.extend(part.clips.into_iter().map(|mut x| {
+                x.offset += table0;
+                x
+            }));
+            data.instances.extend(part.instances.into_iter().map(|mut x| {
+                x.clip += clip0;
+                x
+            }));
+            for p in &up.prims {
+                self.crowd_draws.push(super::CrowdDraw {
+                    mesh: p.handle,
+                    first,
+                    count: placed.len() as u32,
+                    bounds,
+                    casts_shadow: true,
+                    pick_id: e.index + 1,
+                });
+            }
+        }
+        self.crowd_data = Some(Arc::new(data));
         Ok(())
     }
 
@@ -545,10 +649,10 @@ pub fn render_world(
     // The overlay sizes its joints from the bounds of the first extraction.
     frame.clear();
     wr.extract(ctx, &mut pool, world, 1, &mut frame)?;
-    // Frame the characters (what is at or below a rig, particle clouds included) when there are
-    // any, else everything.
-    let rigs: Vec<Entity> = world.rigs().collect();
-    let bounds = drawn_bounds(world, &frame, &rigs).or(wr.bounds());
+    // Frame the characters (what is at or below a rig, particle clouds included, and crowds) when
+    // there are any, else everything.
+    let characters: Vec<Entity> = world.rigs().chain(world.crowds()).collect();
+    let bounds = drawn_bounds(world, &frame, &characters).or(wr.bounds());
     if let Some(b) = bounds {
         frame.camera = super::Camera::framing(b, width as f32 / height.max(1) as f32);
     }
@@ -569,11 +673,12 @@ pub fn subtree(world: &World, e: Entity) -> impl Iterator<Item = Entity> + '_ {
 }
 
 /// The union of the drawn bounds of `roots` and everything below them in `frame` (extracted from
-/// `world`), their particle clouds included; `None` when none of them drew anything.
+/// `world`), their crowds and particle clouds included; `None` when none of them drew anything.
 pub fn drawn_bounds(world: &World, frame: &FrameData, roots: &[Entity]) -> Option<Aabb> {
     let entities: Vec<Entity> = roots.iter().flat_map(|r| subtree(world, *r)).collect();
     let ids: Vec<u32> = entities.iter().map(|e| e.index + 1).collect();
     let meshes = frame.objects.iter().filter(|o| ids.contains(&o.pick_id)).filter_map(|o| o.bounds);
+    let crowds = frame.crowd_draws.iter().filter(|d| ids.contains(&d.pick_id)).map(|d| d.bounds);
     let clouds = entities.iter().filter_map(|&e| {
         let (desc, cloud) = world.particle_cloud(e)?;
         let r = desc.settings.radius;
@@ -584,5 +689,5 @@ pub fn drawn_bounds(world: &World, frame: &FrameData, roots: &[Entity]) -> Optio
             .map(|p| Aabb { min: Vec3::from(*p) - r, max: Vec3::from(*p) + r })
             .reduce(Aabb::union)
     });
-    meshes.chain(clouds).reduce(Aabb::union)
+    meshes.chain(crowds).chain(clouds).reduce(Aabb::union)
 }

@@ -45,6 +45,8 @@ pub struct EntityDesc {
     pub morph_weights: Option<Vec<f32>>,
     /// A particle cloud scattered over a skinned mesh and driven by the rig at or above.
     pub particles: Option<ParticleCloudDesc>,
+    /// A crowd of baked-pose instances placed around this entity.
+    pub crowd: Option<CrowdDesc>,
     /// Child entities.
     pub children: Vec<EntityDesc>,
 }
@@ -95,6 +97,31 @@ pub struct ParticleCloudDesc {
     pub mesh: String,
     /// Count, seed, falloff, radius, colour, groups by bone names and springs.
     pub settings: CloudSettings,
+}
+
+/// An authored crowd: a skinned mesh on a rig, its clips baked into a table of poses, and
+/// `count` instances laid out around the entity ([`crate::crowd`]). The table is derived: baked
+/// when the scene is instantiated, never saved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrowdDesc {
+    /// The rig's skeleton, by reference.
+    pub rig: String,
+    /// The skinned mesh each instance draws, by reference (its skeleton must be the rig's).
+    pub mesh: String,
+    /// The clips baked, by reference (instance `i` plays clip `i % clips`).
+    pub clips: Vec<String>,
+    /// Frames baked per clip.
+    pub frames: u32,
+    /// Instances.
+    pub count: u32,
+    /// Placement (in the entity's frame).
+    pub layout: crate::crowd::layout::Layout,
+    /// Placement seed (speeds, and a scattered layout).
+    pub seed: u64,
+    /// Slowest and fastest playback speed.
+    pub speed: (f32, f32),
+    /// Each member's own transform inside its placement (e.g. a Z-up model turned Y-up).
+    pub member: Transform,
 }
 
 /// Resolves asset references while a scene is instantiated.

@@ -5,7 +5,9 @@
 //! mesh under it), a [`MeshComponent`] (skinned exactly when its [`MeshAsset`] has a skeleton; the
 //! rig driving it is the nearest Animator at or above it), a [`BoneSocket`], a property animation
 //! and default morph weights, and a particle cloud ([`crate::particles::ParticleCloud`], scattered
-//! over a skinned mesh and driven, like a mesh, by the nearest Animator at or above it).
+//! over a skinned mesh and driven, like a mesh, by the nearest Animator at or above it), and a
+//! crowd ([`Crowd`]: clips baked into a table when the scene is instantiated, instances placed
+//! around the entity, all playing on the crowd's own clock).
 //!
 //! ## Frame order ([`World::frame`])
 //! 1. Simulation: for each tick every Animator advances (in parallel); property animations too.
@@ -18,6 +20,7 @@
 //! 4. Mesh bindings are checked.
 //! 5. Particle clouds are posed from their rig (world space) and their springs stepped once per
 //!    tick; a paused frame snaps them onto the pose.
+//! 6. Crowd clocks advance by the frame's ticks.
 //!
 //! Allocation: none per frame once warmed up (fault messages are built only on a rising edge;
 //! the event list keeps its capacity; several rigs are evaluated in parallel through
@@ -44,7 +47,9 @@ use std::sync::Arc;
 use glam::{Mat4, Vec3};
 use rayon::prelude::*;
 
-pub use desc::{AnimatorDesc, AssetSource, EntityDesc, MeshDesc, ParticleCloudDesc, SceneDesc, SocketDesc};
+pub use desc::{
+    AnimatorDesc, AssetSource, CrowdDesc, EntityDesc, MeshDesc, ParticleCloudDesc, SceneDesc, SocketDesc,
+};
 pub use fault::{FaultLatch, FaultLog};
 pub use socket::{BoneSocket, SocketFault, socket_local};
 
@@ -244,6 +249,24 @@ struct CloudEntry {
     latches: [FaultLatch; 2],
 }
 
+/// A crowd component: its authored form, the mesh its instances draw, the baked table and the
+/// placements (relative to the entity), and its clock.
+#[derive(Clone, Debug)]
+pub struct Crowd {
+    /// The authored crowd.
+    pub desc: CrowdDesc,
+    /// The mesh every instance draws (skinned, on the rig's skeleton).
+    pub mesh: Arc<MeshAsset>,
+    /// The baked clips (derived from the clips when the scene was instantiated).
+    pub baked: Arc<crate::crowd::BakedPoses>,
+    /// The instances, in the entity's frame.
+    pub placements: Vec<crate::crowd::layout::Placement>,
+    /// The crowd's clock: simulation time since the scene was instantiated (session state).
+    pub time: f32,
+    /// Changes whenever the table or the placements do (renderers re-upload then).
+    pub version: u64,
+}
+
 #[derive(Clone, Debug)]
 struct PropertyEntry {
     animation: PropertyAnimation,
@@ -272,6 +295,7 @@ pub struct World {
     animations: Vec<Option<PropertyEntry>>,
     morphs: Vec<Option<Vec<f32>>>,
     particles: Vec<Option<CloudEntry>>,
+    crowds: Vec<Option<Crowd>>,
     order: Vec<u32>,
     stack: Vec<u32>,
     order_dirty: bool,
@@ -336,6 +360,7 @@ impl World {
                 self.animations[u] = None;
                 self.morphs[u] = None;
                 self.particles[u] = None;
+                self.crowds[u] = None;
                 i
             }
             None => {
@@ -353,6 +378,7 @@ impl World {
                 self.animations.push(None);
                 self.morphs.push(None);
                 self.particles.push(None);
+                self.crowds.push(None);
                 self.generations.len() as u32 - 1
             }
         };
@@ -396,6 +422,7 @@ impl World {
             self.animations[u] = None;
             self.morphs[u] = None;
             self.particles[u] = None;
+            self.crowds[u] = None;
             self.transforms[u] = None;
             self.free.push(x.index);
         }
@@ -721,6 +748,79 @@ impl World {
         Ok(())
     }
 
+    /// The crowd on `e`.
+    pub fn crowd(&self, e: Entity) -> Option<&Crowd> {
+        self.check(e).ok().and_then(|i| self.crowds[i].as_ref())
+    }
+
+    /// Every entity with a crowd.
+    pub fn crowds(&self) -> impl Iterator<Item = Entity> + '_ {
+        (0..self.crowds.len() as u32)
+            .filter(|&i| self.crowds[i as usize].is_some())
+            .map(|i| self.entity_at(i))
+    }
+
+    /// Sets (or removes) the crowd on `e`, baking its clips now: `assets` resolves its rig, mesh
+    /// and clips. Fails naming the field at fault (a mesh that is not skinned or not on the rig,
+    /// a clip for another rig, frames or counts out of range).
+    pub fn set_crowd(
+        &mut self,
+        e: Entity,
+        desc: Option<CrowdDesc>,
+        assets: &dyn AssetSource,
+    ) -> Result<(), SceneError> {
+        let i = self.check(e)?;
+        let Some(desc) = desc else {
+            self.crowds[i] = None;
+            return Ok(());
+        };
+        let path = self.path(e).unwrap_or_default();
+        let fault = |field: &'static str, message: String| SceneError::Reference {
+            entity: path.clone(),
+            field,
+            message,
+        };
+        if desc.count > crate::crowd::MAX_INSTANCES {
+            return Err(fault(
+                "crowd.count",
+                format!("{} instances; at most {}", desc.count, crate::crowd::MAX_INSTANCES),
+            ));
+        }
+        let skeleton = assets.skeleton(&desc.rig).map_err(|m| fault("crowd.rig", m))?;
+        let mesh = assets.mesh(&desc.mesh).map_err(|m| fault("crowd.mesh", m))?;
+        match &mesh.skeleton {
+            None => return Err(fault("crowd.mesh", format!("mesh {:?} is not skinned", desc.mesh))),
+            Some(m) if m.name != skeleton.name || m.bone_names != skeleton.bone_names => {
+                return Err(fault(
+                    "crowd.mesh",
+                    format!(
+                        "mesh {:?} is skinned to skeleton {:?}, not the rig's ({:?})",
+                        desc.mesh, m.name, skeleton.name
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        let mut clips = Vec::with_capacity(desc.clips.len());
+        for c in &desc.clips {
+            clips.push(assets.clip(c, &skeleton).map_err(|m| fault("crowd.clips", m))?);
+        }
+        let refs: Vec<&Clip> = clips.iter().map(|c| &**c).collect();
+        let baked = crate::crowd::BakeJob { skeleton: &skeleton, clips: &refs, frames: desc.frames }
+            .run()
+            .map_err(|err| fault("crowd.clips", err.to_string()))?;
+        let placements = crate::crowd::layout::place(
+            desc.count,
+            baked.clips.len() as u32,
+            desc.layout,
+            desc.speed,
+            desc.seed,
+        );
+        let version = self.crowds[i].as_ref().map_or(0, |c| c.version) + 1;
+        self.crowds[i] = Some(Crowd { desc, mesh, baked: Arc::new(baked), placements, time: 0.0, version });
+        Ok(())
+    }
+
     /// Poses every particle cloud from the nearest rig at or above it (placed by the rig's world
     /// matrix) and steps its springs `ticks` times; faults (no rig, another skeleton) are latched.
     fn update_particles(&mut self, ticks: u32, tick_seconds: f32) {
@@ -877,6 +977,10 @@ impl World {
         // 5. Particle clouds.
         if self.particles.iter().any(Option::is_some) {
             self.update_particles(ticks, tick_seconds);
+        }
+        // 6. Crowds play on their own clock (the vertex shader reads it).
+        for c in self.crowds.iter_mut().flatten() {
+            c.time += ticks as f32 * tick_seconds;
         }
     }
 
@@ -1117,6 +1221,9 @@ impl World {
             let mesh = assets.mesh(&p.mesh).map_err(|m| reference("particles.mesh", m))?;
             self.set_particle_cloud(e, Some((p.clone(), mesh)))?;
         }
+        if d.crowd.is_some() {
+            self.set_crowd(e, d.crowd.clone(), assets)?;
+        }
         stack.extend(d.children.iter().rev().map(|c| (c, Some(e))));
         Ok(())
     }
@@ -1169,6 +1276,7 @@ impl World {
                 animation: w.animations[i].as_ref().map(|p| p.animation.clone()),
                 morph_weights: w.morphs[i].clone(),
                 particles: w.particles[i].as_ref().map(|c| c.desc.clone()),
+                crowd: w.crowds[i].as_ref().map(|c| c.desc.clone()),
                 children: w.children[i].iter().map(|c| build(w, *c)).collect(),
             }
         }
