@@ -279,11 +279,18 @@ impl ParticleMatrices {
 #[inline(always)]
 pub fn skin_one(matrices: &ParticleMatrices, influence: Influence, rest: [f32; 3]) -> [f32; 3] {
     let m = &matrices.bones;
-    let p = Vec3A::from(rest);
-    let [b0, b1] = influence.bones;
-    let a = m.get(b0 as usize).unwrap_or(&Affine3A::IDENTITY).transform_point3a(p);
-    let b = m.get(b1 as usize).unwrap_or(&Affine3A::IDENTITY).transform_point3a(p);
-    (a + (b - a) * influence.weight).into()
+    let at = |b: u16| m.get(b as usize).unwrap_or(&Affine3A::IDENTITY);
+    blend(at(influence.bones[0]), at(influence.bones[1]), influence.weight, rest)
+}
+
+/// The blend of two bones' transforms of `rest` by `w`: both transforms and a lerp, with no
+/// branch (a rigid particle names its bone twice with `w == 0`; a branch on it measured slower).
+#[inline(always)]
+fn blend(a: &Affine3A, b: &Affine3A, w: f32, rest: [f32; 3]) -> [f32; 3] {
+    let p = Vec3A::from_array(rest);
+    let pa = a.transform_point3a(p);
+    let pb = b.transform_point3a(p);
+    (pa + (pb - pa) * w).to_array()
 }
 
 /// Poses a bound point cloud: positions by the linear blend of the two bones' transforms, normals
@@ -376,18 +383,22 @@ impl ParticlePoseJob<'_> {
     }
 }
 
+/// Validated input: every bone indexes `m` (`ParticlePoseJob::validate`).
 #[inline(always)]
 fn pose_range(m: &ParticleMatrices, inf: &[Influence], rest: &[[f32; 3]], out: &mut [[f32; 3]]) {
+    let bones = &m.bones[..];
     for ((o, i), r) in out.iter_mut().zip(inf).zip(rest) {
-        *o = skin_one(m, *i, *r);
+        *o = blend(&bones[i.bones[0] as usize], &bones[i.bones[1] as usize], i.weight, *r);
     }
 }
 
+/// Validated input, as [`pose_range`].
 #[inline(always)]
 fn turn_range(m: &ParticleMatrices, inf: &[Influence], rest: &[[f32; 3]], out: &mut [[f32; 3]]) {
+    let bones = &m.bones[..];
     for ((o, i), r) in out.iter_mut().zip(inf).zip(rest) {
-        let lin: Mat3A = m.bones.get(i.bones[0] as usize).map_or(Mat3A::IDENTITY, |a| a.matrix3);
-        *o = (lin * Vec3A::from(*r)).into();
+        let lin: Mat3A = bones[i.bones[0] as usize].matrix3;
+        *o = (lin * Vec3A::from_array(*r)).to_array();
     }
 }
 
