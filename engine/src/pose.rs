@@ -358,7 +358,11 @@ impl BlendingJob<'_> {
             // general loop below (pre-normalized weights), without its per-layer branches.
             let inv = 1.0 / (a.weight + b.weight);
             let (wa, wb) = (a.weight * inv, b.weight * inv);
-            for ((o, x), y) in self.output[..n].iter_mut().zip(&a.pose[..n]).zip(&b.pose[..n]) {
+            // Four bones at a time, rotations in SoA lanes (x, y, z, w of four quaternions), as
+            // ozz keeps them: one lane-wise dot, sign flip, weighted sum and normalization.
+            let four = n / 4 * 4;
+            blend2_soa(&a.pose[..four], &b.pose[..four], wa, wb, &mut self.output[..four]);
+            for ((o, x), y) in self.output[four..n].iter_mut().zip(&a.pose[four..n]).zip(&b.pose[four..n]) {
                 let qa = Vec4::from(x.rotation);
                 let qb = Vec4::from(y.rotation);
                 let wq = if qa.dot(qb) < 0.0 { -wb } else { wb };
@@ -604,6 +608,55 @@ impl LocalToModelJob<'_> {
     }
 }
 
+/// The two-layer blend of `xa` and `xb` (lengths a multiple of 4) with normalized weights
+/// `wa + wb = 1` into `out`: the arithmetic of the scalar path (a per-bone hemisphere flip, the
+/// weighted sum, a division by its length; identity-length sums take `xb`), rotations four
+/// bones to a register. Lengths sum in another order than glam's `Vec4::length`, so results
+/// match the scalar path to within a rounding step.
+#[inline(always)]
+fn blend2_soa(xa: &[Transform], xb: &[Transform], wa: f32, wb: f32, out: &mut [Transform]) {
+    let (va, vb, nb) = (Vec4::splat(wa), Vec4::splat(wb), Vec4::splat(-wb));
+    let tiny = Vec4::splat(1e-12);
+    for ((o, a), b) in out.chunks_exact_mut(4).zip(xa.chunks_exact(4)).zip(xb.chunks_exact(4)) {
+        let qa = Mat4::from_cols(
+            Vec4::from(a[0].rotation),
+            Vec4::from(a[1].rotation),
+            Vec4::from(a[2].rotation),
+            Vec4::from(a[3].rotation),
+        )
+        .transpose();
+        let qb = Mat4::from_cols(
+            Vec4::from(b[0].rotation),
+            Vec4::from(b[1].rotation),
+            Vec4::from(b[2].rotation),
+            Vec4::from(b[3].rotation),
+        )
+        .transpose();
+        let dot =
+            qa.x_axis * qb.x_axis + qa.y_axis * qb.y_axis + qa.z_axis * qb.z_axis + qa.w_axis * qb.w_axis;
+        let wq = Vec4::select(dot.cmplt(Vec4::ZERO), nb, vb);
+        let r = Mat4::from_cols(
+            qa.x_axis * va + qb.x_axis * wq,
+            qa.y_axis * va + qb.y_axis * wq,
+            qa.z_axis * va + qb.z_axis * wq,
+            qa.w_axis * va + qb.w_axis * wq,
+        );
+        let len =
+            (r.x_axis * r.x_axis + r.y_axis * r.y_axis + r.z_axis * r.z_axis + r.w_axis * r.w_axis).sqrt();
+        let ok = len.cmpgt(tiny);
+        let rot = Mat4::from_cols(r.x_axis / len, r.y_axis / len, r.z_axis / len, r.w_axis / len).transpose();
+        let lanes = [rot.x_axis, rot.y_axis, rot.z_axis, rot.w_axis];
+        let ok = ok.bitmask();
+        for k in 0..4 {
+            o[k] = Transform {
+                translation: a[k].translation * wa + b[k].translation * wb,
+                rotation: if ok & (1 << k) != 0 { Quat::from_vec4(lanes[k]) } else { b[k].rotation },
+                scale: a[k].scale * wa + b[k].scale * wb,
+            };
+        }
+    }
+}
+
 #[inline(always)]
 fn affine(t: &Transform) -> Affine3A {
     Affine3A::from_scale_rotation_translation(t.scale, t.rotation, t.translation)
@@ -669,10 +722,21 @@ impl PaletteJob<'_> {
     pub fn run(self) -> Result<(), JobError> {
         self.validate()?;
         for ((o, m), ib) in self.output.iter_mut().zip(self.model).zip(self.inverse_bind) {
-            *o = *m * *ib;
+            *o = affine_product(m, ib);
         }
         Ok(())
     }
+}
+
+/// `m * b` for affine matrices (last row `0 0 0 1`): three columns of three products and the
+/// translation with `m`'s own added, in glam's summation order, so the result is `m * b` to the
+/// bit when both are affine (the skipped terms are exact zeros); 21 vector operations instead of
+/// 28. The palette's inputs are affine: model matrices compose TRS, and glTF requires affine
+/// inverse binds (a projective fourth row would be ignored here).
+#[inline(always)]
+pub fn affine_product(m: &Mat4, b: &Mat4) -> Mat4 {
+    let col = |c: Vec4| m.x_axis * c.x + m.y_axis * c.y + m.z_axis * c.z;
+    Mat4::from_cols(col(b.x_axis), col(b.y_axis), col(b.z_axis), col(b.w_axis) + m.w_axis)
 }
 
 /// Addresses one rig's slice in a [`PoseBuffer`].

@@ -456,3 +456,49 @@ fn pose_buffer_packs_rigs_end_to_end() {
     assert_eq!(buf.rig(a).unwrap().local[0].translation, Vec3::ZERO);
     assert!(buf.rig(marrow_engine::pose::RigSlot(7)).is_none());
 }
+
+#[test]
+fn the_two_layer_fast_path_matches_the_general_blend_within_a_rounding_step() {
+    // 67 bones: 16 groups of four through the SoA lanes, three through the scalar tail.
+    let sk = chain_skeleton(67);
+    let sample = |clip: &Clip, t: f32| {
+        let mut out = vec![Transform::IDENTITY; 67];
+        SamplingJob {
+            clip,
+            bind_pose: &sk.bind_pose,
+            time: t,
+            context: &mut SamplingContext::new(67),
+            output: &mut out,
+        }
+        .run()
+        .unwrap();
+        out
+    };
+    let (pa, pb) =
+        (sample(&dense_clip(&sk, "a", 1.0, 30.0, 0), 0.3), sample(&dense_clip(&sk, "b", 1.0, 30.0, 2), 0.8));
+    let ones = vec![1.0f32; 67];
+    for w in [0.1f32, 0.5, 0.93] {
+        let run = |mask: Option<&[f32]>| {
+            let mut out = vec![Transform::IDENTITY; 67];
+            BlendingJob {
+                layers: &[
+                    BlendLayer { pose: &pa, weight: 1.0 - w, mask },
+                    BlendLayer { pose: &pb, weight: w, mask },
+                ],
+                rest_pose: &sk.bind_pose,
+                threshold: 1e-6,
+                output: &mut out,
+            }
+            .run()
+            .unwrap();
+            out
+        };
+        // No masks: the fast path; all-ones masks: the general loop, the same blend.
+        let (fast, general) = (run(None), run(Some(&ones)));
+        for (i, (f, g)) in fast.iter().zip(&general).enumerate() {
+            assert!(f.translation.abs_diff_eq(g.translation, 1e-6), "bone {i}");
+            assert!(f.scale.abs_diff_eq(g.scale, 1e-6), "bone {i}");
+            assert!(f.rotation.abs_diff_eq(g.rotation, 1e-6), "bone {i}: {} vs {}", f.rotation, g.rotation);
+        }
+    }
+}
