@@ -192,6 +192,12 @@ impl Skeleton {
         }
     }
 
+    /// Whether `other` is the same rig: the same skeleton name and bone names in the same order
+    /// (what a skinned mesh, a particle cloud or a crowd needs of the rig that drives it).
+    pub fn same_rig(&self, other: &Skeleton) -> bool {
+        std::ptr::eq(self, other) || (self.name == other.name && self.bone_names == other.bone_names)
+    }
+
     /// Number of bones.
     #[inline]
     pub fn bone_count(&self) -> usize {

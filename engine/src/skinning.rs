@@ -115,7 +115,7 @@ impl SkinningJob<'_> {
         };
         let has_n = !self.normals.is_empty();
         let has_t = !self.tangents.is_empty();
-        if !has_n && !has_t {
+        if !has_t {
             // Joint indices are checked in one vectorizable pass first, so the hot loop reads the
             // palette without per-influence bounds checks.
             let max = self.joints.iter().map(|j| j[0].max(j[1]).max(j[2].max(j[3]))).max().unwrap_or(0);
@@ -127,6 +127,29 @@ impl SkinningJob<'_> {
                     .unwrap_or(0);
                 return Err(bad(i, self.joints[i]));
             }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if has_n
+            && !has_t
+            && std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: AVX2 and FMA checked just above, every joint index below `palette.len()`
+            // (checked above), and the slices of equal lengths (`validate`).
+            unsafe {
+                avx::positions_normals(
+                    palette,
+                    self.joints,
+                    self.weights,
+                    self.positions,
+                    self.normals,
+                    self.out_positions,
+                    self.out_normals,
+                )
+            };
+            return Ok(());
+        }
+        if !has_n && !has_t {
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx512f") {
                 // SAFETY: as below, with AVX-512F checked just above.
@@ -227,6 +250,73 @@ mod avx {
         }
     }
 
+    /// Positions and normals with AVX2 + FMA: the blended matrix as two 256-bit halves (as
+    /// [`positions`]), the point through all four columns, the normal through the first three,
+    /// then normalized (`n / |n|`, the scalar path's rule; a zero-length result keeps the input).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; every joint index must be below `palette.len()`; the
+    /// six other slices must have the same length.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn positions_normals(
+        palette: &[Mat4],
+        joints: &[[u16; 4]],
+        weights: &[[f32; 4]],
+        positions: &[[f32; 3]],
+        normals: &[[f32; 3]],
+        out: &mut [[f32; 3]],
+        out_normals: &mut [[f32; 3]],
+    ) {
+        let base = palette.as_ptr() as *const f32;
+        let n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
+        let n = n.min(normals.len()).min(out_normals.len());
+        for i in 0..n {
+            // SAFETY: i < n, and the caller guarantees the joint indices and the CPU features.
+            unsafe {
+                let j = joints.get_unchecked(i);
+                let w = weights.get_unchecked(i);
+                let p = positions.get_unchecked(i);
+                let nv = normals.get_unchecked(i);
+                let m = |k: usize| base.add(16 * *j.get_unchecked(k) as usize);
+                let (m0, m1, m2, m3) = (m(0), m(1), m(2), m(3));
+                let w0 = _mm256_set1_ps(w[0]);
+                let w1 = _mm256_set1_ps(w[1]);
+                let w2 = _mm256_set1_ps(w[2]);
+                let w3 = _mm256_set1_ps(w[3]);
+                let mut lo = _mm256_mul_ps(_mm256_loadu_ps(m0), w0);
+                let mut hi = _mm256_mul_ps(_mm256_loadu_ps(m0.add(8)), w0);
+                lo = _mm256_fmadd_ps(_mm256_loadu_ps(m1), w1, lo);
+                hi = _mm256_fmadd_ps(_mm256_loadu_ps(m1.add(8)), w1, hi);
+                lo = _mm256_fmadd_ps(_mm256_loadu_ps(m2), w2, lo);
+                hi = _mm256_fmadd_ps(_mm256_loadu_ps(m2.add(8)), w2, hi);
+                lo = _mm256_fmadd_ps(_mm256_loadu_ps(m3), w3, lo);
+                hi = _mm256_fmadd_ps(_mm256_loadu_ps(m3.add(8)), w3, hi);
+                let pxy = _mm256_set_m128(_mm_set1_ps(p[1]), _mm_set1_ps(p[0]));
+                let pz1 = _mm256_set_m128(_mm_set1_ps(1.0), _mm_set1_ps(p[2]));
+                let t = _mm256_fmadd_ps(lo, pxy, _mm256_mul_ps(hi, pz1));
+                let r = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+                let mut v = [0.0f32; 4];
+                _mm_storeu_ps(v.as_mut_ptr(), r);
+                *out.get_unchecked_mut(i) = [v[0], v[1], v[2]];
+                // The normal: [x_axis | y_axis] * [nx | ny] + [z_axis | w_axis] * [nz | 0].
+                let nxy = _mm256_set_m128(_mm_set1_ps(nv[1]), _mm_set1_ps(nv[0]));
+                let nz0 = _mm256_set_m128(_mm_setzero_ps(), _mm_set1_ps(nv[2]));
+                let tn = _mm256_fmadd_ps(lo, nxy, _mm256_mul_ps(hi, nz0));
+                let rn = _mm_add_ps(_mm256_castps256_ps128(tn), _mm256_extractf128_ps(tn, 1));
+                let l2 = _mm_cvtss_f32(_mm_dp_ps(rn, rn, 0x71));
+                let o = out_normals.get_unchecked_mut(i);
+                if l2 > 1e-20 {
+                    let d = _mm_div_ps(rn, _mm_set1_ps(l2.sqrt()));
+                    _mm_storeu_ps(v.as_mut_ptr(), d);
+                    *o = [v[0], v[1], v[2]];
+                } else {
+                    *o = *nv;
+                }
+            }
+        }
+    }
+
     /// # Safety
     /// The CPU must support AVX2 and FMA; every joint index must be below `palette.len()`; the
     /// four other slices must have the same length.
@@ -321,6 +411,90 @@ pub fn posed_bounds(joint_bounds: &[Option<Aabb>], joint_world: &[Mat4]) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_positions_and_normals_fast_path_matches_the_general_loop() {
+        // Normals alone take the AVX2 path where the CPU has it; adding tangents forces the
+        // general loop. Both must agree (within rounding: fused multiply-adds round once).
+        let palette: Vec<Mat4> = (0..64)
+            .map(|i| {
+                Mat4::from_scale_rotation_translation(
+                    glam::Vec3::splat(1.0 + i as f32 * 0.01),
+                    glam::Quat::from_rotation_y(i as f32 * 0.1) * glam::Quat::from_rotation_x(0.3),
+                    glam::Vec3::new(i as f32, 0.5, -1.0),
+                )
+            })
+            .collect();
+        let n = 1000;
+        let joints: Vec<[u16; 4]> =
+            (0..n).map(|i| [(i % 64) as u16, ((i * 7) % 64) as u16, ((i * 13) % 64) as u16, 0]).collect();
+        let weights: Vec<[f32; 4]> = (0..n)
+            .map(|i| {
+                let a = (i % 10) as f32 / 10.0;
+                [0.5 * a, 0.5 * (1.0 - a), 0.5, 0.0]
+            })
+            .collect();
+        let positions: Vec<[f32; 3]> = (0..n).map(|i| [i as f32 * 0.01, 1.0, -(i as f32) * 0.02]).collect();
+        let mut normals: Vec<[f32; 3]> =
+            (0..n).map(|i| Vec3::new(1.0, i as f32 * 0.1, 0.5).normalize().to_array()).collect();
+        normals[3] = [0.0; 3]; // zero length: kept as given
+        let tangents = vec![[1.0, 0.0, 0.0, 1.0]; n];
+        let (mut p1, mut n1) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+        let (mut p2, mut n2, mut t2) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n], vec![[0.0; 4]; n]);
+        SkinningJob {
+            palette: &palette,
+            joints: &joints,
+            weights: &weights,
+            positions: &positions,
+            normals: &normals,
+            tangents: &[],
+            out_positions: &mut p1,
+            out_normals: &mut n1,
+            out_tangents: &mut [],
+        }
+        .run()
+        .unwrap();
+        SkinningJob {
+            palette: &palette,
+            joints: &joints,
+            weights: &weights,
+            positions: &positions,
+            normals: &normals,
+            tangents: &tangents,
+            out_positions: &mut p2,
+            out_normals: &mut n2,
+            out_tangents: &mut t2,
+        }
+        .run()
+        .unwrap();
+        for i in 0..n {
+            assert!(Vec3::from(p1[i]).abs_diff_eq(Vec3::from(p2[i]), 1e-4), "position {i}");
+            assert!(
+                Vec3::from(n1[i]).abs_diff_eq(Vec3::from(n2[i]), 1e-5),
+                "normal {i}: {:?} vs {:?}",
+                n1[i],
+                n2[i]
+            );
+        }
+        assert_eq!(n1[3], [0.0; 3]);
+        // A joint past the palette is still refused on the fast path.
+        let mut bad = joints.clone();
+        bad[500][2] = 64;
+        let err = SkinningJob {
+            palette: &palette,
+            joints: &bad,
+            weights: &weights,
+            positions: &positions,
+            normals: &normals,
+            tangents: &[],
+            out_positions: &mut p1,
+            out_normals: &mut n1,
+            out_tangents: &mut [],
+        }
+        .run()
+        .unwrap_err();
+        assert!(matches!(err, SkinningError::JointOutOfRange { vertex: 500, joint: 64, .. }), "{err}");
+    }
 
     #[test]
     fn blends_four_influences_and_reports_bad_joint() {

@@ -36,9 +36,11 @@ pub fn crowd_card(
         let mut mesh = None;
         egui::ComboBox::from_id_salt("crowd mesh").selected_text(&c.mesh).width(220.0).show_ui(ui, |ui| {
             for r in lib.mesh_refs() {
-                let fits = lib.mesh(r).ok().and_then(|m| m.skeleton.clone()).is_some_and(|m| {
-                    skeleton.as_ref().is_some_and(|s| s.name == m.name && s.bone_names == m.bone_names)
-                });
+                let fits = lib
+                    .mesh(r)
+                    .ok()
+                    .and_then(|m| m.skeleton.clone())
+                    .is_some_and(|m| skeleton.as_ref().is_some_and(|s| s.same_rig(&m)));
                 if fits && ui.selectable_label(r == c.mesh, r).clicked() {
                     mesh = Some(r.to_owned());
                 }
@@ -162,10 +164,7 @@ pub fn new_crowd(cx: &Cx) -> Option<CrowdDesc> {
     let lib = cx.session.library();
     for mesh in lib.mesh_refs() {
         let Some(msk) = lib.mesh(mesh).ok().and_then(|m| m.skeleton.clone()) else { continue };
-        let Some(rig) = lib
-            .skeleton_refs()
-            .find(|r| lib.skeleton(r).is_ok_and(|s| s.name == msk.name && s.bone_names == msk.bone_names))
-        else {
+        let Some(rig) = lib.skeleton_refs().find(|r| lib.skeleton(r).is_ok_and(|s| s.same_rig(&msk))) else {
             continue;
         };
         let Some(clip) = lib.clip_refs().find(|r| lib.clip(r, &msk).is_ok_and(|c| c.skeleton == msk.name))

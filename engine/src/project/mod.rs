@@ -1059,12 +1059,10 @@ fn check_loaded(project: &Project, mut errors: Vec<ProjectError>, root: &Path) -
                         if let Some(msk) = &m.skeleton {
                             let problem = match &driving {
                                 None => Some("skinned mesh with no Animator at or above it".to_owned()),
-                                Some(d) if d.name != msk.name || d.bone_names != msk.bone_names => {
-                                    Some(format!(
-                                        "skinned mesh's skeleton {:?} is not its rig's ({:?})",
-                                        msk.name, d.name
-                                    ))
-                                }
+                                Some(d) if !d.same_rig(msk) => Some(format!(
+                                    "skinned mesh's skeleton {:?} is not its rig's ({:?})",
+                                    msk.name, d.name
+                                )),
                                 _ => None,
                             };
                             if let Some(p) = problem {
@@ -1120,12 +1118,10 @@ fn check_loaded(project: &Project, mut errors: Vec<ProjectError>, root: &Path) -
                             }
                             let problem = match &driving {
                                 None => Some("no Animator at or above it drives it".to_owned()),
-                                Some(d) if d.name != msk.name || d.bone_names != msk.bone_names => {
-                                    Some(format!(
-                                        "the mesh's skeleton {:?} is not its rig's ({:?})",
-                                        msk.name, d.name
-                                    ))
-                                }
+                                Some(d) if !d.same_rig(msk) => Some(format!(
+                                    "the mesh's skeleton {:?} is not its rig's ({:?})",
+                                    msk.name, d.name
+                                )),
                                 _ => None,
                             };
                             if let Some(p) = problem {

@@ -790,7 +790,7 @@ impl World {
         let mesh = assets.mesh(&desc.mesh).map_err(|m| fault("crowd.mesh", m))?;
         match &mesh.skeleton {
             None => return Err(fault("crowd.mesh", format!("mesh {:?} is not skinned", desc.mesh))),
-            Some(m) if m.name != skeleton.name || m.bone_names != skeleton.bone_names => {
+            Some(m) if !m.same_rig(&skeleton) => {
                 return Err(fault(
                     "crowd.mesh",
                     format!(
@@ -841,8 +841,7 @@ impl World {
             }
             let other = rig.is_some_and(|r| {
                 let rs = r.component.animator.skeleton();
-                !Arc::ptr_eq(&c.skeleton, rs)
-                    && (c.skeleton.name != rs.name || c.skeleton.bone_names != rs.bone_names)
+                !c.skeleton.same_rig(rs)
             });
             let path = || path_of(names, parents, i as u32);
             c.latches[0].update(rig.is_none(), faults, || {
@@ -1093,7 +1092,7 @@ impl World {
             let other = match (skin, rig) {
                 (Some(s), Some(r)) => {
                     let rs = r.component.animator.skeleton();
-                    !Arc::ptr_eq(s, rs) && (s.name != rs.name || s.bone_names != rs.bone_names)
+                    !s.same_rig(rs)
                 }
                 _ => false,
             };
