@@ -250,6 +250,28 @@ mod avx {
         }
     }
 
+    /// The four influences' palette matrices blended by their weights, as two 256-bit halves
+    /// (columns 0-1 and 2-3).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; `base` must point at a palette holding every joint in `j`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn blend_halves(base: *const f32, j: &[u16; 4], w: &[f32; 4]) -> (__m256, __m256) {
+        // SAFETY: the caller guarantees the joints index the palette at `base`.
+        unsafe {
+            let m = |k: usize| base.add(16 * j[k] as usize);
+            let mut lo = _mm256_mul_ps(_mm256_loadu_ps(m(0)), _mm256_set1_ps(w[0]));
+            let mut hi = _mm256_mul_ps(_mm256_loadu_ps(m(0).add(8)), _mm256_set1_ps(w[0]));
+            for (k, &wk) in w.iter().enumerate().skip(1) {
+                let wk = _mm256_set1_ps(wk);
+                lo = _mm256_fmadd_ps(_mm256_loadu_ps(m(k)), wk, lo);
+                hi = _mm256_fmadd_ps(_mm256_loadu_ps(m(k).add(8)), wk, hi);
+            }
+            (lo, hi)
+        }
+    }
+
     /// Positions and normals with AVX2 + FMA: the blended matrix as two 256-bit halves (as
     /// [`positions`]), the point through all four columns, the normal through the first three,
     /// then normalized (`n / |n|`, the scalar path's rule; a zero-length result keeps the input).
@@ -278,20 +300,7 @@ mod avx {
                 let w = weights.get_unchecked(i);
                 let p = positions.get_unchecked(i);
                 let nv = normals.get_unchecked(i);
-                let m = |k: usize| base.add(16 * *j.get_unchecked(k) as usize);
-                let (m0, m1, m2, m3) = (m(0), m(1), m(2), m(3));
-                let w0 = _mm256_set1_ps(w[0]);
-                let w1 = _mm256_set1_ps(w[1]);
-                let w2 = _mm256_set1_ps(w[2]);
-                let w3 = _mm256_set1_ps(w[3]);
-                let mut lo = _mm256_mul_ps(_mm256_loadu_ps(m0), w0);
-                let mut hi = _mm256_mul_ps(_mm256_loadu_ps(m0.add(8)), w0);
-                lo = _mm256_fmadd_ps(_mm256_loadu_ps(m1), w1, lo);
-                hi = _mm256_fmadd_ps(_mm256_loadu_ps(m1.add(8)), w1, hi);
-                lo = _mm256_fmadd_ps(_mm256_loadu_ps(m2), w2, lo);
-                hi = _mm256_fmadd_ps(_mm256_loadu_ps(m2.add(8)), w2, hi);
-                lo = _mm256_fmadd_ps(_mm256_loadu_ps(m3), w3, lo);
-                hi = _mm256_fmadd_ps(_mm256_loadu_ps(m3.add(8)), w3, hi);
+                let (lo, hi) = blend_halves(base, j, w);
                 let pxy = _mm256_set_m128(_mm_set1_ps(p[1]), _mm_set1_ps(p[0]));
                 let pz1 = _mm256_set_m128(_mm_set1_ps(1.0), _mm_set1_ps(p[2]));
                 let t = _mm256_fmadd_ps(lo, pxy, _mm256_mul_ps(hi, pz1));
@@ -336,20 +345,7 @@ mod avx {
                 let j = joints.get_unchecked(i);
                 let w = weights.get_unchecked(i);
                 let p = positions.get_unchecked(i);
-                let m = |k: usize| base.add(16 * *j.get_unchecked(k) as usize);
-                let (m0, m1, m2, m3) = (m(0), m(1), m(2), m(3));
-                let w0 = _mm256_set1_ps(w[0]);
-                let w1 = _mm256_set1_ps(w[1]);
-                let w2 = _mm256_set1_ps(w[2]);
-                let w3 = _mm256_set1_ps(w[3]);
-                let mut lo = _mm256_mul_ps(_mm256_loadu_ps(m0), w0);
-                let mut hi = _mm256_mul_ps(_mm256_loadu_ps(m0.add(8)), w0);
-                lo = _mm256_fmadd_ps(_mm256_loadu_ps(m1), w1, lo);
-                hi = _mm256_fmadd_ps(_mm256_loadu_ps(m1.add(8)), w1, hi);
-                lo = _mm256_fmadd_ps(_mm256_loadu_ps(m2), w2, lo);
-                hi = _mm256_fmadd_ps(_mm256_loadu_ps(m2.add(8)), w2, hi);
-                lo = _mm256_fmadd_ps(_mm256_loadu_ps(m3), w3, lo);
-                hi = _mm256_fmadd_ps(_mm256_loadu_ps(m3.add(8)), w3, hi);
+                let (lo, hi) = blend_halves(base, j, w);
                 // [x_axis | y_axis] * [px | py] + [z_axis | w_axis] * [pz | 1]
                 let pxy = _mm256_set_m128(_mm_set1_ps(p[1]), _mm_set1_ps(p[0]));
                 let pz1 = _mm256_set_m128(_mm_set1_ps(1.0), _mm_set1_ps(p[2]));

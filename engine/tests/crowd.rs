@@ -2,6 +2,8 @@
 //! direct sampling (the interpolation error, measured and falling as frames per clip rise), the
 //! loop seam, phases, clamped ends, bounds and placement.
 
+mod support;
+
 use std::sync::Arc;
 
 use glam::{Mat4, Vec3};
@@ -238,21 +240,16 @@ fn placement_deals_clips_spreads_phases_and_lays_a_grid() {
 // ---- The Crowd component: World, project check, scene file ----
 
 mod component {
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
     use marrow_engine::project::{Library, Project, check_project_files};
 
     fn dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/crowd")
+        super::support::project_dir("crowd")
     }
 
     fn files(scene: impl Fn(String) -> String) -> Vec<(String, String)> {
-        let d = dir();
-        let read = |p: &str| std::fs::read_to_string(d.join(p)).unwrap();
-        vec![
-            ("project.ron".into(), read("project.ron")),
-            ("scenes/main.scene.ron".into(), scene(read("scenes/main.scene.ron"))),
-        ]
+        super::support::one_scene_files("crowd", scene)
     }
 
     #[test]

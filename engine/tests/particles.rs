@@ -2,6 +2,8 @@
 //! one point), springs, and degenerate input. A validity table for the pose job first, then
 //! exact-value behaviour.
 
+mod support;
+
 use glam::{Mat4, Quat, Vec3};
 use marrow_engine::math::Transform;
 use marrow_engine::particles::{
@@ -388,23 +390,18 @@ fn surface_samples_are_seeded_area_weighted_and_on_the_surface() {
 // ---- Particle clouds in a scene: the World, the project check, the file ----
 
 mod cloud {
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
     use marrow_engine::project::{Library, Project, check_project_files};
 
     const DT: f32 = 1.0 / 60.0;
 
     fn dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/particle_figure")
+        super::support::project_dir("particle_figure")
     }
 
     fn files(scene: impl Fn(String) -> String) -> Vec<(String, String)> {
-        let d = dir();
-        let read = |p: &str| std::fs::read_to_string(d.join(p)).unwrap();
-        vec![
-            ("project.ron".into(), read("project.ron")),
-            ("scenes/main.scene.ron".into(), scene(read("scenes/main.scene.ron"))),
-        ]
+        super::support::one_scene_files("particle_figure", scene)
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use glam::{Mat4, Vec3};
 
 use super::mesh::{MeshData, MeshHandle, MeshPool};
-use super::renderer::{CrowdData, CrowdDraw, DrawObject, FrameData, Renderer, RendererSettings};
+use super::renderer::{CrowdData, CrowdDraw, FrameData, Renderer, RendererSettings};
 use super::scene::RenderedImage;
 use super::types::{GpuCrowdClip, GpuCrowdInstance, ParticleInstance};
 use super::{Camera, GpuContext, RenderError, ShaderSource};
@@ -166,24 +166,8 @@ pub fn render_crowd(
     };
     if let Some(b) = bounds {
         member.draws(placements.len() as u32, b, &mut frame.crowd_draws);
-        let ground = pool.add(
-            &ctx.device,
-            &MeshData {
-                positions: &[[-1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [1.0, 0.0, 1.0], [-1.0, 0.0, 1.0]],
-                normals: &[[0.0, 1.0, 0.0]; 4],
-                indices: Some(&[0, 2, 1, 0, 3, 2]),
-                ..Default::default()
-            },
-        )?;
-        let c = (b.min + b.max) * 0.5;
-        let r = (b.max - b.min).length().max(1e-3);
-        let mut g = DrawObject::new(
-            ground,
-            Mat4::from_translation(Vec3::new(c.x, b.min.y.min(0.0), c.z)) * Mat4::from_scale(Vec3::splat(r)),
-        );
-        g.color = [0.55, 0.55, 0.52, 1.0];
-        g.casts_shadow = false;
-        frame.objects.push(g);
+        let ground = super::scene::ground_quad(&ctx.device, &mut pool)?;
+        frame.objects.push(super::scene::ground_under(ground, b, b.min.y.min(0.0), 1.0));
         // A three-quarter view from above the crowd's near corner.
         let mut camera = Camera::framing(b, width as f32 / height.max(1) as f32);
         let dir = Vec3::new(0.55, 0.6, 1.0).normalize();

@@ -139,16 +139,8 @@ impl SceneRenderer {
             }
         }
         let max_joints = scene.skins.iter().map(|s| s.joints.len()).max().unwrap_or(0);
-        // A unit ground quad (y = 0, facing +Y), scaled under the posed bounds each frame.
-        let ground = pool.add(
-            device,
-            &MeshData {
-                positions: &[[-1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [1.0, 0.0, 1.0], [-1.0, 0.0, 1.0]],
-                normals: &[[0.0, 1.0, 0.0]; 4],
-                indices: Some(&[0, 2, 1, 0, 3, 2]),
-                ..Default::default()
-            },
-        )?;
+        // Scaled under the posed bounds each frame.
+        let ground = ground_quad(device, pool)?;
         Ok(Self {
             draws,
             morphs,
@@ -267,20 +259,7 @@ impl SceneRenderer {
         }
         self.bounds = all;
         if let (true, Some(ground), Some(b)) = (self.ground_plane, self.ground, all) {
-            let c = (b.min + b.max) * 0.5;
-            let r = (b.max - b.min).length().max(1e-3) * 1.5;
-            frame.objects.push(DrawObject {
-                mesh: ground,
-                world_from_model: Mat4::from_translation(Vec3::new(c.x, b.min.y, c.z))
-                    * Mat4::from_scale(Vec3::splat(r)),
-                color: GROUND_COLOR,
-                material: 1,
-                palette_offset: 0,
-                bounds: None,
-                casts_shadow: false,
-                outlined: false,
-                pick_id: 0,
-            });
+            frame.objects.push(DrawObject { material: 1, ..ground_under(ground, b, b.min.y, 1.5) });
         }
         if self.overlay {
             self.skeleton_lines(scene, pose, &mut frame.lines);
@@ -429,28 +408,39 @@ pub fn render_particles(
     let mut frame = FrameData { particles: particles.to_vec(), ..Default::default() };
     let bounds = super::renderer::particle_bounds(particles);
     if let Some(b) = bounds {
-        let ground = pool.add(
-            &ctx.device,
-            &MeshData {
-                positions: &[[-1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [1.0, 0.0, 1.0], [-1.0, 0.0, 1.0]],
-                normals: &[[0.0, 1.0, 0.0]; 4],
-                indices: Some(&[0, 2, 1, 0, 3, 2]),
-                ..Default::default()
-            },
-        )?;
-        let c = (b.min + b.max) * 0.5;
-        let r = (b.max - b.min).length().max(1e-3) * 1.5;
-        let mut ground_object = DrawObject::new(
-            ground,
-            Mat4::from_translation(Vec3::new(c.x, b.min.y, c.z)) * Mat4::from_scale(Vec3::splat(r)),
-        );
-        ground_object.color = GROUND_COLOR;
-        ground_object.casts_shadow = false;
-        frame.objects.push(ground_object);
+        let ground = ground_quad(&ctx.device, &mut pool)?;
+        frame.objects.push(ground_under(ground, b, b.min.y, 1.5));
         frame.camera = Camera::framing(b, width as f32 / height.max(1) as f32);
     }
     let target = renderer.create_target(width, height);
     let stats = renderer.render(&pool, &frame, &target)?;
     let rgba = renderer.read_color(&target)?;
     Ok(RenderedImage { width: target.width, height: target.height, rgba, stats, bounds })
+}
+
+/// A unit ground quad (`y = 0`, facing +Y, from -1 to 1 in X and Z) in `pool`.
+pub(crate) fn ground_quad(device: &wgpu::Device, pool: &mut MeshPool) -> Result<MeshHandle, RenderError> {
+    pool.add(
+        device,
+        &MeshData {
+            positions: &[[-1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [1.0, 0.0, 1.0], [-1.0, 0.0, 1.0]],
+            normals: &[[0.0, 1.0, 0.0]; 4],
+            indices: Some(&[0, 2, 1, 0, 3, 2]),
+            ..Default::default()
+        },
+    )
+}
+
+/// The ground quad `mesh` under `b` at height `y`, spanning `scale` times the box's diagonal:
+/// receives shadows, casts none.
+pub(crate) fn ground_under(mesh: MeshHandle, b: Aabb, y: f32, scale: f32) -> DrawObject {
+    let c = (b.min + b.max) * 0.5;
+    let r = (b.max - b.min).length().max(1e-3) * scale;
+    let mut g = DrawObject::new(
+        mesh,
+        Mat4::from_translation(Vec3::new(c.x, y, c.z)) * Mat4::from_scale(Vec3::splat(r)),
+    );
+    g.color = GROUND_COLOR;
+    g.casts_shadow = false;
+    g
 }

@@ -708,9 +708,12 @@ impl World {
 
     /// Every entity with a particle cloud.
     pub fn particle_clouds(&self) -> impl Iterator<Item = Entity> + '_ {
-        (0..self.particles.len() as u32)
-            .filter(|&i| self.particles[i as usize].is_some())
-            .map(|i| self.entity_at(i))
+        self.having(&self.particles)
+    }
+
+    /// The entities whose slot in a component column is filled.
+    fn having<'a, T>(&'a self, column: &'a [Option<T>]) -> impl Iterator<Item = Entity> + 'a {
+        column.iter().enumerate().filter(|(_, c)| c.is_some()).map(|(i, _)| self.entity_at(i as u32))
     }
 
     /// Sets (or removes) the particle cloud on `e`: scattered over `mesh` (which must be skinned)
@@ -755,9 +758,7 @@ impl World {
 
     /// Every entity with a crowd.
     pub fn crowds(&self) -> impl Iterator<Item = Entity> + '_ {
-        (0..self.crowds.len() as u32)
-            .filter(|&i| self.crowds[i as usize].is_some())
-            .map(|i| self.entity_at(i))
+        self.having(&self.crowds)
     }
 
     /// Sets (or removes) the crowd on `e`, baking its clips now: `assets` resolves its rig, mesh
@@ -827,18 +828,9 @@ impl World {
         let World {
             particles, parents, rig_of, rigs, poses, worlds, faults, names, generations, epoch, ..
         } = self;
-        for i in 0..particles.len() {
-            let Some(c) = particles[i].as_mut() else { continue };
-            let mut at = Some(Entity { index: i as u32, generation: generations[i] });
-            let mut rig = None;
-            while let Some(e) = at {
-                let r = rig_of[e.index as usize];
-                if r != NONE {
-                    rig = Some(&rigs[r as usize]);
-                    break;
-                }
-                at = parents[e.index as usize];
-            }
+        for (i, slot) in particles.iter_mut().enumerate() {
+            let Some(c) = slot.as_mut() else { continue };
+            let rig = rig_at_or_above(i, generations, rig_of, rigs, parents);
             let other = rig.is_some_and(|r| {
                 let rs = r.component.animator.skeleton();
                 !c.skeleton.same_rig(rs)
@@ -1075,17 +1067,7 @@ impl World {
         let World { meshes, parents, rig_of, rigs, worlds, faults, names, generations, .. } = self;
         for i in 0..meshes.len() {
             let Some(m) = meshes[i].as_mut() else { continue };
-            // Nearest Animator at or above.
-            let mut at = Some(Entity { index: i as u32, generation: generations[i] });
-            let mut rig = None;
-            while let Some(e) = at {
-                let r = rig_of[e.index as usize];
-                if r != NONE {
-                    rig = Some(&rigs[r as usize]);
-                    break;
-                }
-                at = parents[e.index as usize];
-            }
+            let rig = rig_at_or_above(i, generations, rig_of, rigs, parents);
             m.rig = rig.map(|r| r.entity);
             let skin = m.asset.skeleton.as_ref();
             let no_rig = skin.is_some() && rig.is_none();
@@ -1281,6 +1263,25 @@ impl World {
         }
         SceneDesc { name: self.name.clone(), entities: self.roots.iter().map(|e| build(self, *e)).collect() }
     }
+}
+
+/// The nearest Animator at or above entity slot `i` (the rig that drives its mesh or cloud).
+fn rig_at_or_above<'a>(
+    i: usize,
+    generations: &[u32],
+    rig_of: &[u32],
+    rigs: &'a [RigEntry],
+    parents: &[Option<Entity>],
+) -> Option<&'a RigEntry> {
+    let mut at = Some(Entity { index: i as u32, generation: generations[i] });
+    while let Some(e) = at {
+        let r = rig_of[e.index as usize];
+        if r != NONE {
+            return rigs.get(r as usize);
+        }
+        at = parents[e.index as usize];
+    }
+    None
 }
 
 /// Every sibling list of `desc` names each entity once (checked in one pass over the scene,

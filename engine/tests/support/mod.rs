@@ -18,6 +18,22 @@ pub fn gltf_dir() -> PathBuf {
     dir
 }
 
+/// A sample project's folder (`projects/NAME`).
+pub fn project_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects").join(name)
+}
+
+/// A one-scene sample project's files in memory (`project.ron`, `scenes/main.scene.ron`), the
+/// scene's text passed through `scene` (to break it on purpose).
+pub fn one_scene_files(name: &str, scene: impl Fn(String) -> String) -> Vec<(String, String)> {
+    let d = project_dir(name);
+    let read = |p: &str| std::fs::read_to_string(d.join(p)).unwrap();
+    vec![
+        ("project.ron".into(), read("project.ron")),
+        ("scenes/main.scene.ron".into(), scene(read("scenes/main.scene.ron"))),
+    ]
+}
+
 /// Samples `clip` at `time` with a fresh context.
 pub fn sample(sk: &Skeleton, clip: &Clip, time: f32) -> Vec<Transform> {
     let mut out = vec![Transform::IDENTITY; sk.bone_count()];
