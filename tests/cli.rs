@@ -165,3 +165,29 @@ fn numeric_flags_that_would_hang_or_exhaust_memory_are_refused_with_the_flag_nam
         assert!(err.contains(flag) && err.contains("finite"), "{err}");
     }
 }
+
+#[test]
+fn simplify_reports_keys_kept_within_the_tolerance_and_writes_a_clip_file() {
+    let out = std::env::temp_dir().join(format!("marrow-simplify-{}.clip.ron", std::process::id()));
+    let (code, stdout, stderr) = marrow(&[
+        "simplify",
+        &model("CesiumMan/CesiumMan.glb"),
+        "--tolerance",
+        "0.001",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("885 of 2736 keys kept"), "{stdout}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let clip = marrow_engine::project::clip_from_str(&text, &out).unwrap();
+    assert_eq!(clip.clip.name, "animation0");
+    let _ = std::fs::remove_file(&out);
+    let (code, _, err) = marrow(&["simplify", &model("CesiumMan/CesiumMan.glb"), "--tolerance=-1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--tolerance -1: must be a finite non-negative number"), "{err}");
+    let (code, _, err) =
+        marrow(&["simplify", &model("CesiumMan/CesiumMan.glb"), "--tolerance", "0.1", "--out", "x.glb"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("ends in .clip.ron"), "{err}");
+}

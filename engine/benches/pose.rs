@@ -156,6 +156,34 @@ fn pose(c: &mut Criterion) {
         if n != 64 {
             continue;
         }
+        // Key-reduced clips (`Clip::simplify` at 0.03 model units: each track keeps its own key
+        // times): the shape of hand-keyed and optimised animation.
+        let (ra, report) = a.simplify(&sk, 0.03);
+        let (rb, _) = b.simplify(&sk, 0.03);
+        ra.compiled();
+        rb.compiled();
+        eprintln!(
+            "pose/*_reduced/64: {} of {} keys kept ({:.0}%), largest bone-origin error {:.4}",
+            report.keys_after,
+            report.keys_before,
+            100.0 * report.keys_after as f32 / report.keys_before as f32,
+            report.max_error
+        );
+        let mut ch = Character::new(n, 0.0);
+        g.bench_function(BenchmarkId::new("sample_forward_reduced", n), |bench| {
+            bench.iter(|| {
+                let t = ch.tick(da);
+                sample(&sk, &ra, t, &mut ch.ctx_a, &mut ch.local);
+                black_box(&ch.local);
+            })
+        });
+        let mut ch = Character::new(n, 0.0);
+        g.bench_function(BenchmarkId::new("full_forward_reduced", n), |bench| {
+            bench.iter(|| {
+                ch.full(&sk, &ra, &rb, da);
+                black_box(&ch.palette);
+            })
+        });
         let loose = unshared(&a);
         let mut ch = Character::new(n, 0.0);
         g.bench_function(BenchmarkId::new("sample_forward_unshared", n), |bench| {

@@ -62,6 +62,7 @@
 //! - [`graph`]: the blend/adjust graph: authored model, compiler, evaluator, RON files.
 //! - [`skinning`]: the CPU reference skinning job and posed bounds.
 //! - [`morph`]: morph target application and per-instance morph weights.
+//! - [`simplify`]: key reduction of clips to a model-space tolerance.
 //! - [`crowd`]: clips baked into a table of skinning matrices for instanced crowds.
 //! - [`particles`]: point clouds bound to bone segments (two influences), posed, with springs.
 //! - [`synthetic`]: generated rigs and dense clips for benchmarks and tests.
@@ -118,6 +119,7 @@ pub mod property;
 #[cfg(feature = "render")]
 pub mod render;
 pub mod scene;
+pub mod simplify;
 pub mod skeleton;
 pub mod skinning;
 pub mod synthetic;

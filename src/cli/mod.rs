@@ -10,6 +10,7 @@ mod particles;
 mod pose;
 mod render;
 mod runner;
+mod simplify;
 
 use std::process::ExitCode;
 
@@ -42,6 +43,8 @@ pub enum Command {
     Particles(particles::ParticlesArgs),
     /// Bake a glTF model's clips and render a crowd of it in one instanced draw, to a PNG.
     Crowd(crowd::CrowdArgs),
+    /// Remove the keys a glTF model's animation can do without, within a model-space tolerance.
+    Simplify(simplify::SimplifyArgs),
     /// Write the code-built `runner` sample project (skeleton, stride clip, scene) to a folder.
     GenRunner(runner::GenArgs),
     /// Run the `runner` sample headless: the stride accelerates, footsteps play while grounded.
@@ -58,6 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Render(args)) => render::run(&args),
         Some(Command::Particles(args)) => particles::run(&args),
         Some(Command::Crowd(args)) => crowd::run(&args),
+        Some(Command::Simplify(args)) => simplify::run(&args),
         Some(Command::GenRunner(args)) => runner::generate(&args),
         Some(Command::Runner(args)) => runner::run(&args),
     }
