@@ -118,7 +118,8 @@ impl SkinningJob<'_> {
         if !has_t {
             // Joint indices are checked in one vectorizable pass first, so the hot loop reads the
             // palette without per-influence bounds checks.
-            let max = self.joints.iter().map(|j| j[0].max(j[1]).max(j[2].max(j[3]))).max().unwrap_or(0);
+            // Flattened, the scan is a plain u16 max reduction, which vectorizes.
+            let max = self.joints.as_flattened().iter().copied().max().unwrap_or(0);
             if max as usize >= palette.len() {
                 let i = self
                     .joints
