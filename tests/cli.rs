@@ -178,7 +178,7 @@ fn simplify_reports_keys_kept_within_the_tolerance_and_writes_a_clip_file() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.contains("885 of 2736 keys kept"), "{stdout}");
+    assert!(stdout.contains("873 of 2736 keys kept"), "{stdout}");
     let text = std::fs::read_to_string(&out).unwrap();
     let clip = marrow_engine::project::clip_from_str(&text, &out).unwrap();
     assert_eq!(clip.clip.name, "animation0");
@@ -190,4 +190,40 @@ fn simplify_reports_keys_kept_within_the_tolerance_and_writes_a_clip_file() {
         marrow(&["simplify", &model("CesiumMan/CesiumMan.glb"), "--tolerance", "0.1", "--out", "x.glb"]);
     assert_eq!(code, 1);
     assert!(err.contains("ends in .clip.ron"), "{err}");
+}
+
+#[test]
+fn export_writes_a_glb_that_poses_as_the_source_does() {
+    let out = std::env::temp_dir().join(format!("marrow-export-{}.glb", std::process::id()));
+    let src = model("CesiumMan/CesiumMan.glb");
+    let (code, stdout, stderr) = marrow(&["export", &src, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("1 animations"), "{stdout}");
+    let pose = |file: &str| {
+        let (code, out, err) = marrow(&["pose", file, "--times", "0:2:0.1", "--vertices", "40"]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<Value>(&out).unwrap()
+    };
+    let (a, b) = (pose(&src), pose(out.to_str().unwrap()));
+    let flat = |v: &Value| -> Vec<f64> {
+        let mut out = Vec::new();
+        fn walk(v: &Value, out: &mut Vec<f64>) {
+            match v {
+                Value::Number(n) => out.push(n.as_f64().unwrap()),
+                Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+                Value::Object(o) => o.iter().filter(|(k, _)| *k != "file").for_each(|(_, x)| walk(x, out)),
+                _ => {}
+            }
+        }
+        walk(v, &mut out);
+        out
+    };
+    let (fa, fb) = (flat(&a), flat(&b));
+    assert_eq!(fa.len(), fb.len());
+    let worst = fa.iter().zip(&fb).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    assert!(worst <= 1e-5, "pose of the export differs by {worst}");
+    let _ = std::fs::remove_file(&out);
+    let (code, _, err) = marrow(&["export", &src, "--out", "x.gltf"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("named .glb"), "{err}");
 }

@@ -6,6 +6,7 @@
 mod check;
 mod crowd;
 mod edit;
+mod export;
 mod particles;
 mod pose;
 mod render;
@@ -45,6 +46,8 @@ pub enum Command {
     Crowd(crowd::CrowdArgs),
     /// Remove the keys a glTF model's animation can do without, within a model-space tolerance.
     Simplify(simplify::SimplifyArgs),
+    /// Re-export a glTF file through Marrow's model as a binary glTF (keys exactly as held).
+    Export(export::ExportArgs),
     /// Write the code-built `runner` sample project (skeleton, stride clip, scene) to a folder.
     GenRunner(runner::GenArgs),
     /// Run the `runner` sample headless: the stride accelerates, footsteps play while grounded.
@@ -62,6 +65,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Particles(args)) => particles::run(&args),
         Some(Command::Crowd(args)) => crowd::run(&args),
         Some(Command::Simplify(args)) => simplify::run(&args),
+        Some(Command::Export(args)) => export::run(&args),
         Some(Command::GenRunner(args)) => runner::generate(&args),
         Some(Command::Runner(args)) => runner::run(&args),
     }

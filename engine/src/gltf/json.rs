@@ -175,6 +175,7 @@ pub(crate) struct Animation {
     pub name: Option<String>,
     pub channels: Vec<Channel>,
     pub samplers: Vec<Sampler>,
+    pub extras: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]

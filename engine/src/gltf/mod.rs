@@ -18,6 +18,7 @@
 mod entity;
 mod error;
 mod evaluate;
+pub mod export;
 mod import;
 mod json;
 mod load;
@@ -30,6 +31,7 @@ pub use crate::mesh::{Image, Material, Mesh, Primitive, SkinStream};
 pub use entity::{entity_name, model_entity};
 pub use error::{Fault, ImportError, Location, Warning};
 pub use evaluate::ScenePose;
+pub use export::{ExportError, export_glb};
 pub use import::{import, import_slice};
 
 use crate::clip::Clip;

@@ -64,6 +64,28 @@ impl Builder<'_> {
             for (ci, c) in a.channels.iter().enumerate() {
                 self.channel(ai, ci, c, a, &inputs, nodes, meshes, rigs, &mut anim);
             }
+            // Markers (Marrow's export writes them in `extras.markers`): on every clip of the
+            // animation; entries without a string name and a finite time are skipped.
+            let markers: Vec<crate::clip::Marker> = a
+                .extras
+                .as_ref()
+                .and_then(|e| e.get("markers"))
+                .and_then(|m| m.as_array())
+                .map(|list| {
+                    list.iter()
+                        .filter_map(|m| {
+                            let name = m.get("name")?.as_str()?.to_owned();
+                            let time = m.get("time")?.as_f64()? as f32;
+                            time.is_finite().then_some(crate::clip::Marker { name, time })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if !markers.is_empty() {
+                for c in &mut anim.clips {
+                    c.clip.set_markers(markers.clone());
+                }
+            }
             out.push(anim);
         }
         let mut names: Vec<String> = out.iter().map(|a| a.name.clone()).collect();

@@ -98,8 +98,11 @@ fn json_number(v: f32) -> &'static str {
     if v.is_nan() { "is not a number" } else { "is past the 32-bit float range (about 3.4e38)" }
 }
 
+/// `q` at unit length: kept bit for bit when it already is to f32 precision (so a file's
+/// rotations survive import and export unchanged), normalized otherwise.
 fn try_normalize_q(q: Quat) -> Option<Quat> {
-    math::normalize_quat(q)
+    let l2 = q.length_squared();
+    if (l2 - 1.0).abs() <= 4.0 * f32::EPSILON { Some(q) } else { math::normalize_quat(q) }
 }
 
 fn unique(names: &mut [String]) {
@@ -403,7 +406,7 @@ impl Builder<'_> {
                                 );
                                 try_normalize_q(r).unwrap_or(Quat::IDENTITY)
                             } else {
-                                r.normalize()
+                                try_normalize_q(r).unwrap_or(r)
                             };
                             Transform { translation: t, rotation: r, scale: s }
                         }
