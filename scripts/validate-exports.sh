@@ -19,7 +19,7 @@ cargo build --quiet
 files=()
 for m in assets/gltf/*/*.glb assets/gltf/*/*.gltf; do
   out="$work/$(basename "${m%.*}").glb"
-  target/debug/marrow export "$m" --out "$out" >/dev/null
+  "${CARGO_TARGET_DIR:-target}/debug/marrow" export "$m" --out "$out" >/dev/null
   files+=("$out")
 done
 NODE_PATH="$work/node_modules" node scripts/validate-exports.js "${files[@]}"
