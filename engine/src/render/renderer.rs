@@ -815,6 +815,40 @@ pub(crate) fn fullscreen_pipeline(
     })
 }
 
+/// The particle discs' pipelines: forward (colour, LEQUAL against the pre-pass, no depth
+/// writes), depth pre-pass and shadow (depth only, the fragment stage cutting the disc).
+fn particle_pipelines(
+    device: &wgpu::Device,
+    layouts: &Layouts,
+    module: &wgpu::ShaderModule,
+) -> [wgpu::RenderPipeline; 3] {
+    let make = |label, layout, vs, fs, color: bool, bias| {
+        mesh_pipeline(
+            device,
+            MeshPipelineDesc {
+                label,
+                module,
+                layout,
+                buffers: &[],
+                vs,
+                fs: Some(fs),
+                cull: None,
+                depth_write: !color,
+                compare: wgpu::CompareFunction::LessEqual,
+                bias,
+                format: color.then_some(COLOR_FORMAT),
+            },
+        )
+    };
+    let none = wgpu::DepthBiasState::default();
+    let shadow_bias = wgpu::DepthBiasState { constant: 2, slope_scale: 2.0, clamp: 0.0 };
+    [
+        make("marrow particles forward", &layouts.particle_forward, "vs_forward", "fs_forward", true, none),
+        make("marrow particles depth", &layouts.particle_depth, "vs_depth", "fs_disc", false, none),
+        make("marrow particles shadow", &layouts.particle_depth, "vs_shadow", "fs_disc", false, shadow_bias),
+    ]
+}
+
 fn build_pipelines(
     device: &wgpu::Device,
     layouts: &Layouts,
@@ -917,55 +951,7 @@ fn build_pipelines(
         };
         mesh_pipeline(device, d)
     };
-    let particles_module = module("particles.wgsl", &particles_src);
-    let particle = |label, layout, vs, fs, color: bool, compare, bias| {
-        mesh_pipeline(
-            device,
-            MeshPipelineDesc {
-                label,
-                module: &particles_module,
-                layout,
-                buffers: &[],
-                vs,
-                fs: Some(fs),
-                cull: None,
-                depth_write: !color,
-                compare,
-                bias,
-                format: color.then_some(COLOR_FORMAT),
-            },
-        )
-    };
-    let less_equal = wgpu::CompareFunction::LessEqual;
-    let particles = [
-        particle(
-            "marrow particles forward",
-            &layouts.particle_forward,
-            "vs_forward",
-            "fs_forward",
-            true,
-            less_equal,
-            Default::default(),
-        ),
-        particle(
-            "marrow particles depth",
-            &layouts.particle_depth,
-            "vs_depth",
-            "fs_disc",
-            false,
-            less_equal,
-            Default::default(),
-        ),
-        particle(
-            "marrow particles shadow",
-            &layouts.particle_depth,
-            "vs_shadow",
-            "fs_disc",
-            false,
-            less_equal,
-            wgpu::DepthBiasState { constant: 2, slope_scale: 2.0, clamp: 0.0 },
-        ),
-    ];
+    let particles = particle_pipelines(device, layouts, &module("particles.wgsl", &particles_src));
     let overlay_module = module("overlay.wgsl", &overlay_src);
     let line_pipeline = |label: &str, compare: wgpu::CompareFunction| {
         device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
@@ -1526,52 +1512,8 @@ impl Renderer {
             self.order.push((key, i as u32, class));
         }
         self.order.sort_unstable_by_key(|&(k, i, c)| (k, c, i));
-        // Crowds: each draw culled as a whole by the bounds of every instance at every baked
-        // frame; its data uploaded only when its version moves.
-        self.crowd_runs.clear();
-        for (k, d) in frame.crowd_draws.iter().enumerate() {
-            let visible = frustum.intersects(&d.bounds);
-            let casts = frame.shadows && d.casts_shadow;
-            if casts {
-                casters = Some(casters.map_or(d.bounds, |c| c.union(d.bounds)));
-            }
-            if visible || casts {
-                self.crowd_runs.push((k as u32, visible, casts));
-            }
-            if visible {
-                stats.crowd_instances += d.count;
-            }
-        }
-        if let Some(c) = &frame.crowd
-            && (self.uploaded_crowd_version != Some(c.version) || c.version == 0)
-        {
-            if !self.crowd_buffers.fits(c) {
-                self.crowd_buffers = CrowdBuffers::new(&self.ctx.device, Some(c));
-                self.objects_group = objects_group(
-                    &self.ctx.device,
-                    &self.layouts.objects,
-                    &self.objects_buffer,
-                    &self.palette_buffer,
-                    &self.crowd_buffers,
-                );
-            }
-            let queue = &self.ctx.queue;
-            queue.write_buffer(&self.crowd_buffers.table, 0, bytemuck::cast_slice(&c.table));
-            queue.write_buffer(&self.crowd_buffers.clips, 0, bytemuck::cast_slice(&c.clips));
-            queue.write_buffer(&self.crowd_buffers.instances, 0, bytemuck::cast_slice(&c.instances));
-            self.uploaded_crowd_version = Some(c.version);
-            stats.crowd_bytes = c.bytes();
-        }
-        // Particles: one instanced draw per pass for the whole set; their bounds (radius
-        // included) join the shadow casters so the light's box covers them.
-        self.particle_count = frame.particles.len() as u32;
-        self.particles_cast_shadows = frame.shadows;
-        if frame.shadows
-            && let Some(b) = particle_bounds(&frame.particles)
-        {
-            casters = Some(casters.map_or(b, |c| c.union(b)));
-        }
-        stats.particles = self.particle_count;
+        self.prepare_crowds(frame, &frustum, &mut casters, stats);
+        self.prepare_particles(frame, &mut casters, stats);
 
         self.gpu_objects.clear();
         self.runs.clear();
@@ -1633,21 +1575,7 @@ impl Renderer {
             (self.gpu_objects.len() * size_of::<GpuObject>()) as u64,
             if any_skinned { palette_bytes } else { 0 },
         );
-        let particle_bytes = (frame.particles.len() * size_of::<ParticleInstance>()) as u64;
-        if particle_bytes > self.particles_buffer.size() {
-            self.particles_buffer = storage_buffer(
-                &self.ctx.device,
-                "marrow particles",
-                particle_bytes.next_power_of_two(),
-                wgpu::BufferUsages::STORAGE,
-            );
-            self.particles_group =
-                particles_group(&self.ctx.device, &self.layouts.particles, &self.particles_buffer);
-        }
         let queue = &self.ctx.queue;
-        if particle_bytes > 0 {
-            queue.write_buffer(&self.particles_buffer, 0, bytemuck::cast_slice(&frame.particles));
-        }
         if !self.gpu_objects.is_empty() {
             queue.write_buffer(&self.objects_buffer, 0, bytemuck::cast_slice(&self.gpu_objects));
         }
@@ -1698,6 +1626,82 @@ impl Renderer {
             queue.write_buffer(&self.lines_buffer, depth_bytes, bytemuck::cast_slice(&frame.lines));
         }
         Ok(())
+    }
+
+    /// The crowd part of [`Renderer::prepare`]: each crowd draw culled as a whole (its bounds
+    /// join the shadow casters), the crowd data uploaded only when its version moved.
+    fn prepare_crowds(
+        &mut self,
+        frame: &FrameData,
+        frustum: &Frustum,
+        casters: &mut Option<Aabb>,
+        stats: &mut FrameStats,
+    ) {
+        // Crowds: each draw culled as a whole by the bounds of every instance at every baked
+        // frame; its data uploaded only when its version moves.
+        self.crowd_runs.clear();
+        for (k, d) in frame.crowd_draws.iter().enumerate() {
+            let visible = frustum.intersects(&d.bounds);
+            let casts = frame.shadows && d.casts_shadow;
+            if casts {
+                *casters = Some(casters.map_or(d.bounds, |c| c.union(d.bounds)));
+            }
+            if visible || casts {
+                self.crowd_runs.push((k as u32, visible, casts));
+            }
+            if visible {
+                stats.crowd_instances += d.count;
+            }
+        }
+        if let Some(c) = &frame.crowd
+            && (self.uploaded_crowd_version != Some(c.version) || c.version == 0)
+        {
+            if !self.crowd_buffers.fits(c) {
+                self.crowd_buffers = CrowdBuffers::new(&self.ctx.device, Some(c));
+                self.objects_group = objects_group(
+                    &self.ctx.device,
+                    &self.layouts.objects,
+                    &self.objects_buffer,
+                    &self.palette_buffer,
+                    &self.crowd_buffers,
+                );
+            }
+            let queue = &self.ctx.queue;
+            queue.write_buffer(&self.crowd_buffers.table, 0, bytemuck::cast_slice(&c.table));
+            queue.write_buffer(&self.crowd_buffers.clips, 0, bytemuck::cast_slice(&c.clips));
+            queue.write_buffer(&self.crowd_buffers.instances, 0, bytemuck::cast_slice(&c.instances));
+            self.uploaded_crowd_version = Some(c.version);
+            stats.crowd_bytes = c.bytes();
+        }
+    }
+
+    /// The particle part of [`Renderer::prepare`]: the discs uploaded (the buffer grown as
+    /// needed), their bounds in the light's box when they cast shadows.
+    fn prepare_particles(&mut self, frame: &FrameData, casters: &mut Option<Aabb>, stats: &mut FrameStats) {
+        // Particles: one instanced draw per pass for the whole set; their bounds (radius
+        // included) join the shadow casters so the light's box covers them.
+        self.particle_count = frame.particles.len() as u32;
+        self.particles_cast_shadows = frame.shadows;
+        if frame.shadows
+            && let Some(b) = particle_bounds(&frame.particles)
+        {
+            *casters = Some(casters.map_or(b, |c| c.union(b)));
+        }
+        stats.particles = self.particle_count;
+        let bytes = (frame.particles.len() * size_of::<ParticleInstance>()) as u64;
+        if bytes > self.particles_buffer.size() {
+            self.particles_buffer = storage_buffer(
+                &self.ctx.device,
+                "marrow particles",
+                bytes.next_power_of_two(),
+                wgpu::BufferUsages::STORAGE,
+            );
+            self.particles_group =
+                particles_group(&self.ctx.device, &self.layouts.particles, &self.particles_buffer);
+        }
+        if bytes > 0 {
+            self.ctx.queue.write_buffer(&self.particles_buffer, 0, bytemuck::cast_slice(&frame.particles));
+        }
     }
 
     /// The shadow pass (always cleared, so a frame without casters leaves no stale shadow).

@@ -352,57 +352,8 @@ impl WorldRenderer {
                 stats.objects += 1;
             }
         }
-        // Crowds: one instanced draw per primitive per crowd; the data (table, clips, instances)
-        // is rebuilt and re-uploaded only when a crowd changes, so a playing crowd costs the
-        // renderer nothing but its clock.
-        let key: Vec<(Entity, u64, [u32; 16])> = world
-            .crowds()
-            .filter_map(|e| {
-                let c = world.crowd(e)?;
-                let m = world.world_matrix(e).unwrap_or(Mat4::IDENTITY).to_cols_array().map(f32::to_bits);
-                Some((e, c.version, m))
-            })
-            .collect();
-        if key != self.crowd_key {
-            self.rebuild_crowds(ctx, pool, world, now)?;
-            self.crowd_key = key;
-        }
-        for &(e, _, _) in &self.crowd_key {
-            if let Some(c) = world.crowd(e) {
-                let k = MeshKey::Asset(Arc::as_ptr(&c.mesh) as usize);
-                if let Some(up) = self.uploads.get_mut(&k) {
-                    up.used = now;
-                }
-                frame.crowd_time = c.time;
-            }
-        }
-        if !self.crowd_draws.is_empty() {
-            frame.crowd = self.crowd_data.clone();
-            frame.crowd_draws.extend_from_slice(&self.crowd_draws);
-            for d in &self.crowd_draws {
-                all = Some(all.map_or(d.bounds, |a| a.union(d.bounds)));
-                stats.crowd_instances += d.count;
-            }
-        }
-        // Particle clouds: their discs where the springs hold them (world space).
-        for e in world.particle_clouds() {
-            let Some((desc, cloud)) = world.particle_cloud(e) else { continue };
-            let color = super::ParticleInstance::pack_color(desc.settings.color);
-            let radius = desc.settings.radius;
-            let start = frame.particles.len();
-            frame.particles.extend(
-                cloud.positions().iter().zip(&cloud.normals).map(|(p, n)| super::ParticleInstance {
-                    position: *p,
-                    radius,
-                    normal: *n,
-                    color,
-                }),
-            );
-            if let Some(b) = super::renderer::particle_bounds(&frame.particles[start..]) {
-                all = Some(all.map_or(b, |a| a.union(b)));
-            }
-            stats.particles += (frame.particles.len() - start) as u32;
-        }
+        self.extract_crowds(ctx, pool, world, now, frame, &mut all, &mut stats)?;
+        Self::extract_particles(world, frame, &mut all, &mut stats);
         self.bounds = all;
         // Release what no entity used this frame.
         let uploads = &mut self.uploads;
@@ -434,6 +385,83 @@ impl WorldRenderer {
         self.ghost_lines(world, &mut frame.lines);
         self.stats = stats;
         Ok(())
+    }
+
+    /// The crowd part of [`WorldRenderer::extract`]: one instanced draw per primitive per crowd;
+    /// the data rebuilt (and re-uploaded by the renderer) only when a crowd changes.
+    #[allow(clippy::too_many_arguments)]
+    fn extract_crowds(
+        &mut self,
+        ctx: &GpuContext,
+        pool: &mut MeshPool,
+        world: &World,
+        now: u64,
+        frame: &mut FrameData,
+        all: &mut Option<Aabb>,
+        stats: &mut ExtractStats,
+    ) -> Result<(), RenderError> {
+        // Crowds: one instanced draw per primitive per crowd; the data (table, clips, instances)
+        // is rebuilt and re-uploaded only when a crowd changes, so a playing crowd costs the
+        // renderer nothing but its clock.
+        let key: Vec<(Entity, u64, [u32; 16])> = world
+            .crowds()
+            .filter_map(|e| {
+                let c = world.crowd(e)?;
+                let m = world.world_matrix(e).unwrap_or(Mat4::IDENTITY).to_cols_array().map(f32::to_bits);
+                Some((e, c.version, m))
+            })
+            .collect();
+        if key != self.crowd_key {
+            self.rebuild_crowds(ctx, pool, world, now)?;
+            self.crowd_key = key;
+        }
+        for &(e, _, _) in &self.crowd_key {
+            if let Some(c) = world.crowd(e) {
+                let k = MeshKey::Asset(Arc::as_ptr(&c.mesh) as usize);
+                if let Some(up) = self.uploads.get_mut(&k) {
+                    up.used = now;
+                }
+                frame.crowd_time = c.time;
+            }
+        }
+        if !self.crowd_draws.is_empty() {
+            frame.crowd = self.crowd_data.clone();
+            frame.crowd_draws.extend_from_slice(&self.crowd_draws);
+            for d in &self.crowd_draws {
+                *all = Some(all.map_or(d.bounds, |a| a.union(d.bounds)));
+                stats.crowd_instances += d.count;
+            }
+        }
+        Ok(())
+    }
+
+    /// The particle part of [`WorldRenderer::extract`]: every cloud's discs where its springs
+    /// hold them.
+    fn extract_particles(
+        world: &World,
+        frame: &mut FrameData,
+        all: &mut Option<Aabb>,
+        stats: &mut ExtractStats,
+    ) {
+        // Particle clouds: their discs where the springs hold them (world space).
+        for e in world.particle_clouds() {
+            let Some((desc, cloud)) = world.particle_cloud(e) else { continue };
+            let color = super::ParticleInstance::pack_color(desc.settings.color);
+            let radius = desc.settings.radius;
+            let start = frame.particles.len();
+            frame.particles.extend(
+                cloud.positions().iter().zip(&cloud.normals).map(|(p, n)| super::ParticleInstance {
+                    position: *p,
+                    radius,
+                    normal: *n,
+                    color,
+                }),
+            );
+            if let Some(b) = super::renderer::particle_bounds(&frame.particles[start..]) {
+                *all = Some(all.map_or(b, |a| a.union(b)));
+            }
+            stats.particles += (frame.particles.len() - start) as u32;
+        }
     }
 
     /// Rebuilds the crowds' GPU data: every crowd's table end to end (clip offsets shifted),
