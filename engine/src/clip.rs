@@ -101,6 +101,18 @@ impl Clip {
         &self.channels
     }
 
+    /// Bytes the authored tracks and markers hold (the compiled form is counted by
+    /// [`CompiledClip::bytes`]).
+    pub fn bytes(&self) -> usize {
+        let ch = |c: &BoneChannels| {
+            c.translation.as_ref().map_or(0, Track::bytes)
+                + c.rotation.as_ref().map_or(0, Track::bytes)
+                + c.scale.as_ref().map_or(0, Track::bytes)
+        };
+        self.channels().iter().map(ch).sum::<usize>()
+            + self.markers().iter().map(|m| m.name.len() + 4).sum::<usize>()
+    }
+
     /// The channel table, for editing. Drops the compiled form ([`Clip::compiled`] rebuilds it).
     pub fn channels_mut(&mut self) -> &mut Vec<BoneChannels> {
         self.compiled.clear();

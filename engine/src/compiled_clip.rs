@@ -101,6 +101,22 @@ pub struct KeyBlock {
     rows: Vec<Vec4>,
 }
 
+impl CompiledClip {
+    /// Bytes it holds: each block's key times, lane tables and value rows, and the loose list
+    /// (loose tracks are sampled from the authored clip and counted there).
+    pub fn bytes(&self) -> usize {
+        self.blocks
+            .iter()
+            .map(|b| {
+                b.times.len() * 4
+                    + (b.t_lanes.len() + b.r_lanes.len() + b.s_lanes.len()) * 16
+                    + b.rows.len() * 16
+            })
+            .sum::<usize>()
+            + self.loose.len() * size_of::<LooseBone>()
+    }
+}
+
 impl KeyBlock {
     /// Number of tracks in the block.
     pub fn track_count(&self) -> usize {

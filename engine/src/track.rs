@@ -219,6 +219,14 @@ impl<T: Animatable> Default for Track<T> {
 }
 
 impl<T: Animatable> Track<T> {
+    /// Bytes its keys hold (times, values, tangents and easings; not the allocation's spare room).
+    pub fn bytes(&self) -> usize {
+        let v = size_of::<T>();
+        self.times.len() * 4
+            + (self.values.len() + self.in_tangents.len() + self.out_tangents.len()) * v
+            + self.easings.len() * size_of::<Option<Ease>>()
+    }
+
     /// An empty track.
     pub fn new(interpolation: Interpolation) -> Self {
         Self {

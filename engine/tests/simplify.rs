@@ -59,3 +59,17 @@ fn cesium_man_and_rigged_figure_keys_kept_and_error_reached() {
         }
     }
 }
+
+#[test]
+fn clip_bytes_count_the_keys_and_fall_with_reduction() {
+    use marrow_engine::track::{Interpolation, Track};
+    let t = Track::from_keys(Interpolation::Linear, vec![0.0, 1.0], vec![glam::Vec3::ZERO, glam::Vec3::ONE])
+        .unwrap();
+    let easing = size_of::<Option<marrow_engine::easing::Ease>>();
+    assert_eq!(t.bytes(), 2 * 4 + 2 * 12 + 2 * easing, "two times, two Vec3 values, two easing slots");
+    let sk = chain_skeleton(64);
+    let clip = dense_clip(&sk, "walk", 2.0, 30.0, 0);
+    let (reduced, _) = clip.simplify(&sk, 0.03);
+    assert!(reduced.bytes() * 3 < clip.bytes(), "{} vs {}", reduced.bytes(), clip.bytes());
+    assert!(clip.compiled().bytes() > 0 && reduced.compiled().bytes() < clip.compiled().bytes());
+}
