@@ -15,13 +15,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use marrow_engine::glam::{Mat4, Vec3};
+use marrow_engine::glam::Mat4;
 use marrow_engine::gltf::{self, ScenePose};
 use marrow_engine::graph::{GraphInstance, compile, load_graph};
-use marrow_engine::morph::{MorphJob, MorphTarget};
 use marrow_engine::prelude::{Clip, Skeleton, Transform};
 use marrow_engine::project::{Library, Project, check_project_files, clip_from_str, skeleton_from_str};
-use marrow_engine::skinning::SkinningJob;
 
 /// The repository's root (this file lives one folder below it in both crates that include it).
 fn repo() -> PathBuf {
@@ -95,64 +93,18 @@ pub fn gltf_scene(scene: &gltf::ImportedScene) -> Result<(), String> {
             }
             for (ni, node) in scene.nodes.iter().enumerate() {
                 let Some(mesh) = node.mesh.and_then(|m| scene.meshes.get(m)) else { continue };
-                let weights = pose.morph_weights.get(ni).cloned().unwrap_or_default();
-                let world = pose.world.get(ni).copied().unwrap_or(Mat4::IDENTITY);
-                let palette = match node.skin {
-                    Some(si) if si < scene.skins.len() => {
-                        let mut m = vec![Mat4::IDENTITY; scene.skins[si].joints.len()];
-                        pose.skinning_matrices(scene, si, ni, &mut m);
-                        if let Some(j) = m.iter().position(|m| !finite_mat(m)) {
-                            return Err(format!("{at}: node {ni}'s skinning matrix {j} is not finite"));
-                        }
-                        Some(m)
+                if let Some(si) = node.skin.filter(|&s| s < scene.skins.len()) {
+                    let mut m = vec![Mat4::IDENTITY; scene.skins[si].joints.len()];
+                    pose.skinning_matrices(scene, si, ni, &mut m);
+                    if let Some(j) = m.iter().position(|m| !finite_mat(m)) {
+                        return Err(format!("{at}: node {ni}'s skinning matrix {j} is not finite"));
                     }
-                    _ => None,
-                };
-                for (pi, p) in mesh.primitives.iter().enumerate() {
-                    let k = p.positions.len().min(64);
-                    let targets: Vec<MorphTarget> = p
-                        .targets
-                        .iter()
-                        .map(|t| MorphTarget {
-                            positions: t.positions.get(..k).map(<[_]>::to_vec).unwrap_or_default(),
-                            normals: Vec::new(),
-                            tangents: Vec::new(),
-                        })
-                        .collect();
-                    let mut morphed = vec![[0.0f32; 3]; k];
-                    MorphJob {
-                        base_positions: &p.positions[..k],
-                        base_normals: &[],
-                        base_tangents: &[],
-                        targets: &targets,
-                        weights: &weights[..p.targets.len().min(weights.len())],
-                        positions: &mut morphed,
-                        normals: &mut [],
-                        tangents: &mut [],
-                    }
-                    .run()
-                    .map_err(|e| format!("{at}: mesh node {ni} primitive {pi}: morph job refuses: {e}"))?;
-                    let mut out = morphed.clone();
-                    if let (Some(m), Some(st)) = (&palette, &p.skin) {
-                        SkinningJob {
-                            palette: m,
-                            joints: &st.joints[..k],
-                            weights: &st.weights[..k],
-                            positions: &morphed,
-                            normals: &[],
-                            tangents: &[],
-                            out_positions: &mut out,
-                            out_normals: &mut [],
-                            out_tangents: &mut [],
-                        }
-                        .run()
-                        .map_err(|e| {
-                            format!("{at}: mesh node {ni} primitive {pi}: skinning job refuses: {e}")
-                        })?;
-                    }
-                    if let Some(v) =
-                        out.iter().position(|v| !world.transform_point3(Vec3::from(*v)).is_finite())
-                    {
+                }
+                for pi in 0..mesh.primitives.len() {
+                    let placed = pose
+                        .placed_vertices(scene, ni, pi, 64)
+                        .map_err(|e| format!("{at}: mesh node {ni} primitive {pi}: a job refuses: {e}"))?;
+                    if let Some(v) = placed.iter().position(|v| !v.iter().all(|x| x.is_finite())) {
                         return Err(format!("{at}: mesh node {ni} primitive {pi}: vertex {v} is not finite"));
                     }
                 }

@@ -35,8 +35,8 @@ use marrow_engine::glam::Mat4;
 use marrow_engine::gltf::{ImportedScene, import};
 use marrow_engine::render::crowd::{CrowdMesh, crowd_bounds, crowd_data};
 use marrow_engine::render::{
-    Camera, CrowdData, DrawObject, FrameData, GpuContext, MeshData, MeshPool, Renderer, RendererSettings,
-    test_device,
+    Camera, CrowdData, DrawObject, FrameData, FrameStats, GpuContext, MeshData, MeshPool, RenderTarget,
+    Renderer, RendererSettings, test_device,
 };
 use marrow_engine::skinning::Aabb;
 use marrow_engine::synthetic::{chain_skeleton, dense_clip};
@@ -129,6 +129,34 @@ fn bake(c: &mut Criterion) {
     g.finish();
 }
 
+/// `iters` frames of `crowd`: `setup` (untimed), then `fill` and `Renderer::encode` (timed),
+/// then the submit and a wait for the GPU (untimed). `check` sees each frame's stats.
+#[allow(clippy::too_many_arguments)]
+fn encode_timed(
+    ctx: &GpuContext,
+    renderer: &mut Renderer,
+    crowd: &mut Crowd,
+    target: &RenderTarget,
+    iters: u64,
+    mut setup: impl FnMut(&mut Crowd),
+    mut fill: impl FnMut(&mut Crowd),
+    check: impl Fn(&FrameStats),
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        setup(crowd);
+        let t0 = Instant::now();
+        fill(crowd);
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let stats = renderer.encode(&mut encoder, &crowd.pool, &crowd.frame, target).unwrap();
+        total += t0.elapsed();
+        check(&stats);
+        ctx.queue.submit([encoder.finish()]);
+        ctx.wait_idle();
+    }
+    total
+}
+
 fn frames(c: &mut Criterion) {
     let Some(ctx) = test_device() else { return };
     eprintln!("adapter: {}", ctx.describe());
@@ -150,39 +178,42 @@ fn frames(c: &mut Criterion) {
         let mut t = 0.0f32;
         group.bench_function(BenchmarkId::new("cpu_frame", n), |b| {
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
+                let fill = |c: &mut Crowd| {
                     t += 1.0 / 60.0;
-                    let t0 = Instant::now();
-                    crowd.fill(t);
-                    let mut encoder = ctx.device.create_command_encoder(&Default::default());
-                    let stats = renderer.encode(&mut encoder, &crowd.pool, &crowd.frame, &target).unwrap();
-                    total += t0.elapsed();
-                    assert_eq!(stats.crowd_bytes, 0, "a playing crowd uploads nothing");
-                    ctx.queue.submit([encoder.finish()]);
-                    ctx.wait_idle();
-                }
-                total
+                    c.fill(t)
+                };
+                encode_timed(
+                    &ctx,
+                    &mut renderer,
+                    &mut crowd,
+                    &target,
+                    iters,
+                    |_| {},
+                    fill,
+                    |s| assert_eq!(s.crowd_bytes, 0, "a playing crowd uploads nothing"),
+                )
             })
         });
         // The same frame with the camera turned away (the draw culled, the GPU idle): what the
         // CPU path costs when lavapipe's rasterizer is not sharing the cores and caches.
         group.bench_function(BenchmarkId::new("cpu_frame_culled", n), |b| {
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
+                let fill = |c: &mut Crowd| {
                     t += 1.0 / 60.0;
-                    let t0 = Instant::now();
-                    crowd.fill(t);
-                    crowd.frame.camera.target = crowd.frame.camera.eye * 2.0;
-                    crowd.frame.shadows = false;
-                    let mut encoder = ctx.device.create_command_encoder(&Default::default());
-                    let stats = renderer.encode(&mut encoder, &crowd.pool, &crowd.frame, &target).unwrap();
-                    total += t0.elapsed();
-                    assert_eq!(stats.crowd_instances, 0, "culled");
-                    ctx.queue.submit([encoder.finish()]);
-                    ctx.wait_idle();
-                }
+                    c.fill(t);
+                    c.frame.camera.target = c.frame.camera.eye * 2.0;
+                    c.frame.shadows = false;
+                };
+                let total = encode_timed(
+                    &ctx,
+                    &mut renderer,
+                    &mut crowd,
+                    &target,
+                    iters,
+                    |_| {},
+                    fill,
+                    |s| assert_eq!(s.crowd_instances, 0, "culled"),
+                );
                 crowd.frame.shadows = true;
                 total
             })
@@ -190,21 +221,21 @@ fn frames(c: &mut Criterion) {
         let mut version = 1;
         group.bench_function(BenchmarkId::new("upload", n), |b| {
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
+                // The crowd changed (untimed): its version moves, so the frame uploads it.
+                let change = |c: &mut Crowd| {
                     version += 1;
-                    let data = Arc::make_mut(&mut crowd.data);
-                    data.version = version;
-                    let t0 = Instant::now();
-                    crowd.fill(0.5);
-                    let mut encoder = ctx.device.create_command_encoder(&Default::default());
-                    let stats = renderer.encode(&mut encoder, &crowd.pool, &crowd.frame, &target).unwrap();
-                    total += t0.elapsed();
-                    assert!(stats.crowd_bytes > 0);
-                    ctx.queue.submit([encoder.finish()]);
-                    ctx.wait_idle();
-                }
-                total
+                    Arc::make_mut(&mut c.data).version = version;
+                };
+                encode_timed(
+                    &ctx,
+                    &mut renderer,
+                    &mut crowd,
+                    &target,
+                    iters,
+                    change,
+                    |c| c.fill(0.5),
+                    |s| assert!(s.crowd_bytes > 0),
+                )
             })
         });
         if n <= 1_000 {
@@ -213,18 +244,11 @@ fn frames(c: &mut Criterion) {
                 let mut v = 1;
                 group.bench_function(BenchmarkId::new("palette_per_character", m), |b| {
                     b.iter_custom(|iters| {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
+                        let fill = |c: &mut Crowd| {
                             v += 1;
-                            let t0 = Instant::now();
-                            small.fill_palettes(0.5 + v as f32 * 0.01, v);
-                            let mut encoder = ctx.device.create_command_encoder(&Default::default());
-                            renderer.encode(&mut encoder, &small.pool, &small.frame, &target).unwrap();
-                            total += t0.elapsed();
-                            ctx.queue.submit([encoder.finish()]);
-                            ctx.wait_idle();
-                        }
-                        total
+                            c.fill_palettes(0.5 + v as f32 * 0.01, v)
+                        };
+                        encode_timed(&ctx, &mut renderer, &mut small, &target, iters, |_| {}, fill, |_| {})
                     })
                 });
             }

@@ -47,62 +47,28 @@ fn bench(c: &mut Criterion) {
     m.update(glam::Mat4::IDENTITY, &model, &sk);
     let mut pos = vec![[0.0f32; 3]; N];
     let mut nor = vec![[0.0f32; 3]; N];
-    g.bench_function("pose/positions/100000", |b| {
-        b.iter(|| {
-            ParticlePoseJob {
-                matrices: &m,
-                binding: &binding,
-                rest_positions: &points,
-                rest_normals: &[],
-                positions: &mut pos,
-                normals: &mut [],
-            }
-            .run()
-            .unwrap()
-        })
-    });
-    g.bench_function("pose/positions+normals/100000", |b| {
-        b.iter(|| {
-            ParticlePoseJob {
-                matrices: &m,
-                binding: &binding,
-                rest_positions: &points,
-                rest_normals: &normals,
-                positions: &mut pos,
-                normals: &mut nor,
-            }
-            .run()
-            .unwrap()
-        })
-    });
-    g.bench_function("rayon/pose/positions/100000", |b| {
-        b.iter(|| {
-            ParticlePoseJob {
-                matrices: &m,
-                binding: &binding,
-                rest_positions: &points,
-                rest_normals: &[],
-                positions: &mut pos,
-                normals: &mut [],
-            }
-            .run_parallel()
-            .unwrap()
-        })
-    });
-    g.bench_function("rayon/pose/positions+normals/100000", |b| {
-        b.iter(|| {
-            ParticlePoseJob {
-                matrices: &m,
-                binding: &binding,
-                rest_positions: &points,
-                rest_normals: &normals,
-                positions: &mut pos,
-                normals: &mut nor,
-            }
-            .run_parallel()
-            .unwrap()
-        })
-    });
+    // (id, with normals, on rayon's pool)
+    for (id, with_normals, parallel) in [
+        ("pose/positions/100000", false, false),
+        ("pose/positions+normals/100000", true, false),
+        ("rayon/pose/positions/100000", false, true),
+        ("rayon/pose/positions+normals/100000", true, true),
+    ] {
+        let rest_normals: &[[f32; 3]] = if with_normals { &normals } else { &[] };
+        g.bench_function(id, |b| {
+            b.iter(|| {
+                let job = ParticlePoseJob {
+                    matrices: &m,
+                    binding: &binding,
+                    rest_positions: &points,
+                    rest_normals,
+                    positions: &mut pos,
+                    normals: if with_normals { &mut nor } else { &mut [] },
+                };
+                if parallel { job.run_parallel() } else { job.run() }.unwrap()
+            })
+        });
+    }
     g.bench_function("matrices/64", |b| b.iter(|| m.update(glam::Mat4::IDENTITY, black_box(&model), &sk)));
     let mut springs = ParticleSprings::new(&pos);
     let groups: Vec<u32> = (0..N as u32).map(|i| i % 3).collect();

@@ -25,6 +25,7 @@ use glam::{Affine3A, Mat3A, Mat4, Vec3, Vec3A};
 use rayon::prelude::*;
 
 use crate::math;
+use crate::pose::affine_product;
 use crate::skeleton::Skeleton;
 
 /// Why a particle job cannot run. Every variant names the input at fault.
@@ -261,11 +262,13 @@ impl ParticleMatrices {
     pub fn update(&mut self, world_from_model: Mat4, model: &[Mat4], skeleton: &Skeleton) {
         self.bones.resize(model.len().min(skeleton.inverse_bind.len()), Affine3A::IDENTITY);
         for ((o, m), ib) in self.bones.iter_mut().zip(model).zip(&skeleton.inverse_bind) {
-            let s = world_from_model * *m * *ib;
+            // Every input is affine: the palette job's affine product serves.
+            let placed = affine_product(&world_from_model, m);
+            let s = affine_product(&placed, ib);
             let pick = if s.is_finite() {
                 s
             } else if m.is_finite() {
-                world_from_model * *m
+                placed
             } else {
                 world_from_model
             };

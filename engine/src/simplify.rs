@@ -136,9 +136,8 @@ fn levers(skeleton: &Skeleton) -> (Vec<f32>, usize) {
     (lever, depth.into_iter().max().unwrap_or(0))
 }
 
-/// Largest distance between the bone origins of two poses of `skeleton` (model space).
-fn origin_distance(skeleton: &Skeleton, a: &[Mat4], b: &[Mat4]) -> f32 {
-    let _ = skeleton;
+/// Largest distance between the bone origins of two poses (model space).
+fn origin_distance(a: &[Mat4], b: &[Mat4]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x.w_axis.truncate().distance(y.w_axis.truncate())).fold(0.0, f32::max)
 }
 
@@ -197,7 +196,7 @@ impl Clip {
                 sampled.is_ok() && composed.is_ok()
             };
             if pose(self, &mut ca, &mut la, &mut ma) && pose(&out, &mut cb, &mut lb, &mut mb) {
-                max_error = max_error.max(origin_distance(skeleton, &ma, &mb));
+                max_error = max_error.max(origin_distance(&ma, &mb));
             }
         }
         (out, SimplifyReport { keys_before, keys_after, max_error })

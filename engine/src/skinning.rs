@@ -273,6 +273,20 @@ mod avx {
         }
     }
 
+    /// The blended matrix (as [`blend_halves`] gives it) times `(v, w)`: `w = 1` places a point,
+    /// `w = 0` turns a direction. `[x_axis | y_axis] * [vx | vy] + [z_axis | w_axis] * [vz | w]`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn transform_halves(lo: __m256, hi: __m256, v: &[f32; 3], w: f32) -> __m128 {
+        let xy = _mm256_set_m128(_mm_set1_ps(v[1]), _mm_set1_ps(v[0]));
+        let zw = _mm256_set_m128(_mm_set1_ps(w), _mm_set1_ps(v[2]));
+        let t = _mm256_fmadd_ps(lo, xy, _mm256_mul_ps(hi, zw));
+        _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1))
+    }
+
     /// Positions and normals with AVX2 + FMA: the blended matrix as two 256-bit halves (as
     /// [`positions`]), the point through all four columns, the normal through the first three,
     /// then normalized (`n / |n|`, the scalar path's rule; a zero-length result keeps the input).
@@ -302,18 +316,11 @@ mod avx {
                 let p = positions.get_unchecked(i);
                 let nv = normals.get_unchecked(i);
                 let (lo, hi) = blend_halves(base, j, w);
-                let pxy = _mm256_set_m128(_mm_set1_ps(p[1]), _mm_set1_ps(p[0]));
-                let pz1 = _mm256_set_m128(_mm_set1_ps(1.0), _mm_set1_ps(p[2]));
-                let t = _mm256_fmadd_ps(lo, pxy, _mm256_mul_ps(hi, pz1));
-                let r = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+                let r = transform_halves(lo, hi, p, 1.0);
                 let mut v = [0.0f32; 4];
                 _mm_storeu_ps(v.as_mut_ptr(), r);
                 *out.get_unchecked_mut(i) = [v[0], v[1], v[2]];
-                // The normal: [x_axis | y_axis] * [nx | ny] + [z_axis | w_axis] * [nz | 0].
-                let nxy = _mm256_set_m128(_mm_set1_ps(nv[1]), _mm_set1_ps(nv[0]));
-                let nz0 = _mm256_set_m128(_mm_setzero_ps(), _mm_set1_ps(nv[2]));
-                let tn = _mm256_fmadd_ps(lo, nxy, _mm256_mul_ps(hi, nz0));
-                let rn = _mm_add_ps(_mm256_castps256_ps128(tn), _mm256_extractf128_ps(tn, 1));
+                let rn = transform_halves(lo, hi, nv, 0.0);
                 let l2 = _mm_cvtss_f32(_mm_dp_ps(rn, rn, 0x71));
                 let o = out_normals.get_unchecked_mut(i);
                 if l2 > 1e-20 {
@@ -347,11 +354,7 @@ mod avx {
                 let w = weights.get_unchecked(i);
                 let p = positions.get_unchecked(i);
                 let (lo, hi) = blend_halves(base, j, w);
-                // [x_axis | y_axis] * [px | py] + [z_axis | w_axis] * [pz | 1]
-                let pxy = _mm256_set_m128(_mm_set1_ps(p[1]), _mm_set1_ps(p[0]));
-                let pz1 = _mm256_set_m128(_mm_set1_ps(1.0), _mm_set1_ps(p[2]));
-                let t = _mm256_fmadd_ps(lo, pxy, _mm256_mul_ps(hi, pz1));
-                let r = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+                let r = transform_halves(lo, hi, p, 1.0);
                 let mut v = [0.0f32; 4];
                 _mm_storeu_ps(v.as_mut_ptr(), r);
                 *out.get_unchecked_mut(i) = [v[0], v[1], v[2]];

@@ -83,12 +83,6 @@ pub fn run(args: &ParticlesArgs) -> anyhow::Result<ExitCode> {
         .find_map(|(r, rig)| rig.bindings.first().map(|b| (r, b.clone())))
         .with_context(|| format!("{}: no skinned mesh to scatter particles over", args.model.display()))?;
     let rig = &scene.rigs[r];
-    let skin = &scene.skins[binding.skin];
-    let joint_to_bone: Vec<u16> = skin
-        .joints
-        .iter()
-        .map(|n| rig.bone_nodes.iter().position(|b| b == n).map_or(u16::MAX, |b| b as u16))
-        .collect();
     let mesh = &scene.meshes[binding.mesh];
     let model_height = mesh
         .primitives
@@ -116,7 +110,7 @@ pub fn run(args: &ParticlesArgs) -> anyhow::Result<ExitCode> {
         springs: (args.stiffness > 0.0)
             .then_some(SpringSettings { stiffness: args.stiffness, damping: args.damping }),
     };
-    let mut cloud = ParticleCloud::from_mesh(mesh, &joint_to_bone, &rig.skeleton, &settings)?;
+    let mut cloud = ParticleCloud::from_mesh(mesh, &rig.joint_to_bone, &rig.skeleton, &settings)?;
     let duration = anim.map_or(0.0, |a| scene.animations[a].duration);
     let mut pose = ScenePose::new(&scene);
     let ticks = (args.time / TICK).round() as u32;

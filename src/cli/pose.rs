@@ -7,11 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use glam::{Mat4, Vec3};
+use glam::Mat4;
 use marrow_engine::glam;
 use marrow_engine::gltf::{self, ImportedScene, ScenePose};
-use marrow_engine::morph::MorphJob;
-use marrow_engine::skinning::SkinningJob;
 use serde_json::{Value, json};
 
 /// How times outside the animation are mapped.
@@ -180,62 +178,11 @@ pub fn run(args: &PoseArgs) -> anyhow::Result<ExitCode> {
         for (ni, node) in scene.nodes.iter().enumerate() {
             let Some(mesh) = node.mesh.and_then(|m| scene.meshes.get(m)) else { continue };
             let weights = pose.morph_weights.get(ni).cloned().unwrap_or_default();
-            let world = pose.world.get(ni).copied().unwrap_or(Mat4::IDENTITY);
-            let skinning = match node.skin {
-                Some(si) if scene.skins.get(si).is_some() => {
-                    let n = scene.skins[si].joints.len();
-                    let mut m = vec![Mat4::IDENTITY; n];
-                    pose.skinning_matrices(&scene, si, ni, &mut m);
-                    Some(m)
-                }
-                _ => None,
-            };
             let mut prims = Vec::new();
-            for (pi, p) in mesh.primitives.iter().enumerate() {
-                let k = args.vertices.min(p.positions.len());
-                let mut morphed = vec![[0.0f32; 3]; k];
-                MorphJob {
-                    base_positions: &p.positions[..k],
-                    base_normals: &[],
-                    base_tangents: &[],
-                    targets: &p
-                        .targets
-                        .iter()
-                        .map(|t| marrow_engine::morph::MorphTarget {
-                            positions: t.positions.get(..k).map(<[_]>::to_vec).unwrap_or_default(),
-                            normals: Vec::new(),
-                            tangents: Vec::new(),
-                        })
-                        .collect::<Vec<_>>(),
-                    weights: &weights[..p.targets.len().min(weights.len())],
-                    positions: &mut morphed,
-                    normals: &mut [],
-                    tangents: &mut [],
-                }
-                .run()
-                .with_context(|| {
-                    format!("{file}: node {ni} mesh primitive {pi}: morph targets at t = {time}")
-                })?;
-                let mut out = morphed.clone();
-                if let (Some(m), Some(st)) = (&skinning, &p.skin) {
-                    SkinningJob {
-                        palette: m,
-                        joints: &st.joints[..k],
-                        weights: &st.weights[..k],
-                        positions: &morphed,
-                        normals: &[],
-                        tangents: &[],
-                        out_positions: &mut out,
-                        out_normals: &mut [],
-                        out_tangents: &mut [],
-                    }
-                    .run()
-                    .with_context(|| {
-                        format!("{file}: node {ni} mesh primitive {pi}: skinning at t = {time}")
-                    })?;
-                }
-                let positions: Vec<[f32; 3]> =
-                    out.iter().map(|p| world.transform_point3(Vec3::from(*p)).to_array()).collect();
+            for pi in 0..mesh.primitives.len() {
+                let positions = pose
+                    .placed_vertices(&scene, ni, pi, args.vertices)
+                    .with_context(|| format!("{file}: node {ni} mesh primitive {pi} at t = {time}"))?;
                 prims.push(json!({ "primitive": pi, "positions": positions }));
             }
             meshes_out

@@ -3,14 +3,28 @@
 //! nodes; weight tracks for morphs). Buffers are allocated, and the scene's clips compiled
 //! ([`crate::clip::Clip::compiled`]), once in [`ScenePose::new`].
 //!
-//! It does not skin or morph vertices (see [`crate::skinning`] and [`crate::morph`]) and holds no
-//! playback state: the caller chooses the time.
+//! It holds no playback state (the caller chooses the time); [`ScenePose::placed_vertices`] runs
+//! the morph and skinning jobs over a few vertices for inspection (`marrow pose`, the fuzz
+//! oracle), allocating as it goes: it is not the renderer's path.
 
-use glam::Mat4;
+use glam::{Mat4, Vec3};
 
 use super::ImportedScene;
 use crate::math::Transform;
+use crate::morph::{MorphError, MorphJob, MorphTarget};
 use crate::pose::{JobError, LocalToModelJob, PaletteJob, SamplingContext, SamplingJob};
+use crate::skinning::{SkinningError, SkinningJob};
+
+/// Why a primitive's vertices could not be placed ([`ScenePose::placed_vertices`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum PlaceError {
+    /// The morph job refused.
+    #[error("morph targets: {0}")]
+    Morph(#[from] MorphError),
+    /// The skinning job refused.
+    #[error("skinning: {0}")]
+    Skinning(#[from] SkinningError),
+}
 
 /// Per-node and per-rig pose buffers for one [`ImportedScene`].
 #[derive(Clone, Debug)]
@@ -142,6 +156,65 @@ impl ScenePose {
         let Some(r) = scene.skins.get(skin).map(|s| s.rig) else { return };
         let (Some(rig), Some(model)) = (scene.rigs.get(r), self.rig_model.get(r)) else { return };
         rig.joint_world(model, self.rig_world(scene, r), out);
+    }
+
+    /// The first `count` vertices of primitive `primitive` of mesh node `node` as this pose places
+    /// them in the world: morphed by the node's weights, skinned by its skin (when it has one),
+    /// then through the node's world matrix. Empty for a node without that primitive.
+    pub fn placed_vertices(
+        &self,
+        scene: &ImportedScene,
+        node: usize,
+        primitive: usize,
+        count: usize,
+    ) -> Result<Vec<[f32; 3]>, PlaceError> {
+        let Some(n) = scene.nodes.get(node) else { return Ok(Vec::new()) };
+        let Some(p) = n.mesh.and_then(|m| scene.meshes.get(m)).and_then(|m| m.primitives.get(primitive))
+        else {
+            return Ok(Vec::new());
+        };
+        let k = count.min(p.positions.len());
+        let weights = self.morph_weights.get(node).map_or(&[][..], Vec::as_slice);
+        let targets: Vec<MorphTarget> = p
+            .targets
+            .iter()
+            .map(|t| MorphTarget {
+                positions: t.positions.get(..k).map(<[_]>::to_vec).unwrap_or_default(),
+                normals: Vec::new(),
+                tangents: Vec::new(),
+            })
+            .collect();
+        let mut morphed = vec![[0.0f32; 3]; k];
+        MorphJob {
+            base_positions: &p.positions[..k],
+            base_normals: &[],
+            base_tangents: &[],
+            targets: &targets,
+            weights: &weights[..p.targets.len().min(weights.len())],
+            positions: &mut morphed,
+            normals: &mut [],
+            tangents: &mut [],
+        }
+        .run()?;
+        let mut out = morphed.clone();
+        if let (Some(si), Some(st)) = (n.skin.filter(|&s| s < scene.skins.len()), &p.skin) {
+            let mut palette = vec![Mat4::IDENTITY; scene.skins[si].joints.len()];
+            self.skinning_matrices(scene, si, node, &mut palette);
+            SkinningJob {
+                palette: &palette,
+                joints: &st.joints[..k],
+                weights: &st.weights[..k],
+                positions: &morphed,
+                normals: &[],
+                tangents: &[],
+                out_positions: &mut out,
+                out_normals: &mut [],
+                out_tangents: &mut [],
+            }
+            .run()?;
+        }
+        let world = self.world.get(node).copied().unwrap_or(Mat4::IDENTITY);
+        Ok(out.iter().map(|v| world.transform_point3(Vec3::from(*v)).to_array()).collect())
     }
 
     /// Skinning matrices for mesh node `node` with glTF skin `skin`, in its joint order:

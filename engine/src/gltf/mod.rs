@@ -30,7 +30,7 @@ use glam::Mat4;
 pub use crate::mesh::{Image, Material, Mesh, Primitive, SkinStream};
 pub use entity::{entity_name, model_entity};
 pub use error::{Fault, ImportError, Location, Warning};
-pub use evaluate::ScenePose;
+pub use evaluate::{PlaceError, ScenePose};
 pub use export::{ExportError, export_glb};
 pub use import::{import, import_slice};
 

@@ -99,15 +99,9 @@ impl CrowdMesh {
         let mut boxes: Vec<Option<Aabb>> = vec![None; bones];
         for b in &r.bindings {
             let Some(mesh) = scene.meshes.get(b.mesh) else { continue };
-            let skin = &scene.skins[b.skin];
-            let joint_to_bone: Vec<u16> = skin
-                .joints
-                .iter()
-                .map(|n| r.bone_nodes.iter().position(|x| x == n).map_or(0, |i| i as u16))
-                .collect();
             for p in mesh.primitives.iter().filter(|p| p.mode == 4) {
                 let Some(s) = &p.skin else { continue };
-                let joints = s.joints_to_bones(&joint_to_bone);
+                let joints = s.joints_to_bones(&r.joint_to_bone);
                 meshes.push(pool.add(&ctx.device, &MeshData::of_primitive(p, Some(&joints)))?);
                 for (k, b) in
                     crate::crowd::bone_boxes(bones, &p.positions, &joints, &s.weights).into_iter().enumerate()

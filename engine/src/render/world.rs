@@ -403,17 +403,22 @@ impl WorldRenderer {
         // Crowds: one instanced draw per primitive per crowd; the data (table, clips, instances)
         // is rebuilt and re-uploaded only when a crowd changes, so a playing crowd costs the
         // renderer nothing but its clock.
-        let key: Vec<(Entity, u64, [u32; 16])> = world
-            .crowds()
-            .filter_map(|e| {
-                let c = world.crowd(e)?;
-                let m = world.world_matrix(e).unwrap_or(Mat4::IDENTITY).to_cols_array().map(f32::to_bits);
-                Some((e, c.version, m))
-            })
-            .collect();
-        if key != self.crowd_key {
+        // Compared in place: a playing crowd allocates nothing here.
+        let key_of = |e: Entity| {
+            let c = world.crowd(e)?;
+            let m = world.world_matrix(e).unwrap_or(Mat4::IDENTITY).to_cols_array().map(f32::to_bits);
+            Some((e, c.version, m))
+        };
+        let mut same = 0;
+        let mut changed = false;
+        for k in world.crowds().filter_map(key_of) {
+            changed |= self.crowd_key.get(same) != Some(&k);
+            same += 1;
+        }
+        if changed || same != self.crowd_key.len() {
             self.rebuild_crowds(ctx, pool, world, now)?;
-            self.crowd_key = key;
+            self.crowd_key.clear();
+            self.crowd_key.extend(world.crowds().filter_map(key_of));
         }
         for &(e, _, _) in &self.crowd_key {
             if let Some(c) = world.crowd(e) {
