@@ -338,3 +338,21 @@ fn a_hundred_thousand_roots_and_children_load_in_linear_work_and_repeated_names_
     let e = World::instantiate(&desc, &assets).map(|_| ()).expect_err("a repeated root name").to_string();
     assert!(e.contains("e3"), "{e}");
 }
+
+#[test]
+fn a_scene_loaded_again_takes_the_same_slots() {
+    use marrow_engine::project::{Library, Project};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/cesium_man");
+    let p = Project::load(&dir).unwrap();
+    let lib = Library::load(&p, &dir).unwrap();
+    let desc = &p.scenes["scenes/main.scene.ron"];
+    let mut w = lib.instantiate(&p, "scenes/main.scene.ron").unwrap();
+    let slots = |w: &marrow_engine::scene::World| {
+        let mut v: Vec<(String, u32)> = w.entities().map(|e| (w.path(e).unwrap(), e.index)).collect();
+        v.sort();
+        v
+    };
+    let first = slots(&w);
+    w.load(desc, &lib).unwrap();
+    assert_eq!(slots(&w), first, "every entity keeps its slot index across a reload");
+}

@@ -438,6 +438,9 @@ impl World {
                 let _ = self.despawn(e);
             }
         }
+        // Slots are reused lowest first, so a scene loaded again takes the same slots (what is
+        // derived from a slot, like a prop's colour or a pick id, does not shuffle on a reload).
+        self.free.sort_unstable_by(|a, b| b.cmp(a));
         self.epoch += 1;
         self.events.clear();
         self.clip_refs.clear();
