@@ -211,7 +211,13 @@ fn export_writes_a_glb_that_poses_as_the_source_does() {
             match v {
                 Value::Number(n) => out.push(n.as_f64().unwrap()),
                 Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
-                Value::Object(o) => o.iter().filter(|(k, _)| *k != "file").for_each(|(_, x)| walk(x, out)),
+                // Skinning matrices are relative to the skinned mesh node, which the export moves
+                // to the root (glTF ignores its transform): the placed vertices and joint world
+                // matrices are what must agree.
+                Value::Object(o) => o
+                    .iter()
+                    .filter(|(k, _)| *k != "file" && *k != "skinningMatrices")
+                    .for_each(|(_, x)| walk(x, out)),
                 _ => {}
             }
         }
@@ -223,7 +229,70 @@ fn export_writes_a_glb_that_poses_as_the_source_does() {
     let worst = fa.iter().zip(&fb).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
     assert!(worst <= 1e-5, "pose of the export differs by {worst}");
     let _ = std::fs::remove_file(&out);
-    let (code, _, err) = marrow(&["export", &src, "--out", "x.gltf"]);
+    let (code, _, err) = marrow(&["export", &src, "--out", "x.fbx"]);
     assert_eq!(code, 1);
-    assert!(err.contains("named .glb"), "{err}");
+    assert!(err.contains("must end in .glb or .gltf"), "{err}");
+    assert!(!std::path::Path::new("x.fbx").exists());
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn export_of_a_project_writes_gltf_with_its_bin_and_a_broken_one_is_refused_with_nothing_written() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("projects");
+    let dir = std::env::temp_dir().join(format!("marrow-export-project-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("runner.gltf");
+    let runner = root.join("runner");
+    let (code, stdout, stderr) = marrow(&[
+        "export",
+        runner.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--bake-bound",
+        "0.001",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("eased segments baked"), "{stdout}");
+    assert!(out.is_file() && dir.join("runner.bin").is_file());
+    let (code, stdout, stderr) = marrow(&["check", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // A copy of the CesiumMan project whose Animator plays the runner's clip and whose hat sits
+    // on a bone the rig lacks.
+    let broken = dir.join("broken");
+    copy_dir(&root.join("cesium_man"), &broken);
+    std::fs::create_dir_all(broken.join("clips")).unwrap();
+    std::fs::copy(runner.join("clips/stride.clip.ron"), broken.join("clips/stride.clip.ron")).unwrap();
+    std::fs::copy(runner.join("assets/runner.skeleton.ron"), broken.join("assets/runner.skeleton.ron"))
+        .unwrap();
+    let manifest = std::fs::read_to_string(broken.join("project.ron")).unwrap();
+    let manifest = manifest
+        .replace("clips: [],", "clips: [\"clips/stride.clip.ron\"],")
+        .replace("\"assets/CesiumMan.glb\",", "\"assets/CesiumMan.glb\", \"assets/runner.skeleton.ron\",");
+    std::fs::write(broken.join("project.ron"), manifest).unwrap();
+    let scene_path = broken.join("scenes/main.scene.ron");
+    let scene = std::fs::read_to_string(&scene_path).unwrap();
+    let scene = scene
+        .replace("clip: \"assets/CesiumMan.glb#animation0\"", "clip: \"clips/stride.clip.ron\"")
+        .replace("bone: \"Skeleton_neck_joint_2\"", "bone: \"no_such_bone\"");
+    std::fs::write(&scene_path, scene).unwrap();
+    let bad_out = dir.join("broken.glb");
+    let (code, _, err) = marrow(&["export", broken.to_str().unwrap(), "--out", bad_out.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("export refused, nothing written"), "{err}");
+    assert!(err.contains("is for skeleton \"runner\""), "{err}");
+    assert!(err.contains("entity CesiumMan/Hat: its socket names bone \"no_such_bone\""), "{err}");
+    assert!(!bad_out.exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -50,6 +50,40 @@ pub struct SkinStream {
     pub joints: Vec<[u16; 4]>,
     /// Weights.
     pub weights: Vec<[f32; 4]>,
+    /// The component types the source file stored them in (what an export "as imported"
+    /// writes back); joints as `u16` and weights as floats for a stream made in code.
+    pub format: SkinFormat,
+}
+
+/// The glTF component types of a skin stream's joints and weights.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SkinFormat {
+    /// How joint indices are stored.
+    pub joints: JointFormat,
+    /// How weights are stored.
+    pub weights: WeightFormat,
+}
+
+/// A glTF `JOINTS_n` component type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JointFormat {
+    /// Unsigned bytes (joints below 256).
+    U8,
+    /// Unsigned shorts.
+    #[default]
+    U16,
+}
+
+/// A glTF `WEIGHTS_n` component type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WeightFormat {
+    /// 32-bit floats (exact).
+    #[default]
+    Float,
+    /// Normalized unsigned shorts (steps of 1/65535).
+    Unorm16,
+    /// Normalized unsigned bytes (steps of 1/255).
+    Unorm8,
 }
 
 impl SkinStream {

@@ -1,48 +1,128 @@
-//! `marrow export MODEL --out FILE.glb`: a glTF file re-exported through Marrow's own model as a
-//! binary glTF: nodes, meshes with their skin attributes and morph targets, skins, and every
-//! animation with its keys exactly as held (LINEAR, STEP, CUBICSPLINE; shared key times share one
-//! input accessor) and its markers in `extras`. Written atomically; nothing is written on an
-//! error. A project as the input is not supported yet.
+//! `marrow export INPUT --out FILE.glb|FILE.gltf`: a project scene (`--scene NAME`, default its
+//! first) or a glTF file (re-exported through Marrow's own model) written as glTF: nodes, rigs as
+//! joint nodes with skins, meshes with their skin attributes and morph targets, sockets as
+//! children of their bones, and the clips as animations with their keys exactly as held where
+//! glTF can say them (eased segments baked to a bound, or written linear) and their markers in
+//! `extras`. Written atomically; a scene with faults is refused with every fault named and
+//! nothing written.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use marrow_engine::gltf;
-use marrow_engine::project::write_atomic;
+use marrow_engine::gltf::{
+    self, EasedKeys, ExportOptions, JointChoice, JointFormat, WeightChoice, WeightFormat,
+};
+use marrow_engine::project::export::{scene_for_export, write_export};
+use marrow_engine::project::{Library, Project, project_root};
 
 /// Arguments of `marrow export`.
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
-    /// A .gltf or .glb file.
-    pub model: PathBuf,
-    /// Output `.glb` file.
+    /// A project (its folder or `project.ron`), or a .gltf or .glb file.
+    pub input: PathBuf,
+    /// Output file: `.glb` (one file) or `.gltf` (with its buffer beside it as `.bin`).
     #[arg(long)]
     pub out: PathBuf,
+    /// The project's scene to export (its name or file stem; default the first).
+    #[arg(long)]
+    pub scene: Option<String>,
+    /// Export only this clip (repeatable; default every clip).
+    #[arg(long = "clip")]
+    pub clips: Vec<String>,
+    /// Samples a second to bake eased segments from (default each clip's frame rate).
+    #[arg(long)]
+    pub bake_rate: Option<f32>,
+    /// The largest error a baked segment may have (scene units for translations and scales,
+    /// radians for rotations).
+    #[arg(long, default_value_t = gltf::DEFAULT_BAKE_BOUND)]
+    pub bake_bound: f32,
+    /// Write eased segments as plain linear keys instead of baking them.
+    #[arg(long)]
+    pub linear_easing: bool,
+    /// Joint index type: as-imported, smallest, u8 or u16.
+    #[arg(long, default_value = "as-imported")]
+    pub joints: String,
+    /// Weight type: as-imported, smallest, float, unorm16 or unorm8.
+    #[arg(long, default_value = "as-imported")]
+    pub weights: String,
+}
+
+fn joint_choice(s: &str) -> anyhow::Result<JointChoice> {
+    Ok(match s {
+        "as-imported" => JointChoice::AsImported,
+        "smallest" => JointChoice::Smallest,
+        "u8" => JointChoice::Exactly(JointFormat::U8),
+        "u16" => JointChoice::Exactly(JointFormat::U16),
+        _ => bail!("--joints {s:?}: expected as-imported, smallest, u8 or u16"),
+    })
+}
+
+fn weight_choice(s: &str) -> anyhow::Result<WeightChoice> {
+    Ok(match s {
+        "as-imported" => WeightChoice::AsImported,
+        "smallest" => WeightChoice::Smallest,
+        "float" => WeightChoice::Exactly(WeightFormat::Float),
+        "unorm16" => WeightChoice::Exactly(WeightFormat::Unorm16),
+        "unorm8" => WeightChoice::Exactly(WeightFormat::Unorm8),
+        _ => bail!("--weights {s:?}: expected as-imported, smallest, float, unorm16 or unorm8"),
+    })
+}
+
+impl ExportArgs {
+    /// The export options these arguments ask for.
+    pub fn options(&self) -> anyhow::Result<ExportOptions> {
+        Ok(ExportOptions {
+            clips: if self.clips.is_empty() { None } else { Some(self.clips.clone()) },
+            eased: if self.linear_easing {
+                EasedKeys::Linear
+            } else {
+                EasedKeys::Bake { rate: self.bake_rate, bound: self.bake_bound }
+            },
+            joints: joint_choice(&self.joints)?,
+            weights: weight_choice(&self.weights)?,
+        })
+    }
 }
 
 /// Runs `marrow export`.
 pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
-    if args.model.is_dir() || args.model.file_name().is_some_and(|n| n == "project.ron") {
-        bail!(
-            "{}: exporting a project is not supported yet (export a .gltf or .glb file)",
-            args.model.display()
-        );
+    let opts = args.options()?;
+    let is_project = args.input.is_dir() || args.input.file_name().is_some_and(|n| n == "project.ron");
+    let (scene, notes) = if is_project {
+        let project = Project::load(&args.input)?;
+        let lib = Library::load(&project, &project_root(&args.input))?;
+        let export = scene_for_export(&project, &lib, args.scene.as_deref()).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: export refused, nothing written:\n  {}",
+                args.input.display(),
+                e.faults().join("\n  ")
+            )
+        })?;
+        (export.scene, export.notes)
+    } else {
+        if args.scene.is_some() {
+            bail!("--scene names a project's scene; {} is a glTF file", args.input.display());
+        }
+        let scene =
+            gltf::import(&args.input).with_context(|| format!("importing {}", args.input.display()))?;
+        (scene, Vec::new())
+    };
+    let report =
+        write_export(&scene, &opts, &args.out).with_context(|| format!("writing {}", args.out.display()))?;
+    for n in &notes {
+        println!("note: {n}");
     }
-    if args.out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() != Some("glb") {
-        bail!("--out {}: the output is a binary glTF, named .glb", args.out.display());
-    }
-    let scene = gltf::import(&args.model).with_context(|| format!("importing {}", args.model.display()))?;
-    let bytes = gltf::export_glb(&scene)?;
-    write_atomic(&args.out, &bytes)?;
     println!(
-        "wrote {} ({} bytes: {} nodes, {} meshes, {} skins, {} animations)",
+        "wrote {} ({} nodes, {} meshes, {} skins, {} animations; {} eased segments baked with {} keys, {} written linear)",
         args.out.display(),
-        bytes.len(),
         scene.nodes.len(),
         scene.meshes.len(),
         scene.skins.len(),
-        scene.animations.len()
+        report.animations,
+        report.baked_segments,
+        report.baked_keys,
+        report.linearized_segments
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -46,7 +46,8 @@ pub enum Command {
     Crowd(crowd::CrowdArgs),
     /// Remove the keys a glTF model's animation can do without, within a model-space tolerance.
     Simplify(simplify::SimplifyArgs),
-    /// Re-export a glTF file through Marrow's model as a binary glTF (keys exactly as held).
+    /// Export a project scene or a glTF file as glTF (.glb or .gltf + .bin): rigs, skins, meshes,
+    /// sockets, clips with their keys as held (eased segments baked) and markers.
     Export(export::ExportArgs),
     /// Write the code-built `runner` sample project (skeleton, stride clip, scene) to a folder.
     GenRunner(runner::GenArgs),

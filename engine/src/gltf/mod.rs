@@ -27,11 +27,14 @@ use std::path::PathBuf;
 
 use glam::Mat4;
 
-pub use crate::mesh::{Image, Material, Mesh, Primitive, SkinStream};
+pub use crate::mesh::{Image, JointFormat, Material, Mesh, Primitive, SkinFormat, SkinStream, WeightFormat};
 pub use entity::{entity_name, model_entity};
 pub use error::{Fault, ImportError, Location, Warning};
 pub use evaluate::{PlaceError, ScenePose};
-pub use export::{ExportError, export_glb};
+pub use export::{
+    DEFAULT_BAKE_BOUND, EasedKeys, ExportError, ExportOptions, ExportReport, JointChoice, WeightChoice,
+    export_glb, export_gltf,
+};
 pub use import::{import, import_slice};
 
 use crate::clip::Clip;

@@ -17,6 +17,7 @@
 //! Not here: session state of any kind (see [`crate::scene`] for the running world), rendering,
 //! the editor's undo history or selection.
 
+pub mod export;
 pub mod file;
 pub mod runner;
 

@@ -65,7 +65,8 @@ impl Builder<'_> {
                 self.channel(ai, ci, c, a, &inputs, nodes, meshes, rigs, &mut anim);
             }
             // Markers (Marrow's export writes them in `extras.markers`): on every clip of the
-            // animation; entries without a string name and a finite time are skipped.
+            // animation; entries without a string name and a finite time are skipped. The clip's
+            // looping, frame rate and length come back the same way.
             let markers: Vec<crate::clip::Marker> = a
                 .extras
                 .as_ref()
@@ -86,6 +87,7 @@ impl Builder<'_> {
                     c.clip.set_markers(markers.clone());
                 }
             }
+            clip_settings(a.extras.as_ref(), &mut anim);
             out.push(anim);
         }
         let mut names: Vec<String> = out.iter().map(|a| a.name.clone()).collect();
@@ -341,5 +343,37 @@ fn place(anim: &mut Animation, nodes: &[Node], rigs: &[Rig], node: usize, path: 
                 Tr::V(t) => ch.scale = Some(t.clone()),
             }
         }
+    }
+}
+
+/// A clip's own settings that Marrow's export writes into the animation's `extras` (`looping`,
+/// `frameRate`, `length`; glTF has no words for them), onto every clip of the animation. A
+/// value of the wrong type or out of range is ignored.
+fn clip_settings(extras: Option<&serde_json::Value>, anim: &mut Animation) {
+    let Some(e) = extras else { return };
+    let looping = e.get("looping").and_then(|v| v.as_bool());
+    let rate = e
+        .get("frameRate")
+        .and_then(|v| v.as_f64())
+        .map(|v| v as f32)
+        .filter(|r| r.is_finite() && *r > 0.0 && *r <= 1000.0);
+    let length = e
+        .get("length")
+        .and_then(|v| v.as_f64())
+        .map(|v| v as f32)
+        .filter(|l| l.is_finite() && *l >= 0.0 && *l <= 1.0e6);
+    for c in &mut anim.clips {
+        if let Some(l) = looping {
+            c.clip.looping = l;
+        }
+        if let Some(r) = rate {
+            c.clip.frame_rate = r;
+        }
+        if let Some(l) = length {
+            c.clip.length = l;
+        }
+    }
+    if let Some(l) = length {
+        anim.duration = anim.duration.max(l);
     }
 }

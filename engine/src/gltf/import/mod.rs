@@ -714,7 +714,16 @@ impl Builder<'_> {
         extra: Option<&(Rc<Decoded>, Rc<Decoded>)>,
     ) -> Option<SkinStream> {
         let n = j0.count;
-        let mut out = SkinStream { joints: Vec::with_capacity(n), weights: Vec::with_capacity(n) };
+        use crate::mesh::{JointFormat, SkinFormat, WeightFormat};
+        let format = SkinFormat {
+            joints: if j0.component_type == 5121 { JointFormat::U8 } else { JointFormat::U16 },
+            weights: match w0.component_type {
+                5121 => WeightFormat::Unorm8,
+                5123 => WeightFormat::Unorm16,
+                _ => WeightFormat::Float,
+            },
+        };
+        let mut out = SkinStream { joints: Vec::with_capacity(n), weights: Vec::with_capacity(n), format };
         let mut reduced = 0usize;
         let mut unnormalized = 0usize;
         for v in 0..n {

@@ -1,0 +1,514 @@
+//! A project scene as glTF: [`scene_for_export`] turns one scene of a [`Project`] into the
+//! glTF-shaped [`ImportedScene`] that [`crate::gltf::export_glb`] writes, and [`write_export`]
+//! writes it to a `.glb` or a `.gltf` with its `.bin`, atomically.
+//!
+//! The shape: each entity is a node (its name and local transform); an entity with an Animator
+//! holds its rig's bones as joint nodes in their bind pose under it, and a skin (the skeleton's
+//! inverse binds, joints in bone order); a socketed entity is a child of its bone's node with
+//! the socket offset as its transform; a skinned mesh sits on a root node (glTF ignores a
+//! skinned mesh node's transform, and the Khronos validator warns about one that is not a root)
+//! with its joints remapped to the rig's bone order; box meshes are written as meshes. Every clip
+//! of the project for a rig's skeleton becomes one glTF animation (played by every rig of that
+//! skeleton), and property animations are channels of every animation (of one named after the
+//! scene when there are no clips).
+//!
+//! Refused, with every fault named and nothing written: an Animator whose rig, clip or graph
+//! does not resolve or whose clip is for another rig, a non-finite key, transform or weight, a
+//! skinned mesh with no rig at or above it or skinned to another skeleton (a mesh on a rig that
+//! is not skinned for it), a particle cloud or crowd whose mesh has no skin, a socket whose
+//! parent has no rig or whose bone the rig lacks.
+//!
+//! Not exported (named in the report's notes): particle clouds and crowds (glTF has neither),
+//! graphs (their clips are exported; a blend has no glTF form), materials and images.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{Library, Project};
+use crate::clip::{Clip, find_clip_fault};
+use crate::gltf::{
+    Animation, BoneRef, ExportError, ExportOptions, ExportReport, ImportedScene, Node, NodeAnimation, Rig,
+    RigClip, Skin,
+};
+use crate::math::Transform;
+use crate::mesh::Mesh;
+use crate::scene::{AssetSource, EntityDesc, MeshAsset, MeshDesc, SceneDesc};
+use crate::skeleton::{NO_PARENT, Skeleton};
+use crate::track::{Animatable, Track};
+
+/// A project scene ready to write, and what it leaves out.
+#[derive(Clone, Debug)]
+pub struct SceneExport {
+    /// The scene in glTF's shape.
+    pub scene: ImportedScene,
+    /// What is not exported and why (particle clouds, crowds, graphs).
+    pub notes: Vec<String>,
+}
+
+/// The scene of `project` named `scene` (its name, its path, or its file stem; `None`: the
+/// first scene of the manifest) in glTF's shape, with `library`'s skeletons, clips and meshes.
+/// Every fault is collected before any is returned.
+pub fn scene_for_export(
+    project: &Project,
+    library: &Library,
+    scene: Option<&str>,
+) -> Result<SceneExport, ExportError> {
+    let desc = find_scene(project, scene)?;
+    let mut b = Builder {
+        lib: library,
+        out: empty_scene(),
+        faults: Vec::new(),
+        notes: Vec::new(),
+        rigs: Vec::new(),
+        meshes: HashMap::new(),
+        properties: Vec::new(),
+    };
+    for e in &desc.entities {
+        b.entity(e, None, None, None, "");
+    }
+    b.clips();
+    if !b.faults.is_empty() {
+        return Err(ExportError::Refused { faults: b.faults });
+    }
+    b.finish(&desc.name);
+    Ok(SceneExport { scene: b.out, notes: b.notes })
+}
+
+fn find_scene<'a>(project: &'a Project, wanted: Option<&str>) -> Result<&'a SceneDesc, ExportError> {
+    let stem = |p: &str| {
+        p.rsplit('/').next().unwrap_or(p).trim_end_matches(".ron").trim_end_matches(".scene").to_owned()
+    };
+    let found = project.manifest.scenes.iter().find(|p| match wanted {
+        None => true,
+        Some(w) => p.as_str() == w || stem(p) == w || project.scenes.get(*p).is_some_and(|s| s.name == w),
+    });
+    found.and_then(|p| project.scenes.get(p)).ok_or_else(|| {
+        let known: Vec<String> = project.manifest.scenes.iter().map(|p| stem(p)).collect();
+        ExportError::Refused {
+            faults: vec![match wanted {
+                Some(w) => format!("no scene {w:?} in the project (scenes: {})", known.join(", ")),
+                None => "the project has no scene".to_owned(),
+            }],
+        }
+    })
+}
+
+fn empty_scene() -> ImportedScene {
+    ImportedScene {
+        source: Default::default(),
+        nodes: Vec::new(),
+        roots: Vec::new(),
+        order: Vec::new(),
+        meshes: Vec::new(),
+        skins: Vec::new(),
+        rigs: Vec::new(),
+        animations: Vec::new(),
+        materials: Vec::new(),
+        images: Vec::new(),
+        warnings: Vec::new(),
+    }
+}
+
+/// A rig entity of the scene.
+struct RigEntity {
+    skeleton: Arc<Skeleton>,
+    path: String,
+}
+
+struct Builder<'a> {
+    lib: &'a Library,
+    out: ImportedScene,
+    faults: Vec<String>,
+    notes: Vec<String>,
+    /// Parallel to `out.rigs`.
+    rigs: Vec<RigEntity>,
+    /// glTF mesh index per mesh asset (by address; the asset is held so no other takes it).
+    meshes: HashMap<*const MeshAsset, (usize, Arc<MeshAsset>)>,
+    /// Property animations by node.
+    properties: Vec<(usize, crate::property::PropertyAnimation)>,
+}
+
+/// A non-finite value in `track`, as "key K at T s".
+fn track_fault<T: Animatable>(track: &Track<T>) -> Option<String> {
+    let bad = |v: &[T]| v.iter().position(|x| !x.is_finite_value());
+    if let Some(k) = track.times().iter().position(|t| !t.is_finite()) {
+        return Some(format!("key {k} has a non-finite time"));
+    }
+    let k = bad(track.values()).or_else(|| bad(track.in_tangents())).or_else(|| bad(track.out_tangents()))?;
+    Some(format!("key {k} at {} s is not finite", track.times().get(k).copied().unwrap_or(f32::NAN)))
+}
+
+fn transform_finite(t: &Transform) -> bool {
+    t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite()
+}
+
+impl Builder<'_> {
+    fn push_node(&mut self, name: &str, parent: Option<usize>, transform: Transform) -> usize {
+        let i = self.out.nodes.len();
+        self.out.nodes.push(Node {
+            name: name.to_owned(),
+            parent,
+            children: Vec::new(),
+            transform,
+            mesh: None,
+            skin: None,
+            morph_weights: Vec::new(),
+            bones: Vec::new(),
+        });
+        match parent {
+            Some(p) => self.out.nodes[p].children.push(i),
+            None => self.out.roots.push(i),
+        }
+        i
+    }
+
+    /// The node an entity hangs from: its parent's, or, for a socket, its bone's.
+    fn attach(
+        &mut self,
+        e: &EntityDesc,
+        parent: Option<usize>,
+        parent_rig: Option<usize>,
+        path: &str,
+    ) -> (Option<usize>, Transform) {
+        let own = e.transform.unwrap_or_default();
+        let Some(s) = &e.socket else { return (parent, own) };
+        let Some(r) = parent_rig else {
+            self.faults.push(format!(
+                "entity {path}: its socket on bone {:?} needs a parent with an Animator",
+                s.bone
+            ));
+            return (parent, own);
+        };
+        let sk = &self.rigs[r].skeleton;
+        match sk.bone_names.iter().position(|n| *n == s.bone) {
+            Some(b) => (Some(self.out.rigs[r].bone_nodes[b]), s.offset),
+            None => {
+                self.faults.push(format!(
+                    "entity {path}: its socket names bone {:?}, which the rig's skeleton {:?} does not have",
+                    s.bone, sk.name
+                ));
+                (parent, own)
+            }
+        }
+    }
+
+    fn entity(
+        &mut self,
+        e: &EntityDesc,
+        parent: Option<usize>,
+        rig_above: Option<usize>,
+        parent_rig: Option<usize>,
+        at: &str,
+    ) {
+        let path = if at.is_empty() { e.name.clone() } else { format!("{at}/{}", e.name) };
+        let (parent, transform) = self.attach(e, parent, parent_rig, &path);
+        if !transform_finite(&transform) {
+            self.faults.push(format!("entity {path}: its transform is not finite"));
+        }
+        let node = self.push_node(&e.name, parent, transform);
+        let own_rig = e.animator.as_ref().and_then(|a| self.rig(a, node, &path));
+        let rig = own_rig.or(rig_above);
+        if let Some(m) = &e.mesh {
+            self.mesh(m, e, node, rig, &path);
+        }
+        if let Some(a) = &e.animation {
+            for (what, fault) in [
+                ("translation", a.translation.as_ref().and_then(track_fault)),
+                ("rotation", a.rotation.as_ref().and_then(track_fault)),
+                ("scale", a.scale.as_ref().and_then(track_fault)),
+            ] {
+                if let Some(f) = fault {
+                    self.faults.push(format!("entity {path}: property animation {what} {f}"));
+                }
+            }
+            self.properties.push((node, a.clone()));
+        }
+        if let Some(w) = &e.morph_weights {
+            if w.iter().any(|x| !x.is_finite()) {
+                self.faults.push(format!("entity {path}: its morph weights are not finite"));
+            }
+            self.out.nodes[node].morph_weights = w.clone();
+        }
+        if let Some(p) = &e.particles {
+            self.needs_skin(&p.mesh, "particle cloud", &path);
+            self.notes.push(format!(
+                "entity {path}: its particle cloud is not exported (glTF has no particle clouds)"
+            ));
+        }
+        if let Some(c) = &e.crowd {
+            self.needs_skin(&c.mesh, "crowd", &path);
+            self.notes.push(format!("entity {path}: its crowd is not exported (glTF has no crowds)"));
+        }
+        for c in &e.children {
+            self.entity(c, Some(node), rig, own_rig, &path);
+        }
+    }
+
+    fn needs_skin(&mut self, reference: &str, what: &str, path: &str) {
+        match self.lib.mesh(reference) {
+            Ok(m) if m.is_skinned() => {}
+            Ok(_) => self.faults.push(format!("entity {path}: the {what}'s mesh {reference:?} has no skin")),
+            Err(e) => self.faults.push(format!("entity {path}: {what} mesh: {e}")),
+        }
+    }
+
+    /// The rig of an Animator entity at `node`: its bones as joint nodes and a skin.
+    fn rig(&mut self, a: &crate::scene::AnimatorDesc, node: usize, path: &str) -> Option<usize> {
+        let sk = match self.lib.skeleton(&a.rig) {
+            Ok(s) => s,
+            Err(e) => {
+                self.faults.push(format!("entity {path}: its Animator's rig: {e}"));
+                return None;
+            }
+        };
+        if let Some(c) = &a.clip {
+            match self.lib.clip(c, &sk) {
+                Ok(clip) if clip.skeleton != sk.name => self.faults.push(format!(
+                    "entity {path}: its clip {c:?} is for skeleton {:?}, not the rig's {:?}",
+                    clip.skeleton, sk.name
+                )),
+                Ok(clip) => {
+                    if let Some(f) = find_clip_fault(&clip, &sk) {
+                        self.faults.push(format!("entity {path}: its clip {c:?}: {f}"));
+                    }
+                }
+                Err(e) => self.faults.push(format!("entity {path}: its Animator's clip: {e}")),
+            }
+        }
+        if let Some(g) = &a.graph {
+            if let Err(e) = self.lib.graph(g, &sk) {
+                self.faults.push(format!("entity {path}: its Animator's graph: {e}"));
+            }
+            self.notes.push(format!("entity {path}: its graph {g:?} is not exported (its clips are)"));
+        }
+        let r = self.out.rigs.len();
+        let mut bone_nodes = Vec::with_capacity(sk.bone_count());
+        for b in 0..sk.bone_count() {
+            let p = sk.parents[b];
+            let parent = if p == NO_PARENT { node } else { bone_nodes[p as usize] };
+            let n = self.push_node(&sk.bone_names[b], Some(parent), sk.bind_pose[b]);
+            self.out.nodes[n].bones.push(BoneRef { rig: r, bone: b });
+            bone_nodes.push(n);
+        }
+        let skin = self.out.skins.len();
+        self.out.skins.push(Skin {
+            name: sk.name.clone(),
+            joints: bone_nodes.clone(),
+            inverse_bind: sk.inverse_bind.clone(),
+            skeleton_root: None,
+            rig: r,
+        });
+        self.out.rigs.push(Rig {
+            skeleton: (*sk).clone(),
+            skins: vec![skin],
+            joint_nodes: bone_nodes.clone(),
+            bone_nodes,
+            joint_to_bone: (0..sk.bone_count() as u16).collect(),
+            inverse_bind: sk.inverse_bind.clone(),
+            root_parent: Some(node),
+            bindings: Vec::new(),
+        });
+        self.rigs.push(RigEntity { skeleton: sk, path: path.to_owned() });
+        Some(r)
+    }
+
+    fn mesh(&mut self, m: &MeshDesc, e: &EntityDesc, node: usize, rig: Option<usize>, path: &str) {
+        let asset = match m {
+            MeshDesc::Box { half_extents } => Arc::new(MeshAsset::cuboid(&e.name, *half_extents)),
+            MeshDesc::Asset(r) => match self.lib.mesh(r) {
+                Ok(a) => a,
+                Err(err) => {
+                    self.faults.push(format!("entity {path}: its mesh: {err}"));
+                    return;
+                }
+            },
+        };
+        let Some(mesh_sk) = asset.skeleton.clone() else {
+            let index = self.mesh_index(&asset, None);
+            self.out.nodes[node].mesh = Some(index);
+            self.out.nodes[node].morph_weights = self.out.meshes[index].weights.clone();
+            return;
+        };
+        let Some(r) = rig else {
+            self.faults.push(format!(
+                "entity {path}: its mesh is skinned to skeleton {:?} but no Animator at or above it drives it",
+                mesh_sk.name
+            ));
+            return;
+        };
+        if !mesh_sk.same_rig(&self.rigs[r].skeleton) {
+            self.faults.push(format!(
+                "entity {path}: its mesh is skinned to skeleton {:?}, not to its rig's ({:?}, on {})",
+                mesh_sk.name, self.rigs[r].skeleton.name, self.rigs[r].path
+            ));
+            return;
+        }
+        let index = self.mesh_index(&asset, Some(&asset.joint_to_bone));
+        // The skinned mesh on a root node of its own (the entity's node keeps its place and
+        // children); glTF places skinned vertices by the joints alone.
+        let holder = if e.children.is_empty() && e.animator.is_none() {
+            self.detach(node);
+            node
+        } else {
+            self.push_node(&e.name, None, Transform::IDENTITY)
+        };
+        let n = &mut self.out.nodes[holder];
+        n.mesh = Some(index);
+        n.skin = self.out.rigs[r].skins.first().copied();
+        n.morph_weights = self.out.meshes[index].weights.clone();
+    }
+
+    /// Moves `node` (a leaf) to the scene's roots with an identity transform.
+    fn detach(&mut self, node: usize) {
+        if let Some(p) = self.out.nodes[node].parent.take() {
+            self.out.nodes[p].children.retain(|&c| c != node);
+            self.out.roots.push(node);
+        }
+        self.out.nodes[node].transform = Transform::IDENTITY;
+    }
+
+    /// The glTF mesh of `asset` (written once), joints remapped to bone order when skinned.
+    fn mesh_index(&mut self, asset: &Arc<MeshAsset>, joint_to_bone: Option<&[u16]>) -> usize {
+        if let Some((i, _)) = self.meshes.get(&Arc::as_ptr(asset)) {
+            return *i;
+        }
+        let mut mesh: Mesh = asset.mesh.clone();
+        if let Some(map) = joint_to_bone {
+            for p in &mut mesh.primitives {
+                if let Some(s) = &mut p.skin {
+                    s.joints = s.joints_to_bones(map);
+                }
+            }
+        }
+        let i = self.out.meshes.len();
+        self.out.meshes.push(mesh);
+        self.meshes.insert(Arc::as_ptr(asset), (i, asset.clone()));
+        i
+    }
+
+    /// Every clip of the project for each rig's skeleton, one animation per clip reference.
+    fn clips(&mut self) {
+        let mut by_ref: BTreeMap<String, (Arc<Clip>, Vec<usize>)> = BTreeMap::new();
+        for (reference, clip) in self.lib.all_clips() {
+            for (r, rig) in self.rigs.iter().enumerate() {
+                if clip.skeleton != rig.skeleton.name {
+                    continue;
+                }
+                if let Some(f) = find_clip_fault(&clip, &rig.skeleton) {
+                    self.faults.push(format!("clip {reference:?}: {f}"));
+                    break;
+                }
+                by_ref.entry(reference.clone()).or_insert_with(|| (clip.clone(), Vec::new())).1.push(r);
+            }
+        }
+        for (reference, (clip, _)) in &by_ref {
+            self.clip_faults(reference, clip);
+        }
+        // Names: the clip's own, or its reference where two clips share a name.
+        let mut count: HashMap<&str, usize> = HashMap::new();
+        for (clip, _) in by_ref.values() {
+            *count.entry(clip.name.as_str()).or_default() += 1;
+        }
+        let mut animations = Vec::with_capacity(by_ref.len());
+        for (reference, (clip, rigs)) in &by_ref {
+            let name = if count[clip.name.as_str()] > 1 || clip.name.is_empty() {
+                reference.clone()
+            } else {
+                clip.name.clone()
+            };
+            animations.push(Animation {
+                name,
+                duration: clip.duration(),
+                clips: rigs.iter().map(|&r| RigClip { rig: r, clip: (**clip).clone() }).collect(),
+                nodes: Vec::new(),
+                morphs: Vec::new(),
+            });
+        }
+        self.out.animations = animations;
+    }
+
+    fn clip_faults(&mut self, reference: &str, clip: &Clip) {
+        let bones = self.rigs.iter().find(|r| r.skeleton.name == clip.skeleton).map(|r| r.skeleton.clone());
+        for (b, ch) in clip.channels().iter().enumerate() {
+            let bone =
+                bones.as_ref().and_then(|s| s.bone_names.get(b).cloned()).unwrap_or_else(|| format!("#{b}"));
+            for (what, fault) in [
+                ("translation", ch.translation.as_ref().and_then(track_fault)),
+                ("rotation", ch.rotation.as_ref().and_then(track_fault)),
+                ("scale", ch.scale.as_ref().and_then(track_fault)),
+            ] {
+                if let Some(f) = fault {
+                    self.faults.push(format!("clip {reference:?}: bone {bone:?} {what} {f}"));
+                }
+            }
+        }
+        if let Some(m) = clip.markers().iter().find(|m| !m.time.is_finite()) {
+            self.faults.push(format!("clip {reference:?}: marker {:?} has a non-finite time", m.name));
+        }
+    }
+
+    /// Property animations into every animation (or one named after the scene), the node order.
+    fn finish(&mut self, scene_name: &str) {
+        let props: Vec<NodeAnimation> =
+            self.properties.drain(..).map(|(node, animation)| NodeAnimation { node, animation }).collect();
+        if !props.is_empty() {
+            if self.out.animations.is_empty() {
+                let duration = props.iter().map(|p| p.animation.duration()).fold(0.0, f32::max);
+                self.out.animations.push(Animation {
+                    name: scene_name.to_owned(),
+                    duration,
+                    clips: Vec::new(),
+                    nodes: props,
+                    morphs: Vec::new(),
+                });
+            } else {
+                for a in &mut self.out.animations {
+                    a.nodes = props.clone();
+                    a.duration =
+                        a.duration.max(props.iter().map(|p| p.animation.duration()).fold(0.0, f32::max));
+                }
+            }
+        }
+        // Parents first: walk from the roots.
+        let mut order = Vec::with_capacity(self.out.nodes.len());
+        let mut stack: Vec<usize> = self.out.roots.iter().rev().copied().collect();
+        while let Some(n) = stack.pop() {
+            order.push(n);
+            stack.extend(self.out.nodes[n].children.iter().rev());
+        }
+        self.out.order = order;
+    }
+}
+
+/// Writes `scene` to `path`: a `.glb` (buffer embedded) or a `.gltf` with its buffer beside it
+/// as `<stem>.bin`. Each file is written to a temporary file and renamed; on any fault nothing
+/// is written.
+pub fn write_export(
+    scene: &ImportedScene,
+    opts: &ExportOptions,
+    path: &Path,
+) -> Result<ExportReport, ExportError> {
+    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let write =
+        |p: &Path, bytes: &[u8]| super::write_atomic(p, bytes).map_err(|e| ExportError::Write(e.to_string()));
+    match ext.as_str() {
+        "glb" => {
+            let (bytes, report) = crate::gltf::export_glb(scene, opts)?;
+            write(path, &bytes)?;
+            Ok(report)
+        }
+        "gltf" => {
+            let stem =
+                path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "scene".into());
+            let bin_name = format!("{stem}.bin");
+            let (json, bin, report) = crate::gltf::export_gltf(scene, opts, &bin_name)?;
+            if !bin.is_empty() {
+                write(&path.with_file_name(&bin_name), &bin)?;
+            }
+            write(path, &json)?;
+            Ok(report)
+        }
+        _ => Err(ExportError::Option(format!("{}: the file must end in .glb or .gltf", path.display()))),
+    }
+}
