@@ -107,6 +107,7 @@ enum FilePurpose {
     Open,
     SaveAs,
     Import,
+    Export,
 }
 
 const LAYOUT_KEY: &str = "marrow.layout";
@@ -152,6 +153,20 @@ impl std::fmt::Debug for EditorApp {
             .field("root", &self.doc.root())
             .field("modal", &self.modal)
             .finish_non_exhaustive()
+    }
+}
+
+/// What the File > Export glTF window reads.
+fn export_context<'a>(
+    doc: &'a Document,
+    session: &'a Session,
+) -> crate::panels::export_dialog::ExportContext<'a> {
+    crate::panels::export_dialog::ExportContext {
+        project: doc.project(),
+        library: session.library(),
+        revision: doc.revision(),
+        root: doc.root(),
+        shown_scene: session.scene(),
     }
 }
 
@@ -444,6 +459,7 @@ impl EditorApp {
             Command::Save => self.save(),
             Command::SaveAs(p) => self.save_as(&p),
             Command::Import(p) => self.start_import(&p),
+            Command::ExportGltf { scene, path, options } => self.export(&scene, &path, &options),
             Command::Quit => self.guarded(After::Quit),
             Command::ResetLayout => self.dock = default_layout(),
         }
@@ -474,6 +490,55 @@ impl EditorApp {
         };
         let scene = self.session.scene().map(str::to_owned).unwrap_or_default();
         self.import = Some(ImportJob::start(path.to_owned(), root, scene, self.doc.project().clone()));
+    }
+
+    fn export_window(&mut self, ctx: &egui::Context) {
+        use crate::panels::export_dialog::ExportRequest;
+        let request = self.panels.export.ui(ctx, &export_context(&self.doc, &self.session));
+        match request {
+            Some(ExportRequest::Browse) => {
+                self.file_purpose = Some(FilePurpose::Export);
+                self.file_dialog.save_file();
+            }
+            Some(ExportRequest::Export(c)) => self.commands.push(c),
+            None => {}
+        }
+    }
+
+    /// Writes the scene at `scene` as glTF (File > Export glTF); the document is untouched.
+    fn export(&mut self, scene: &str, path: &Path, options: &marrow_engine::gltf::ExportOptions) {
+        use marrow_engine::project::export::{scene_for_export, write_export};
+        let result = scene_for_export(self.doc.project(), self.session.library(), Some(scene))
+            .and_then(|e| write_export(&e.scene, options, path).map(|r| (r, e.notes)));
+        match result {
+            Ok((report, notes)) => {
+                for n in notes {
+                    self.log.push(Level::Warning, "export", n);
+                }
+                self.log.push(
+                    Level::Info,
+                    "export",
+                    format!(
+                        "exported {} ({} animation(s); {} eased segment(s) baked with {} keys, {} written linear)",
+                        path.display(),
+                        report.animations,
+                        report.baked_segments,
+                        report.baked_keys,
+                        report.linearized_segments
+                    ),
+                );
+            }
+            Err(e) => {
+                let faults = e.faults();
+                for f in &faults {
+                    self.log.push(Level::Error, "export", f.clone());
+                }
+                self.modal = Some(Modal::Error {
+                    title: format!("Cannot export {}", path.display()),
+                    body: format!("Nothing was written.\n\n{}", faults.join("\n")),
+                });
+            }
+        }
     }
 
     fn poll_import(&mut self) {
@@ -645,6 +710,10 @@ impl EditorApp {
                     self.file_dialog.pick_file();
                     ui.close();
                 }
+                if ui.button("Export glTF…").clicked() {
+                    self.panels.export.show(&export_context(&self.doc, &self.session));
+                    ui.close();
+                }
                 ui.separator();
                 if ui.add(egui::Button::new("Save").shortcut_text("Ctrl+S")).clicked() {
                     self.commands.push(Command::Save);
@@ -810,6 +879,7 @@ impl EditorApp {
                 Some(FilePurpose::Open) => self.commands.push(Command::Open(p)),
                 Some(FilePurpose::SaveAs) => self.commands.push(Command::SaveAs(p)),
                 Some(FilePurpose::Import) => self.commands.push(Command::Import(p)),
+                Some(FilePurpose::Export) => self.panels.export.path = p.display().to_string(),
                 None => {}
             }
         }
@@ -885,6 +955,7 @@ impl EditorApp {
             crate::panels::show_tab(&mut self.dock, tab);
         }
         self.modals(&ctx);
+        self.export_window(&ctx);
         self.file_dialog(&ctx);
         if self.ui.open_import_dialog {
             self.ui.open_import_dialog = false;

@@ -84,6 +84,15 @@ pub enum Command {
     SaveAs(PathBuf),
     /// File > Import glTF.
     Import(PathBuf),
+    /// File > Export glTF: the scene at this path to a `.glb` or `.gltf` (not an edit).
+    ExportGltf {
+        /// The scene's path in the project.
+        scene: String,
+        /// The output file.
+        path: PathBuf,
+        /// What to export and how.
+        options: Box<marrow_engine::gltf::ExportOptions>,
+    },
     /// Quit (asks about unsaved changes first).
     Quit,
     /// Window > Reset Layout.

@@ -303,3 +303,47 @@ fn the_crowd_card_edits_the_crowd_and_the_session_rebakes_it() {
     assert!(frames > 60, "re-baked at {frames} frames");
     undo_all_redo_all(&mut h, dir.path(), &original);
 }
+
+#[test]
+fn export_gltf_from_the_file_menu_writes_the_scene_and_edits_nothing() {
+    let dir = sample("runner");
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click(&mut h, Role::Button, "File");
+    click(&mut h, Role::Button, "Export glTF…");
+    assert!(h.state().panels.export.open, "the Export glTF window opens");
+    // The window lists the scene's clip, ticked; the default path is the project's export/.
+    h.get_by_role_and_label(Role::CheckBox, "stride");
+    let default = h.state().panels.export.path.clone();
+    assert!(default.ends_with("export/main.glb"), "{default}");
+    // glTF + .bin, eased keys written linear, compact joints.
+    click(&mut h, Role::RadioButton, "glTF + .bin");
+    assert!(h.state().panels.export.path.ends_with("export/main.gltf"));
+    click(&mut h, Role::RadioButton, "Write linear");
+    h.state_mut().panels.export.joints = marrow_engine::gltf::JointChoice::Smallest;
+    settle(&mut h);
+    click(&mut h, Role::Button, "Export");
+    let out = dir.path().join("export/main.gltf");
+    assert!(out.is_file() && dir.path().join("export/main.bin").is_file(), "written beside the project");
+    assert!(!h.state().panels.export.open, "the window closes on export");
+    assert!(h.state().modal.is_none(), "{:?}", h.state().modal);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let anim = &json["animations"][0];
+    assert_eq!(anim["name"], "stride");
+    assert!(
+        anim["extras"]["linearized"].as_array().is_some_and(|l| !l.is_empty()),
+        "eased segments listed as written linear"
+    );
+    assert!(anim["extras"]["markers"].as_array().is_some_and(|m| m.len() == 2));
+    let back = marrow_engine::gltf::import(&out).unwrap();
+    assert_eq!(
+        back.rigs[0].skeleton.bone_names,
+        h.state().doc.project().skeletons["assets/runner.skeleton.ron"].bone_names
+    );
+    // An export is not an edit: nothing to undo, the project's files untouched.
+    assert_eq!(h.state().doc.head(), 0);
+    assert!(!h.state().doc.is_dirty());
+    let mut now = files(dir.path());
+    now.retain(|k, _| !k.starts_with("export/"));
+    assert_eq!(now, original);
+}

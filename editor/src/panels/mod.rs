@@ -8,6 +8,7 @@
 pub mod assets;
 pub mod cloud_card;
 pub mod crowd_card;
+pub mod export_dialog;
 pub mod graph;
 pub mod history;
 pub mod inspector;
@@ -185,6 +186,8 @@ pub struct Panels {
     pub timeline: timeline::TimelinePanel,
     /// The graph editor.
     pub graph: graph::GraphPanel,
+    /// The File > Export glTF window.
+    pub export: export_dialog::ExportDialog,
 }
 
 /// The dock's tab viewer over the panels.
