@@ -25,6 +25,30 @@ fn export_glb(scene: &ImportedScene) -> Result<Vec<u8>, marrow_engine::gltf::Exp
     marrow_engine::gltf::export_glb(scene, &ExportOptions::default()).map(|(bytes, _)| bytes)
 }
 
+/// Every key time of an animation's tracks (clips, property animations, morph weights).
+fn key_times(anim: &marrow_engine::gltf::Animation) -> Vec<f32> {
+    let mut out = Vec::new();
+    for c in &anim.clips {
+        for ch in c.clip.channels() {
+            out.extend(ch.translation.iter().flat_map(|t| t.times().iter().copied()));
+            out.extend(ch.rotation.iter().flat_map(|t| t.times().iter().copied()));
+            out.extend(ch.scale.iter().flat_map(|t| t.times().iter().copied()));
+        }
+    }
+    for n in &anim.nodes {
+        let p = &n.animation;
+        out.extend(p.translation.iter().flat_map(|t| t.times().iter().copied()));
+        out.extend(p.rotation.iter().flat_map(|t| t.times().iter().copied()));
+        out.extend(p.scale.iter().flat_map(|t| t.times().iter().copied()));
+    }
+    for m in &anim.morphs {
+        out.extend(m.weights.iter().flat_map(|t| t.times().iter().copied()));
+    }
+    out.sort_by(f32::total_cmp);
+    out.dedup();
+    out
+}
+
 fn round_trip(scene: &ImportedScene) -> ImportedScene {
     let bytes = export_glb(scene).unwrap();
     import_slice(&bytes, std::path::Path::new("exported.glb"), None).unwrap_or_else(|e| panic!("{e}"))
@@ -85,11 +109,12 @@ fn every_sample_round_trips_with_the_same_keys_meshes_and_poses() {
             assert_eq!(x.nodes.len(), y.nodes.len(), "{m}");
             assert_eq!(x.morphs.len(), y.morphs.len(), "{m}");
         }
-        // Poses: both ends and 21 steps between, every node's world matrix.
+        // Poses: at every key, both ends and 21 steps between, every node's world matrix.
         let (mut pa, mut pb) = (ScenePose::new(&a), ScenePose::new(&b));
         for (i, anim) in a.animations.iter().enumerate() {
-            for k in 0..=22 {
-                let t = anim.duration * k as f32 / 22.0;
+            let mut times: Vec<f32> = (0..=22).map(|k| anim.duration * k as f32 / 22.0).collect();
+            times.extend(key_times(anim));
+            for t in times {
                 pa.evaluate(&a, Some(i), t).unwrap();
                 pb.evaluate(&b, Some(i), t).unwrap();
                 for (n, (x, y)) in pa.world.iter().zip(&pb.world).enumerate() {
@@ -235,8 +260,9 @@ fn a_project_scene_round_trips_its_rig_keys_markers_and_poses() {
     let mut pose = ScenePose::new(&back);
     let node = |name: &str| back.nodes.iter().position(|n| n.name == name).unwrap();
     let d = source_clip.duration();
-    for k in 0..=22 {
-        let t = d * k as f32 / 22.0;
+    let mut times: Vec<f32> = (0..=22).map(|k| d * k as f32 / 22.0).collect();
+    times.extend(key_times(&export.scene.animations[0]));
+    for t in times {
         world.animator_mut(rig).unwrap().seek(t);
         world.animator_mut(rig).unwrap().stop();
         world.frame(0, 1.0 / 60.0);
