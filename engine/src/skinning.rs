@@ -130,6 +130,22 @@ impl SkinningJob<'_> {
             }
         }
         #[cfg(target_arch = "x86_64")]
+        if has_n && !has_t && std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F checked just above; the joints and lengths as below.
+            unsafe {
+                avx::positions_normals512(
+                    palette,
+                    self.joints,
+                    self.weights,
+                    self.positions,
+                    self.normals,
+                    self.out_positions,
+                    self.out_normals,
+                )
+            };
+            return Ok(());
+        }
+        #[cfg(target_arch = "x86_64")]
         if has_n
             && !has_t
             && std::arch::is_x86_feature_detected!("avx2")
@@ -247,6 +263,77 @@ mod avx {
                 let o = out.get_unchecked_mut(i).as_mut_ptr();
                 _mm_store_sd(o as *mut f64, _mm_castps_pd(r));
                 _mm_store_ss(o.add(2), _mm_movehl_ps(r, r));
+            }
+        }
+    }
+
+    /// Positions and normals with AVX-512F: the blended matrix in one 512-bit register (four
+    /// fused multiply-adds, as [`positions512`]); the point `(p, 1)` and the normal `(n, 0)`
+    /// each spread over its four columns, multiplied and summed; the normal then normalized
+    /// (`n / |n|`, the scalar path's rule; a zero-length result keeps the input).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F; every joint index must be below `palette.len()`; the six
+    /// other slices must have the same length.
+    #[target_feature(enable = "avx512f")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn positions_normals512(
+        palette: &[Mat4],
+        joints: &[[u16; 4]],
+        weights: &[[f32; 4]],
+        positions: &[[f32; 3]],
+        normals: &[[f32; 3]],
+        out: &mut [[f32; 3]],
+        out_normals: &mut [[f32; 3]],
+    ) {
+        let base = palette.as_ptr() as *const f32;
+        let n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
+        let n = n.min(normals.len()).min(out_normals.len());
+        let spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+        // Sums the four 128-bit columns of `t`.
+        #[inline(always)]
+        fn columns(t: __m512) -> __m128 {
+            // SAFETY: AVX-512F is enabled in the calling function.
+            unsafe {
+                let lo = _mm512_castps512_ps256(t);
+                let hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1));
+                let s = _mm256_add_ps(lo, hi);
+                _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1))
+            }
+        }
+        for i in 0..n {
+            // SAFETY: i < n, and the caller guarantees the joint indices and the CPU features.
+            unsafe {
+                let j = joints.get_unchecked(i);
+                let w = weights.get_unchecked(i);
+                let p = positions.get_unchecked(i);
+                let nv = normals.get_unchecked(i);
+                let m = |k: usize| _mm512_loadu_ps(base.add(16 * *j.get_unchecked(k) as usize));
+                let mut acc = _mm512_mul_ps(m(0), _mm512_set1_ps(w[0]));
+                acc = _mm512_fmadd_ps(m(1), _mm512_set1_ps(w[1]), acc);
+                acc = _mm512_fmadd_ps(m(2), _mm512_set1_ps(w[2]), acc);
+                acc = _mm512_fmadd_ps(m(3), _mm512_set1_ps(w[3]), acc);
+                let pv =
+                    _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_set_ps(1.0, p[2], p[1], p[0])));
+                let nw = _mm512_permutexvar_ps(
+                    spread,
+                    _mm512_castps128_ps512(_mm_set_ps(0.0, nv[2], nv[1], nv[0])),
+                );
+                let r = columns(_mm512_mul_ps(acc, pv));
+                let rn = columns(_mm512_mul_ps(acc, nw));
+                let o = out.get_unchecked_mut(i).as_mut_ptr();
+                _mm_store_sd(o as *mut f64, _mm_castps_pd(r));
+                _mm_store_ss(o.add(2), _mm_movehl_ps(r, r));
+                let l2 = _mm_dp_ps(rn, rn, 0x7f);
+                let on = out_normals.get_unchecked_mut(i);
+                if _mm_cvtss_f32(l2) > 1e-20 {
+                    let d = _mm_div_ps(rn, _mm_sqrt_ps(l2));
+                    let o = on.as_mut_ptr();
+                    _mm_store_sd(o as *mut f64, _mm_castps_pd(d));
+                    _mm_store_ss(o.add(2), _mm_movehl_ps(d, d));
+                } else {
+                    *on = *nv;
+                }
             }
         }
     }
