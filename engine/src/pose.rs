@@ -12,6 +12,9 @@
 //!
 //! Playback state (time, fades, events) is not here; see [`crate::animator`].
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+
 use std::ops::Range;
 
 use glam::{Affine3A, Mat3, Mat4, Quat, Vec3, Vec3A, Vec4};
@@ -721,6 +724,12 @@ impl PaletteJob<'_> {
     /// Validates, then multiplies.
     pub fn run(self) -> Result<(), JobError> {
         self.validate()?;
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F checked just above; the lengths match (`validate`).
+            unsafe { avx512::palette(self.model, self.inverse_bind, self.output) };
+            return Ok(());
+        }
         for ((o, m), ib) in self.output.iter_mut().zip(self.model).zip(self.inverse_bind) {
             *o = affine_product(m, ib);
         }
