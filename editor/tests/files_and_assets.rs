@@ -347,3 +347,38 @@ fn export_gltf_from_the_file_menu_writes_the_scene_and_edits_nothing() {
     now.retain(|k, _| !k.starts_with("export/"));
     assert_eq!(now, original);
 }
+
+#[test]
+fn export_gltf_lists_every_fault_and_offers_no_export_until_they_are_mended() {
+    use marrow_editor::document::{EntityOp, Op};
+    use marrow_engine::scene::SocketDesc;
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    // A socket on a bone the runner's skeleton lacks: the scene cannot be exported as it stands.
+    let bad = SocketDesc { bone: "no_such_bone".into(), offset: marrow_engine::math::Transform::IDENTITY };
+    h.state_mut().send(Command::Edit(Box::new(Op::Entity {
+        scene: "scenes/main.scene.ron".into(),
+        entity: "Runner/LeftThigh".into(),
+        op: EntityOp::SetSocket(Some(bad)),
+    })));
+    settle(&mut h);
+    click(&mut h, Role::Button, "File");
+    click(&mut h, Role::Button, "Export glTF…");
+    h.get_by_label_contains("Cannot export: 1 fault(s)");
+    h.get_by_label_contains("entity Runner/LeftThigh: its socket names bone \"no_such_bone\"");
+    assert!(
+        {
+            use egui_kittest::kittest::NodeT;
+            h.get_by_role_and_label(Role::Button, "Export").accesskit_node().is_disabled()
+        },
+        "no export while the scene has faults"
+    );
+    // Undo the edit: the window follows the document and offers the export again.
+    key(&mut h, Modifiers::COMMAND, Key::Z);
+    h.get_by_role_and_label(Role::CheckBox, "stride");
+    assert!(!{
+        use egui_kittest::kittest::NodeT;
+        h.get_by_role_and_label(Role::Button, "Export").accesskit_node().is_disabled()
+    });
+    assert!(!dir.path().join("export").exists(), "nothing written");
+}
