@@ -879,7 +879,16 @@ impl EditorApp {
                 Some(FilePurpose::Open) => self.commands.push(Command::Open(p)),
                 Some(FilePurpose::SaveAs) => self.commands.push(Command::SaveAs(p)),
                 Some(FilePurpose::Import) => self.commands.push(Command::Import(p)),
-                Some(FilePurpose::Export) => self.panels.export.path = p.display().to_string(),
+                Some(FilePurpose::Export) => {
+                    // A name typed without an extension is a GLB.
+                    let ext = p.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+                    let p = if matches!(ext.as_deref(), Some("glb" | "gltf")) {
+                        p
+                    } else {
+                        p.with_extension("glb")
+                    };
+                    self.panels.export.path = p.display().to_string();
+                }
                 None => {}
             }
         }

@@ -591,7 +591,9 @@ fn a_scene_with_faults_is_refused_naming_every_fault_and_nothing_is_written() {
         "{text}"
     );
     assert!(
-        text.contains("clip \"clips/stride.clip.ron\"") && text.contains("at t = 0.3 has a non-finite value"),
+        text.contains(
+            "clip \"clips/stride.clip.ron\": bone \"thigh_l\" rotation key 2 at 0.3 s is not finite"
+        ),
         "{text}"
     );
     assert!(
@@ -698,4 +700,101 @@ fn export_options_choose_clips_buffers_and_skin_component_types() {
     let attrs = &json["meshes"][0]["primitives"][0]["attributes"];
     assert_eq!(json["accessors"][attrs["WEIGHTS_0"].as_u64().unwrap() as usize]["normalized"], true);
     assert_eq!(json["accessors"][attrs["WEIGHTS_0"].as_u64().unwrap() as usize]["componentType"], 5121);
+}
+
+#[test]
+fn an_empty_clip_keeps_its_length_through_a_hold_that_import_drops_and_props_get_their_own_animation() {
+    let (sk, _) = eased_clip();
+    // A new clip as the timeline makes it: no tracks, one second long, a marker.
+    let mut empty = Clip::new("new", &sk);
+    empty.length = 1.0;
+    empty.looping = true;
+    empty.add_marker("cue", 0.75);
+    let mut scene = scene_of(&sk, &empty);
+    let bytes = export_bytes(&scene, &ExportOptions::default());
+    let json = glb_json(&bytes);
+    let anim = &json["animations"][0];
+    assert_eq!(anim["channels"].as_array().unwrap().len(), 1, "one hold channel: glTF needs one");
+    assert_eq!(anim["samplers"][0]["interpolation"], "STEP");
+    let hold = &anim["extras"]["holds"][0];
+    assert_eq!(hold["path"], "scale");
+    let input = accessor(&bytes, &json, anim["samplers"][0]["input"].as_u64().unwrap() as usize);
+    assert_eq!(input, [0.0, 1.0], "players see the whole second");
+    let back = import_slice(&bytes, std::path::Path::new("e.glb"), None).unwrap();
+    let clip = &back.animations[0].clips[0].clip;
+    assert!(clip.channels().iter().all(|c| c.is_empty()), "the hold is not the clip's");
+    assert_eq!((clip.duration(), clip.looping, clip.markers().len()), (1.0, true, 1));
+    // A property animation is an animation of its own, not a channel of every clip.
+    let mut door = Track::new(Interpolation::Linear);
+    door.insert(0.0, Vec3::ZERO);
+    door.insert(10.0, Vec3::X);
+    let prop = marrow_engine::property::PropertyAnimation {
+        translation: Some(door),
+        rotation: None,
+        scale: None,
+        looping: false,
+        length: 0.0,
+        play_on_start: true,
+    };
+    let mut project = Project::default();
+    project.manifest.scenes.push("scenes/s.scene.ron".into());
+    project.skeletons.insert("eased.skeleton.ron".into(), sk.clone());
+    project.clips.insert(
+        "new.clip.ron".into(),
+        marrow_engine::project::file::ClipAsset { clip: empty.clone(), bones: sk.bone_names.clone() },
+    );
+    let rig = EntityDesc {
+        name: "Rig".into(),
+        animator: Some(AnimatorDesc {
+            rig: "eased.skeleton.ron".into(),
+            clip: Some("new.clip.ron".into()),
+            graph: None,
+            looping: None,
+            speed: 1.0,
+            play_on_start: true,
+        }),
+        ..Default::default()
+    };
+    let door = EntityDesc { name: "Door".into(), animation: Some(prop), ..Default::default() };
+    project.scenes.insert(
+        "scenes/s.scene.ron".into(),
+        marrow_engine::scene::SceneDesc { name: "s".into(), entities: vec![rig, door] },
+    );
+    let lib = Library::load(&project, std::path::Path::new(".")).unwrap();
+    scene = scene_for_export(&project, &lib, None).unwrap().scene;
+    let names: Vec<&str> = scene.animations.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["new", "s properties"]);
+    assert!(scene.animations[0].nodes.is_empty() && scene.animations[1].clips.is_empty());
+    assert_eq!(scene.animations[1].duration, 10.0);
+    let back =
+        import_slice(&export_bytes(&scene, &ExportOptions::default()), std::path::Path::new("p.glb"), None)
+            .unwrap();
+    assert_eq!(back.animations[0].duration, 1.0, "the clip's animation is not stretched to the door's");
+}
+
+#[test]
+fn a_clip_that_only_shares_its_skeletons_name_is_left_out_with_a_note_not_refused() {
+    let (mut project, _) = load_project("cesium_man");
+    // Another "Armature" (Blender's default name) with two bones, and a clip for it that no
+    // Animator plays.
+    let id = marrow_engine::math::Transform::IDENTITY;
+    let other = Skeleton::from_bind_pose(
+        "Armature",
+        vec![("a".into(), marrow_engine::skeleton::NO_PARENT, id), ("b".into(), 0, id)],
+    )
+    .unwrap();
+    let clip = Clip::new("wave", &other);
+    project.skeletons.insert("assets/other.skeleton.ron".into(), other.clone());
+    project.clips.insert(
+        "clips/wave.clip.ron".into(),
+        marrow_engine::project::file::ClipAsset { clip, bones: other.bone_names.clone() },
+    );
+    let lib = Library::load(&project, &project_dir("cesium_man")).unwrap();
+    let export = scene_for_export(&project, &lib, None).unwrap();
+    assert_eq!(export.scene.animations.len(), 1, "CesiumMan's own clip only");
+    assert!(
+        export.notes.iter().any(|n| n.contains("clips/wave.clip.ron") && n.contains("another bone count")),
+        "{:?}",
+        export.notes
+    );
 }

@@ -106,7 +106,9 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         }
         let scene =
             gltf::import(&args.input).with_context(|| format!("importing {}", args.input.display()))?;
-        (scene, Vec::new())
+        // What the import changed (influences cut to four, skins dropped) is said, not hidden.
+        let notes = scene.warnings.iter().map(|w| format!("import: {w}")).collect();
+        (scene, notes)
     };
     let report =
         write_export(&scene, &opts, &args.out).with_context(|| format!("writing {}", args.out.display()))?;

@@ -178,6 +178,7 @@ impl ExportDialog {
         let mut request = None;
         egui::Grid::new("export options").num_columns(2).spacing([12.0, 6.0]).show(ui, |ui| {
             ui.label("Scene");
+            let before = self.scene.clone();
             egui::ComboBox::from_id_salt("export scene").selected_text(scene_stem(&self.scene)).show_ui(
                 ui,
                 |ui| {
@@ -186,6 +187,15 @@ impl ExportDialog {
                     }
                 },
             );
+            if self.scene != before {
+                // A file named after the scene follows it.
+                let p = Path::new(&self.path);
+                if p.file_stem().is_some_and(|s| s.to_string_lossy() == scene_stem(&before)) {
+                    let ext = p.extension().map_or("glb".into(), |e| e.to_string_lossy().into_owned());
+                    self.path =
+                        p.with_file_name(format!("{}.{ext}", scene_stem(&self.scene))).display().to_string();
+                }
+            }
             ui.end_row();
             ui.label("File");
             ui.horizontal(|ui| {

@@ -9,8 +9,9 @@
 //! skinned mesh node's transform, and the Khronos validator warns about one that is not a root)
 //! with its joints remapped to the rig's bone order; box meshes are written as meshes. Every clip
 //! of the project for a rig's skeleton becomes one glTF animation (played by every rig of that
-//! skeleton), and property animations are channels of every animation (of one named after the
-//! scene when there are no clips).
+//! skeleton), and property animations are one animation of their own, named after the scene (in
+//! Marrow they play beside every clip; a property animation on a socketed entity is left out, as
+//! its socket places it).
 //!
 //! Refused, with every fault named and nothing written: an Animator whose rig, clip or graph
 //! does not resolve or whose clip is for another rig, a non-finite key, transform or weight, a
@@ -21,7 +22,7 @@
 //! Not exported (named in the report's notes): particle clouds and crowds (glTF has neither),
 //! graphs (their clips are exported; a blend has no glTF form), materials and images.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -129,8 +130,11 @@ struct Builder<'a> {
     properties: Vec<(usize, crate::property::PropertyAnimation)>,
 }
 
-/// A non-finite value in `track`, as "key K at T s".
+/// What is wrong with `track` for glTF: no keys, or a non-finite value ("key K at T s").
 fn track_fault<T: Animatable>(track: &Track<T>) -> Option<String> {
+    if track.is_empty() {
+        return Some("has no keys".to_owned());
+    }
     let bad = |v: &[T]| v.iter().position(|x| !x.is_finite_value());
     if let Some(k) = track.times().iter().position(|t| !t.is_finite()) {
         return Some(format!("key {k} has a non-finite time"));
@@ -209,10 +213,12 @@ impl Builder<'_> {
         let node = self.push_node(&e.name, parent, transform);
         let own_rig = e.animator.as_ref().and_then(|a| self.rig(a, node, &path));
         let rig = own_rig.or(rig_above);
-        if let Some(m) = &e.mesh {
-            self.mesh(m, e, node, rig, &path);
-        }
-        if let Some(a) = &e.animation {
+        let holder = e.mesh.as_ref().and_then(|m| self.mesh(m, e, node, rig, &path));
+        if e.animation.is_some() && e.socket.is_some() {
+            self.notes.push(format!(
+                "entity {path}: its property animation is not exported (its socket places it, as in Marrow)"
+            ));
+        } else if let Some(a) = &e.animation {
             for (what, fault) in [
                 ("translation", a.translation.as_ref().and_then(track_fault)),
                 ("rotation", a.rotation.as_ref().and_then(track_fault)),
@@ -225,10 +231,7 @@ impl Builder<'_> {
             self.properties.push((node, a.clone()));
         }
         if let Some(w) = &e.morph_weights {
-            if w.iter().any(|x| !x.is_finite()) {
-                self.faults.push(format!("entity {path}: its morph weights are not finite"));
-            }
-            self.out.nodes[node].morph_weights = w.clone();
+            self.morph_weights(w, holder, &path);
         }
         if let Some(p) = &e.particles {
             self.needs_skin(&p.mesh, "particle cloud", &path);
@@ -243,6 +246,23 @@ impl Builder<'_> {
         for c in &e.children {
             self.entity(c, Some(node), rig, own_rig, &path);
         }
+    }
+
+    /// An entity's own morph weights on the node holding its mesh (one per morph target).
+    fn morph_weights(&mut self, w: &[f32], holder: Option<usize>, path: &str) {
+        if w.iter().any(|x| !x.is_finite()) {
+            self.faults.push(format!("entity {path}: its morph weights are not finite"));
+        }
+        let Some(h) = holder else { return };
+        let targets = self.out.nodes[h].mesh.map_or(0, |m| self.out.meshes[m].weights.len());
+        if w.len() != targets {
+            self.faults.push(format!(
+                "entity {path}: it has {} morph weights for a mesh with {targets} morph targets",
+                w.len()
+            ));
+            return;
+        }
+        self.out.nodes[h].morph_weights = w.to_vec();
     }
 
     fn needs_skin(&mut self, reference: &str, what: &str, path: &str) {
@@ -282,6 +302,13 @@ impl Builder<'_> {
             }
             self.notes.push(format!("entity {path}: its graph {g:?} is not exported (its clips are)"));
         }
+        if sk.bone_count() == 0 {
+            self.faults.push(format!(
+                "entity {path}: its rig's skeleton {:?} has no bones (a glTF skin needs a joint)",
+                sk.name
+            ));
+            return None;
+        }
         let r = self.out.rigs.len();
         let mut bone_nodes = Vec::with_capacity(sk.bone_count());
         for b in 0..sk.bone_count() {
@@ -313,14 +340,22 @@ impl Builder<'_> {
         Some(r)
     }
 
-    fn mesh(&mut self, m: &MeshDesc, e: &EntityDesc, node: usize, rig: Option<usize>, path: &str) {
+    /// The entity's mesh on its node (or, skinned, on a root node): the node holding it.
+    fn mesh(
+        &mut self,
+        m: &MeshDesc,
+        e: &EntityDesc,
+        node: usize,
+        rig: Option<usize>,
+        path: &str,
+    ) -> Option<usize> {
         let asset = match m {
             MeshDesc::Box { half_extents } => Arc::new(MeshAsset::cuboid(&e.name, *half_extents)),
             MeshDesc::Asset(r) => match self.lib.mesh(r) {
                 Ok(a) => a,
                 Err(err) => {
                     self.faults.push(format!("entity {path}: its mesh: {err}"));
-                    return;
+                    return None;
                 }
             },
         };
@@ -328,21 +363,21 @@ impl Builder<'_> {
             let index = self.mesh_index(&asset, None);
             self.out.nodes[node].mesh = Some(index);
             self.out.nodes[node].morph_weights = self.out.meshes[index].weights.clone();
-            return;
+            return Some(node);
         };
         let Some(r) = rig else {
             self.faults.push(format!(
                 "entity {path}: its mesh is skinned to skeleton {:?} but no Animator at or above it drives it",
                 mesh_sk.name
             ));
-            return;
+            return None;
         };
         if !mesh_sk.same_rig(&self.rigs[r].skeleton) {
             self.faults.push(format!(
                 "entity {path}: its mesh is skinned to skeleton {:?}, not to its rig's ({:?}, on {})",
                 mesh_sk.name, self.rigs[r].skeleton.name, self.rigs[r].path
             ));
-            return;
+            return None;
         }
         let index = self.mesh_index(&asset, Some(&asset.joint_to_bone));
         // The skinned mesh on a root node of its own (the entity's node keeps its place and
@@ -357,6 +392,7 @@ impl Builder<'_> {
         n.mesh = Some(index);
         n.skin = self.out.rigs[r].skins.first().copied();
         n.morph_weights = self.out.meshes[index].weights.clone();
+        Some(holder)
     }
 
     /// Moves `node` (a leaf) to the scene's roots with an identity transform.
@@ -387,32 +423,42 @@ impl Builder<'_> {
         i
     }
 
-    /// Every clip of the project for each rig's skeleton, one animation per clip reference.
+    /// Every clip of the project that fits a rig of the scene (its skeleton's name and bone
+    /// count), one animation per clip (a glTF asset's reference can hold one clip per
+    /// skeleton), played by every rig it fits.
     fn clips(&mut self) {
-        let mut by_ref: BTreeMap<String, (Arc<Clip>, Vec<usize>)> = BTreeMap::new();
+        let mut entries: Vec<(String, Arc<Clip>, Vec<usize>)> = Vec::new();
         for (reference, clip) in self.lib.all_clips() {
-            for (r, rig) in self.rigs.iter().enumerate() {
-                if clip.skeleton != rig.skeleton.name {
-                    continue;
+            let fits = |r: &RigEntity| {
+                clip.skeleton == r.skeleton.name && clip.channels().len() == r.skeleton.bone_count()
+            };
+            let rigs: Vec<usize> = (0..self.rigs.len()).filter(|&r| fits(&self.rigs[r])).collect();
+            let Some(&first) = rigs.first() else {
+                if self.rigs.iter().any(|r| r.skeleton.name == clip.skeleton) {
+                    self.notes.push(format!(
+                        "clip {reference:?} names skeleton {:?} but has another bone count than the scene's rig of that name: not exported",
+                        clip.skeleton
+                    ));
                 }
-                if let Some(f) = find_clip_fault(&clip, &rig.skeleton) {
-                    self.faults.push(format!("clip {reference:?}: {f}"));
-                    break;
-                }
-                by_ref.entry(reference.clone()).or_insert_with(|| (clip.clone(), Vec::new())).1.push(r);
-            }
+                continue;
+            };
+            let skeleton = self.rigs[first].skeleton.clone();
+            self.clip_faults(&reference, &clip, &skeleton);
+            entries.push((reference, clip, rigs));
         }
-        for (reference, (clip, _)) in &by_ref {
-            self.clip_faults(reference, clip);
-        }
-        // Names: the clip's own, or its reference where two clips share a name.
+        // Names: the clip's own, or its reference where two clips share a name (and the
+        // skeleton's where one reference holds clips for several).
         let mut count: HashMap<&str, usize> = HashMap::new();
-        for (clip, _) in by_ref.values() {
+        let mut per_ref: HashMap<&str, usize> = HashMap::new();
+        for (reference, clip, _) in &entries {
             *count.entry(clip.name.as_str()).or_default() += 1;
+            *per_ref.entry(reference.as_str()).or_default() += 1;
         }
-        let mut animations = Vec::with_capacity(by_ref.len());
-        for (reference, (clip, rigs)) in &by_ref {
-            let name = if count[clip.name.as_str()] > 1 || clip.name.is_empty() {
+        let mut animations = Vec::with_capacity(entries.len());
+        for (reference, clip, rigs) in &entries {
+            let name = if per_ref[reference.as_str()] > 1 {
+                format!("{reference} ({})", clip.skeleton)
+            } else if count[clip.name.as_str()] > 1 || clip.name.is_empty() {
                 reference.clone()
             } else {
                 clip.name.clone()
@@ -428,11 +474,16 @@ impl Builder<'_> {
         self.out.animations = animations;
     }
 
-    fn clip_faults(&mut self, reference: &str, clip: &Clip) {
-        let bones = self.rigs.iter().find(|r| r.skeleton.name == clip.skeleton).map(|r| r.skeleton.clone());
+    /// Every fault of a clip that fits a rig: each non-finite key, and the clip's own checks
+    /// (its length, markers outside it).
+    fn clip_faults(&mut self, reference: &str, clip: &Clip, skeleton: &Skeleton) {
+        if let Some(f) = find_clip_fault(clip, skeleton)
+            && !matches!(f, crate::clip::ClipFault::Track { .. })
+        {
+            self.faults.push(format!("clip {reference:?}: {f}"));
+        }
         for (b, ch) in clip.channels().iter().enumerate() {
-            let bone =
-                bones.as_ref().and_then(|s| s.bone_names.get(b).cloned()).unwrap_or_else(|| format!("#{b}"));
+            let bone = skeleton.bone_names.get(b).cloned().unwrap_or_else(|| format!("#{b}"));
             for (what, fault) in [
                 ("translation", ch.translation.as_ref().and_then(track_fault)),
                 ("rotation", ch.rotation.as_ref().and_then(track_fault)),
@@ -448,27 +499,26 @@ impl Builder<'_> {
         }
     }
 
-    /// Property animations into every animation (or one named after the scene), the node order.
+    /// Property animations as one animation of their own (named after the scene: they play
+    /// beside every clip in Marrow, and tying them to one clip's length would change both), then
+    /// the node order.
     fn finish(&mut self, scene_name: &str) {
         let props: Vec<NodeAnimation> =
             self.properties.drain(..).map(|(node, animation)| NodeAnimation { node, animation }).collect();
         if !props.is_empty() {
-            if self.out.animations.is_empty() {
-                let duration = props.iter().map(|p| p.animation.duration()).fold(0.0, f32::max);
-                self.out.animations.push(Animation {
-                    name: scene_name.to_owned(),
-                    duration,
-                    clips: Vec::new(),
-                    nodes: props,
-                    morphs: Vec::new(),
-                });
-            } else {
-                for a in &mut self.out.animations {
-                    a.nodes = props.clone();
-                    a.duration =
-                        a.duration.max(props.iter().map(|p| p.animation.duration()).fold(0.0, f32::max));
-                }
+            let duration = props.iter().map(|p| p.animation.duration()).fold(0.0, f32::max);
+            let taken = |n: &str| self.out.animations.iter().any(|a| a.name == n);
+            let mut name = format!("{scene_name} properties");
+            while taken(&name) {
+                name.push('\'');
             }
+            self.out.animations.push(Animation {
+                name,
+                duration,
+                clips: Vec::new(),
+                nodes: props,
+                morphs: Vec::new(),
+            });
         }
         // Parents first: walk from the roots.
         let mut order = Vec::with_capacity(self.out.nodes.len());
@@ -482,8 +532,8 @@ impl Builder<'_> {
 }
 
 /// Writes `scene` to `path`: a `.glb` (buffer embedded) or a `.gltf` with its buffer beside it
-/// as `<stem>.bin`. Each file is written to a temporary file and renamed; on any fault nothing
-/// is written.
+/// as `<stem>.bin`. Files are written in full to temporary files beside their targets, then
+/// renamed (the buffer before the JSON that names it); on any fault nothing is written.
 pub fn write_export(
     scene: &ImportedScene,
     opts: &ExportOptions,
@@ -503,11 +553,35 @@ pub fn write_export(
                 path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "scene".into());
             let bin_name = format!("{stem}.bin");
             let (json, bin, report) = crate::gltf::export_gltf(scene, opts, &bin_name)?;
-            if !bin.is_empty() {
-                write(&path.with_file_name(&bin_name), &bin)?;
+            // Both written in full beside their targets first, then renamed buffer first: a
+            // failure before the renames leaves the old pair as it was.
+            let bin_path = path.with_file_name(&bin_name);
+            let staged = |p: &Path| {
+                p.with_file_name(format!(
+                    ".{}.export.tmp",
+                    p.file_name().unwrap_or_default().to_string_lossy()
+                ))
+            };
+            let (bin_tmp, json_tmp) = (staged(&bin_path), staged(path));
+            let result = (|| {
+                if !bin.is_empty() {
+                    write(&bin_tmp, &bin)?;
+                }
+                write(&json_tmp, &json)?;
+                let rename = |from: &Path, to: &Path| {
+                    std::fs::rename(from, to)
+                        .map_err(|e| ExportError::Write(format!("{}: {e}", to.display())))
+                };
+                if !bin.is_empty() {
+                    rename(&bin_tmp, &bin_path)?;
+                }
+                rename(&json_tmp, path)
+            })();
+            if result.is_err() {
+                let _ = std::fs::remove_file(&bin_tmp);
+                let _ = std::fs::remove_file(&json_tmp);
             }
-            write(path, &json)?;
-            Ok(report)
+            result.map(|()| report)
         }
         _ => Err(ExportError::Option(format!("{}: the file must end in .glb or .gltf", path.display()))),
     }

@@ -53,6 +53,8 @@ pub(super) struct BakedSegment {
     pub easing: String,
     /// Keys added inside the segment.
     pub samples: usize,
+    /// The largest error found at the probes of the final sub-intervals.
+    pub error: f32,
 }
 
 /// The name an easing is written under.
@@ -99,6 +101,7 @@ pub(super) fn bake<T: Measure>(
         let before = out_t.len();
         let steps = ((t1 - t0) * rate).ceil().clamp(1.0, 1.0e6) as usize;
         let mut a = (t0, values[i]);
+        let mut error = 0.0f32;
         for k in 1..=steps {
             let b = if k == steps {
                 (t1, values[i + 1])
@@ -106,8 +109,8 @@ pub(super) fn bake<T: Measure>(
                 let t = t0 + (t1 - t0) * k as f32 / steps as f32;
                 (t, eval(track, t))
             };
-            refine(track, a, b, bound, 0, &mut out_t, &mut out_v);
-            if k < steps && b.0 > a.0 {
+            error = error.max(refine(track, a, b, bound, 0, &mut out_t, &mut out_v));
+            if k < steps && b.0 > a.0 && b.0 < t1 {
                 out_t.push(b.0);
                 out_v.push(b.1);
             }
@@ -118,6 +121,7 @@ pub(super) fn bake<T: Measure>(
             to: t1,
             easing: ease_name(ease),
             samples: out_t.len() - before,
+            error,
         });
     }
     (out_t, out_v, segments)
@@ -129,7 +133,8 @@ fn eval<T: Animatable>(track: &Track<T>, t: f32) -> T {
 }
 
 /// Pushes the keys strictly inside `(a, b)` that linear interpolation from `a` to `b` needs to
-/// stay within `bound` of the track (halving where a probe strays).
+/// stay within `bound` of the track (halving where a probe strays); returns the largest error
+/// left at the probes of the sub-intervals kept.
 fn refine<T: Measure>(
     track: &Track<T>,
     a: (f32, T),
@@ -138,22 +143,21 @@ fn refine<T: Measure>(
     depth: u32,
     out_t: &mut Vec<f32>,
     out_v: &mut Vec<T>,
-) {
+) -> f32 {
+    let error = (1..8)
+        .map(|j| {
+            let u = j as f32 / 8.0;
+            let t = a.0 + (b.0 - a.0) * u;
+            T::distance(T::interpolate(a.1, b.1, u), eval(track, t))
+        })
+        .fold(0.0f32, f32::max);
     let mid = a.0 + (b.0 - a.0) * 0.5;
-    if depth >= MAX_DEPTH || mid <= a.0 || mid >= b.0 {
-        return;
-    }
-    let strays = (1..8).any(|j| {
-        let u = j as f32 / 8.0;
-        let t = a.0 + (b.0 - a.0) * u;
-        T::distance(T::interpolate(a.1, b.1, u), eval(track, t)) > bound
-    });
-    if !strays {
-        return;
+    if error <= bound || depth >= MAX_DEPTH || mid <= a.0 || mid >= b.0 {
+        return error;
     }
     let m = (mid, eval(track, mid));
-    refine(track, a, m, bound, depth + 1, out_t, out_v);
+    let left = refine(track, a, m, bound, depth + 1, out_t, out_v);
     out_t.push(m.0);
     out_v.push(m.1);
-    refine(track, m, b, bound, depth + 1, out_t, out_v);
+    left.max(refine(track, m, b, bound, depth + 1, out_t, out_v))
 }

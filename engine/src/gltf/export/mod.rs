@@ -230,16 +230,21 @@ fn outputs<T: Animatable>(track: &Track<T>, flat: impl Fn(&T) -> Vec<f32>) -> Ve
     }
 }
 
-/// The rounded quantization of one vertex's weights to `max` steps (255 or 65535), summing to
-/// exactly `max` when the weights sum to one: the largest remainders take the spare steps.
+/// One vertex's weights quantized to `max` steps (255 or 65535), summing to exactly `max`:
+/// scaled by their sum, floored, and the spare steps given to the largest remainders (glTF asks
+/// normalized weights to sum to one; a vertex with no weight gets its first joint whole).
 fn quantize(w: &[f32; 4], max: u32) -> [u32; 4] {
-    let scaled = w.map(|x| f64::from(x.clamp(0.0, 1.0)) * f64::from(max));
-    let mut q = scaled.map(|x| x.floor() as u32);
-    let target = (scaled.iter().sum::<f64>().round() as u32).min(max);
-    let mut spare = target.saturating_sub(q.iter().sum());
+    let clamped = w.map(|x| f64::from(if x.is_finite() { x.max(0.0) } else { 0.0 }));
+    let sum: f64 = clamped.iter().sum();
+    if !(sum > 0.0) {
+        return [max, 0, 0, 0];
+    }
+    let scaled = clamped.map(|x| x / sum * f64::from(max));
+    let mut q = scaled.map(|x| (x.floor() as u32).min(max));
+    let mut spare = max.saturating_sub(q.iter().sum());
     let mut order = [0usize, 1, 2, 3];
     order.sort_by(|&a, &b| (scaled[b] - scaled[b].floor()).total_cmp(&(scaled[a] - scaled[a].floor())));
-    for i in order {
+    for i in order.into_iter().cycle() {
         if spare == 0 {
             break;
         }
@@ -372,6 +377,16 @@ fn write_primitive(
                 check_finite(|| format!("{at} morph target {ti} NORMAL"), &v)?;
                 o.insert("NORMAL".into(), json!(bin.floats(&v, 3, "VEC3", false, None)));
             }
+            if !t.tangents.is_empty() {
+                let v = flat3(&t.tangents);
+                check_finite(|| format!("{at} morph target {ti} TANGENT"), &v)?;
+                o.insert("TANGENT".into(), json!(bin.floats(&v, 3, "VEC3", false, None)));
+            }
+            if o.is_empty() {
+                // A target must move something: an empty one moves every position by zero.
+                let zeros = vec![0.0f32; pos.len()];
+                o.insert("POSITION".into(), json!(bin.floats(&zeros, 3, "VEC3", true, None)));
+            }
             targets.push(Value::Object(o));
         }
         prim["targets"] = json!(targets);
@@ -430,7 +445,8 @@ fn node_names(scene: &ImportedScene) -> Vec<&str> {
     names
 }
 
-/// The skinned-mesh nodes the export moves to the scene's roots: leaves below another node.
+/// The skinned-mesh nodes the export moves to the scene's roots: leaves below another node that
+/// are not themselves a rig's bone (moving a joint would move what it skins).
 /// glTF places skinned vertices by their joints alone (the node's transform is ignored), and
 /// the Khronos validator warns about a skinned mesh node that is not a root; a node with
 /// children stays where it is (moving it would move them).
@@ -438,7 +454,13 @@ fn to_root(scene: &ImportedScene) -> Vec<bool> {
     scene
         .nodes
         .iter()
-        .map(|n| n.skin.is_some() && n.mesh.is_some() && n.children.is_empty() && n.parent.is_some())
+        .map(|n| {
+            n.skin.is_some()
+                && n.mesh.is_some()
+                && n.children.is_empty()
+                && n.parent.is_some()
+                && n.bones.is_empty()
+        })
         .collect()
 }
 
@@ -452,10 +474,12 @@ fn write_nodes(scene: &ImportedScene, names: &[&str], moved: &[bool]) -> Result<
             .chain(t.rotation.to_array())
             .collect();
         check_finite(|| format!("node {name:?} transform"), &trs)?;
+        let mut rotation = t.rotation.to_array();
+        unit_rotations(&mut rotation);
         let mut o = json!({
             "name": name,
             "translation": t.translation.to_array(),
-            "rotation": t.rotation.to_array(),
+            "rotation": rotation,
             "scale": t.scale.to_array(),
         });
         let children: Vec<usize> =
@@ -490,7 +514,14 @@ struct AnimationWriter<'a> {
     names: &'a [&'a str],
     samplers: Vec<Value>,
     channels: Vec<Value>,
+    /// Targets written (glTF allows one channel per node and path).
+    targets: std::collections::HashSet<(usize, &'static str)>,
+    /// The last key time written.
+    last_key: f32,
     baked: Vec<Value>,
+    /// The rate the baked segments started from and the largest error they were left with.
+    bake_rate: f32,
+    bake_error: f32,
     linearized: Vec<Value>,
     report: &'a mut ExportReport,
 }
@@ -499,12 +530,16 @@ impl AnimationWriter<'_> {
     fn channel(
         &mut self,
         node: usize,
-        path: &str,
+        path: &'static str,
         times: &[f32],
         out: &[f32],
         comps: usize,
         interp: Interpolation,
     ) {
+        if times.is_empty() || !self.targets.insert((node, path)) {
+            return;
+        }
+        self.last_key = times.iter().copied().fold(self.last_key, f32::max);
         let kind = match comps {
             4 => "VEC4",
             3 => "VEC3",
@@ -524,13 +559,16 @@ impl AnimationWriter<'_> {
         &mut self,
         what: &str,
         node: usize,
-        path: &str,
+        path: &'static str,
         track: &Track<T>,
         flat: impl Fn(&T) -> Vec<f32>,
         comps: usize,
         rate: f32,
     ) -> Result<(), ExportError> {
         let times = track.times();
+        if times.is_empty() || self.targets.contains(&(node, path)) {
+            return Ok(());
+        }
         check_finite(|| format!("{what} {path} key times"), times)?;
         let eased = bake::eased_segments(track);
         let name = self.names.get(node).copied().unwrap_or("");
@@ -538,10 +576,16 @@ impl AnimationWriter<'_> {
             EasedKeys::Bake { rate: r, bound } if !eased.is_empty() => {
                 let out_all = outputs(track, &flat);
                 check_finite(|| format!("{what} {path} keys"), &out_all)?;
-                let (t, v, segments) = bake::bake(track, r.unwrap_or(rate), bound);
-                let out: Vec<f32> = v.iter().flat_map(&flat).collect();
+                let rate = r.unwrap_or(rate);
+                let (t, v, segments) = bake::bake(track, rate, bound);
+                let mut out: Vec<f32> = v.iter().flat_map(&flat).collect();
+                if path == "rotation" {
+                    unit_rotations(&mut out);
+                }
+                self.bake_rate = rate;
                 check_finite(|| format!("{what} {path} baked keys"), &out)?;
                 for s in &segments {
+                    self.bake_error = self.bake_error.max(s.error);
                     self.report.baked_segments += 1;
                     self.report.baked_keys += s.samples;
                     self.baked.push(json!({"node": name, "path": path, "from": s.from, "to": s.to, "easing": s.easing, "samples": s.samples}));
@@ -553,12 +597,27 @@ impl AnimationWriter<'_> {
                     self.report.linearized_segments += 1;
                     self.linearized.push(json!({"node": name, "path": path, "from": times[*i], "to": times[*i + 1], "easing": bake::ease_name(*e)}));
                 }
-                let out = outputs(track, &flat);
+                let mut out = outputs(track, &flat);
                 check_finite(|| format!("{what} {path} keys"), &out)?;
+                if path == "rotation" && track.interpolation() != Interpolation::CubicSpline {
+                    unit_rotations(&mut out);
+                }
                 self.channel(node, path, times, &out, comps, track.interpolation());
             }
         }
         Ok(())
+    }
+}
+
+/// Rotation outputs (x, y, z, w groups) brought to unit length where they stray from it by more
+/// than rounding (glTF requires unit LINEAR and STEP rotations; unit ones are left to the bit).
+fn unit_rotations(out: &mut [f32]) {
+    for q in out.chunks_exact_mut(4) {
+        let l2: f32 = q.iter().map(|c| c * c).sum();
+        if (l2 - 1.0).abs() > 1.0e-6 && l2 > 0.0 {
+            let inv = 1.0 / l2.sqrt();
+            q.iter_mut().for_each(|c| *c *= inv);
+        }
     }
 }
 
@@ -598,6 +657,15 @@ fn write_morph_animation(
     m: &super::MorphAnimation,
 ) -> Result<(), ExportError> {
     let Some(first) = m.weights.first() else { return Ok(()) };
+    let same = |t: &Track<f32>| t.times() == first.times() && t.interpolation() == first.interpolation();
+    if !m.weights.iter().all(same) {
+        return Err(ExportError::Refused {
+            faults: vec![format!(
+                "animation {ai} node {}: its morph weight tracks do not share key times and interpolation (glTF keys every target together)",
+                m.node
+            )],
+        });
+    }
     let cubic = first.interpolation() == Interpolation::CubicSpline;
     let stride = if cubic { 3 } else { 1 };
     let mut out = Vec::with_capacity(first.len() * m.weights.len() * stride);
@@ -632,34 +700,16 @@ fn write_animation(
         names,
         samplers: Vec::new(),
         channels: Vec::new(),
+        targets: Default::default(),
+        last_key: 0.0,
         baked: Vec::new(),
+        bake_rate: 0.0,
+        bake_error: 0.0,
         linearized: Vec::new(),
         report,
     };
-    let mut markers: Vec<Value> = Vec::new();
-    let mut settings = None;
-    for (ci, rc) in a.clips.iter().enumerate() {
-        let Some(rig) = scene.rigs.get(rc.rig) else { continue };
-        let rate = if rc.clip.frame_rate > 0.0 { rc.clip.frame_rate } else { 30.0 };
-        for (b, ch) in rc.clip.channels().iter().enumerate() {
-            let Some(&node) = rig.bone_nodes.get(b) else { continue };
-            let what = format!("animation {:?} bone {:?}", a.name, names.get(node).copied().unwrap_or(""));
-            if let Some(t) = &ch.translation {
-                w.track(&what, node, "translation", t, v3, 3, rate)?;
-            }
-            if let Some(t) = &ch.rotation {
-                w.track(&what, node, "rotation", t, q4, 4, rate)?;
-            }
-            if let Some(t) = &ch.scale {
-                w.track(&what, node, "scale", t, v3, 3, rate)?;
-            }
-        }
-        // A clip played by several rigs of one skeleton is one animation: its markers and
-        // settings once.
-        if ci == 0 {
-            markers.extend(rc.clip.markers().iter().map(|m| json!({"name": m.name, "time": m.time})));
-            settings = Some((rc.clip.looping, rc.clip.frame_rate, rc.clip.length));
-        }
+    for rc in &a.clips {
+        write_clip(&mut w, scene, &a.name, rc)?;
     }
     for na in &a.nodes {
         let what = format!("animation {:?} node {:?}", a.name, names.get(na.node).copied().unwrap_or(""));
@@ -668,30 +718,104 @@ fn write_animation(
     for m in &a.morphs {
         write_morph_animation(&mut w, ai, m)?;
     }
-    let mut anim = json!({"name": a.name, "samplers": w.samplers, "channels": w.channels});
+    let hold = hold_channel(&mut w, scene, a);
     let mut extras = serde_json::Map::new();
-    if !markers.is_empty() {
-        extras.insert("markers".into(), json!(markers));
-    }
-    if let Some((looping, rate, length)) = settings {
-        extras.insert("looping".into(), json!(looping));
-        extras.insert("frameRate".into(), json!(rate));
-        if length.is_finite() && length > 0.0 {
-            extras.insert("length".into(), json!(length));
+    // A clip played by several rigs of one skeleton is one animation: its markers and settings
+    // once.
+    if let Some(c) = a.clips.first().map(|rc| &rc.clip) {
+        if !c.markers().is_empty() {
+            let markers: Vec<Value> =
+                c.markers().iter().map(|m| json!({"name": m.name, "time": m.time})).collect();
+            extras.insert("markers".into(), json!(markers));
+        }
+        extras.insert("looping".into(), json!(c.looping));
+        extras.insert("frameRate".into(), json!(c.frame_rate));
+        if c.length.is_finite() && c.length > 0.0 {
+            extras.insert("length".into(), json!(c.length));
         }
     }
-    if let EasedKeys::Bake { rate, bound } = opts.eased
+    if let Some(h) = hold {
+        extras.insert("holds".into(), json!([h]));
+    }
+    if let EasedKeys::Bake { bound, .. } = opts.eased
         && !w.baked.is_empty()
     {
-        extras.insert("baked".into(), json!({"rate": rate, "bound": bound, "segments": w.baked}));
+        extras.insert(
+            "baked".into(),
+            json!({"rate": w.bake_rate, "bound": bound, "error": w.bake_error, "segments": w.baked}),
+        );
     }
     if !w.linearized.is_empty() {
         extras.insert("linearized".into(), json!(w.linearized));
     }
+    let mut anim = json!({"name": a.name, "samplers": w.samplers, "channels": w.channels});
     if !extras.is_empty() {
         anim["extras"] = Value::Object(extras);
     }
     Ok(anim)
+}
+
+/// One rig's clip: its bones' tracks on the rig's bone nodes.
+fn write_clip(
+    w: &mut AnimationWriter,
+    scene: &ImportedScene,
+    name: &str,
+    rc: &super::RigClip,
+) -> Result<(), ExportError> {
+    let Some(rig) = scene.rigs.get(rc.rig) else { return Ok(()) };
+    let rate = if rc.clip.frame_rate > 0.0 { rc.clip.frame_rate } else { 30.0 };
+    for (b, ch) in rc.clip.channels().iter().enumerate() {
+        let Some(&node) = rig.bone_nodes.get(b) else { continue };
+        let what = format!("animation {name:?} bone {:?}", w.names.get(node).copied().unwrap_or(""));
+        if let Some(t) = &ch.translation {
+            w.track(&what, node, "translation", t, v3, 3, rate)?;
+        }
+        if let Some(t) = &ch.rotation {
+            w.track(&what, node, "rotation", t, q4, 4, rate)?;
+        }
+        if let Some(t) = &ch.scale {
+            w.track(&what, node, "scale", t, v3, 3, rate)?;
+        }
+    }
+    Ok(())
+}
+
+/// When an animation has no channel, or its keys end before its length (a clip held open past
+/// its last key, as a new clip is), a STEP channel holding a rest value from 0 to the length on
+/// a target nothing else animates, so every player sees the whole clip; listed in
+/// `extras.holds` as `{ "node", "path" }`, which Marrow's importer drops again. Returns that
+/// entry.
+fn hold_channel(w: &mut AnimationWriter, scene: &ImportedScene, a: &super::Animation) -> Option<Value> {
+    let duration = if a.duration.is_finite() { a.duration.max(0.0) } else { 0.0 };
+    if !w.channels.is_empty() && w.last_key + 1.0e-6 >= duration {
+        return None;
+    }
+    // Rest values: a rig's bind pose, else an animated node's own transform.
+    let rests = a
+        .clips
+        .iter()
+        .filter_map(|rc| scene.rigs.get(rc.rig))
+        .flat_map(|rig| rig.bone_nodes.iter().copied().zip(rig.skeleton.bind_pose.iter().copied()))
+        .chain(a.nodes.iter().filter_map(|n| Some((n.node, scene.nodes.get(n.node)?.transform))));
+    let times: Vec<f32> = if duration > 0.0 { vec![0.0, duration] } else { vec![0.0] };
+    for (node, rest) in rests {
+        let free =
+            ["scale", "translation", "rotation"].into_iter().find(|p| !w.targets.contains(&(node, *p)));
+        let Some(path) = free else { continue };
+        let one: Vec<f32> = match path {
+            "scale" => rest.scale.to_array().to_vec(),
+            "translation" => rest.translation.to_array().to_vec(),
+            _ => rest.rotation.normalize().to_array().to_vec(),
+        };
+        let out: Vec<f32> = times.iter().flat_map(|_| one.iter().copied()).collect();
+        if !out.iter().all(|x| x.is_finite()) {
+            continue;
+        }
+        let comps = one.len();
+        w.channel(node, path, &times, &out, comps, Interpolation::Step);
+        return Some(json!({"node": node, "path": path}));
+    }
+    None
 }
 
 /// The animations `opts` selects, by index; an unknown name is an error listing the known ones.
@@ -797,6 +921,20 @@ pub fn export_glb(
     Ok((out, report))
 }
 
+/// `name` as a relative URI: bytes outside the unreserved set (letters, digits, `-._~`)
+/// percent-encoded, so a file name with a space, `#`, `%` or `?` still names its file.
+fn uri_encode(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// Writes `scene` as a `.gltf` JSON (pretty-printed) whose buffer is the external file
 /// `bin_uri` (a file name beside it), and that buffer's bytes.
 pub fn export_gltf(
@@ -806,7 +944,7 @@ pub fn export_gltf(
 ) -> Result<(Vec<u8>, Vec<u8>, ExportReport), ExportError> {
     let (mut root, bin, report) = build(scene, opts)?;
     if !bin.is_empty() {
-        root["buffers"][0]["uri"] = json!(bin_uri);
+        root["buffers"][0]["uri"] = json!(uri_encode(bin_uri));
     }
     let text = serde_json::to_vec_pretty(&root).map_err(|e| ExportError::Write(e.to_string()))?;
     Ok((text, bin, report))

@@ -61,7 +61,19 @@ impl Builder<'_> {
                 inputs.iter().flatten().filter_map(|(t, _)| t.last().copied()).fold(0.0f32, f32::max);
             let mut anim =
                 Animation { name, duration, clips: Vec::new(), nodes: Vec::new(), morphs: Vec::new() };
+            // Channels Marrow's export added only to carry a clip's length (`extras.holds`) are
+            // not the clip's: they are dropped.
+            let holds = held_channels(a.extras.as_ref());
             for (ci, c) in a.channels.iter().enumerate() {
+                if let Some(n) = c.target.node.filter(|&n| holds.contains(&(n, c.target.path.as_str()))) {
+                    // The hold still says which rig plays the clip (an empty clip is a clip).
+                    for br in nodes.get(n).map_or(&[][..], |n| &n.bones[..]) {
+                        if let Some(rig) = rigs.get(br.rig) {
+                            rig_clip(&mut anim, rig, br.rig);
+                        }
+                    }
+                    continue;
+                }
                 self.channel(ai, ci, c, a, &inputs, nodes, meshes, rigs, &mut anim);
             }
             // Markers (Marrow's export writes them in `extras.markers`): on every clip of the
@@ -306,6 +318,19 @@ enum Tr {
 
 /// Puts the track of `node`'s `path` into `anim`: a transform animation of a non-joint node,
 /// or a bone channel in the clip of each rig the node is a bone of.
+/// The index of rig `r`'s clip in `anim`, made (empty, as long as the animation) if missing.
+fn rig_clip(anim: &mut Animation, rig: &Rig, r: usize) -> usize {
+    match anim.clips.iter().position(|c| c.rig == r) {
+        Some(i) => i,
+        None => {
+            let mut clip = Clip::new(anim.name.clone(), &rig.skeleton);
+            clip.length = anim.duration;
+            anim.clips.push(RigClip { rig: r, clip });
+            anim.clips.len() - 1
+        }
+    }
+}
+
 fn place(anim: &mut Animation, nodes: &[Node], rigs: &[Rig], node: usize, path: &str, tr: Tr) {
     if nodes[node].bones.is_empty() {
         let i = match anim.nodes.iter().position(|n| n.node == node) {
@@ -327,15 +352,7 @@ fn place(anim: &mut Animation, nodes: &[Node], rigs: &[Rig], node: usize, path: 
     } else {
         for br in &nodes[node].bones {
             let Some(rig) = rigs.get(br.rig) else { continue };
-            let i = match anim.clips.iter().position(|c| c.rig == br.rig) {
-                Some(i) => i,
-                None => {
-                    let mut clip = Clip::new(anim.name.clone(), &rig.skeleton);
-                    clip.length = anim.duration;
-                    anim.clips.push(RigClip { rig: br.rig, clip });
-                    anim.clips.len() - 1
-                }
-            };
+            let i = rig_clip(anim, rig, br.rig);
             let Some(ch) = anim.clips[i].clip.channels_mut().get_mut(br.bone) else { continue };
             match &tr {
                 Tr::Q(t) => ch.rotation = Some(t.clone()),
@@ -376,4 +393,14 @@ fn clip_settings(extras: Option<&serde_json::Value>, anim: &mut Animation) {
     if let Some(l) = length {
         anim.duration = anim.duration.max(l);
     }
+}
+
+/// The `(node, path)` targets listed in `extras.holds` (entries of another shape are ignored).
+fn held_channels(extras: Option<&serde_json::Value>) -> Vec<(usize, &str)> {
+    let Some(list) = extras.and_then(|e| e.get("holds")).and_then(|h| h.as_array()) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|h| Some((usize::try_from(h.get("node")?.as_u64()?).ok()?, h.get("path")?.as_str()?)))
+        .collect()
 }
