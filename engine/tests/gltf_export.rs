@@ -70,6 +70,15 @@ fn every_sample_round_trips_with_the_same_keys_meshes_and_poses() {
             assert!(p.translation == q.translation && p.scale == q.scale, "{m}: {}", x.name);
             assert!(p.rotation.abs_diff_eq(q.rotation, 1e-7), "{m}: {}", x.name);
         }
+        // Materials as Marrow holds them: base colours, textures and their images' bytes.
+        assert_eq!(a.materials.len(), b.materials.len(), "{m}");
+        for (x, y) in a.materials.iter().zip(&b.materials) {
+            assert_eq!((x.base_color, x.base_color_texture), (y.base_color, y.base_color_texture), "{m}");
+        }
+        assert_eq!(a.images.len(), b.images.len(), "{m}");
+        for (x, y) in a.images.iter().zip(&b.images) {
+            assert_eq!(x.bytes, y.bytes, "{m}: image bytes");
+        }
         assert_eq!(a.rigs.len(), b.rigs.len(), "{m}");
         for (x, y) in a.rigs.iter().zip(&b.rigs) {
             assert_eq!(x.skeleton.bone_names, y.skeleton.bone_names, "{m}");
@@ -78,6 +87,7 @@ fn every_sample_round_trips_with_the_same_keys_meshes_and_poses() {
         for (x, y) in a.meshes.iter().zip(&b.meshes) {
             for (p, q) in x.primitives.iter().zip(&y.primitives) {
                 assert_eq!(p.positions, q.positions, "{m}");
+                assert_eq!(p.material, q.material, "{m}");
                 assert_eq!(p.indices, q.indices, "{m}");
                 // Skin weights are renormalized on import: the same influences within rounding.
                 match (&p.skin, &q.skin) {
@@ -317,6 +327,11 @@ fn a_project_with_a_skinned_glb_exports_its_mesh_on_the_rig_and_the_socketed_hat
     let body = nodes.iter().position(|n| n["name"] == "Body").unwrap();
     assert!(json["scenes"][0]["nodes"].as_array().unwrap().contains(&serde_json::json!(body)));
     assert!(nodes[body]["skin"].is_number());
+    // CesiumMan's textured material comes along (the image embedded as it was read).
+    assert_eq!(json["materials"].as_array().unwrap().len(), 1);
+    assert_eq!(json["materials"][0]["pbrMetallicRoughness"]["baseColorTexture"]["index"], 0);
+    assert_eq!(json["images"][0]["mimeType"], "image/jpeg");
+    assert_eq!(back.images[0].bytes, source.images[0].bytes);
     let hat = nodes.iter().position(|n| n["name"] == "Hat").unwrap();
     let neck = nodes.iter().position(|n| n["name"] == "Skeleton_neck_joint_2").unwrap();
     assert!(nodes[neck]["children"].as_array().unwrap().contains(&serde_json::json!(hat)));

@@ -19,8 +19,8 @@
 //! is not skinned for it), a particle cloud or crowd whose mesh has no skin, a socket whose
 //! parent has no rig or whose bone the rig lacks.
 //!
-//! Not exported (named in the report's notes): particle clouds and crowds (glTF has neither),
-//! graphs (their clips are exported; a blend has no glTF form), materials and images.
+//! Not exported (named in the report's notes): particle clouds and crowds (glTF has neither) and
+//! graphs (their clips are exported; a blend has no glTF form).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -416,6 +416,16 @@ impl Builder<'_> {
                     s.joints = s.joints_to_bones(map);
                 }
             }
+        }
+        // The asset's materials and images join the scene's, their indices moved along.
+        let (m0, i0) = (self.out.materials.len(), self.out.images.len());
+        self.out.images.extend(asset.images.iter().cloned());
+        self.out.materials.extend(asset.materials.iter().map(|m| crate::mesh::Material {
+            base_color_texture: m.base_color_texture.map(|t| t + i0),
+            ..m.clone()
+        }));
+        for p in &mut mesh.primitives {
+            p.material = p.material.filter(|&m| m < asset.materials.len()).map(|m| m + m0);
         }
         let i = self.out.meshes.len();
         self.out.meshes.push(mesh);

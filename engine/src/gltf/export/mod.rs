@@ -23,7 +23,9 @@
 //!
 //! The output is GLB bytes ([`export_glb`]) or a `.gltf` JSON with its binary buffer beside it
 //! ([`export_gltf`]); writing files (atomically) and turning a project scene into an
-//! [`ImportedScene`] is [`crate::project::export`]'s work. Not here: materials and images.
+//! [`ImportedScene`] is [`crate::project::export`]'s work. Materials are written as Marrow
+//! holds them: the base colour factor and texture (its image embedded as it was read), metallic 0
+//! and roughness 1, which is how Marrow draws them; other material inputs are not kept on import.
 
 mod bake;
 
@@ -338,6 +340,7 @@ fn write_primitive(
     bin: &mut Bin,
     p: &crate::mesh::Primitive,
     opts: &ExportOptions,
+    materials: usize,
     at: &str,
 ) -> Result<Value, ExportError> {
     let pos = flat3(&p.positions);
@@ -359,6 +362,9 @@ fn write_primitive(
         skin_attributes(bin, s, opts, &mut attributes);
     }
     let mut prim = json!({"attributes": attributes, "mode": p.mode});
+    if let Some(m) = p.material.filter(|&m| m < materials) {
+        prim["material"] = json!(m);
+    }
     if let Some(ix) = &p.indices {
         let b: Vec<u8> = ix.iter().flat_map(|x| x.to_le_bytes()).collect();
         prim["indices"] = json!(bin.push(&b, ix.len(), 5125, "SCALAR", Some(34963)));
@@ -403,7 +409,8 @@ fn write_meshes(
     for (mi, m) in scene.meshes.iter().enumerate() {
         let mut prims = Vec::with_capacity(m.primitives.len());
         for (pi, p) in m.primitives.iter().enumerate() {
-            prims.push(write_primitive(bin, p, opts, &format!("mesh {mi} ({:?}) primitive {pi}", m.name))?);
+            let at = format!("mesh {mi} ({:?}) primitive {pi}", m.name);
+            prims.push(write_primitive(bin, p, opts, scene.materials.len(), &at)?);
         }
         let mut mesh = json!({"name": m.name, "primitives": prims});
         if !m.weights.is_empty() {
@@ -414,6 +421,49 @@ fn write_meshes(
         meshes.push(mesh);
     }
     Ok(meshes)
+}
+
+/// The image's MIME type: as the file gave it, else from its first bytes (PNG or JPEG); `None`
+/// for anything else (glTF embeds only those two).
+fn image_type(i: &crate::mesh::Image) -> Option<&'static str> {
+    match i.mime_type.as_deref() {
+        Some("image/png") => Some("image/png"),
+        Some("image/jpeg") => Some("image/jpeg"),
+        _ if i.bytes.starts_with(b"\x89PNG") => Some("image/png"),
+        _ if i.bytes.starts_with(&[0xFF, 0xD8]) => Some("image/jpeg"),
+        _ => None,
+    }
+}
+
+/// Materials, textures and images: one texture per embedded image; a material whose image
+/// cannot be embedded keeps its colour without the texture.
+fn write_materials(bin: &mut Bin, scene: &ImportedScene) -> (Vec<Value>, Vec<Value>, Vec<Value>) {
+    let mut images = Vec::new();
+    let mut texture_of = vec![None; scene.images.len()];
+    for (i, img) in scene.images.iter().enumerate() {
+        let Some(mime) = image_type(img) else { continue };
+        while !bin.bytes.len().is_multiple_of(4) {
+            bin.bytes.push(0);
+        }
+        bin.views.push(json!({"buffer": 0, "byteOffset": bin.bytes.len(), "byteLength": img.bytes.len()}));
+        bin.bytes.extend_from_slice(&img.bytes);
+        images.push(json!({"name": img.name, "bufferView": bin.views.len() - 1, "mimeType": mime}));
+        texture_of[i] = Some(images.len() - 1);
+    }
+    let textures: Vec<Value> = (0..images.len()).map(|i| json!({"source": i})).collect();
+    let materials = scene
+        .materials
+        .iter()
+        .map(|m| {
+            let mut pbr =
+                json!({"baseColorFactor": m.base_color, "metallicFactor": 0.0, "roughnessFactor": 1.0});
+            if let Some(t) = m.base_color_texture.and_then(|i| texture_of.get(i).copied().flatten()) {
+                pbr["baseColorTexture"] = json!({"index": t});
+            }
+            json!({"name": m.name, "pbrMetallicRoughness": pbr})
+        })
+        .collect();
+    (materials, textures, images)
 }
 
 fn write_skins(bin: &mut Bin, scene: &ImportedScene) -> Result<Vec<Value>, ExportError> {
@@ -858,6 +908,7 @@ fn build(scene: &ImportedScene, opts: &ExportOptions) -> Result<(Value, Vec<u8>,
     let mut bin = Bin { bytes: Vec::new(), views: Vec::new(), accessors: Vec::new(), inputs: HashMap::new() };
     let mut report = ExportReport::default();
     let meshes = write_meshes(&mut bin, scene, opts)?;
+    let (materials, textures, images) = write_materials(&mut bin, scene);
     let skins = write_skins(&mut bin, scene)?;
     let names = node_names(scene);
     let moved = to_root(scene);
@@ -877,6 +928,11 @@ fn build(scene: &ImportedScene, opts: &ExportOptions) -> Result<(Value, Vec<u8>,
     });
     if !meshes.is_empty() {
         root["meshes"] = json!(meshes);
+    }
+    for (key, list) in [("materials", materials), ("textures", textures), ("images", images)] {
+        if !list.is_empty() {
+            root[key] = json!(list);
+        }
     }
     if !skins.is_empty() {
         root["skins"] = json!(skins);
