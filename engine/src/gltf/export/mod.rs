@@ -962,6 +962,11 @@ pub fn export_glb(
         text.push(b' ');
     }
     let total = 12 + 8 + text.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
+    if u32::try_from(total).is_err() {
+        return Err(ExportError::Write(format!(
+            "the scene needs {total} bytes, past GLB's 4 GiB: export it as .gltf with its .bin"
+        )));
+    }
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(b"glTF");
     out.extend_from_slice(&2u32.to_le_bytes());
