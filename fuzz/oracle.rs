@@ -1,5 +1,5 @@
 //! What the fuzz targets assert, shared by `fuzz/fuzz_targets/*` and the regression test
-//! `engine/tests/fuzz_regressions.rs` (which includes this file by path), so a crash the
+//! `engine/tests/all/fuzz_regressions.rs` (its test binary includes this file by path), so a crash the
 //! fuzzer found is replayed under `cargo test` against the very same rule.
 //!
 //! The rule, per input kind: the loader returns `Ok` or an error, never a panic, a hang or a huge

@@ -135,20 +135,25 @@ pub(crate) fn marker_time(clip: &Clip, i: usize) -> f32 {
     clip.markers().get(i).map_or(f32::NAN, |m| m.time)
 }
 
-/// A playing (or held) clip: the clip, its derived duration, and a time.
+/// What a head plays: a clip (with its derived duration and its sampling cursors) or a graph.
+#[derive(Clone, Debug)]
+enum Source {
+    /// A clip. `duration` is derived from the (immutable) clip when the head is made.
+    Clip { clip: Arc<Clip>, duration: f32, context: SamplingContext },
+    /// A compiled blend graph's instance (its playheads, parameters and events).
+    Graph(Box<GraphInstance>),
+}
+
+/// A playing (or held) source: a clip or a graph, and a time.
 #[derive(Clone, Debug)]
 struct Head {
-    clip: Arc<Clip>,
-    /// Derived from the (immutable) clip when the head is made.
-    duration: f32,
+    source: Source,
     time: f32,
     looping: bool,
     playing: bool,
-    context: SamplingContext,
-    /// Cached [`find_clip_fault`] against the animator's skeleton.
+    /// Cached [`find_clip_fault`] against the animator's skeleton (for a graph: its program
+    /// compiled for another rig).
     fault: Option<ClipFault>,
-    /// A graph played in place of the clip (`clip` is then an empty placeholder).
-    graph: Option<Box<GraphInstance>>,
 }
 
 impl Head {
@@ -164,20 +169,17 @@ impl Head {
         }
         Head {
             time: if speed < 0.0 { duration } else { 0.0 },
-            duration,
             looping,
             playing: false,
-            context: SamplingContext::new(clip.channels().len()),
             fault,
-            clip,
-            graph: None,
+            source: Source::Clip { context: SamplingContext::new(clip.channels().len()), clip, duration },
         }
     }
 
-    /// A head playing a compiled graph. A program compiled for another skeleton is a fault (the
-    /// bind pose stands).
-    fn new_graph(program: Arc<GraphProgram>, skeleton: &Skeleton, speed: f32) -> Self {
-        let mut head = Head::new(Arc::new(Clip::new("graph", skeleton)), skeleton, true, speed);
+    /// A head playing a compiled graph (it has no end: its duration is 0 and it starts at 0). A
+    /// program compiled for another skeleton is a fault (the bind pose stands).
+    fn new_graph(program: Arc<GraphProgram>, skeleton: &Skeleton) -> Self {
+        let mut fault = None;
         if program.skeleton() != skeleton.name || program.bone_count() != skeleton.bone_count() {
             let f = ClipFault::OtherRig {
                 clip: "graph".to_owned(),
@@ -185,45 +187,82 @@ impl Head {
                 skeleton: skeleton.name.clone(),
             };
             log::debug!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name);
-            head.fault = Some(f);
+            fault = Some(f);
         }
-        head.graph = Some(Box::new(GraphInstance::new(program)));
-        head
+        Head {
+            source: Source::Graph(Box::new(GraphInstance::new(program))),
+            time: 0.0,
+            looping: true,
+            playing: false,
+            fault,
+        }
+    }
+
+    /// The clip's derived duration (0 for a graph).
+    fn duration(&self) -> f32 {
+        match &self.source {
+            Source::Clip { duration, .. } => *duration,
+            Source::Graph(_) => 0.0,
+        }
+    }
+
+    /// The clip played, if the head plays one.
+    fn clip(&self) -> Option<&Arc<Clip>> {
+        match &self.source {
+            Source::Clip { clip, .. } => Some(clip),
+            Source::Graph(_) => None,
+        }
+    }
+
+    /// The graph played, if the head plays one.
+    fn graph(&self) -> Option<&GraphInstance> {
+        match &self.source {
+            Source::Graph(g) => Some(g),
+            Source::Clip { .. } => None,
+        }
     }
 
     fn restart(&mut self, speed: f32) {
-        self.time = if speed < 0.0 { self.duration } else { 0.0 };
-        if let Some(g) = &mut self.graph {
+        self.time = if speed < 0.0 { self.duration() } else { 0.0 };
+        if let Source::Graph(g) = &mut self.source {
             g.reset_playheads();
         }
     }
 
     /// Advances by `travel`; queues markers when `speaks`.
     fn advance(&mut self, travel: f32, speaks: bool, events: &mut Vec<MarkerEvent>) -> PlaybackStep {
-        if let Some(g) = &mut self.graph {
-            let from = self.time;
-            if travel == 0.0 || !travel.is_finite() {
-                return PlaybackStep::still(from);
+        let speaks = speaks && self.fault.is_none();
+        match &mut self.source {
+            Source::Graph(g) => {
+                let from = self.time;
+                if travel == 0.0 || !travel.is_finite() {
+                    return PlaybackStep::still(from);
+                }
+                g.advance_with(travel, speaks);
+                let evs = g.events().iter();
+                events.extend(evs.map(|e| MarkerEvent {
+                    clip: e.clip.clone(),
+                    marker: e.marker,
+                    lap: e.lap,
+                }));
+                self.time += travel;
+                PlaybackStep { from, to: self.time, travel: self.time - from }
             }
-            g.advance_with(travel, speaks && self.fault.is_none());
-            let evs = g.events().iter();
-            events.extend(evs.map(|e| MarkerEvent { clip: e.clip.clone(), marker: e.marker, lap: e.lap }));
-            self.time += travel;
-            return PlaybackStep { from, to: self.time, travel: self.time - from };
+            Source::Clip { clip, duration, .. } => {
+                let (step, ended) = advance_head(self.time, travel, *duration, self.looping);
+                self.time = step.to;
+                if ended {
+                    self.playing = false;
+                }
+                if speaks {
+                    let times = clip.markers().iter().map(|m| m.time);
+                    swept_markers(times, &step, *duration, self.looping, |marker, lap| {
+                        events.push(MarkerEvent { clip: clip.clone(), marker, lap })
+                    });
+                }
+                step
+            }
         }
-        let (step, ended) = advance_head(self.time, travel, self.duration, self.looping);
-        self.time = step.to;
-        if ended {
-            self.playing = false;
-        }
-        if speaks && self.fault.is_none() {
-            let times = self.clip.markers().iter().map(|m| m.time);
-            let clip = &self.clip;
-            swept_markers(times, &step, self.duration, self.looping, |marker, lap| {
-                events.push(MarkerEvent { clip: clip.clone(), marker, lap })
-            });
-        }
-        step
     }
 
     fn sample(&mut self, skeleton: &Skeleton, out: &mut [Transform]) -> Result<(), JobError> {
@@ -231,17 +270,13 @@ impl Head {
             out[..skeleton.bone_count()].copy_from_slice(&skeleton.bind_pose);
             return Ok(());
         }
-        if let Some(g) = &mut self.graph {
-            return g.evaluate(skeleton, out);
+        match &mut self.source {
+            Source::Graph(g) => g.evaluate(skeleton, out),
+            Source::Clip { clip, context, .. } => {
+                SamplingJob { clip, bind_pose: &skeleton.bind_pose, time: self.time, context, output: out }
+                    .run()
+            }
         }
-        SamplingJob {
-            clip: &self.clip,
-            bind_pose: &skeleton.bind_pose,
-            time: self.time,
-            context: &mut self.context,
-            output: out,
-        }
-        .run()
     }
 }
 
@@ -305,7 +340,7 @@ impl Animator {
         self.queued.clear();
         self.ready.clear();
         self.current = match (&self.settings.graph, &self.settings.clip) {
-            (Some(g), _) => Some(Head::new_graph(g.clone(), &self.skeleton, self.settings.speed)),
+            (Some(g), _) => Some(Head::new_graph(g.clone(), &self.skeleton)),
             (None, Some(c)) => Some(Head::new(c.clone(), &self.skeleton, c.looping, self.settings.speed)),
             (None, None) => None,
         };
@@ -368,32 +403,35 @@ impl Animator {
 
     /// The duration of the current head's clip (0 for a graph or no head).
     pub fn current_duration(&self) -> f32 {
-        self.current.as_ref().filter(|h| h.graph.is_none()).map_or(0.0, |h| h.duration)
+        self.current.as_ref().map_or(0.0, Head::duration)
     }
 
     /// The clip being played (or faded to); `None` while a graph plays.
     pub fn current_clip(&self) -> Option<&Arc<Clip>> {
-        self.current.as_ref().filter(|h| h.graph.is_none()).map(|h| &h.clip)
+        self.current.as_ref().and_then(Head::clip)
     }
 
     /// The clip being faded out, if a fade from a clip is running.
     pub fn outgoing_clip(&self) -> Option<&Arc<Clip>> {
-        self.fade.as_ref().filter(|f| f.outgoing.graph.is_none()).map(|f| &f.outgoing.clip)
+        self.fade.as_ref().and_then(|f| f.outgoing.clip())
     }
 
     /// The graph being played (or faded to), if the current head plays one.
     pub fn current_graph(&self) -> Option<&GraphInstance> {
-        self.current.as_ref().and_then(|h| h.graph.as_deref())
+        self.current.as_ref().and_then(Head::graph)
     }
 
     /// The graph being played, mutably (to set its parameters).
     pub fn current_graph_mut(&mut self) -> Option<&mut GraphInstance> {
-        self.current.as_mut().and_then(|h| h.graph.as_deref_mut())
+        self.current.as_mut().and_then(|h| match &mut h.source {
+            Source::Graph(g) => Some(&mut **g),
+            Source::Clip { .. } => None,
+        })
     }
 
     /// The graph being faded out, if a fade from a graph is running.
     pub fn outgoing_graph(&self) -> Option<&GraphInstance> {
-        self.fade.as_ref().and_then(|f| f.outgoing.graph.as_deref())
+        self.fade.as_ref().and_then(|f| f.outgoing.graph())
     }
 
     /// Whether the current head loops (its clip's own flag, or the one it was faded to with).
@@ -455,13 +493,13 @@ impl Animator {
     pub fn seek(&mut self, time: f32) {
         if let Some(h) = &mut self.current {
             let time = if time.is_finite() { time } else { 0.0 };
-            match &mut h.graph {
-                Some(g) => {
+            match &mut h.source {
+                Source::Graph(g) => {
                     h.time = time.max(0.0);
                     g.reset_playheads();
                     g.advance_with(h.time, false);
                 }
-                None => h.time = time.clamp(0.0, h.duration),
+                Source::Clip { duration, .. } => h.time = time.clamp(0.0, *duration),
             }
             self.last_step = PlaybackStep::still(h.time);
         }
@@ -476,7 +514,7 @@ impl Animator {
     pub fn cross_fade_to(&mut self, clip: Arc<Clip>, seconds: f32, looping: bool) {
         let speed = self.settings.speed;
         if let Some(cur) = &mut self.current
-            && Arc::ptr_eq(&cur.clip, &clip)
+            && cur.clip().is_some_and(|c| Arc::ptr_eq(c, &clip))
         {
             if !cur.playing {
                 cur.restart(speed);
@@ -513,7 +551,7 @@ impl Animator {
     pub fn cross_fade_to_graph(&mut self, program: Arc<GraphProgram>, seconds: f32) {
         let speed = self.settings.speed;
         if let Some(cur) = &mut self.current
-            && cur.graph.as_ref().is_some_and(|g| Arc::ptr_eq(g.program(), &program))
+            && cur.graph().is_some_and(|g| Arc::ptr_eq(g.program(), &program))
         {
             if !cur.playing {
                 cur.restart(speed);
@@ -521,7 +559,7 @@ impl Animator {
             }
             return;
         }
-        self.fade_in(Head::new_graph(program, &self.skeleton, speed), seconds);
+        self.fade_in(Head::new_graph(program, &self.skeleton), seconds);
     }
 
     /// Replaces bone `bone`'s sampled local transform by `t` until cleared (`None` clears it):
@@ -679,13 +717,13 @@ fn merge_graph_adjusts(
     own: &[BoneAdjust],
 ) -> bool {
     let heads = [(outgoing, 1.0 - weight), (current, weight)];
-    if !heads.iter().any(|(h, _)| h.is_some_and(|h| h.graph.is_some())) {
+    if !heads.iter().any(|(h, _)| h.is_some_and(|h| h.graph().is_some())) {
         return false;
     }
     scratch.clear();
     for (head, w) in heads {
         if let Some(h) = head
-            && let Some(g) = &h.graph
+            && let Some(g) = h.graph()
             && h.fault.is_none()
         {
             scratch.extend(g.adjusts().iter().filter_map(|a| weighted_adjust(*a, w)));

@@ -11,44 +11,14 @@
 //! Playback, blending and marker events are not here: see [`crate::pose`] and [`crate::animator`].
 
 use crate::math::Num;
-use glam::{Quat, Vec3};
 
+pub use crate::channels::BoneChannels;
 use crate::compiled_clip::{CompiledCache, CompiledClip};
 use crate::skeleton::Skeleton;
 use crate::track::{Track, TrackFault};
 
 /// The frame rate a clip has unless it says otherwise.
 pub const DEFAULT_FRAME_RATE: f32 = 30.0;
-
-/// The tracks that drive one bone. A missing channel leaves that part of the bone at its bind pose.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct BoneChannels {
-    /// Translation track.
-    pub translation: Option<Track<Vec3>>,
-    /// Rotation track.
-    pub rotation: Option<Track<Quat>>,
-    /// Scale track.
-    pub scale: Option<Track<Vec3>>,
-}
-
-impl BoneChannels {
-    /// The time of the last key over the three channels.
-    pub fn last_key_time(&self) -> Option<f32> {
-        [
-            self.translation.as_ref().and_then(|t| t.last_time()),
-            self.rotation.as_ref().and_then(|t| t.last_time()),
-            self.scale.as_ref().and_then(|t| t.last_time()),
-        ]
-        .into_iter()
-        .flatten()
-        .reduce(f32::max)
-    }
-
-    /// True when no channel is present.
-    pub fn is_empty(&self) -> bool {
-        self.translation.is_none() && self.rotation.is_none() && self.scale.is_none()
-    }
-}
 
 /// A named instant in a clip.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

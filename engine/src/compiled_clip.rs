@@ -33,7 +33,7 @@ use std::collections::HashMap;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 
-use crate::clip::BoneChannels;
+use crate::channels::BoneChannels;
 use crate::math;
 use crate::track::{self, Segment, Track, segment};
 

@@ -45,6 +45,8 @@
 //! - [`track`]: keyframe tracks (STEP, LINEAR eased, CUBICSPLINE).
 //! - [`clip`]: clips (per-bone channels, markers) and [`clip::find_clip_fault`].
 //! - [`compiled_clip`]: a clip's derived sampling form (tracks sharing key times, frame-major).
+//!   Both build on the bone channel type ([`clip::BoneChannels`]), which lives in a module below
+//!   them, so neither imports the other's data.
 //! - [`scene`]: the run-time scene: entities in a hierarchy, rigs with Animators, bone sockets,
 //!   the frame order and edge-latched faults.
 //! - [`skeleton`]: skeletons (`parent < index`) and [`skeleton::find_skeleton_fault`].
@@ -101,6 +103,7 @@ pub mod prelude {
 }
 
 pub mod animator;
+mod channels;
 pub mod clip;
 pub mod clock;
 pub mod compiled_clip;

@@ -111,123 +111,10 @@ impl Outliner {
         let path = tree::join(parent, &e.name);
         let indent = depth as f32 * 14.0;
         let renaming = cx.ui.renaming.as_ref().filter(|(p, _)| *p == path).map(|(_, b)| b.clone());
-        if let Some(mut buffer) = renaming {
-            ui.horizontal(|ui| {
-                ui.add_space(indent + 16.0);
-                let mut out =
-                    egui::TextEdit::singleline(&mut buffer).desired_width(160.0).id_salt("rename").show(ui);
-                let r = out.response.clone();
-                r.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::TextEdit, true, "New name"));
-                if !r.has_focus() {
-                    // First frame: focus with the whole name selected, so typing replaces it.
-                    r.request_focus();
-                    out.state.cursor.set_char_range(Some(egui::text::CCursorRange::two(
-                        egui::text::CCursor::new(0),
-                        egui::text::CCursor::new(buffer.chars().count()),
-                    )));
-                    out.state.store(ui.ctx(), r.id);
-                }
-                let enter = ui.input(|i| i.key_pressed(egui::Key::Enter));
-                let escape = ui.input(|i| i.key_pressed(egui::Key::Escape));
-                if escape {
-                    cx.ui.renaming = None;
-                } else if enter || r.lost_focus() {
-                    cx.ui.renaming = None;
-                    if buffer != e.name {
-                        cx.edit(Op::Entity {
-                            scene: scene.to_owned(),
-                            entity: path.clone(),
-                            op: EntityOp::Rename(buffer.clone()),
-                        });
-                        if cx.ui.selection == Selection::Entity(path.clone()) {
-                            cx.ui.selection = Selection::Entity(tree::join(parent, &buffer));
-                        }
-                    }
-                } else {
-                    cx.ui.renaming = Some((path.clone(), buffer));
-                }
-            });
+        if let Some(buffer) = renaming {
+            rename_row(ui, cx, scene, e, parent, &path, indent, buffer);
         } else {
-            let selected = cx.ui.selection == Selection::Entity(path.clone());
-            let (glyph, color) = icon(e);
-            let height = ui.spacing().interact_size.y;
-            let (rect, response) =
-                ui.allocate_exact_size(egui::vec2(ui.available_width(), height), Sense::click_and_drag());
-            let dragging_over = response.dnd_hover_payload::<DraggedEntity>().is_some_and(|p| p.0 != path);
-            if ui.is_rect_visible(rect) {
-                let visuals = ui.visuals();
-                if selected {
-                    ui.painter().rect_filled(rect, 2.0, visuals.selection.bg_fill);
-                } else if dragging_over {
-                    ui.painter().rect_stroke(rect, 2.0, visuals.selection.stroke, egui::StrokeKind::Inside);
-                } else if response.hovered() {
-                    ui.painter().rect_filled(rect, 2.0, visuals.widgets.hovered.weak_bg_fill);
-                }
-                let x = rect.left() + indent + 4.0;
-                ui.painter().text(
-                    egui::pos2(x, rect.center().y),
-                    egui::Align2::LEFT_CENTER,
-                    glyph,
-                    egui::FontId::proportional(12.0),
-                    color,
-                );
-                let text_color = if selected { visuals.selection.stroke.color } else { visuals.text_color() };
-                ui.painter().text(
-                    egui::pos2(x + 16.0, rect.center().y),
-                    egui::Align2::LEFT_CENTER,
-                    &e.name,
-                    egui::FontId::proportional(13.0),
-                    text_color,
-                );
-            }
-            let name = e.name.clone();
-            response.widget_info(|| {
-                egui::WidgetInfo::selected(egui::WidgetType::SelectableLabel, true, selected, &name)
-            });
-            if response.clicked() {
-                cx.ui.selection = Selection::Entity(path.clone());
-            }
-            if response.double_clicked() {
-                cx.ui.renaming = Some((path.clone(), e.name.clone()));
-            }
-            if response.drag_started() {
-                response.dnd_set_drag_payload(DraggedEntity(path.clone()));
-            }
-            if let Some(p) = response.dnd_release_payload::<DraggedEntity>()
-                && p.0 != path
-            {
-                cx.edit(Op::Entity {
-                    scene: scene.to_owned(),
-                    entity: p.0.clone(),
-                    op: EntityOp::Reparent { parent: Some(path.clone()), index: None },
-                });
-            }
-            response.context_menu(|ui| {
-                cx.ui.selection = Selection::Entity(path.clone());
-                if ui.button("Rename (F2)").clicked() {
-                    cx.ui.renaming = Some((path.clone(), e.name.clone()));
-                    ui.close();
-                }
-                ui.menu_button("Add Child", |ui| add_menu(ui, cx, scene, Some(&path)));
-                if ui.button("Move to Root").clicked() {
-                    cx.edit(Op::Entity {
-                        scene: scene.to_owned(),
-                        entity: path.clone(),
-                        op: EntityOp::Reparent { parent: None, index: None },
-                    });
-                    ui.close();
-                }
-                ui.separator();
-                if ui.button("Delete").clicked() {
-                    cx.edit(Op::Entity {
-                        scene: scene.to_owned(),
-                        entity: path.clone(),
-                        op: EntityOp::Delete,
-                    });
-                    cx.ui.selection = Selection::None;
-                    ui.close();
-                }
-            });
+            entity_row(ui, cx, scene, e, &path, indent);
         }
         // A rig's bones, beneath it.
         if e.animator.is_some()
@@ -257,6 +144,136 @@ impl Outliner {
         for c in &e.children {
             self.row(ui, cx, scene, c, Some(&path), depth + 1);
         }
+    }
+}
+
+/// A row being renamed: the name's text field (Enter or leaving it applies, Escape cancels).
+#[allow(clippy::too_many_arguments)]
+fn rename_row(
+    ui: &mut egui::Ui,
+    cx: &mut Cx,
+    scene: &str,
+    e: &EntityDesc,
+    parent: Option<&str>,
+    path: &str,
+    indent: f32,
+    mut buffer: String,
+) {
+    ui.horizontal(|ui| {
+        ui.add_space(indent + 16.0);
+        let mut out = egui::TextEdit::singleline(&mut buffer).desired_width(160.0).id_salt("rename").show(ui);
+        let r = out.response.clone();
+        r.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::TextEdit, true, "New name"));
+        if !r.has_focus() {
+            // First frame: focus with the whole name selected, so typing replaces it.
+            r.request_focus();
+            out.state.cursor.set_char_range(Some(egui::text::CCursorRange::two(
+                egui::text::CCursor::new(0),
+                egui::text::CCursor::new(buffer.chars().count()),
+            )));
+            out.state.store(ui.ctx(), r.id);
+        }
+        let enter = ui.input(|i| i.key_pressed(egui::Key::Enter));
+        let escape = ui.input(|i| i.key_pressed(egui::Key::Escape));
+        if escape {
+            cx.ui.renaming = None;
+        } else if enter || r.lost_focus() {
+            cx.ui.renaming = None;
+            if buffer != e.name {
+                cx.edit(Op::Entity {
+                    scene: scene.to_owned(),
+                    entity: path.to_owned(),
+                    op: EntityOp::Rename(buffer.clone()),
+                });
+                if cx.ui.selection == Selection::Entity(path.to_owned()) {
+                    cx.ui.selection = Selection::Entity(tree::join(parent, &buffer));
+                }
+            }
+        } else {
+            cx.ui.renaming = Some((path.to_owned(), buffer));
+        }
+    });
+}
+
+/// An entity's row: its icon and name; click selects, double-click renames, drag reparents.
+fn entity_row(ui: &mut egui::Ui, cx: &mut Cx, scene: &str, e: &EntityDesc, path: &str, indent: f32) {
+    let selected = cx.ui.selection == Selection::Entity(path.to_owned());
+    let (glyph, color) = icon(e);
+    let height = ui.spacing().interact_size.y;
+    let (rect, response) =
+        ui.allocate_exact_size(egui::vec2(ui.available_width(), height), Sense::click_and_drag());
+    let dragging_over = response.dnd_hover_payload::<DraggedEntity>().is_some_and(|p| p.0 != *path);
+    if ui.is_rect_visible(rect) {
+        let visuals = ui.visuals();
+        if selected {
+            ui.painter().rect_filled(rect, 2.0, visuals.selection.bg_fill);
+        } else if dragging_over {
+            ui.painter().rect_stroke(rect, 2.0, visuals.selection.stroke, egui::StrokeKind::Inside);
+        } else if response.hovered() {
+            ui.painter().rect_filled(rect, 2.0, visuals.widgets.hovered.weak_bg_fill);
+        }
+        let x = rect.left() + indent + 4.0;
+        ui.painter().text(
+            egui::pos2(x, rect.center().y),
+            egui::Align2::LEFT_CENTER,
+            glyph,
+            egui::FontId::proportional(12.0),
+            color,
+        );
+        let text_color = if selected { visuals.selection.stroke.color } else { visuals.text_color() };
+        ui.painter().text(
+            egui::pos2(x + 16.0, rect.center().y),
+            egui::Align2::LEFT_CENTER,
+            &e.name,
+            egui::FontId::proportional(13.0),
+            text_color,
+        );
+    }
+    let name = e.name.clone();
+    response
+        .widget_info(|| egui::WidgetInfo::selected(egui::WidgetType::SelectableLabel, true, selected, &name));
+    if response.clicked() {
+        cx.ui.selection = Selection::Entity(path.to_owned());
+    }
+    if response.double_clicked() {
+        cx.ui.renaming = Some((path.to_owned(), e.name.clone()));
+    }
+    if response.drag_started() {
+        response.dnd_set_drag_payload(DraggedEntity(path.to_owned()));
+    }
+    if let Some(p) = response.dnd_release_payload::<DraggedEntity>()
+        && p.0 != *path
+    {
+        cx.edit(Op::Entity {
+            scene: scene.to_owned(),
+            entity: p.0.clone(),
+            op: EntityOp::Reparent { parent: Some(path.to_owned()), index: None },
+        });
+    }
+    response.context_menu(|ui| entity_menu(ui, cx, scene, e, path));
+}
+
+/// An entity row's context menu: rename, add a child, move to the root, delete.
+fn entity_menu(ui: &mut egui::Ui, cx: &mut Cx, scene: &str, e: &EntityDesc, path: &str) {
+    cx.ui.selection = Selection::Entity(path.to_owned());
+    if ui.button("Rename (F2)").clicked() {
+        cx.ui.renaming = Some((path.to_owned(), e.name.clone()));
+        ui.close();
+    }
+    ui.menu_button("Add Child", |ui| add_menu(ui, cx, scene, Some(path)));
+    if ui.button("Move to Root").clicked() {
+        cx.edit(Op::Entity {
+            scene: scene.to_owned(),
+            entity: path.to_owned(),
+            op: EntityOp::Reparent { parent: None, index: None },
+        });
+        ui.close();
+    }
+    ui.separator();
+    if ui.button("Delete").clicked() {
+        cx.edit(Op::Entity { scene: scene.to_owned(), entity: path.to_owned(), op: EntityOp::Delete });
+        cx.ui.selection = Selection::None;
+        ui.close();
     }
 }
 

@@ -982,23 +982,8 @@ pub fn check_project_files(root: &Path, files: &[(String, String)]) -> CheckRepo
     check_loaded(&project, errors, root)
 }
 
-/// The checks of a loaded project (`errors`: those its loading found).
-fn check_loaded(project: &Project, mut errors: Vec<ProjectError>, root: &Path) -> CheckReport {
-    let (lib, lib_errors) = Library::load_lenient(project, root);
-    errors.extend(lib_errors);
-    let mut warnings = Vec::new();
-    for (p, scene) in &lib.imports {
-        for w in &scene.warnings {
-            warnings.push(format!("{}: {w}", root.join(p).display()));
-        }
-    }
-    // Skeletons.
-    for (p, s) in &project.skeletons {
-        if let Some(f) = find_skeleton_fault(s) {
-            errors.push(fault(&root.join(p), f.to_string()));
-        }
-    }
-    // Clip files against the skeleton they name, when the project has it.
+/// Clip files against the skeleton they name, when the project has it.
+fn check_clip_files(project: &Project, lib: &Library, root: &Path, errors: &mut Vec<ProjectError>) {
     for (p, c) in &project.clips {
         let full = root.join(p);
         match lib.skeletons.values().find(|s| s.name == c.clip.skeleton) {
@@ -1021,8 +1006,10 @@ fn check_loaded(project: &Project, mut errors: Vec<ProjectError>, root: &Path) -
             )),
         }
     }
-    check_graphs(project, &lib, root, &mut errors);
-    // Scenes: every reference, socket bone and skinned mesh binding.
+}
+
+/// Scenes: every reference, socket bone and skinned mesh binding.
+fn check_scenes(project: &Project, lib: &Library, root: &Path, errors: &mut Vec<ProjectError>) {
     for (p, scene) in &project.scenes {
         let full = root.join(p);
         // (entity, its path, the rig it is a direct child of, the rig at or above its parent)
@@ -1078,7 +1065,7 @@ fn check_loaded(project: &Project, mut errors: Vec<ProjectError>, root: &Path) -
                 // The rule the World applies when it instantiates the scene: resolve, check, bake.
                 let mut w = World::new();
                 let x = w.spawn(e.name.clone());
-                match w.set_crowd(x, Some(c.clone()), &lib) {
+                match w.set_crowd(x, Some(c.clone()), lib) {
                     Ok(()) => {}
                     Err(crate::scene::SceneError::Reference { field, message, .. }) => {
                         errors.push(entity_fault(&full, &path, field, message))
@@ -1087,51 +1074,7 @@ fn check_loaded(project: &Project, mut errors: Vec<ProjectError>, root: &Path) -
                 }
             }
             if let Some(pc) = &e.particles {
-                match lib.mesh(&pc.mesh) {
-                    Ok(m) => match &m.skeleton {
-                        None => errors.push(entity_fault(
-                            &full,
-                            &path,
-                            "particles.mesh",
-                            format!("mesh {:?} is not skinned: a cloud needs a skeleton", pc.mesh),
-                        )),
-                        Some(msk) => {
-                            // The rule the World applies, on one point: settings, group bones,
-                            // a surface to scatter on.
-                            let one = crate::particles::CloudSettings {
-                                count: pc.settings.count.min(1),
-                                ..pc.settings.clone()
-                            };
-                            if pc.settings.count > crate::particles::MAX_PARTICLES {
-                                errors.push(entity_fault(
-                                    &full,
-                                    &path,
-                                    "particles.count",
-                                    "more than 2000000",
-                                ));
-                            } else if let Err(f) = crate::particles::ParticleCloud::from_mesh(
-                                &m.mesh,
-                                &m.joint_to_bone,
-                                msk,
-                                &one,
-                            ) {
-                                errors.push(entity_fault(&full, &path, "particles", f.to_string()));
-                            }
-                            let problem = match &driving {
-                                None => Some("no Animator at or above it drives it".to_owned()),
-                                Some(d) if !d.same_rig(msk) => Some(format!(
-                                    "the mesh's skeleton {:?} is not its rig's ({:?})",
-                                    msk.name, d.name
-                                )),
-                                _ => None,
-                            };
-                            if let Some(p) = problem {
-                                errors.push(entity_fault(&full, &path, "particles", p));
-                            }
-                        }
-                    },
-                    Err(m) => errors.push(entity_fault(&full, &path, "particles.mesh", m)),
-                }
+                check_particles(lib, &full, &path, pc, driving.as_deref(), errors);
             }
             if let Some(s) = &e.socket {
                 match &parent_rig {
@@ -1158,6 +1101,74 @@ fn check_loaded(project: &Project, mut errors: Vec<ProjectError>, root: &Path) -
             }
         }
     }
+}
+
+/// A particle cloud's entity (`driving`: the rig at or above it): the rule the World applies.
+fn check_particles(
+    lib: &Library,
+    full: &Path,
+    path: &str,
+    pc: &crate::scene::ParticleCloudDesc,
+    driving: Option<&Skeleton>,
+    errors: &mut Vec<ProjectError>,
+) {
+    match lib.mesh(&pc.mesh) {
+        Ok(m) => match &m.skeleton {
+            None => errors.push(entity_fault(
+                full,
+                path,
+                "particles.mesh",
+                format!("mesh {:?} is not skinned: a cloud needs a skeleton", pc.mesh),
+            )),
+            Some(msk) => {
+                // The rule the World applies, on one point: settings, group bones,
+                // a surface to scatter on.
+                let one = crate::particles::CloudSettings {
+                    count: pc.settings.count.min(1),
+                    ..pc.settings.clone()
+                };
+                if pc.settings.count > crate::particles::MAX_PARTICLES {
+                    errors.push(entity_fault(full, path, "particles.count", "more than 2000000"));
+                } else if let Err(f) =
+                    crate::particles::ParticleCloud::from_mesh(&m.mesh, &m.joint_to_bone, msk, &one)
+                {
+                    errors.push(entity_fault(full, path, "particles", f.to_string()));
+                }
+                let problem = match driving {
+                    None => Some("no Animator at or above it drives it".to_owned()),
+                    Some(d) if !d.same_rig(msk) => {
+                        Some(format!("the mesh's skeleton {:?} is not its rig's ({:?})", msk.name, d.name))
+                    }
+                    _ => None,
+                };
+                if let Some(p) = problem {
+                    errors.push(entity_fault(full, path, "particles", p));
+                }
+            }
+        },
+        Err(m) => errors.push(entity_fault(full, path, "particles.mesh", m)),
+    }
+}
+
+/// The checks of a loaded project (`errors`: those its loading found).
+fn check_loaded(project: &Project, mut errors: Vec<ProjectError>, root: &Path) -> CheckReport {
+    let (lib, lib_errors) = Library::load_lenient(project, root);
+    errors.extend(lib_errors);
+    let mut warnings = Vec::new();
+    for (p, scene) in &lib.imports {
+        for w in &scene.warnings {
+            warnings.push(format!("{}: {w}", root.join(p).display()));
+        }
+    }
+    // Skeletons.
+    for (p, s) in &project.skeletons {
+        if let Some(f) = find_skeleton_fault(s) {
+            errors.push(fault(&root.join(p), f.to_string()));
+        }
+    }
+    check_clip_files(project, &lib, root, &mut errors);
+    check_graphs(project, &lib, root, &mut errors);
+    check_scenes(project, &lib, root, &mut errors);
     let files = 1
         + project.manifest.scenes.len()
         + project.manifest.assets.len()

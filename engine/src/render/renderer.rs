@@ -849,6 +849,129 @@ fn particle_pipelines(
     ]
 }
 
+/// The description of a mesh pass's pipeline (`kind`: forward, depth, shadow, pick or the
+/// outline mask) over `module` and the vertex `streams`.
+fn mesh_pass_desc<'a>(
+    layouts: &'a Layouts,
+    m: &'a wgpu::ShaderModule,
+    skinned: &'a [Option<wgpu::VertexBufferLayout<'a>>],
+    kind: &str,
+) -> MeshPipelineDesc<'a> {
+    let none = wgpu::DepthBiasState::default();
+    match kind {
+        "forward" => MeshPipelineDesc {
+            label: "marrow forward",
+            module: m,
+            layout: &layouts.forward,
+            buffers: skinned,
+            vs: "vs_forward",
+            fs: Some("fs_forward"),
+            cull: None,
+            depth_write: false,
+            compare: wgpu::CompareFunction::LessEqual,
+            bias: none,
+            format: Some(COLOR_FORMAT),
+        },
+        "depth" => MeshPipelineDesc {
+            label: "marrow depth pre-pass",
+            module: m,
+            layout: &layouts.depth,
+            buffers: skinned,
+            vs: "vs_depth",
+            fs: None,
+            cull: None,
+            depth_write: true,
+            compare: wgpu::CompareFunction::LessEqual,
+            bias: none,
+            format: Some(COLOR_FORMAT),
+        },
+        "shadow" => MeshPipelineDesc {
+            label: "marrow shadow",
+            module: m,
+            layout: &layouts.depth,
+            buffers: skinned,
+            vs: "vs_shadow",
+            fs: None,
+            cull: None,
+            depth_write: true,
+            compare: wgpu::CompareFunction::LessEqual,
+            bias: wgpu::DepthBiasState { constant: 2, slope_scale: 2.0, clamp: 0.0 },
+            format: Some(COLOR_FORMAT),
+        },
+        "pick" => MeshPipelineDesc {
+            label: "marrow pick",
+            module: m,
+            layout: &layouts.depth,
+            buffers: skinned,
+            vs: "vs_forward",
+            fs: Some("fs_pick"),
+            cull: None,
+            depth_write: true,
+            compare: wgpu::CompareFunction::LessEqual,
+            bias: none,
+            format: Some(PICK_FORMAT),
+        },
+        _ => MeshPipelineDesc {
+            label: "marrow outline mask",
+            module: m,
+            layout: &layouts.depth,
+            buffers: skinned,
+            vs: "vs_mask",
+            fs: Some("fs_mask"),
+            cull: None,
+            depth_write: false,
+            compare: wgpu::CompareFunction::LessEqual,
+            bias: none,
+            format: Some(MASK_FORMAT),
+        },
+    }
+}
+
+/// An overlay line pipeline (`compare`: whether the lines are depth tested).
+fn line_pipeline(
+    device: &wgpu::Device,
+    layouts: &Layouts,
+    overlay_module: &wgpu::ShaderModule,
+    label: &str,
+    compare: wgpu::CompareFunction,
+) -> wgpu::RenderPipeline {
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(label),
+        layout: Some(&layouts.overlay),
+        vertex: wgpu::VertexState {
+            module: overlay_module,
+            entry_point: Some("vs_line"),
+            compilation_options: Default::default(),
+            buffers: &[Some(wgpu::VertexBufferLayout {
+                array_stride: size_of::<LineVertex>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &LINE_ATTRIBUTES,
+            })],
+        },
+        primitive: wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::LineList, ..Default::default() },
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: DEPTH_FORMAT,
+            depth_write_enabled: Some(false),
+            depth_compare: Some(compare),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: overlay_module,
+            entry_point: Some("fs_line"),
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::ColorTargetState {
+                format: COLOR_FORMAT,
+                blend: Some(wgpu::BlendState::ALPHA_BLENDING),
+                write_mask: wgpu::ColorWrites::ALL,
+            })],
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
 fn build_pipelines(
     device: &wgpu::Device,
     layouts: &Layouts,
@@ -878,123 +1001,21 @@ fn build_pipelines(
     let streams = [vertex_layouts(false), vertex_layouts(true)];
     // `which`: 0 static, 1 skinned, 2 crowd (skinned streams).
     let make = |which: usize, kind: &str| {
-        let m = &mesh[which];
         let skinned = which > 0;
         let skinned = &streams[skinned as usize][..];
-        let none = wgpu::DepthBiasState::default();
-        let d = match kind {
-            "forward" => MeshPipelineDesc {
-                label: "marrow forward",
-                module: m,
-                layout: &layouts.forward,
-                buffers: skinned,
-                vs: "vs_forward",
-                fs: Some("fs_forward"),
-                cull: None,
-                depth_write: false,
-                compare: wgpu::CompareFunction::LessEqual,
-                bias: none,
-                format: Some(COLOR_FORMAT),
-            },
-            "depth" => MeshPipelineDesc {
-                label: "marrow depth pre-pass",
-                module: m,
-                layout: &layouts.depth,
-                buffers: skinned,
-                vs: "vs_depth",
-                fs: None,
-                cull: None,
-                depth_write: true,
-                compare: wgpu::CompareFunction::LessEqual,
-                bias: none,
-                format: Some(COLOR_FORMAT),
-            },
-            "shadow" => MeshPipelineDesc {
-                label: "marrow shadow",
-                module: m,
-                layout: &layouts.depth,
-                buffers: skinned,
-                vs: "vs_shadow",
-                fs: None,
-                cull: None,
-                depth_write: true,
-                compare: wgpu::CompareFunction::LessEqual,
-                bias: wgpu::DepthBiasState { constant: 2, slope_scale: 2.0, clamp: 0.0 },
-                format: Some(COLOR_FORMAT),
-            },
-            "pick" => MeshPipelineDesc {
-                label: "marrow pick",
-                module: m,
-                layout: &layouts.depth,
-                buffers: skinned,
-                vs: "vs_forward",
-                fs: Some("fs_pick"),
-                cull: None,
-                depth_write: true,
-                compare: wgpu::CompareFunction::LessEqual,
-                bias: none,
-                format: Some(PICK_FORMAT),
-            },
-            _ => MeshPipelineDesc {
-                label: "marrow outline mask",
-                module: m,
-                layout: &layouts.depth,
-                buffers: skinned,
-                vs: "vs_mask",
-                fs: Some("fs_mask"),
-                cull: None,
-                depth_write: false,
-                compare: wgpu::CompareFunction::LessEqual,
-                bias: none,
-                format: Some(MASK_FORMAT),
-            },
-        };
-        mesh_pipeline(device, d)
+        mesh_pipeline(device, mesh_pass_desc(layouts, &mesh[which], skinned, kind))
     };
     let particles = particle_pipelines(device, layouts, &module("particles.wgsl", &particles_src));
     let overlay_module = module("overlay.wgsl", &overlay_src);
-    let line_pipeline = |label: &str, compare: wgpu::CompareFunction| {
-        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some(label),
-            layout: Some(&layouts.overlay),
-            vertex: wgpu::VertexState {
-                module: &overlay_module,
-                entry_point: Some("vs_line"),
-                compilation_options: Default::default(),
-                buffers: &[Some(wgpu::VertexBufferLayout {
-                    array_stride: size_of::<LineVertex>() as u64,
-                    step_mode: wgpu::VertexStepMode::Vertex,
-                    attributes: &LINE_ATTRIBUTES,
-                })],
-            },
-            primitive: wgpu::PrimitiveState {
-                topology: wgpu::PrimitiveTopology::LineList,
-                ..Default::default()
-            },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
-                depth_write_enabled: Some(false),
-                depth_compare: Some(compare),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &overlay_module,
-                entry_point: Some("fs_line"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format: COLOR_FORMAT,
-                    blend: Some(wgpu::BlendState::ALPHA_BLENDING),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        })
-    };
-    let overlay = line_pipeline("marrow overlay", wgpu::CompareFunction::Always);
-    let overlay_depth = line_pipeline("marrow overlay (depth tested)", wgpu::CompareFunction::LessEqual);
+    let overlay =
+        line_pipeline(device, layouts, &overlay_module, "marrow overlay", wgpu::CompareFunction::Always);
+    let overlay_depth = line_pipeline(
+        device,
+        layouts,
+        &overlay_module,
+        "marrow overlay (depth tested)",
+        wgpu::CompareFunction::LessEqual,
+    );
     let outline_module = module("outline.wgsl", &outline_src);
     let outline_pipeline = fullscreen_pipeline(
         device,
@@ -1515,60 +1536,8 @@ impl Renderer {
         self.prepare_crowds(frame, &frustum, &mut casters, stats);
         self.prepare_particles(frame, &mut casters, stats);
 
-        self.gpu_objects.clear();
-        self.runs.clear();
-        for (n, &(key, i, class)) in self.order.iter().enumerate() {
-            let o = &frame.objects[i as usize];
-            self.gpu_objects.push(GpuObject {
-                world_from_model: mat(&o.world_from_model),
-                color: o.color,
-                palette_offset: o.palette_offset,
-                flags: if o.outlined { OBJECT_OUTLINED } else { 0 },
-                pick_id: o.pick_id,
-                pad: 0,
-            });
-            let n = n as u32;
-            let skinned = pool.get(o.mesh).is_some_and(|m| m.is_skinned());
-            let same = self.runs.last().is_some_and(|r| r.key == key);
-            if !same {
-                self.runs.push(Run {
-                    key,
-                    material: o.material,
-                    mesh: o.mesh,
-                    skinned,
-                    visible: (n, n),
-                    casters: (n, n),
-                });
-            }
-            let r = self.runs.last_mut().expect("pushed above");
-            if class <= 1 {
-                if r.visible.0 == r.visible.1 {
-                    r.visible = (n, n);
-                }
-                r.visible.1 = n + 1;
-            }
-            if class >= 1 {
-                if r.casters.0 == r.casters.1 {
-                    r.casters = (n, n);
-                }
-                r.casters.1 = n + 1;
-            }
-        }
-        // Material bind groups for this frame's textures (0 is the white texel).
-        if pool.texture_epoch() != self.materials_epoch {
-            self.materials.retain(|k, _| *k == 0);
-            self.materials_epoch = pool.texture_epoch();
-        }
-        for r in &self.runs {
-            if r.material != 0
-                && !self.materials.contains_key(&r.material)
-                && let Some(t) = pool.texture(TextureHandle(r.material - 1))
-            {
-                let g =
-                    material_group(&self.ctx.device, &self.layouts.material, &t.view, &self.material_sampler);
-                self.materials.insert(r.material, g);
-            }
-        }
+        self.build_runs(pool, frame);
+        self.prepare_materials(pool);
         let any_skinned = self.runs.iter().any(|r| r.skinned);
         let palette_bytes = (frame.palette.len() * size_of::<[[f32; 4]; 4]>()) as u64;
         self.grow(
@@ -1626,6 +1595,68 @@ impl Renderer {
             queue.write_buffer(&self.lines_buffer, depth_bytes, bytemuck::cast_slice(&frame.lines));
         }
         Ok(())
+    }
+
+    /// The sorted objects as GPU objects and draw runs (one per mesh and material, each with its
+    /// camera-visible and caster instance ranges).
+    fn build_runs(&mut self, pool: &MeshPool, frame: &FrameData) {
+        self.gpu_objects.clear();
+        self.runs.clear();
+        for (n, &(key, i, class)) in self.order.iter().enumerate() {
+            let o = &frame.objects[i as usize];
+            self.gpu_objects.push(GpuObject {
+                world_from_model: mat(&o.world_from_model),
+                color: o.color,
+                palette_offset: o.palette_offset,
+                flags: if o.outlined { OBJECT_OUTLINED } else { 0 },
+                pick_id: o.pick_id,
+                pad: 0,
+            });
+            let n = n as u32;
+            let skinned = pool.get(o.mesh).is_some_and(|m| m.is_skinned());
+            let same = self.runs.last().is_some_and(|r| r.key == key);
+            if !same {
+                self.runs.push(Run {
+                    key,
+                    material: o.material,
+                    mesh: o.mesh,
+                    skinned,
+                    visible: (n, n),
+                    casters: (n, n),
+                });
+            }
+            let r = self.runs.last_mut().expect("pushed above");
+            if class <= 1 {
+                if r.visible.0 == r.visible.1 {
+                    r.visible = (n, n);
+                }
+                r.visible.1 = n + 1;
+            }
+            if class >= 1 {
+                if r.casters.0 == r.casters.1 {
+                    r.casters = (n, n);
+                }
+                r.casters.1 = n + 1;
+            }
+        }
+    }
+
+    /// Material bind groups for this frame's textures (0 is the white texel).
+    fn prepare_materials(&mut self, pool: &MeshPool) {
+        if pool.texture_epoch() != self.materials_epoch {
+            self.materials.retain(|k, _| *k == 0);
+            self.materials_epoch = pool.texture_epoch();
+        }
+        for r in &self.runs {
+            if r.material != 0
+                && !self.materials.contains_key(&r.material)
+                && let Some(t) = pool.texture(TextureHandle(r.material - 1))
+            {
+                let g =
+                    material_group(&self.ctx.device, &self.layouts.material, &t.view, &self.material_sampler);
+                self.materials.insert(r.material, g);
+            }
+        }
     }
 
     /// The crowd part of [`Renderer::prepare`]: each crowd draw culled as a whole (its bounds

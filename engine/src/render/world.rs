@@ -237,15 +237,7 @@ impl WorldRenderer {
         let now = self.frame;
         let mut stats = ExtractStats::default();
         frame.palette_version = pose_version;
-        self.rig_offsets.clear();
-        for rig in world.rigs() {
-            if let Some(pose) = world.rig_pose(rig) {
-                self.rig_offsets.push((rig, frame.palette.len() as u32));
-                frame.palette.extend_from_slice(pose.palette);
-                stats.palettes += 1;
-                stats.joint_matrices += pose.palette.len() as u32;
-            }
-        }
+        self.extract_palettes(world, frame, &mut stats);
         let mut all: Option<Aabb> = None;
         let selected = |e: Entity| {
             let mut at = Some(e);
@@ -355,7 +347,33 @@ impl WorldRenderer {
         self.extract_crowds(ctx, pool, world, now, frame, &mut all, &mut stats)?;
         Self::extract_particles(world, frame, &mut all, &mut stats);
         self.bounds = all;
-        // Release what no entity used this frame.
+        self.release_unused(pool, now);
+        if self.view.grid {
+            grid_lines(all, &mut frame.depth_lines);
+        }
+        if self.view.skeletons {
+            self.skeleton_lines(world, &mut frame.lines);
+        }
+        self.ghost_lines(world, &mut frame.lines);
+        self.stats = stats;
+        Ok(())
+    }
+
+    /// The posed rigs' palettes appended to `frame`, each rig's offset noted.
+    fn extract_palettes(&mut self, world: &World, frame: &mut FrameData, stats: &mut ExtractStats) {
+        self.rig_offsets.clear();
+        for rig in world.rigs() {
+            if let Some(pose) = world.rig_pose(rig) {
+                self.rig_offsets.push((rig, frame.palette.len() as u32));
+                frame.palette.extend_from_slice(pose.palette);
+                stats.palettes += 1;
+                stats.joint_matrices += pose.palette.len() as u32;
+            }
+        }
+    }
+
+    /// Releases the uploads and morph streams no entity used this frame (`now`).
+    fn release_unused(&mut self, pool: &mut MeshPool, now: u64) {
         let uploads = &mut self.uploads;
         uploads.retain(|_, u| {
             let keep = u.used == now;
@@ -376,15 +394,6 @@ impl WorldRenderer {
             }
             keep
         });
-        if self.view.grid {
-            grid_lines(all, &mut frame.depth_lines);
-        }
-        if self.view.skeletons {
-            self.skeleton_lines(world, &mut frame.lines);
-        }
-        self.ghost_lines(world, &mut frame.lines);
-        self.stats = stats;
-        Ok(())
     }
 
     /// The crowd part of [`WorldRenderer::extract`]: one instanced draw per primitive per crowd;

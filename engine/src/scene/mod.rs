@@ -277,16 +277,39 @@ struct PropertyEntry {
 #[derive(Clone, Debug, Default)]
 pub struct World {
     name: String,
+    table: EntityTable,
+    hierarchy: Hierarchy,
+    components: Components,
+    frame_state: FrameState,
+    clip_refs: Vec<(Arc<Clip>, String)>,
+}
+
+/// The entity table: per slot, its generation, whether it is alive and its name; the free slots.
+#[derive(Clone, Debug, Default)]
+struct EntityTable {
     generations: Vec<u32>,
     alive: Vec<bool>,
     free: Vec<u32>,
     names: Vec<String>,
+}
+
+/// The hierarchy: per slot, its parent and children; the roots; and the parents-first order the
+/// transform stage walks (rebuilt when dirty, with its traversal stack kept for reuse).
+#[derive(Clone, Debug, Default)]
+struct Hierarchy {
     parents: Vec<Option<Entity>>,
     children: Vec<Vec<Entity>>,
     roots: Vec<Entity>,
+    order: Vec<u32>,
+    stack: Vec<u32>,
+    order_dirty: bool,
+}
+
+/// The components, one column per kind (indexed by slot), with the rig list the Animators live
+/// in (`rig_of`: a slot's index into `rigs`, or `NONE`) and the slots that hold a socket.
+#[derive(Clone, Debug, Default)]
+struct Components {
     transforms: Vec<Option<Transform>>,
-    locals: Vec<Transform>,
-    worlds: Vec<Mat4>,
     rig_of: Vec<u32>,
     rigs: Vec<RigEntry>,
     meshes: Vec<Option<MeshComponent>>,
@@ -296,16 +319,74 @@ pub struct World {
     morphs: Vec<Option<Vec<f32>>>,
     particles: Vec<Option<CloudEntry>>,
     crowds: Vec<Option<Crowd>>,
-    order: Vec<u32>,
-    stack: Vec<u32>,
-    order_dirty: bool,
+}
+
+/// The frame state: what each frame derives (local transforms, world matrices, the rigs' poses)
+/// and publishes (events, faults), the pose epoch and the socket lookup counter.
+#[derive(Clone, Debug, Default)]
+struct FrameState {
+    locals: Vec<Transform>,
+    worlds: Vec<Mat4>,
     poses: PoseBuffer,
     slots_dirty: bool,
     epoch: u64,
     events: Vec<SceneEvent>,
     faults: FaultLog,
     lookups: u64,
-    clip_refs: Vec<(Arc<Clip>, String)>,
+}
+
+impl Hierarchy {
+    /// A reused slot's links: no parent, no children.
+    fn reset_slot(&mut self, u: usize) {
+        self.parents[u] = None;
+        self.children[u].clear();
+    }
+
+    /// A new slot's links.
+    fn push_slot(&mut self) {
+        self.parents.push(None);
+        self.children.push(Vec::new());
+    }
+}
+
+impl Components {
+    /// A reused slot's components: none.
+    fn reset_slot(&mut self, u: usize) {
+        self.transforms[u] = None;
+        self.rig_of[u] = NONE;
+        self.meshes[u] = None;
+        self.sockets[u] = None;
+        self.animations[u] = None;
+        self.morphs[u] = None;
+        self.particles[u] = None;
+        self.crowds[u] = None;
+    }
+
+    /// A new slot's components: none.
+    fn push_slot(&mut self) {
+        self.transforms.push(None);
+        self.rig_of.push(NONE);
+        self.meshes.push(None);
+        self.sockets.push(None);
+        self.animations.push(None);
+        self.morphs.push(None);
+        self.particles.push(None);
+        self.crowds.push(None);
+    }
+}
+
+impl FrameState {
+    /// A reused slot's derived transforms: identity.
+    fn reset_slot(&mut self, u: usize) {
+        self.locals[u] = Transform::IDENTITY;
+        self.worlds[u] = Mat4::IDENTITY;
+    }
+
+    /// A new slot's derived transforms: identity.
+    fn push_slot(&mut self) {
+        self.locals.push(Transform::IDENTITY);
+        self.worlds.push(Mat4::IDENTITY);
+    }
 }
 
 fn path_of(names: &[String], parents: &[Option<Entity>], index: u32) -> String {
@@ -337,61 +418,44 @@ impl World {
 
     /// The load epoch (bumped by [`World::load`] and [`World::clear`]).
     pub fn epoch(&self) -> u64 {
-        self.epoch
+        self.frame_state.epoch
     }
 
     // ---------------------------------------------------------------- entities
 
     /// Spawns an entity named `name` at the root (no Transform yet).
     pub fn spawn(&mut self, name: impl Into<String>) -> Entity {
-        let index = match self.free.pop() {
+        let name = name.into();
+        let index = match self.table.free.pop() {
             Some(i) => {
                 let u = i as usize;
-                self.alive[u] = true;
-                self.names[u] = name.into();
-                self.parents[u] = None;
-                self.children[u].clear();
-                self.transforms[u] = None;
-                self.locals[u] = Transform::IDENTITY;
-                self.worlds[u] = Mat4::IDENTITY;
-                self.rig_of[u] = NONE;
-                self.meshes[u] = None;
-                self.sockets[u] = None;
-                self.animations[u] = None;
-                self.morphs[u] = None;
-                self.particles[u] = None;
-                self.crowds[u] = None;
+                self.table.alive[u] = true;
+                self.table.names[u] = name;
+                self.hierarchy.reset_slot(u);
+                self.components.reset_slot(u);
+                self.frame_state.reset_slot(u);
                 i
             }
             None => {
-                self.generations.push(0);
-                self.alive.push(true);
-                self.names.push(name.into());
-                self.parents.push(None);
-                self.children.push(Vec::new());
-                self.transforms.push(None);
-                self.locals.push(Transform::IDENTITY);
-                self.worlds.push(Mat4::IDENTITY);
-                self.rig_of.push(NONE);
-                self.meshes.push(None);
-                self.sockets.push(None);
-                self.animations.push(None);
-                self.morphs.push(None);
-                self.particles.push(None);
-                self.crowds.push(None);
-                self.generations.len() as u32 - 1
+                self.table.generations.push(0);
+                self.table.alive.push(true);
+                self.table.names.push(name);
+                self.hierarchy.push_slot();
+                self.components.push_slot();
+                self.frame_state.push_slot();
+                self.table.generations.len() as u32 - 1
             }
         };
-        self.order_dirty = true;
-        let e = Entity { index, generation: self.generations[index as usize] };
-        self.roots.push(e);
+        self.hierarchy.order_dirty = true;
+        let e = Entity { index, generation: self.table.generations[index as usize] };
+        self.hierarchy.roots.push(e);
         e
     }
 
     /// Whether `e` is alive (its slot holds the same generation).
     pub fn is_alive(&self, e: Entity) -> bool {
         let i = e.index as usize;
-        i < self.alive.len() && self.alive[i] && self.generations[i] == e.generation
+        i < self.table.alive.len() && self.table.alive[i] && self.table.generations[i] == e.generation
     }
 
     fn check(&self, e: Entity) -> Result<usize, SceneError> {
@@ -399,67 +463,69 @@ impl World {
     }
 
     fn entity_at(&self, index: u32) -> Entity {
-        Entity { index, generation: self.generations[index as usize] }
+        Entity { index, generation: self.table.generations[index as usize] }
     }
 
     /// Despawns `e` and its whole subtree; their slots' generations are bumped.
     pub fn despawn(&mut self, e: Entity) -> Result<(), SceneError> {
         let i = self.check(e)?;
-        match self.parents[i] {
-            Some(p) => self.children[p.index as usize].retain(|c| *c != e),
-            None => self.roots.retain(|c| *c != e),
+        match self.hierarchy.parents[i] {
+            Some(p) => self.hierarchy.children[p.index as usize].retain(|c| *c != e),
+            None => self.hierarchy.roots.retain(|c| *c != e),
         }
         let mut stack = vec![e];
         while let Some(x) = stack.pop() {
             let u = x.index as usize;
-            stack.append(&mut self.children[u]);
+            stack.append(&mut self.hierarchy.children[u]);
             self.remove_rig(u);
             self.set_socket_slot(u, None);
-            self.alive[u] = false;
-            self.generations[u] = self.generations[u].wrapping_add(1);
-            self.parents[u] = None;
-            self.meshes[u] = None;
-            self.animations[u] = None;
-            self.morphs[u] = None;
-            self.particles[u] = None;
-            self.crowds[u] = None;
-            self.transforms[u] = None;
-            self.free.push(x.index);
+            self.table.alive[u] = false;
+            self.table.generations[u] = self.table.generations[u].wrapping_add(1);
+            self.hierarchy.parents[u] = None;
+            self.components.meshes[u] = None;
+            self.components.animations[u] = None;
+            self.components.morphs[u] = None;
+            self.components.particles[u] = None;
+            self.components.crowds[u] = None;
+            self.components.transforms[u] = None;
+            self.table.free.push(x.index);
         }
-        self.order_dirty = true;
+        self.hierarchy.order_dirty = true;
         Ok(())
     }
 
     /// Removes every entity (all ids become dead) and bumps the epoch.
     pub fn clear(&mut self) {
-        for i in 0..self.alive.len() {
-            if self.alive[i] {
+        for i in 0..self.table.alive.len() {
+            if self.table.alive[i] {
                 let e = self.entity_at(i as u32);
                 let _ = self.despawn(e);
             }
         }
         // Slots are reused lowest first, so a scene loaded again takes the same slots (what is
         // derived from a slot, like a prop's colour or a pick id, does not shuffle on a reload).
-        self.free.sort_unstable_by(|a, b| b.cmp(a));
-        self.epoch += 1;
-        self.events.clear();
+        self.table.free.sort_unstable_by(|a, b| b.cmp(a));
+        self.frame_state.epoch += 1;
+        self.frame_state.events.clear();
         self.clip_refs.clear();
-        self.slots_dirty = true;
+        self.frame_state.slots_dirty = true;
     }
 
     /// Every live entity, in slot order.
     pub fn entities(&self) -> impl Iterator<Item = Entity> + '_ {
-        (0..self.alive.len() as u32).filter(|&i| self.alive[i as usize]).map(|i| self.entity_at(i))
+        (0..self.table.alive.len() as u32)
+            .filter(|&i| self.table.alive[i as usize])
+            .map(|i| self.entity_at(i))
     }
 
     /// The entity's name.
     pub fn name_of(&self, e: Entity) -> Option<&str> {
-        self.check(e).ok().map(|i| self.names[i].as_str())
+        self.check(e).ok().map(|i| self.table.names[i].as_str())
     }
 
     /// The entity's path (`Root/Child/Grandchild`).
     pub fn path(&self, e: Entity) -> Option<String> {
-        self.check(e).ok().map(|i| path_of(&self.names, &self.parents, i as u32))
+        self.check(e).ok().map(|i| path_of(&self.table.names, &self.hierarchy.parents, i as u32))
     }
 
     /// The entity at `path` (names joined by `/`).
@@ -467,11 +533,13 @@ impl World {
         let mut at: Option<Entity> = None;
         for part in path.split('/') {
             let found = match at {
-                None => self.roots.iter().copied().find(|r| self.names[r.index as usize] == part),
-                Some(p) => self.children[p.index as usize]
+                None => {
+                    self.hierarchy.roots.iter().copied().find(|r| self.table.names[r.index as usize] == part)
+                }
+                Some(p) => self.hierarchy.children[p.index as usize]
                     .iter()
                     .copied()
-                    .find(|c| self.names[c.index as usize] == part),
+                    .find(|c| self.table.names[c.index as usize] == part),
             };
             at = Some(found?);
         }
@@ -480,17 +548,17 @@ impl World {
 
     /// The entity's parent.
     pub fn parent(&self, e: Entity) -> Option<Entity> {
-        self.check(e).ok().and_then(|i| self.parents[i])
+        self.check(e).ok().and_then(|i| self.hierarchy.parents[i])
     }
 
     /// The root entities, in order.
     pub fn roots(&self) -> &[Entity] {
-        &self.roots
+        &self.hierarchy.roots
     }
 
     /// The entity's children, in order.
     pub fn children(&self, e: Entity) -> &[Entity] {
-        self.check(e).map_or(&[], |i| &self.children[i])
+        self.check(e).map_or(&[], |i| &self.hierarchy.children[i])
     }
 
     /// Moves `child` under `parent` (or to the root). Refuses a cycle.
@@ -502,23 +570,23 @@ impl World {
             while let Some(x) = a {
                 if x == child {
                     return Err(SceneError::Cycle {
-                        child: path_of(&self.names, &self.parents, child.index),
-                        parent: path_of(&self.names, &self.parents, p.index),
+                        child: path_of(&self.table.names, &self.hierarchy.parents, child.index),
+                        parent: path_of(&self.table.names, &self.hierarchy.parents, p.index),
                     });
                 }
-                a = self.parents[x.index as usize];
+                a = self.hierarchy.parents[x.index as usize];
             }
         }
-        match self.parents[ci] {
-            Some(old) => self.children[old.index as usize].retain(|c| *c != child),
-            None => self.roots.retain(|c| *c != child),
+        match self.hierarchy.parents[ci] {
+            Some(old) => self.hierarchy.children[old.index as usize].retain(|c| *c != child),
+            None => self.hierarchy.roots.retain(|c| *c != child),
         }
-        self.parents[ci] = parent;
+        self.hierarchy.parents[ci] = parent;
         match parent {
-            Some(p) => self.children[p.index as usize].push(child),
-            None => self.roots.push(child),
+            Some(p) => self.hierarchy.children[p.index as usize].push(child),
+            None => self.hierarchy.roots.push(child),
         }
-        self.order_dirty = true;
+        self.hierarchy.order_dirty = true;
         Ok(())
     }
 
@@ -526,39 +594,39 @@ impl World {
 
     /// The authored local transform (`None`: no Transform component).
     pub fn transform(&self, e: Entity) -> Option<Transform> {
-        self.check(e).ok().and_then(|i| self.transforms[i])
+        self.check(e).ok().and_then(|i| self.components.transforms[i])
     }
 
     /// Sets (or removes) the authored local transform.
     pub fn set_transform(&mut self, e: Entity, t: Option<Transform>) -> Result<(), SceneError> {
         let i = self.check(e)?;
-        self.transforms[i] = t;
+        self.components.transforms[i] = t;
         Ok(())
     }
 
     /// The local transform the last transform stage used (authored, animated or socket-placed).
     pub fn local(&self, e: Entity) -> Option<Transform> {
-        self.check(e).ok().map(|i| self.locals[i])
+        self.check(e).ok().map(|i| self.frame_state.locals[i])
     }
 
     /// The world matrix resolved by the last transform stage.
     pub fn world_matrix(&self, e: Entity) -> Option<Mat4> {
-        self.check(e).ok().map(|i| self.worlds[i])
+        self.check(e).ok().map(|i| self.frame_state.worlds[i])
     }
 
     /// Puts an Animator on `e`, making it a rig (replacing any animator it had).
     pub fn set_animator(&mut self, e: Entity, component: AnimatorComponent) -> Result<(), SceneError> {
         let i = self.check(e)?;
         self.remove_rig(i);
-        self.rig_of[i] = self.rigs.len() as u32;
-        self.rigs.push(RigEntry {
+        self.components.rig_of[i] = self.components.rigs.len() as u32;
+        self.components.rigs.push(RigEntry {
             entity: e,
             component,
             slot: RigSlot(0),
             state: PoseState::Unposed,
             clip_latch: FaultLatch::default(),
         });
-        self.slots_dirty = true;
+        self.frame_state.slots_dirty = true;
         Ok(())
     }
 
@@ -570,16 +638,16 @@ impl World {
     }
 
     fn remove_rig(&mut self, i: usize) {
-        let r = self.rig_of[i];
+        let r = self.components.rig_of[i];
         if r == NONE {
             return;
         }
-        self.rigs.swap_remove(r as usize);
-        if let Some(moved) = self.rigs.get(r as usize) {
-            self.rig_of[moved.entity.index as usize] = r;
+        self.components.rigs.swap_remove(r as usize);
+        if let Some(moved) = self.components.rigs.get(r as usize) {
+            self.components.rig_of[moved.entity.index as usize] = r;
         }
-        self.rig_of[i] = NONE;
-        self.slots_dirty = true;
+        self.components.rig_of[i] = NONE;
+        self.frame_state.slots_dirty = true;
     }
 
     /// The Animator on `e`.
@@ -590,28 +658,28 @@ impl World {
     /// The Animator on `e`, mutably (session control: play, fades, adjusts, speed).
     pub fn animator_mut(&mut self, e: Entity) -> Option<&mut Animator> {
         let i = self.check(e).ok()?;
-        let r = self.rig_of[i];
-        self.rigs.get_mut(r as usize).map(|r| &mut r.component.animator)
+        let r = self.components.rig_of[i];
+        self.components.rigs.get_mut(r as usize).map(|r| &mut r.component.animator)
     }
 
     /// The Animator component on `e`.
     pub fn animator_component(&self, e: Entity) -> Option<&AnimatorComponent> {
         let i = self.check(e).ok()?;
-        self.rigs.get(self.rig_of[i] as usize).map(|r| &r.component)
+        self.components.rigs.get(self.components.rig_of[i] as usize).map(|r| &r.component)
     }
 
     /// Every rig entity, in slot order.
     pub fn rigs(&self) -> impl Iterator<Item = Entity> + '_ {
-        self.rigs.iter().map(|r| r.entity)
+        self.components.rigs.iter().map(|r| r.entity)
     }
 
     /// The pose `e`'s animator published for this world (none before its first evaluation after
     /// a load, or when its evaluation failed).
     pub fn rig_pose(&self, e: Entity) -> Option<RigPose<'_>> {
         let i = self.check(e).ok()?;
-        let r = self.rigs.get(self.rig_of[i] as usize)?;
-        (r.entity == e && r.state == PoseState::Posed { epoch: self.epoch })
-            .then(|| self.poses.rig(r.slot))?
+        let r = self.components.rigs.get(self.components.rig_of[i] as usize)?;
+        (r.entity == e && r.state == PoseState::Posed { epoch: self.frame_state.epoch })
+            .then(|| self.frame_state.poses.rig(r.slot))?
     }
 
     /// `rig`'s `model_from_bone` matrices with its current head at `time` (clamped to its clip),
@@ -629,29 +697,29 @@ impl World {
 
     /// The packed pose buffer (all rigs' palettes, for one GPU upload).
     pub fn pose_buffer(&self) -> &PoseBuffer {
-        &self.poses
+        &self.frame_state.poses
     }
 
     /// The mesh on `e`.
     pub fn mesh(&self, e: Entity) -> Option<&MeshComponent> {
-        self.check(e).ok().and_then(|i| self.meshes[i].as_ref())
+        self.check(e).ok().and_then(|i| self.components.meshes[i].as_ref())
     }
 
     /// Sets (or removes) the mesh on `e`.
     pub fn set_mesh(&mut self, e: Entity, mesh: Option<MeshComponent>) -> Result<(), SceneError> {
         let i = self.check(e)?;
-        self.meshes[i] = mesh;
+        self.components.meshes[i] = mesh;
         Ok(())
     }
 
     /// The socket on `e`.
     pub fn socket(&self, e: Entity) -> Option<&BoneSocket> {
-        self.check(e).ok().and_then(|i| self.sockets[i].as_ref())
+        self.check(e).ok().and_then(|i| self.components.sockets[i].as_ref())
     }
 
     /// The socket on `e`, mutably (renaming its bone re-resolves it on the next frame).
     pub fn socket_mut(&mut self, e: Entity) -> Option<&mut BoneSocket> {
-        self.check(e).ok().and_then(|i| self.sockets[i].as_mut())
+        self.check(e).ok().and_then(|i| self.components.sockets[i].as_mut())
     }
 
     /// Sets (or removes) the socket on `e`.
@@ -662,19 +730,22 @@ impl World {
     }
 
     fn set_socket_slot(&mut self, i: usize, socket: Option<BoneSocket>) {
-        let had = self.sockets[i].is_some();
+        let had = self.components.sockets[i].is_some();
         let has = socket.is_some();
-        self.sockets[i] = socket;
+        self.components.sockets[i] = socket;
         if had && !has {
-            self.socket_list.retain(|&s| s as usize != i);
+            self.components.socket_list.retain(|&s| s as usize != i);
         } else if has && !had {
-            self.socket_list.push(i as u32);
+            self.components.socket_list.push(i as u32);
         }
     }
 
     /// The property animation on `e`, with its session player.
     pub fn animation(&self, e: Entity) -> Option<(&PropertyAnimation, &PropertyPlayer)> {
-        self.check(e).ok().and_then(|i| self.animations[i].as_ref()).map(|p| (&p.animation, &p.player))
+        self.check(e)
+            .ok()
+            .and_then(|i| self.components.animations[i].as_ref())
+            .map(|p| (&p.animation, &p.player))
     }
 
     /// Sets (or removes) the property animation on `e` (its player starts fresh).
@@ -684,20 +755,20 @@ impl World {
         animation: Option<PropertyAnimation>,
     ) -> Result<(), SceneError> {
         let i = self.check(e)?;
-        self.animations[i] =
+        self.components.animations[i] =
             animation.map(|animation| PropertyEntry { animation, player: PropertyPlayer::default() });
         Ok(())
     }
 
     /// The default morph weights on `e`.
     pub fn morph_weights(&self, e: Entity) -> Option<&[f32]> {
-        self.check(e).ok().and_then(|i| self.morphs[i].as_deref())
+        self.check(e).ok().and_then(|i| self.components.morphs[i].as_deref())
     }
 
     /// Sets (or removes) the default morph weights on `e`.
     pub fn set_morph_weights(&mut self, e: Entity, weights: Option<Vec<f32>>) -> Result<(), SceneError> {
         let i = self.check(e)?;
-        self.morphs[i] = weights;
+        self.components.morphs[i] = weights;
         Ok(())
     }
 
@@ -706,12 +777,12 @@ impl World {
         &self,
         e: Entity,
     ) -> Option<(&ParticleCloudDesc, &crate::particles::ParticleCloud)> {
-        self.check(e).ok().and_then(|i| self.particles[i].as_ref()).map(|c| (&c.desc, &c.cloud))
+        self.check(e).ok().and_then(|i| self.components.particles[i].as_ref()).map(|c| (&c.desc, &c.cloud))
     }
 
     /// Every entity with a particle cloud.
     pub fn particle_clouds(&self) -> impl Iterator<Item = Entity> + '_ {
-        self.having(&self.particles)
+        self.having(&self.components.particles)
     }
 
     /// The entities whose slot in a component column is filled.
@@ -727,7 +798,7 @@ impl World {
         cloud: Option<(ParticleCloudDesc, Arc<MeshAsset>)>,
     ) -> Result<(), SceneError> {
         let i = self.check(e)?;
-        self.particles[i] = match cloud {
+        self.components.particles[i] = match cloud {
             None => None,
             Some((desc, mesh)) => {
                 let fault = |message: String| SceneError::Reference {
@@ -756,12 +827,12 @@ impl World {
 
     /// The crowd on `e`.
     pub fn crowd(&self, e: Entity) -> Option<&Crowd> {
-        self.check(e).ok().and_then(|i| self.crowds[i].as_ref())
+        self.check(e).ok().and_then(|i| self.components.crowds[i].as_ref())
     }
 
     /// Every entity with a crowd.
     pub fn crowds(&self) -> impl Iterator<Item = Entity> + '_ {
-        self.having(&self.crowds)
+        self.having(&self.components.crowds)
     }
 
     /// Sets (or removes) the crowd on `e`, baking its clips now: `assets` resolves its rig, mesh
@@ -775,7 +846,7 @@ impl World {
     ) -> Result<(), SceneError> {
         let i = self.check(e)?;
         let Some(desc) = desc else {
-            self.crowds[i] = None;
+            self.components.crowds[i] = None;
             return Ok(());
         };
         let path = self.path(e).unwrap_or_default();
@@ -820,8 +891,9 @@ impl World {
             desc.speed,
             desc.seed,
         );
-        let version = self.crowds[i].as_ref().map_or(0, |c| c.version) + 1;
-        self.crowds[i] = Some(Crowd { desc, mesh, baked: Arc::new(baked), placements, time: 0.0, version });
+        let version = self.components.crowds[i].as_ref().map_or(0, |c| c.version) + 1;
+        self.components.crowds[i] =
+            Some(Crowd { desc, mesh, baked: Arc::new(baked), placements, time: 0.0, version });
         Ok(())
     }
 
@@ -829,7 +901,11 @@ impl World {
     /// matrix) and steps its springs `ticks` times; faults (no rig, another skeleton) are latched.
     fn update_particles(&mut self, ticks: u32, tick_seconds: f32) {
         let World {
-            particles, parents, rig_of, rigs, poses, worlds, faults, names, generations, epoch, ..
+            table: EntityTable { names, generations, .. },
+            hierarchy: Hierarchy { parents, .. },
+            components: Components { particles, rig_of, rigs, .. },
+            frame_state: FrameState { poses, worlds, faults, epoch, .. },
+            ..
         } = self;
         for (i, slot) in particles.iter_mut().enumerate() {
             let Some(c) = slot.as_mut() else { continue };
@@ -867,72 +943,72 @@ impl World {
 
     /// The events published by the last frame.
     pub fn events(&self) -> &[SceneEvent] {
-        &self.events
+        &self.frame_state.events
     }
 
     /// Every fault raised so far.
     pub fn faults(&self) -> &FaultLog {
-        &self.faults
+        &self.frame_state.faults
     }
 
     /// Socket bone lookups made so far (a memoised socket makes none).
     #[doc(hidden)]
     pub fn bone_lookups(&self) -> u64 {
-        self.lookups
+        self.frame_state.lookups
     }
 
     fn rebuild_slots(&mut self) {
-        self.poses.clear();
-        for r in &mut self.rigs {
-            r.slot = self.poses.add_rig(r.component.animator.skeleton().bone_count());
+        self.frame_state.poses.clear();
+        for r in &mut self.components.rigs {
+            r.slot = self.frame_state.poses.add_rig(r.component.animator.skeleton().bone_count());
             r.state = PoseState::Unposed;
         }
-        self.slots_dirty = false;
+        self.frame_state.slots_dirty = false;
     }
 
     fn rebuild_order(&mut self) {
-        self.order.clear();
-        self.stack.clear();
-        self.stack.extend(self.roots.iter().rev().map(|r| r.index));
-        while let Some(i) = self.stack.pop() {
-            self.order.push(i);
-            for c in self.children[i as usize].iter().rev() {
-                self.stack.push(c.index);
+        self.hierarchy.order.clear();
+        self.hierarchy.stack.clear();
+        self.hierarchy.stack.extend(self.hierarchy.roots.iter().rev().map(|r| r.index));
+        while let Some(i) = self.hierarchy.stack.pop() {
+            self.hierarchy.order.push(i);
+            for c in self.hierarchy.children[i as usize].iter().rev() {
+                self.hierarchy.stack.push(c.index);
             }
         }
-        self.order_dirty = false;
+        self.hierarchy.order_dirty = false;
     }
 
     /// Runs one frame: `ticks` simulation ticks of `tick_seconds` (0 ticks: a paused frame that
     /// recomposes a zero-length step), evaluation, event publication and the transform stage.
     pub fn frame(&mut self, ticks: u32, tick_seconds: f32) {
-        self.events.clear();
-        if self.slots_dirty {
+        self.frame_state.events.clear();
+        if self.frame_state.slots_dirty {
             self.rebuild_slots();
         }
         // 1. Simulation.
         if ticks == 0 {
-            for r in &mut self.rigs {
+            for r in &mut self.components.rigs {
                 r.component.animator.advance(0.0);
             }
         } else {
             for _ in 0..ticks {
-                if self.rigs.len() > 1 {
-                    self.rigs.par_iter_mut().for_each(|r| {
+                if self.components.rigs.len() > 1 {
+                    self.components.rigs.par_iter_mut().for_each(|r| {
                         r.component.animator.advance(tick_seconds);
                     });
                 } else {
-                    for r in &mut self.rigs {
+                    for r in &mut self.components.rigs {
                         r.component.animator.advance(tick_seconds);
                     }
                 }
-                for p in self.animations.iter_mut().flatten() {
+                for p in self.components.animations.iter_mut().flatten() {
                     p.player.advance(&p.animation, tick_seconds, 1.0);
                 }
             }
         }
         // 2. Evaluation (parallel), then events (serial).
-        let epoch = self.epoch;
+        let epoch = self.frame_state.epoch;
         let eval = |r: &mut RigEntry, pose: RigPoseMut<'_>| {
             r.state = match r.component.animator.evaluate(pose) {
                 Ok(()) => PoseState::Posed { epoch },
@@ -942,16 +1018,22 @@ impl World {
                 }
             };
         };
-        if self.rigs.len() == 1 {
-            let r = &mut self.rigs[0];
-            if let Some(pose) = self.poses.rig_mut(r.slot) {
+        if self.components.rigs.len() == 1 {
+            let r = &mut self.components.rigs[0];
+            if let Some(pose) = self.frame_state.poses.rig_mut(r.slot) {
                 eval(r, pose);
             }
-        } else if !self.rigs.is_empty() {
+        } else if !self.components.rigs.is_empty() {
             // Rig `i` owns slot `i`; the split allocates nothing.
-            self.poses.par_for_each_rig_mut(&mut self.rigs, eval);
+            self.frame_state.poses.par_for_each_rig_mut(&mut self.components.rigs, eval);
         }
-        let World { rigs, events, faults, names, parents, .. } = self;
+        let World {
+            table: EntityTable { names, .. },
+            hierarchy: Hierarchy { parents, .. },
+            components: Components { rigs, .. },
+            frame_state: FrameState { events, faults, .. },
+            ..
+        } = self;
         for r in rigs.iter_mut() {
             let entity = r.entity;
             for ev in r.component.animator.deliver_events() {
@@ -969,11 +1051,11 @@ impl World {
         // 3. Transform stage.
         self.transform_stage();
         // 5. Particle clouds.
-        if self.particles.iter().any(Option::is_some) {
+        if self.components.particles.iter().any(Option::is_some) {
             self.update_particles(ticks, tick_seconds);
         }
         // 6. Crowds play on their own clock (the vertex shader reads it).
-        for c in self.crowds.iter_mut().flatten() {
+        for c in self.components.crowds.iter_mut().flatten() {
             c.time += ticks as f32 * tick_seconds;
         }
     }
@@ -981,25 +1063,25 @@ impl World {
     /// The transform stage alone: local transforms, sockets on their bones, world matrices,
     /// mesh binding checks. [`World::frame`] runs it after the simulation.
     pub fn transform_stage(&mut self) {
-        if self.order_dirty {
+        if self.hierarchy.order_dirty {
             self.rebuild_order();
         }
-        for &i in &self.order {
+        for &i in &self.hierarchy.order {
             let i = i as usize;
-            let base = self.transforms[i].unwrap_or(Transform::IDENTITY);
-            self.locals[i] = match &self.animations[i] {
+            let base = self.components.transforms[i].unwrap_or(Transform::IDENTITY);
+            self.frame_state.locals[i] = match &self.components.animations[i] {
                 Some(p) => p.animation.sample(p.player.time, base),
                 None => base,
             };
         }
-        if !self.socket_list.is_empty() {
+        if !self.components.socket_list.is_empty() {
             self.place_sockets();
         }
-        for &i in &self.order {
+        for &i in &self.hierarchy.order {
             let i = i as usize;
-            let local = self.locals[i].to_mat4();
-            self.worlds[i] = match self.parents[i] {
-                Some(p) => self.worlds[p.index as usize] * local,
+            let local = self.frame_state.locals[i].to_mat4();
+            self.frame_state.worlds[i] = match self.hierarchy.parents[i] {
+                Some(p) => self.frame_state.worlds[p.index as usize] * local,
                 None => local,
             };
         }
@@ -1008,18 +1090,10 @@ impl World {
 
     fn place_sockets(&mut self) {
         let World {
-            socket_list,
-            sockets,
-            transforms,
-            parents,
-            rig_of,
-            rigs,
-            poses,
-            locals,
-            faults,
-            names,
-            epoch,
-            lookups,
+            table: EntityTable { names, .. },
+            hierarchy: Hierarchy { parents, .. },
+            components: Components { socket_list, sockets, transforms, rig_of, rigs, .. },
+            frame_state: FrameState { poses, locals, faults, epoch, lookups, .. },
             ..
         } = self;
         for &si in socket_list.iter() {
@@ -1067,7 +1141,13 @@ impl World {
     }
 
     fn check_meshes(&mut self) {
-        let World { meshes, parents, rig_of, rigs, worlds, faults, names, generations, .. } = self;
+        let World {
+            table: EntityTable { names, generations, .. },
+            hierarchy: Hierarchy { parents, .. },
+            components: Components { meshes, rig_of, rigs, .. },
+            frame_state: FrameState { worlds, faults, .. },
+            ..
+        } = self;
         for i in 0..meshes.len() {
             let Some(m) = meshes[i].as_mut() else { continue };
             let rig = rig_at_or_above(i, generations, rig_of, rigs, parents);
@@ -1148,9 +1228,9 @@ impl World {
             // A fresh entity cannot close a cycle: move it from the roots (it is the last one)
             // under its parent directly, in constant time.
             self.check(p)?;
-            self.roots.pop();
-            self.parents[e.index as usize] = Some(p);
-            self.children[p.index as usize].push(e);
+            self.hierarchy.roots.pop();
+            self.hierarchy.parents[e.index as usize] = Some(p);
+            self.hierarchy.children[p.index as usize].push(e);
         }
         let path = self.path(e).unwrap_or_default();
         let reference = |field, message| SceneError::Reference { entity: path.clone(), field, message };
@@ -1252,19 +1332,24 @@ impl World {
                 }
             });
             EntityDesc {
-                name: w.names[i].clone(),
-                transform: w.transforms[i],
+                name: w.table.names[i].clone(),
+                transform: w.components.transforms[i],
                 animator,
-                mesh: w.meshes[i].as_ref().map(|m| m.desc.clone()),
-                socket: w.sockets[i].as_ref().map(|s| SocketDesc { bone: s.bone.clone(), offset: s.offset }),
-                animation: w.animations[i].as_ref().map(|p| p.animation.clone()),
-                morph_weights: w.morphs[i].clone(),
-                particles: w.particles[i].as_ref().map(|c| c.desc.clone()),
-                crowd: w.crowds[i].as_ref().map(|c| c.desc.clone()),
-                children: w.children[i].iter().map(|c| build(w, *c)).collect(),
+                mesh: w.components.meshes[i].as_ref().map(|m| m.desc.clone()),
+                socket: w.components.sockets[i]
+                    .as_ref()
+                    .map(|s| SocketDesc { bone: s.bone.clone(), offset: s.offset }),
+                animation: w.components.animations[i].as_ref().map(|p| p.animation.clone()),
+                morph_weights: w.components.morphs[i].clone(),
+                particles: w.components.particles[i].as_ref().map(|c| c.desc.clone()),
+                crowd: w.components.crowds[i].as_ref().map(|c| c.desc.clone()),
+                children: w.hierarchy.children[i].iter().map(|c| build(w, *c)).collect(),
             }
         }
-        SceneDesc { name: self.name.clone(), entities: self.roots.iter().map(|e| build(self, *e)).collect() }
+        SceneDesc {
+            name: self.name.clone(),
+            entities: self.hierarchy.roots.iter().map(|e| build(self, *e)).collect(),
+        }
     }
 }
 

@@ -114,6 +114,24 @@ fn vec_track(clip: &ClipAsset, b: usize, ch: Channel) -> Option<&Track<Vec3>> {
     }
 }
 
+/// The value axis of the plot: maps values to heights and back.
+#[derive(Clone, Copy)]
+struct ValueAxis {
+    plot: Rect,
+    y_min: f32,
+    y_max: f32,
+}
+
+impl ValueAxis {
+    fn y_of(&self, v: f32) -> f32 {
+        self.plot.bottom() - (v - self.y_min) / (self.y_max - self.y_min) * self.plot.height()
+    }
+
+    fn v_of(&self, y: f32) -> f32 {
+        self.y_min + (self.plot.bottom() - y) / self.plot.height() * (self.y_max - self.y_min)
+    }
+}
+
 /// Draws and drives the curve view in `rect`.
 pub fn show(
     panel: &mut TimelinePanel,
@@ -129,8 +147,30 @@ pub fn show(
     let painter = ui.painter_at(rect);
     painter.rect_filled(plot, 0.0, ui.visuals().extreme_bg_color);
     let channels = shown(panel, cx, clip);
-    let (t0, t1) = map.visible();
-    // Legend.
+    draw_legend(ui, &painter, clip, &channels, names);
+    // Frame all (F, or the first show).
+    let f_pressed = ui.input(|i| i.pointer.hover_pos().is_some_and(|p| rect.contains(p)))
+        && ui.ctx().input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::F));
+    if (panel.curve.fit || f_pressed) && !channels.is_empty() {
+        frame_all(&mut panel.curve, clip, &channels);
+    }
+    let state = &panel.curve;
+    let axis = ValueAxis { plot, y_min: state.y_min, y_max: state.y_max.max(state.y_min + 1e-4) };
+    draw_value_axis(ui, &painter, &axis);
+    draw_curves(&painter, clip, &channels, map, &axis);
+    let targets = draw_keys(panel, &painter, clip, &channels, map, &axis);
+    interact(panel, ui, cx, clip, area, map, &axis, &targets);
+    let _ = KeyRef::new("", Channel::Translation, 0.0);
+}
+
+/// The legend: each shown channel's name and its components' colours.
+fn draw_legend(
+    ui: &egui::Ui,
+    painter: &egui::Painter,
+    clip: &ClipAsset,
+    channels: &[(usize, Channel)],
+    names: Rect,
+) {
     let mut y = names.top() + 6.0;
     if channels.is_empty() {
         painter.text(
@@ -141,7 +181,7 @@ pub fn show(
             ui.visuals().weak_text_color(),
         );
     }
-    for (b, ch) in &channels {
+    for (b, ch) in channels {
         painter.text(
             Pos2::new(names.left() + 6.0, y),
             egui::Align2::LEFT_TOP,
@@ -162,35 +202,34 @@ pub fn show(
         }
         y += 16.0;
     }
-    // Frame all (F, or the first show).
-    let state = &mut panel.curve;
-    let f_pressed = ui.input(|i| i.pointer.hover_pos().is_some_and(|p| rect.contains(p)))
-        && ui.ctx().input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::F));
-    if (state.fit || f_pressed) && !channels.is_empty() {
-        let (mut lo, mut hi) = (f32::MAX, f32::MIN);
-        let d = clip.clip.duration().max(1e-3);
-        for (b, ch) in &channels {
-            for i in 0..=64 {
-                if let Some(v) = sample(clip, *b, *ch, d * i as f32 / 64.0) {
-                    for c in components(*ch, v) {
-                        lo = lo.min(c);
-                        hi = hi.max(c);
-                    }
+}
+
+/// Fits the value range to every shown curve (sampled at 65 points) with a margin.
+fn frame_all(state: &mut CurveState, clip: &ClipAsset, channels: &[(usize, Channel)]) {
+    let (mut lo, mut hi) = (f32::MAX, f32::MIN);
+    let d = clip.clip.duration().max(1e-3);
+    for (b, ch) in channels {
+        for i in 0..=64 {
+            if let Some(v) = sample(clip, *b, *ch, d * i as f32 / 64.0) {
+                for c in components(*ch, v) {
+                    lo = lo.min(c);
+                    hi = hi.max(c);
                 }
             }
         }
-        if lo <= hi {
-            let pad = ((hi - lo) * 0.1).max(0.05);
-            state.y_min = lo - pad;
-            state.y_max = hi + pad;
-        }
-        state.fit = false;
     }
-    let (y_min, y_max) = (state.y_min, state.y_max.max(state.y_min + 1e-4));
-    let y_of = |v: f32| plot.bottom() - (v - y_min) / (y_max - y_min) * plot.height();
-    let v_of = |y: f32| y_min + (plot.bottom() - y) / plot.height() * (y_max - y_min);
-    // Zero line and value labels.
-    let zero = y_of(0.0);
+    if lo <= hi {
+        let pad = ((hi - lo) * 0.1).max(0.05);
+        state.y_min = lo - pad;
+        state.y_max = hi + pad;
+    }
+    state.fit = false;
+}
+
+/// The zero line and the range's value labels.
+fn draw_value_axis(ui: &egui::Ui, painter: &egui::Painter, axis: &ValueAxis) {
+    let plot = axis.plot;
+    let zero = axis.y_of(0.0);
     if zero > plot.top() && zero < plot.bottom() {
         painter.line_segment(
             [Pos2::new(plot.left(), zero), Pos2::new(plot.right(), zero)],
@@ -200,26 +239,36 @@ pub fn show(
     painter.text(
         plot.left_top() + egui::vec2(4.0, 2.0),
         egui::Align2::LEFT_TOP,
-        format!("{y_max:.2}"),
+        format!("{:.2}", axis.y_max),
         egui::FontId::monospace(9.0),
         ui.visuals().weak_text_color(),
     );
     painter.text(
         plot.left_bottom() + egui::vec2(4.0, -2.0),
         egui::Align2::LEFT_BOTTOM,
-        format!("{y_min:.2}"),
+        format!("{:.2}", axis.y_min),
         egui::FontId::monospace(9.0),
         ui.visuals().weak_text_color(),
     );
-    // Curves, sampled per two points.
+}
+
+/// The curves, sampled per two points.
+fn draw_curves(
+    painter: &egui::Painter,
+    clip: &ClipAsset,
+    channels: &[(usize, Channel)],
+    map: &Mapping,
+    axis: &ValueAxis,
+) {
+    let plot = axis.plot;
     let n = (plot.width() / 2.0).max(2.0) as usize;
-    for (b, ch) in &channels {
+    for (b, ch) in channels {
         let mut lines: [Vec<Pos2>; 3] = Default::default();
         for i in 0..=n {
             let x = plot.left() + i as f32 * plot.width() / n as f32;
             if let Some(v) = sample(clip, *b, *ch, map.t(x).max(0.0)) {
                 for (k, c) in components(*ch, v).into_iter().enumerate() {
-                    lines[k].push(Pos2::new(x, y_of(c)));
+                    lines[k].push(Pos2::new(x, axis.y_of(c)));
                 }
             }
         }
@@ -227,9 +276,20 @@ pub fn show(
             painter.add(egui::Shape::line(l, Stroke::new(1.5, AXIS[k])));
         }
     }
-    // Keys and tangent handles.
+}
+
+/// Draws the visible keys and the selected keys' tangent handles; returns them as drag targets.
+fn draw_keys(
+    panel: &TimelinePanel,
+    painter: &egui::Painter,
+    clip: &ClipAsset,
+    channels: &[(usize, Channel)],
+    map: &Mapping,
+    axis: &ValueAxis,
+) -> Vec<(Pos2, CurveDrag)> {
+    let (t0, t1) = map.visible();
     let mut targets: Vec<(Pos2, CurveDrag)> = Vec::new();
-    for (b, ch) in &channels {
+    for (b, ch) in channels {
         let times = model::channel_times(clip, *b, *ch);
         let (a, z) = model::visible_range(times, t0, t1);
         let tangents = vec_track(clip, *b, *ch).filter(|t| t.interpolation() == Interpolation::CubicSpline);
@@ -238,7 +298,7 @@ pub fn show(
             let Some(v) = super::key_value(clip, id) else { continue };
             let sel = panel.selection.contains(&id);
             for (k, c) in components(*ch, v).into_iter().enumerate() {
-                let at = Pos2::new(map.x(t), y_of(c));
+                let at = Pos2::new(map.x(t), axis.y_of(c));
                 painter.circle(
                     at,
                     if sel { 4.5 } else { 3.5 },
@@ -251,7 +311,7 @@ pub fn show(
                     let h = 0.15f32;
                     for (out, slope) in [(false, tr.in_tangents()[j][k]), (true, tr.out_tangents()[j][k])] {
                         let s = if out { 1.0 } else { -1.0 };
-                        let hp = Pos2::new(map.x(t + s * h), y_of(c + s * slope * h));
+                        let hp = Pos2::new(map.x(t + s * h), axis.y_of(c + s * slope * h));
                         painter.line_segment([at, hp], Stroke::new(1.0, Color32::GRAY));
                         painter.circle_filled(hp, 3.0, Color32::LIGHT_GRAY);
                         targets.push((hp, CurveDrag::Tangent { key: id, comp: k, out }));
@@ -260,9 +320,25 @@ pub fn show(
             }
         }
     }
+    targets
+}
+
+/// The plot's pointer input: picking a key or handle, clicking a key, panning with the middle
+/// button, and the drag in progress.
+#[allow(clippy::too_many_arguments)]
+fn interact(
+    panel: &mut TimelinePanel,
+    ui: &mut egui::Ui,
+    cx: &mut Cx,
+    clip: &ClipAsset,
+    area: &Area,
+    map: &Mapping,
+    axis: &ValueAxis,
+    targets: &[(Pos2, CurveDrag)],
+) {
+    let plot = axis.plot;
     let r = ui.interact(plot, ui.id().with("curve view"), Sense::click_and_drag());
     r.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Other, true, "Curve view"));
-    let fps = clip.clip.frame_rate;
     if r.drag_started_by(egui::PointerButton::Primary)
         && let Some(p) = ui.input(|i| i.pointer.press_origin())
     {
@@ -290,72 +366,97 @@ pub fn show(
     }
     if r.dragged_by(egui::PointerButton::Middle) {
         panel.view = panel.view.panned(r.drag_delta().x);
-        let dv = r.drag_delta().y / plot.height() * (y_max - y_min);
+        let dv = r.drag_delta().y / plot.height() * (axis.y_max - axis.y_min);
         panel.curve.y_min += dv;
         panel.curve.y_max += dv;
     }
     if let (Some(drag), Some(p)) = (panel.curve.drag.clone(), r.interact_pointer_pos()) {
         match drag {
             CurveDrag::Key { key, comp, press, time } => {
-                let time = time.or_else(|| {
-                    let d = p - press;
-                    (d.length() > 4.0).then_some(d.x.abs() > d.y.abs())
-                });
-                if let Some(moves_time) = time {
-                    panel.curve.drag = Some(CurveDrag::Key { key, comp, press, time: Some(moves_time) });
-                    if let Some(kref) = key.to_ref(clip) {
-                        if moves_time {
-                            let delta = snap_time(map.t(p.x) - map.t(press.x), fps);
-                            cx.edit(Op::Clip {
-                                path: area.path.clone(),
-                                op: ClipOp::MoveKeys { keys: vec![kref], delta, snap: Some(fps) },
-                            });
-                            panel.selection.clear();
-                            panel.selection.insert(KeyId::new(
-                                key.bone as usize,
-                                key.channel,
-                                snap_time((key.t() + delta).max(0.0), fps),
-                            ));
-                        } else if let Some(v) = super::key_value(clip, key) {
-                            let value = with_component(v, comp, v_of(p.y));
-                            cx.edit(Op::Clip {
-                                path: area.path.clone(),
-                                op: ClipOp::SetKeyValue { key: kref, value },
-                            });
-                        }
-                    }
-                }
+                drag_key(panel, cx, clip, area, map, axis, (key, comp, press, time), p)
             }
             CurveDrag::Tangent { key, comp, out } => {
-                if let (Some(tr), Some(kref)) =
-                    (vec_track(clip, key.bone as usize, key.channel), key.to_ref(clip))
-                    && let Some(j) = tr.times().iter().position(|t| (*t - key.t()).abs() < 1e-6)
-                {
-                    let c = tr.values()[j][comp];
-                    let dt = (map.t(p.x) - key.t()).abs().max(1e-3);
-                    let s = if out { 1.0 } else { -1.0 };
-                    let slope = (v_of(p.y) - c) / dt * s;
-                    let mut tin = tr.in_tangents()[j];
-                    let mut tout = tr.out_tangents()[j];
-                    if out {
-                        tout[comp] = slope;
-                    } else {
-                        tin[comp] = slope;
-                    }
-                    cx.edit(Op::Clip {
-                        path: area.path.clone(),
-                        op: ClipOp::SetTangents {
-                            key: kref,
-                            tangent_in: KeyValue::Vec3(tin),
-                            tangent_out: KeyValue::Vec3(tout),
-                        },
-                    });
-                }
+                drag_tangent(cx, clip, area, map, axis, (key, comp, out), p)
             }
         }
     }
     if !r.dragged() {
         panel.curve.drag = None;
     }
-    let _ = KeyRef::new("", Channel::Translation, 0.0);
+}
+
+/// A key's drag to `p`: once it has moved, in time (snapped) or in value, whichever the first
+/// movement chose.
+#[allow(clippy::too_many_arguments)]
+fn drag_key(
+    panel: &mut TimelinePanel,
+    cx: &mut Cx,
+    clip: &ClipAsset,
+    area: &Area,
+    map: &Mapping,
+    axis: &ValueAxis,
+    (key, comp, press, time): (KeyId, usize, Pos2, Option<bool>),
+    p: Pos2,
+) {
+    let fps = clip.clip.frame_rate;
+    let time = time.or_else(|| {
+        let d = p - press;
+        (d.length() > 4.0).then_some(d.x.abs() > d.y.abs())
+    });
+    if let Some(moves_time) = time {
+        panel.curve.drag = Some(CurveDrag::Key { key, comp, press, time: Some(moves_time) });
+        if let Some(kref) = key.to_ref(clip) {
+            if moves_time {
+                let delta = snap_time(map.t(p.x) - map.t(press.x), fps);
+                cx.edit(Op::Clip {
+                    path: area.path.clone(),
+                    op: ClipOp::MoveKeys { keys: vec![kref], delta, snap: Some(fps) },
+                });
+                panel.selection.clear();
+                panel.selection.insert(KeyId::new(
+                    key.bone as usize,
+                    key.channel,
+                    snap_time((key.t() + delta).max(0.0), fps),
+                ));
+            } else if let Some(v) = super::key_value(clip, key) {
+                let value = with_component(v, comp, axis.v_of(p.y));
+                cx.edit(Op::Clip { path: area.path.clone(), op: ClipOp::SetKeyValue { key: kref, value } });
+            }
+        }
+    }
+}
+
+/// A tangent handle's drag to `p`: the slope from the key to the pointer.
+fn drag_tangent(
+    cx: &mut Cx,
+    clip: &ClipAsset,
+    area: &Area,
+    map: &Mapping,
+    axis: &ValueAxis,
+    (key, comp, out): (KeyId, usize, bool),
+    p: Pos2,
+) {
+    if let (Some(tr), Some(kref)) = (vec_track(clip, key.bone as usize, key.channel), key.to_ref(clip))
+        && let Some(j) = tr.times().iter().position(|t| (*t - key.t()).abs() < 1e-6)
+    {
+        let c = tr.values()[j][comp];
+        let dt = (map.t(p.x) - key.t()).abs().max(1e-3);
+        let s = if out { 1.0 } else { -1.0 };
+        let slope = (axis.v_of(p.y) - c) / dt * s;
+        let mut tin = tr.in_tangents()[j];
+        let mut tout = tr.out_tangents()[j];
+        if out {
+            tout[comp] = slope;
+        } else {
+            tin[comp] = slope;
+        }
+        cx.edit(Op::Clip {
+            path: area.path.clone(),
+            op: ClipOp::SetTangents {
+                key: kref,
+                tangent_in: KeyValue::Vec3(tin),
+                tangent_out: KeyValue::Vec3(tout),
+            },
+        });
+    }
 }

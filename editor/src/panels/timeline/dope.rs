@@ -381,32 +381,8 @@ fn interact(
             }
         }
         (Some(Drag::Box { start }), Some(p)) => {
-            let b = Rect::from_two_pos(*start, p);
-            ui.painter_at(rect).rect(
-                b,
-                0.0,
-                Color32::from_rgba_unmultiplied(120, 160, 255, 30),
-                Stroke::new(1.0, Color32::from_rgb(120, 160, 255)),
-                egui::StrokeKind::Inside,
-            );
-            if r.drag_stopped() {
-                if !shift {
-                    panel.selection.clear();
-                }
-                let (ta, tb) = (map.t(b.left()), map.t(b.right()));
-                for (i, row) in rows.iter().enumerate().skip(first).take(visible) {
-                    let y = rect.top() + (i - first) as f32 * ROW_HEIGHT - (panel.scroll % ROW_HEIGHT)
-                        + ROW_HEIGHT * 0.5;
-                    if y < b.top() || y > b.bottom() {
-                        continue;
-                    }
-                    let times = row_times(panel, clip, row.kind);
-                    let (a, z) = model::visible_range(times, ta, tb);
-                    let inside: Vec<KeyId> =
-                        times[a..z].iter().flat_map(|t| model::ids_at(clip, row.kind, *t)).collect();
-                    panel.selection.extend(inside);
-                }
-            }
+            let start = *start;
+            box_select(panel, ui, clip, map, rect, rows, first, visible, (start, p), r.drag_stopped(), shift);
         }
         _ => {}
     }
@@ -429,48 +405,94 @@ fn interact(
             panel.selection = ids.into_iter().collect();
         }
     }
-    r.context_menu(|ui| {
-        let n = panel.selection.len();
-        ui.label(
-            RichText::new(if n == 1 { "1 key selected".to_owned() } else { format!("{n} keys selected") })
-                .weak(),
-        );
-        if ui.add_enabled(n > 0, egui::Button::new("Easing…")).clicked() {
-            let keys: Vec<KeyRef> = panel.selection.iter().filter_map(|k| k.to_ref(clip)).collect();
-            panel.picker =
-                Some(easing::EasingPicker::new(keys, ui.ctx().pointer_latest_pos().unwrap_or_default()));
-            ui.close();
-        }
-        ui.menu_button("Interpolation", |ui| {
-            let channels: std::collections::BTreeSet<(u32, Channel)> =
-                panel.selection.iter().map(|k| (k.bone, k.channel)).collect();
-            for (name, interp) in [
-                ("Step", Interpolation::Step),
-                ("Linear", Interpolation::Linear),
-                ("Cubic", Interpolation::CubicSpline),
-            ] {
-                if ui.add_enabled(!channels.is_empty(), egui::Button::new(name)).clicked() {
-                    let ops: Vec<Op> = channels
-                        .iter()
-                        .map(|(b, ch)| Op::Clip {
-                            path: area.path.clone(),
-                            op: ClipOp::SetInterpolation {
-                                bone: clip.bones[*b as usize].clone(),
-                                channel: *ch,
-                                interpolation: interp,
-                            },
-                        })
-                        .collect();
-                    cx.edit(Op::Batch { label: "Set Interpolation".into(), ops });
-                    ui.close();
-                }
-            }
-        });
-        if ui.add_enabled(n > 0, egui::Button::new("Delete Keys")).clicked() {
-            let keys: Vec<KeyRef> = panel.selection.iter().filter_map(|k| k.to_ref(clip)).collect();
-            cx.edit(Op::Clip { path: area.path.clone(), op: ClipOp::DeleteKeys(keys) });
+    r.context_menu(|ui| key_menu(panel, ui, cx, clip, area));
+}
+
+/// The box selection from `start` to `p`: drawn while dragging, selecting the keys inside when
+/// the drag stops.
+#[allow(clippy::too_many_arguments)]
+fn box_select(
+    panel: &mut TimelinePanel,
+    ui: &egui::Ui,
+    clip: &ClipAsset,
+    map: &Mapping,
+    rect: Rect,
+    rows: &[Row],
+    first: usize,
+    visible: usize,
+    (start, p): (Pos2, Pos2),
+    stopped: bool,
+    shift: bool,
+) {
+    let b = Rect::from_two_pos(start, p);
+    ui.painter_at(rect).rect(
+        b,
+        0.0,
+        Color32::from_rgba_unmultiplied(120, 160, 255, 30),
+        Stroke::new(1.0, Color32::from_rgb(120, 160, 255)),
+        egui::StrokeKind::Inside,
+    );
+    if stopped {
+        if !shift {
             panel.selection.clear();
-            ui.close();
+        }
+        let (ta, tb) = (map.t(b.left()), map.t(b.right()));
+        for (i, row) in rows.iter().enumerate().skip(first).take(visible) {
+            let y =
+                rect.top() + (i - first) as f32 * ROW_HEIGHT - (panel.scroll % ROW_HEIGHT) + ROW_HEIGHT * 0.5;
+            if y < b.top() || y > b.bottom() {
+                continue;
+            }
+            let times = row_times(panel, clip, row.kind);
+            let (a, z) = model::visible_range(times, ta, tb);
+            let inside: Vec<KeyId> =
+                times[a..z].iter().flat_map(|t| model::ids_at(clip, row.kind, *t)).collect();
+            panel.selection.extend(inside);
+        }
+    }
+}
+
+/// The keys' context menu: easing for the selection, interpolation for its channels, delete.
+fn key_menu(panel: &mut TimelinePanel, ui: &mut egui::Ui, cx: &mut Cx, clip: &ClipAsset, area: &Area) {
+    let n = panel.selection.len();
+    ui.label(
+        RichText::new(if n == 1 { "1 key selected".to_owned() } else { format!("{n} keys selected") }).weak(),
+    );
+    if ui.add_enabled(n > 0, egui::Button::new("Easing…")).clicked() {
+        let keys: Vec<KeyRef> = panel.selection.iter().filter_map(|k| k.to_ref(clip)).collect();
+        panel.picker =
+            Some(easing::EasingPicker::new(keys, ui.ctx().pointer_latest_pos().unwrap_or_default()));
+        ui.close();
+    }
+    ui.menu_button("Interpolation", |ui| {
+        let channels: std::collections::BTreeSet<(u32, Channel)> =
+            panel.selection.iter().map(|k| (k.bone, k.channel)).collect();
+        for (name, interp) in [
+            ("Step", Interpolation::Step),
+            ("Linear", Interpolation::Linear),
+            ("Cubic", Interpolation::CubicSpline),
+        ] {
+            if ui.add_enabled(!channels.is_empty(), egui::Button::new(name)).clicked() {
+                let ops: Vec<Op> = channels
+                    .iter()
+                    .map(|(b, ch)| Op::Clip {
+                        path: area.path.clone(),
+                        op: ClipOp::SetInterpolation {
+                            bone: clip.bones[*b as usize].clone(),
+                            channel: *ch,
+                            interpolation: interp,
+                        },
+                    })
+                    .collect();
+                cx.edit(Op::Batch { label: "Set Interpolation".into(), ops });
+                ui.close();
+            }
         }
     });
+    if ui.add_enabled(n > 0, egui::Button::new("Delete Keys")).clicked() {
+        let keys: Vec<KeyRef> = panel.selection.iter().filter_map(|k| k.to_ref(clip)).collect();
+        cx.edit(Op::Clip { path: area.path.clone(), op: ClipOp::DeleteKeys(keys) });
+        panel.selection.clear();
+        ui.close();
+    }
 }

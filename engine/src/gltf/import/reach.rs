@@ -57,6 +57,47 @@ impl Local {
     }
 }
 
+/// Each node's local reach (largest scale and translation, at rest or animated) and its largest
+/// |morph weight| per target.
+fn animated_reach(nodes: &[Node], rigs: &[Rig], animations: &[Animation]) -> (Vec<Local>, Vec<Vec<f64>>) {
+    let mut local: Vec<Local> = nodes
+        .iter()
+        .map(|nd| Local {
+            scale: vec3_max(&nd.transform.scale),
+            translation: f64::from(nd.transform.translation.length()),
+        })
+        .collect();
+    // Largest |morph weight| per node and target.
+    let mut weights: Vec<Vec<f64>> =
+        nodes.iter().map(|nd| nd.morph_weights.iter().map(|w| f64::from(w.abs())).collect()).collect();
+    for a in animations {
+        for na in &a.nodes {
+            if let Some(l) = local.get_mut(na.node) {
+                l.grow(na.animation.translation.as_ref(), na.animation.scale.as_ref());
+            }
+        }
+        for rc in &a.clips {
+            let Some(rig) = rigs.get(rc.rig) else { continue };
+            for (b, ch) in rc.clip.channels().iter().enumerate() {
+                if let Some(l) = rig.bone_nodes.get(b).and_then(|&nd| local.get_mut(nd)) {
+                    l.grow(ch.translation.as_ref(), ch.scale.as_ref());
+                }
+            }
+        }
+        for m in &a.morphs {
+            let Some(w) = weights.get_mut(m.node) else { continue };
+            for (k, t) in m.weights.iter().enumerate() {
+                let r = track_reach(t, |v: &f32| f64::from(v.abs()));
+                match w.get_mut(k) {
+                    Some(x) => *x = x.max(r),
+                    None => w.push(r),
+                }
+            }
+        }
+    }
+    (local, weights)
+}
+
 impl Builder<'_> {
     /// Faults every node whose world transform, every skin whose skinning matrices and every
     /// primitive whose vertices can reach past [`REACH_LIMIT`] at some time of some animation.
@@ -70,41 +111,7 @@ impl Builder<'_> {
         animations: &[Animation],
     ) {
         let n = nodes.len();
-        let mut local: Vec<Local> = nodes
-            .iter()
-            .map(|nd| Local {
-                scale: vec3_max(&nd.transform.scale),
-                translation: f64::from(nd.transform.translation.length()),
-            })
-            .collect();
-        // Largest |morph weight| per node and target.
-        let mut weights: Vec<Vec<f64>> =
-            nodes.iter().map(|nd| nd.morph_weights.iter().map(|w| f64::from(w.abs())).collect()).collect();
-        for a in animations {
-            for na in &a.nodes {
-                if let Some(l) = local.get_mut(na.node) {
-                    l.grow(na.animation.translation.as_ref(), na.animation.scale.as_ref());
-                }
-            }
-            for rc in &a.clips {
-                let Some(rig) = rigs.get(rc.rig) else { continue };
-                for (b, ch) in rc.clip.channels().iter().enumerate() {
-                    if let Some(l) = rig.bone_nodes.get(b).and_then(|&nd| local.get_mut(nd)) {
-                        l.grow(ch.translation.as_ref(), ch.scale.as_ref());
-                    }
-                }
-            }
-            for m in &a.morphs {
-                let Some(w) = weights.get_mut(m.node) else { continue };
-                for (k, t) in m.weights.iter().enumerate() {
-                    let r = track_reach(t, |v: &f32| f64::from(v.abs()));
-                    match w.get_mut(k) {
-                        Some(x) => *x = x.max(r),
-                        None => w.push(r),
-                    }
-                }
-            }
-        }
+        let (local, weights) = animated_reach(nodes, rigs, animations);
         // World bounds, parents first: (scale, reach of the origin).
         let mut world = vec![(1.0f64, 0.0f64); n];
         let mut over = vec![false; n];

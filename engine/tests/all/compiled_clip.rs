@@ -12,7 +12,7 @@ use marrow_engine::skeleton::Skeleton;
 use marrow_engine::synthetic::{chain_skeleton, dense_clip};
 use marrow_engine::track::{Interpolation, Track};
 
-mod support;
+use crate::support;
 
 /// The pose the authored tracks give at `time`, channel by channel ([`Track::sample`]), with the
 /// bind pose for missing channels: the reference the compiled sampler must reproduce.

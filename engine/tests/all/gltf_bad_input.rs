@@ -1,7 +1,7 @@
 //! Bad input: every case builds its broken file here, imports it, and expects a clear error that
 //! names the file and the object at fault, never a panic.
 
-mod support;
+use crate::support;
 use std::f32::consts::FRAC_1_SQRT_2;
 use support::gltf_dir;
 
@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 
 use marrow_engine::gltf::{self, ImportError, Location};
 
-#[path = "../../fuzz/oracle.rs"]
-mod oracle;
+use crate::oracle;
 use serde_json::{Value, json};
 
 fn temp_dir(name: &str) -> PathBuf {

@@ -2,7 +2,7 @@
 //! `render::test_device()`: without an adapter they print `SKIPPED` and pass, unless
 //! `MARROW_REQUIRE_GPU=1` (CI, with lavapipe) makes that a failure.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 

@@ -3,8 +3,7 @@
 //! (`fuzz/oracle.rs`), so each stays fixed under `cargo test`. The seed samples go through it too,
 //! so the oracle itself is known to accept sound input.
 
-#[path = "../../fuzz/oracle.rs"]
-mod oracle;
+use crate::oracle;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! keys fall as the tolerance grows, tracks keep their own key times, and the figures for the
 //! sample models (keys kept, largest error reached) are measured and stated.
 
-mod support;
+use crate::support;
 
 use marrow_engine::gltf::import;
 use marrow_engine::synthetic::{chain_skeleton, dense_clip};

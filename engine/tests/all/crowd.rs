@@ -2,7 +2,7 @@
 //! direct sampling (the interpolation error, measured and falling as frames per clip rise), the
 //! loop seam, phases, clamped ends, bounds and placement.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

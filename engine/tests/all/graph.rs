@@ -1,7 +1,7 @@
 //! Blend graph: compile errors, exact blends, blend spaces and phase sync, additive, masks,
 //! model-space adjusts, slot reuse, markers, time scale, the program cache.
 
-mod support;
+use crate::support;
 use support::{blend, sample};
 
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 //! imported file: every joint's world matrix and every skinning matrix agree at every key
 //! time, both ends and between.
 
-mod support;
+use crate::support;
 
 use marrow_engine::gltf::{ScenePose, import, model_entity};
 use marrow_engine::project::{Library, Project};

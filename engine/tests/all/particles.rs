@@ -2,7 +2,7 @@
 //! one point), springs, and degenerate input. A validity table for the pose job first, then
 //! exact-value behaviour.
 
-mod support;
+use crate::support;
 
 use glam::{Mat4, Quat, Vec3};
 use marrow_engine::math::Transform;

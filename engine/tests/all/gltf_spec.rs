@@ -5,7 +5,7 @@
 //! midpoints between keys and 21 evenly spaced times. Plus hand-checked values for SimpleSkin,
 //! RiggedSimple and InterpolationTest.
 
-mod support;
+use crate::support;
 use support::gltf_dir;
 
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! The Animator playing graphs: crossfades clip -> graph, graph -> clip, graph -> graph, the
 //! crossfade table's rules for graphs, markers and model-space adjusts through the Animator.
 
-mod support;
+use crate::support;
 use support::{blend, sample};
 
 use std::collections::HashMap;

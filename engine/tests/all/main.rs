@@ -1,0 +1,34 @@
+//! The engine's integration tests, in one test binary (each binary links the whole engine).
+//! Each module is one former test file, its tests unchanged; run one with
+//! `cargo test -p marrow-engine --test all MODULE::`. The tests that install a counting global
+//! allocator (`graph_alloc`, `scene_alloc`) keep binaries of their own, as does `gltf_export`.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+#[path = "../../../fuzz/oracle.rs"]
+mod oracle;
+
+mod animator;
+mod clip_repair;
+mod compiled_clip;
+mod crowd;
+mod easing;
+mod fuzz_regressions;
+mod gltf_bad_input;
+mod gltf_spec;
+mod graph;
+mod graph_animator;
+mod graph_file;
+mod loader_props;
+mod one_runtime;
+mod particles;
+mod pose_jobs;
+mod project;
+mod project_runner;
+#[cfg(feature = "render")]
+mod render;
+mod scene;
+mod simplify;
+mod socket;
+mod tracks_and_clips;
