@@ -165,7 +165,7 @@ pub struct CrowdData {
 impl CrowdData {
     /// Bytes uploaded when it changes.
     pub fn bytes(&self) -> u64 {
-        (self.table.len() * 48
+        (self.table.len() * size_of::<[f32; 12]>()
             + self.clips.len() * size_of::<GpuCrowdClip>()
             + self.instances.len() * size_of::<GpuCrowdInstance>()) as u64
     }
@@ -1089,9 +1089,9 @@ impl CrowdBuffers {
     }
 
     fn fits(&self, d: &CrowdData) -> bool {
-        (d.table.len() * 48) as u64 <= self.table.size()
-            && (d.clips.len() * 32) as u64 <= self.clips.size()
-            && (d.instances.len() * 64) as u64 <= self.instances.size()
+        (d.table.len() * size_of::<[f32; 12]>()) as u64 <= self.table.size()
+            && (d.clips.len() * size_of::<GpuCrowdClip>()) as u64 <= self.clips.size()
+            && (d.instances.len() * size_of::<GpuCrowdInstance>()) as u64 <= self.instances.size()
     }
 }
 
@@ -1204,12 +1204,19 @@ impl Renderer {
             layout: &layouts.frame,
             entries: &[wgpu::BindGroupEntry { binding: 0, resource: frame_buffer.as_entire_binding() }],
         });
-        let objects_buffer = storage_buffer(device, "marrow objects", 64 * 96, U::STORAGE);
-        let palette_buffer = storage_buffer(device, "marrow palette", 64 * 64, U::STORAGE);
+        let objects_buffer =
+            storage_buffer(device, "marrow objects", 64 * size_of::<GpuObject>() as u64, U::STORAGE);
+        let palette_buffer =
+            storage_buffer(device, "marrow palette", 64 * size_of::<Mat4>() as u64, U::STORAGE);
         let crowd_buffers = CrowdBuffers::new(device, None);
         let objects_group =
             objects_group(device, &layouts.objects, &objects_buffer, &palette_buffer, &crowd_buffers);
-        let particles_buffer = storage_buffer(device, "marrow particles", 1024 * 32, U::STORAGE);
+        let particles_buffer = storage_buffer(
+            device,
+            "marrow particles",
+            1024 * size_of::<ParticleInstance>() as u64,
+            U::STORAGE,
+        );
         let particles_group = particles_group(device, &layouts.particles, &particles_buffer);
         let lines_buffer = storage_buffer(device, "marrow overlay lines", 1024 * 28, U::VERTEX);
         let size = settings.shadow_map_size.clamp(16, 8192);
@@ -1253,13 +1260,13 @@ impl Renderer {
                 }),
                 resolve: device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("marrow timestamps resolve"),
-                    size: PASS_COUNT as u64 * 16,
+                    size: PASS_COUNT as u64 * 2 * size_of::<u64>() as u64,
                     usage: U::QUERY_RESOLVE | U::COPY_SRC,
                     mapped_at_creation: false,
                 }),
                 readback: device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("marrow timestamps readback"),
-                    size: PASS_COUNT as u64 * 16,
+                    size: PASS_COUNT as u64 * 2 * size_of::<u64>() as u64,
                     usage: U::MAP_READ | U::COPY_DST,
                     mapped_at_creation: false,
                 }),
@@ -2226,7 +2233,7 @@ impl Renderer {
             contents: bytemuck::bytes_of(&params),
             usage: U::UNIFORM,
         });
-        let out_size = n as u64 * 16;
+        let out_size = n as u64 * size_of::<[f32; 4]>() as u64;
         let out = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("debug out"),
             size: out_size,
