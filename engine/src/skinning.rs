@@ -228,6 +228,54 @@ mod avx {
 
     use glam::Mat4;
 
+    /// The four influences' palette matrices blended by their weights, in one 512-bit register.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F; `base` must point at a palette holding every joint in `j`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn blend512(base: *const f32, j: &[u16; 4], w: &[f32; 4]) -> __m512 {
+        // SAFETY: the caller guarantees the joints index the palette at `base`.
+        unsafe {
+            let m = |k: usize| _mm512_loadu_ps(base.add(16 * j[k] as usize));
+            let mut acc = _mm512_mul_ps(m(0), _mm512_set1_ps(w[0]));
+            acc = _mm512_fmadd_ps(m(1), _mm512_set1_ps(w[1]), acc);
+            acc = _mm512_fmadd_ps(m(2), _mm512_set1_ps(w[2]), acc);
+            _mm512_fmadd_ps(m(3), _mm512_set1_ps(w[3]), acc)
+        }
+    }
+
+    /// The blended matrix `acc` times `(v, w)` (`w = 1` places a point, `w = 0` turns a
+    /// direction): `v` spread over the four columns, multiplied, the columns summed.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn transform512(acc: __m512, v: &[f32; 3], w: f32) -> __m128 {
+        let spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+        let vv = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_set_ps(w, v[2], v[1], v[0])));
+        let t = _mm512_mul_ps(acc, vv);
+        let lo = _mm512_castps512_ps256(t);
+        let hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1));
+        let s = _mm256_add_ps(lo, hi);
+        _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1))
+    }
+
+    /// Stores the first three lanes of `r` in `o`.
+    ///
+    /// # Safety
+    /// SSE2 (always on x86-64).
+    #[inline]
+    unsafe fn store3(o: &mut [f32; 3], r: __m128) {
+        // SAFETY: `o` holds three floats: eight bytes then four.
+        unsafe {
+            let p = o.as_mut_ptr();
+            _mm_store_sd(p as *mut f64, _mm_castps_pd(r));
+            _mm_store_ss(p.add(2), _mm_movehl_ps(r, r));
+        }
+    }
+
     /// # Safety
     /// The CPU must support AVX-512F; every joint index must be below `palette.len()`; the four
     /// other slices must have the same length.
@@ -241,28 +289,11 @@ mod avx {
     ) {
         let base = palette.as_ptr() as *const f32;
         let n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
-        let spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
         for i in 0..n {
             // SAFETY: i < n, and the caller guarantees the joint indices and the CPU features.
             unsafe {
-                let j = joints.get_unchecked(i);
-                let w = weights.get_unchecked(i);
-                let p = positions.get_unchecked(i);
-                let m = |k: usize| _mm512_loadu_ps(base.add(16 * *j.get_unchecked(k) as usize));
-                let mut acc = _mm512_mul_ps(m(0), _mm512_set1_ps(w[0]));
-                acc = _mm512_fmadd_ps(m(1), _mm512_set1_ps(w[1]), acc);
-                acc = _mm512_fmadd_ps(m(2), _mm512_set1_ps(w[2]), acc);
-                acc = _mm512_fmadd_ps(m(3), _mm512_set1_ps(w[3]), acc);
-                let pv =
-                    _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_set_ps(1.0, p[2], p[1], p[0])));
-                let t = _mm512_mul_ps(acc, pv);
-                let lo = _mm512_castps512_ps256(t);
-                let hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1));
-                let s = _mm256_add_ps(lo, hi);
-                let r = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-                let o = out.get_unchecked_mut(i).as_mut_ptr();
-                _mm_store_sd(o as *mut f64, _mm_castps_pd(r));
-                _mm_store_ss(o.add(2), _mm_movehl_ps(r, r));
+                let acc = blend512(base, joints.get_unchecked(i), weights.get_unchecked(i));
+                store3(out.get_unchecked_mut(i), transform512(acc, positions.get_unchecked(i), 1.0));
             }
         }
     }
@@ -289,48 +320,17 @@ mod avx {
         let base = palette.as_ptr() as *const f32;
         let n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
         let n = n.min(normals.len()).min(out_normals.len());
-        let spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-        // Sums the four 128-bit columns of `t`.
-        #[inline(always)]
-        fn columns(t: __m512) -> __m128 {
-            // SAFETY: AVX-512F is enabled in the calling function.
-            unsafe {
-                let lo = _mm512_castps512_ps256(t);
-                let hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1));
-                let s = _mm256_add_ps(lo, hi);
-                _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1))
-            }
-        }
         for i in 0..n {
             // SAFETY: i < n, and the caller guarantees the joint indices and the CPU features.
             unsafe {
-                let j = joints.get_unchecked(i);
-                let w = weights.get_unchecked(i);
-                let p = positions.get_unchecked(i);
                 let nv = normals.get_unchecked(i);
-                let m = |k: usize| _mm512_loadu_ps(base.add(16 * *j.get_unchecked(k) as usize));
-                let mut acc = _mm512_mul_ps(m(0), _mm512_set1_ps(w[0]));
-                acc = _mm512_fmadd_ps(m(1), _mm512_set1_ps(w[1]), acc);
-                acc = _mm512_fmadd_ps(m(2), _mm512_set1_ps(w[2]), acc);
-                acc = _mm512_fmadd_ps(m(3), _mm512_set1_ps(w[3]), acc);
-                let pv =
-                    _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_set_ps(1.0, p[2], p[1], p[0])));
-                let nw = _mm512_permutexvar_ps(
-                    spread,
-                    _mm512_castps128_ps512(_mm_set_ps(0.0, nv[2], nv[1], nv[0])),
-                );
-                let r = columns(_mm512_mul_ps(acc, pv));
-                let rn = columns(_mm512_mul_ps(acc, nw));
-                let o = out.get_unchecked_mut(i).as_mut_ptr();
-                _mm_store_sd(o as *mut f64, _mm_castps_pd(r));
-                _mm_store_ss(o.add(2), _mm_movehl_ps(r, r));
+                let acc = blend512(base, joints.get_unchecked(i), weights.get_unchecked(i));
+                store3(out.get_unchecked_mut(i), transform512(acc, positions.get_unchecked(i), 1.0));
+                let rn = transform512(acc, nv, 0.0);
                 let l2 = _mm_dp_ps(rn, rn, 0x7f);
                 let on = out_normals.get_unchecked_mut(i);
                 if _mm_cvtss_f32(l2) > 1e-20 {
-                    let d = _mm_div_ps(rn, _mm_sqrt_ps(l2));
-                    let o = on.as_mut_ptr();
-                    _mm_store_sd(o as *mut f64, _mm_castps_pd(d));
-                    _mm_store_ss(o.add(2), _mm_movehl_ps(d, d));
+                    store3(on, _mm_div_ps(rn, _mm_sqrt_ps(l2)));
                 } else {
                     *on = *nv;
                 }
