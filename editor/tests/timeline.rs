@@ -4,7 +4,9 @@
 //! drag and rename a marker. The pose at a chosen time equals the engine's evaluation of the
 //! edited clip; undo all gives the original bytes, redo all the edited ones, and a save and
 //! reload gives them back. Scrubbing across a marker while paused puts exactly one event in the
-//! event lane, and scrubbing back across it one more.
+//! event lane, and scrubbing back across it one more. A clip eased on the timeline and exported
+//! through File > Export glTF plays, in a glTF LINEAR evaluator written from the specification,
+//! within the bake bound of Marrow's own curve.
 
 mod support;
 
@@ -279,4 +281,120 @@ fn a_damaged_clip_opens_repaired_with_each_fault_named_and_stays_editable() {
     settle(&mut h);
     assert_eq!(h.state().doc.project().clips["clips/stride.clip.ron"].clip.markers()[1].time, 0.5);
     assert_eq!(files(dir.path()), damaged, "nothing is written until a save");
+}
+
+/// glTF LINEAR rotation evaluation from the specification (f64 slerp, shortest path), written
+/// here independently of Marrow's sampler: what any glTF player does with the exported keys.
+fn gltf_slerp(times: &[f32], values: &[f32], t: f32) -> [f64; 4] {
+    let at = |k: usize| -> [f64; 4] { std::array::from_fn(|c| values[4 * k + c] as f64) };
+    let n = times.len();
+    if t <= times[0] {
+        return at(0);
+    }
+    if t >= times[n - 1] {
+        return at(n - 1);
+    }
+    let k = times.partition_point(|&s| s <= t) - 1;
+    let u = (t as f64 - times[k] as f64) / (times[k + 1] as f64 - times[k] as f64);
+    let (a, mut b) = (at(k), at(k + 1));
+    let mut dot: f64 = (0..4).map(|c| a[c] * b[c]).sum();
+    if dot < 0.0 {
+        b = b.map(|x| -x);
+        dot = -dot;
+    }
+    if dot > 0.999_999 {
+        let v: [f64; 4] = std::array::from_fn(|c| a[c] + (b[c] - a[c]) * u);
+        let l = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        return v.map(|x| x / l);
+    }
+    let th = dot.min(1.0).acos();
+    let (sa, sb) = (((1.0 - u) * th).sin() / th.sin(), (u * th).sin() / th.sin());
+    std::array::from_fn(|c| a[c] * sa + b[c] * sb)
+}
+
+#[test]
+fn a_clip_eased_on_the_timeline_exports_within_the_bake_bound_of_marrows_evaluation() {
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    click(&mut h, Role::Button, "New Clip");
+    click(&mut h, Role::Button, "⏺ Auto Key");
+    h.state_mut().ui.selection = Selection::Bone { rig: "Runner".into(), bone: "thigh_l".into() };
+    h.state_mut().ui.gizmo = GizmoMode::Rotate;
+    settle(&mut h);
+    turn_x_ring(&mut h, 0.5);
+    seek(&mut h, 0.5);
+    turn_x_ring(&mut h, -0.8);
+    // Ease the first key through the dope sheet's menu: easeInOutBack overshoots, so linear
+    // keys cannot say it without baking.
+    let k0 = key_at(&h, RowKind::Bone(1), 0.0);
+    h.hover_at(k0);
+    h.run();
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos: k0,
+            button: egui::PointerButton::Secondary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    settle(&mut h);
+    h.get_by_label("Easing…").click();
+    settle(&mut h);
+    h.get_by_label("easeInOutBack").click();
+    settle(&mut h);
+    let authored = clip(&h).clip;
+    let track = authored.channels()[1].rotation.clone().unwrap();
+    assert_eq!(track.key_easings()[0], Some(Ease::Named(Easing::InOutBack)));
+    // File > Export glTF with the default bake (the clip's 30 fps, bound 1e-4 rad).
+    click(&mut h, Role::Button, "File");
+    click(&mut h, Role::Button, "Export glTF…");
+    click(&mut h, Role::Button, "Export");
+    let bytes = std::fs::read(dir.path().join("export/main.glb")).expect("the export is written");
+    let len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let json: serde_json::Value = serde_json::from_slice(&bytes[20..20 + len]).unwrap();
+    let bin = &bytes[20 + len + 8..];
+    let floats = |a: u64| -> Vec<f32> {
+        let acc = &json["accessors"][a as usize];
+        let view = &json["bufferViews"][acc["bufferView"].as_u64().unwrap() as usize];
+        let off = view["byteOffset"].as_u64().unwrap_or(0) as usize;
+        let n = acc["count"].as_u64().unwrap() as usize * if acc["type"] == "VEC4" { 4 } else { 1 };
+        (0..n).map(|i| f32::from_le_bytes(bin[off + 4 * i..off + 4 * i + 4].try_into().unwrap())).collect()
+    };
+    let anim = json["animations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == serde_json::json!(authored.name))
+        .expect("the new clip is an animation");
+    let baked = &anim["extras"]["baked"];
+    assert_eq!(baked["segments"][0]["easing"], "easeInOutBack");
+    assert_eq!(baked["segments"][0]["node"], "thigh_l");
+    let bound = baked["bound"].as_f64().unwrap();
+    let thigh = json["nodes"].as_array().unwrap().iter().position(|n| n["name"] == "thigh_l").unwrap();
+    let channel = anim["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["target"]["node"] == serde_json::json!(thigh) && c["target"]["path"] == "rotation")
+        .unwrap();
+    let sampler = &anim["samplers"][channel["sampler"].as_u64().unwrap() as usize];
+    let (times, values) =
+        (floats(sampler["input"].as_u64().unwrap()), floats(sampler["output"].as_u64().unwrap()));
+    assert!(times.len() > 2, "the eased segment is baked into keys");
+    // 1,000 probes over the segment: the player's rotation within the bound of Marrow's own.
+    let mut worst = 0.0f64;
+    for i in 0..=1000 {
+        let t = 0.5 * i as f32 / 1000.0;
+        let p = gltf_slerp(&times, &values, t);
+        let m = track.sample(t).unwrap().as_dquat().normalize();
+        let r = m.conjugate() * glam::DQuat::from_xyzw(p[0], p[1], p[2], p[3]).normalize();
+        worst = worst.max(2.0 * glam::DVec3::new(r.x, r.y, r.z).length().atan2(r.w.abs()));
+    }
+    assert!(
+        worst <= bound * 1.001 + 1e-6,
+        "the export strays {worst} rad from Marrow's curve (bound {bound})"
+    );
+    // Exporting edited nothing: the new clip and its keys are the only steps.
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Set Easing"));
 }
