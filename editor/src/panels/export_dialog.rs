@@ -117,7 +117,10 @@ impl ExportDialog {
         self.scene = scene.unwrap_or_default();
         if self.path.is_empty() {
             let stem = scene_stem(&self.scene);
-            let dir = cx.root.map(|r| r.join("export")).unwrap_or_else(|| PathBuf::from("export"));
+            // Beside the project; an unsaved project has no folder, so the working directory's
+            // `export/`, spelled out so the field says where the file will go.
+            let cwd = || std::env::current_dir().unwrap_or_default().join("export");
+            let dir = cx.root.map(|r| r.join("export")).unwrap_or_else(cwd);
             self.path = dir.join(format!("{stem}.glb")).display().to_string();
         }
     }
