@@ -276,6 +276,23 @@ mod avx {
         }
     }
 
+    /// Stores `n / |n|` (the first three lanes of `rn`) in `o`, the scalar path's rule: a
+    /// zero-length result keeps the input normal `fallback`.
+    ///
+    /// # Safety
+    /// The CPU must support SSE4.1.
+    #[inline]
+    #[target_feature(enable = "sse4.1")]
+    unsafe fn store_unit(o: &mut [f32; 3], rn: __m128, fallback: &[f32; 3]) {
+        let l2 = _mm_dp_ps(rn, rn, 0x7f);
+        if _mm_cvtss_f32(l2) > 1e-20 {
+            // SAFETY: `o` holds three floats.
+            unsafe { store3(o, _mm_div_ps(rn, _mm_sqrt_ps(l2))) };
+        } else {
+            *o = *fallback;
+        }
+    }
+
     /// # Safety
     /// The CPU must support AVX-512F; every joint index must be below `palette.len()`; the four
     /// other slices must have the same length.
@@ -326,14 +343,7 @@ mod avx {
                 let nv = normals.get_unchecked(i);
                 let acc = blend512(base, joints.get_unchecked(i), weights.get_unchecked(i));
                 store3(out.get_unchecked_mut(i), transform512(acc, positions.get_unchecked(i), 1.0));
-                let rn = transform512(acc, nv, 0.0);
-                let l2 = _mm_dp_ps(rn, rn, 0x7f);
-                let on = out_normals.get_unchecked_mut(i);
-                if _mm_cvtss_f32(l2) > 1e-20 {
-                    store3(on, _mm_div_ps(rn, _mm_sqrt_ps(l2)));
-                } else {
-                    *on = *nv;
-                }
+                store_unit(out_normals.get_unchecked_mut(i), transform512(acc, nv, 0.0), nv);
             }
         }
     }
@@ -403,20 +413,8 @@ mod avx {
                 let p = positions.get_unchecked(i);
                 let nv = normals.get_unchecked(i);
                 let (lo, hi) = blend_halves(base, j, w);
-                let r = transform_halves(lo, hi, p, 1.0);
-                let mut v = [0.0f32; 4];
-                _mm_storeu_ps(v.as_mut_ptr(), r);
-                *out.get_unchecked_mut(i) = [v[0], v[1], v[2]];
-                let rn = transform_halves(lo, hi, nv, 0.0);
-                let l2 = _mm_cvtss_f32(_mm_dp_ps(rn, rn, 0x71));
-                let o = out_normals.get_unchecked_mut(i);
-                if l2 > 1e-20 {
-                    let d = _mm_div_ps(rn, _mm_set1_ps(l2.sqrt()));
-                    _mm_storeu_ps(v.as_mut_ptr(), d);
-                    *o = [v[0], v[1], v[2]];
-                } else {
-                    *o = *nv;
-                }
+                store3(out.get_unchecked_mut(i), transform_halves(lo, hi, p, 1.0));
+                store_unit(out_normals.get_unchecked_mut(i), transform_halves(lo, hi, nv, 0.0), nv);
             }
         }
     }
@@ -441,10 +439,7 @@ mod avx {
                 let w = weights.get_unchecked(i);
                 let p = positions.get_unchecked(i);
                 let (lo, hi) = blend_halves(base, j, w);
-                let r = transform_halves(lo, hi, p, 1.0);
-                let mut v = [0.0f32; 4];
-                _mm_storeu_ps(v.as_mut_ptr(), r);
-                *out.get_unchecked_mut(i) = [v[0], v[1], v[2]];
+                store3(out.get_unchecked_mut(i), transform_halves(lo, hi, p, 1.0));
             }
         }
     }

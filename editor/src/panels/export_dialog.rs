@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use marrow_engine::gltf::{
     DEFAULT_BAKE_BOUND, EasedKeys, ExportOptions, JointChoice, JointFormat, WeightChoice, WeightFormat,
 };
-use marrow_engine::project::export::scene_for_export;
+use marrow_engine::project::export::{scene_for_export, scene_stem};
 use marrow_engine::project::{Library, Project};
 
 use crate::command::Command;
@@ -311,11 +311,6 @@ fn choice<T: Copy + PartialEq>(ui: &mut egui::Ui, id: &str, value: &mut T, list:
             ui.selectable_value(value, *v, *label);
         }
     });
-}
-
-fn scene_stem(path: &str) -> String {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.trim_end_matches(".ron").trim_end_matches(".scene").to_owned()
 }
 
 fn with_extension(path: &str, ext: &str) -> String {

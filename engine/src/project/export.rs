@@ -36,7 +36,7 @@ use crate::math::Transform;
 use crate::mesh::Mesh;
 use crate::scene::{AssetSource, EntityDesc, MeshAsset, MeshDesc, SceneDesc};
 use crate::skeleton::{NO_PARENT, Skeleton};
-use crate::track::{Animatable, Track};
+use crate::track::{Animatable, Track, TrackFault};
 
 /// A project scene ready to write, and what it leaves out.
 #[derive(Clone, Debug)]
@@ -76,10 +76,14 @@ pub fn scene_for_export(
     Ok(SceneExport { scene: b.out, notes: b.notes })
 }
 
+/// A scene file's name without its folder and `.scene.ron` (`scenes/main.scene.ron` -> `main`):
+/// how the export names a scene.
+pub fn scene_stem(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path).trim_end_matches(".ron").trim_end_matches(".scene")
+}
+
 fn find_scene<'a>(project: &'a Project, wanted: Option<&str>) -> Result<&'a SceneDesc, ExportError> {
-    let stem = |p: &str| {
-        p.rsplit('/').next().unwrap_or(p).trim_end_matches(".ron").trim_end_matches(".scene").to_owned()
-    };
+    let stem = |p: &str| scene_stem(p).to_owned();
     let found = project.manifest.scenes.iter().find(|p| match wanted {
         None => true,
         Some(w) => p.as_str() == w || stem(p) == w || project.scenes.get(*p).is_some_and(|s| s.name == w),
@@ -130,17 +134,16 @@ struct Builder<'a> {
     properties: Vec<(usize, crate::property::PropertyAnimation)>,
 }
 
-/// What is wrong with `track` for glTF: no keys, or a non-finite value ("key K at T s").
+/// What is wrong with `track` for glTF: no keys, or [`Track::find_fault`]'s fault (a
+/// non-finite value said as "key K at T s is not finite").
 fn track_fault<T: Animatable>(track: &Track<T>) -> Option<String> {
     if track.is_empty() {
         return Some("has no keys".to_owned());
     }
-    let bad = |v: &[T]| v.iter().position(|x| !x.is_finite_value());
-    if let Some(k) = track.times().iter().position(|t| !t.is_finite()) {
-        return Some(format!("key {k} has a non-finite time"));
-    }
-    let k = bad(track.values()).or_else(|| bad(track.in_tangents())).or_else(|| bad(track.out_tangents()))?;
-    Some(format!("key {k} at {} s is not finite", track.times().get(k).copied().unwrap_or(f32::NAN)))
+    Some(match track.find_fault()? {
+        TrackFault::NonFiniteValue { index, time } => format!("key {index} at {time} s is not finite"),
+        f => f.to_string(),
+    })
 }
 
 fn transform_finite(t: &Transform) -> bool {

@@ -141,19 +141,26 @@ impl Builder<'_> {
                 + m.z_axis.truncate().length_squared();
             (f64::from(lin).sqrt(), f64::from(m.w_axis.truncate().length()))
         };
+        // Per skin, each joint's world bound (scale, distance) beside its inverse bind's (linear
+        // part, translation), found once for the skin check and every primitive it skins.
+        let joint_bounds: Vec<Vec<(f64, f64, f64, f64)>> = skins
+            .iter()
+            .map(|skin| {
+                skin.joints
+                    .iter()
+                    .zip(&skin.inverse_bind)
+                    .filter(|(j, _)| **j < n && !over[**j])
+                    .map(|(&j, ib)| {
+                        let (s, t) = world[j];
+                        let (ls, lt) = ib_bound(ib);
+                        (s, t, ls, lt)
+                    })
+                    .collect()
+            })
+            .collect();
         let mut skin_ok = vec![true; skins.len()];
-        for (si, skin) in skins.iter().enumerate() {
-            let worst = skin
-                .joints
-                .iter()
-                .zip(&skin.inverse_bind)
-                .filter(|(j, _)| **j < n && !over[**j])
-                .map(|(&j, ib)| {
-                    let (s, t) = world[j];
-                    let (ls, lt) = ib_bound(ib);
-                    (s * ls).max(t + s * lt)
-                })
-                .fold(0.0, f64::max);
+        for (si, bounds) in joint_bounds.iter().enumerate() {
+            let worst = bounds.iter().map(|&(s, t, ls, lt)| (s * ls).max(t + s * lt)).fold(0.0, f64::max);
             if !(worst <= REACH_LIMIT) {
                 skin_ok[si] = false;
                 self.fault(
@@ -192,19 +199,11 @@ impl Builder<'_> {
                     .map(|(k, t)| w.get(k).copied().unwrap_or(0.0) * max_len(&t.positions))
                     .sum();
                 let reach_p = max_len(&p.positions) + morph;
-                let placed = match nd.skin.and_then(|si| skins.get(si).map(|s| (si, s))) {
+                let placed = match nd.skin.and_then(|si| joint_bounds.get(si).map(|b| (si, b))) {
                     Some((si, _)) if !skin_ok[si] => continue,
-                    Some((_, skin)) if p.skin.is_some() => skin
-                        .joints
-                        .iter()
-                        .zip(&skin.inverse_bind)
-                        .filter(|(j, _)| **j < n && !over[**j])
-                        .map(|(&j, ib)| {
-                            let (s, t) = world[j];
-                            let (ls, lt) = ib_bound(ib);
-                            s * (ls * reach_p + lt) + t
-                        })
-                        .fold(0.0, f64::max),
+                    Some((_, bounds)) if p.skin.is_some() => {
+                        bounds.iter().map(|&(s, t, ls, lt)| s * (ls * reach_p + lt) + t).fold(0.0, f64::max)
+                    }
                     _ => world[ni].0 * reach_p + world[ni].1,
                 };
                 if !(placed <= REACH_LIMIT) {
