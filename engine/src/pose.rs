@@ -13,11 +13,13 @@
 //! Playback state (time, fades, events) is not here; see [`crate::animator`].
 
 #[cfg(target_arch = "x86_64")]
+mod avx;
+#[cfg(target_arch = "x86_64")]
 mod avx512;
 
 use std::ops::Range;
 
-use glam::{Affine3A, Mat3, Mat4, Quat, Vec3, Vec3A, Vec4};
+use glam::{Affine3A, Mat3, Mat4, Quat, Vec3, Vec4};
 
 use crate::clip::Clip;
 use crate::compiled_clip::LooseBone;
@@ -361,21 +363,22 @@ impl BlendingJob<'_> {
             // general loop below (pre-normalized weights), without its per-layer branches.
             let inv = 1.0 / (a.weight + b.weight);
             let (wa, wb) = (a.weight * inv, b.weight * inv);
-            // Four bones at a time, rotations in SoA lanes (x, y, z, w of four quaternions), as
-            // ozz keeps them: one lane-wise dot, sign flip, weighted sum and normalization.
+            // Four bones at a time: with AVX-512F in place (the four rotations gathered into one
+            // register, bit for bit `blend2_one`), else rotations in SoA lanes (x, y, z, w of
+            // four quaternions), as ozz keeps them. The rest one by one.
             let four = n / 4 * 4;
-            blend2_soa(&a.pose[..four], &b.pose[..four], wa, wb, &mut self.output[..four]);
+            let (fa, fb, fo) = (&a.pose[..four], &b.pose[..four], &mut self.output[..four]);
+            #[cfg(target_arch = "x86_64")]
+            if avx512::BLEND_LAYOUT && std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: AVX-512F and the layout checked just above; equal lengths, a multiple of 4.
+                unsafe { avx512::blend2(fa, fb, wa, wb, fo) };
+            } else {
+                blend2_soa(fa, fb, wa, wb, fo);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            blend2_soa(fa, fb, wa, wb, fo);
             for ((o, x), y) in self.output[four..n].iter_mut().zip(&a.pose[four..n]).zip(&b.pose[four..n]) {
-                let qa = Vec4::from(x.rotation);
-                let qb = Vec4::from(y.rotation);
-                let wq = if qa.dot(qb) < 0.0 { -wb } else { wb };
-                let r = qa * wa + qb * wq;
-                let len = r.length();
-                *o = Transform {
-                    translation: x.translation * wa + y.translation * wb,
-                    rotation: if len > 1e-12 { Quat::from_vec4(r / len) } else { y.rotation },
-                    scale: x.scale * wa + y.scale * wb,
-                };
+                *o = blend2_one(x, y, wa, wb);
             }
             return Ok(());
         }
@@ -544,70 +547,182 @@ impl LocalToModelJob<'_> {
     pub fn run(self) -> Result<(), JobError> {
         self.validate()?;
         let n = self.parents.len();
-        let out = &mut self.output[..n];
-        let mut next_adjust = 0usize;
-        let mut previous = Affine3A::IDENTITY;
-        // Local matrices are built four bones at a time (SoA), then composed bone by bone.
-        let mut locals = [Affine3A::IDENTITY; 4];
-        for i in 0..n {
-            if i % 4 == 0 {
-                if let Some(four) = self.local.get(i..i + 4) {
-                    locals = affine4(four);
-                } else {
-                    for (k, l) in self.local[i..].iter().enumerate() {
-                        locals[k] = affine(l);
-                    }
-                }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: AVX checked just above.
+            unsafe { compose_avx(self.parents, self.local, self.adjusts, &mut self.output[..n]) };
+            return Ok(());
+        }
+        compose(self.parents, self.local, self.adjusts, &mut self.output[..n], local_rows8);
+        Ok(())
+    }
+}
+
+/// [`compose`] compiled with AVX: the same arithmetic, with each local matrix entry broadcast
+/// straight from memory (`vbroadcastss`, a load) instead of a shuffle.
+///
+/// # Safety
+/// The CPU must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn compose_avx(parents: &[u16], local: &[Transform], adjusts: &[BoneAdjust], out: &mut [Mat4]) {
+    // SAFETY: AVX is enabled for this function (the caller checked the CPU).
+    compose(parents, local, adjusts, out, |t| unsafe { avx::local_rows8(t) });
+}
+
+/// The local-to-model loop over validated inputs (`out` as long as `parents`).
+///
+/// Local matrices are built four bones at a time in SoA lanes ([`local_soa`], kept in that
+/// layout: no transposes), then each bone's `parent * local` takes the parent's columns as they
+/// are (a chain's parent from registers, another from the store) and each local entry broadcast
+/// from the SoA rows. The products and sums run in glam's order (`(x + y) + z`, then the
+/// translation), so every model matrix is glam's `parent * local` to the bit in x, y and z; the
+/// fourth row is written as exactly `0 0 0 1`.
+#[inline(always)]
+fn compose(
+    parents: &[u16],
+    local: &[Transform],
+    adjusts: &[BoneAdjust],
+    out: &mut [Mat4],
+    rows8: impl Fn(&[Transform; 8]) -> [[f32; 8]; 9],
+) {
+    let n = out.len();
+    let (parents, local) = (&parents[..n], &local[..n]);
+    let mut next_adjust = 0usize;
+    // The bone of the next adjust (past the pose when none is left): one compare per bone.
+    let adjust_bone = |next: usize| adjusts.get(next).map_or(usize::MAX, |a| a.bone as usize);
+    let mut next_bone = adjust_bone(0);
+    let mut previous = Mat4::IDENTITY;
+    for start in (0..n).step_by(8) {
+        let rows = match local.get(start..start + 8) {
+            Some(eight) => rows8(eight.try_into().expect("eight transforms")),
+            None => {
+                let mut pad = [Transform::IDENTITY; 8];
+                pad[..n - start].copy_from_slice(&local[start..n]);
+                rows8(&pad)
             }
-            let p = self.parents[i];
-            let has_adjust = next_adjust < self.adjusts.len() && self.adjusts[next_adjust].bone as usize == i;
-            let local = if has_adjust {
-                let parent = if p == NO_PARENT { Mat4::IDENTITY } else { out[p as usize] };
-                let mut l = self.local[i];
-                let parent_rot = math::rotation_of(&parent);
-                let parent_rot_inv = parent_rot.conjugate();
-                let parent_lin_inv = Mat3::from_mat4(parent).inverse();
-                while next_adjust < self.adjusts.len() && self.adjusts[next_adjust].bone as usize == i {
-                    let a = &self.adjusts[next_adjust];
-                    let r = a.rotation.normalize();
-                    l.rotation = if a.absolute {
-                        parent_rot_inv * r
-                    } else {
-                        (parent_rot_inv * r * parent_rot) * l.rotation
-                    }
-                    .normalize();
-                    if a.offset != Vec3::ZERO {
-                        let d = parent_lin_inv * a.offset;
-                        if d.is_finite() {
-                            l.translation += d;
-                        }
-                    }
-                    let s = if a.scale.abs() < MIN_ADJUST_SCALE {
-                        MIN_ADJUST_SCALE.copysign(if a.scale == 0.0 { 1.0 } else { a.scale })
-                    } else {
-                        a.scale
-                    };
-                    l.scale *= s;
-                    next_adjust += 1;
-                }
-                affine(&l)
-            } else {
-                locals[i % 4]
-            };
-            // Affine products (3x3 + translation) cost three quarters of a full 4x4 product. A
-            // chain's parent is the bone just composed: it is taken from registers rather than
-            // reloaded from the store just made.
-            let model = if p == NO_PARENT {
-                local
+        };
+        for k in 0..8.min(n - start) {
+            let i = start + k;
+            let p = parents[i];
+            let model = if i == next_bone {
+                let parent = if p == NO_PARENT { None } else { Some(out[p as usize]) };
+                let m = adjusted(parent.as_ref(), local[i], adjusts, &mut next_adjust);
+                next_bone = adjust_bone(next_adjust);
+                m
             } else if p as usize + 1 == i {
-                previous * local
+                times_local(&previous, &rows, k, local[i].translation)
+            } else if p == NO_PARENT {
+                let t = local[i].translation;
+                Mat4::from_cols(
+                    Vec4::new(rows[0][k], rows[1][k], rows[2][k], 0.0),
+                    Vec4::new(rows[3][k], rows[4][k], rows[5][k], 0.0),
+                    Vec4::new(rows[6][k], rows[7][k], rows[8][k], 0.0),
+                    t.extend(1.0),
+                )
             } else {
-                Affine3A::from_mat4(out[p as usize]) * local
+                times_local(&out[p as usize], &rows, k, local[i].translation)
             };
-            out[i] = Mat4::from(model);
+            // The chain carries the columns as computed; the store gets exact zeros in the
+            // fourth row of the first three columns (a product's could be -0.0, or NaN from a
+            // non-finite local, which never reaches x, y, z). The translation's fourth element
+            // is the parent's 1 plus three zeros: exactly 1.
+            out[i] = exact_fourth_row(&model);
             previous = model;
         }
-        Ok(())
+    }
+}
+
+/// The portable [`local_soa`] for eight transforms.
+fn local_rows8(t: &[Transform; 8]) -> [[f32; 8]; 9] {
+    let (lo, hi) = (local_soa(&t[..4]), local_soa(&t[4..]));
+    std::array::from_fn(|j| std::array::from_fn(|k| if k < 4 { lo[j][k] } else { hi[j][k - 4] }))
+}
+
+/// `m * local` where the local matrix is lane `k` of `rows` (see [`local_soa`]) with translation
+/// `t`: each local entry broadcast, products and sums in glam's order.
+#[inline(always)]
+fn times_local(m: &Mat4, rows: &[[f32; 8]; 9], k: usize, t: Vec3) -> Mat4 {
+    let e = |j: usize| Vec4::splat(rows[j][k]);
+    let col = |c: usize| m.x_axis * e(3 * c) + m.y_axis * e(3 * c + 1) + m.z_axis * e(3 * c + 2);
+    let tr = m.x_axis * Vec4::splat(t.x) + m.y_axis * Vec4::splat(t.y) + m.z_axis * Vec4::splat(t.z);
+    Mat4::from_cols(col(0), col(1), col(2), tr + m.w_axis)
+}
+
+/// `m` with the fourth element of its first three columns set to exactly 0.
+#[inline(always)]
+fn exact_fourth_row(m: &Mat4) -> Mat4 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128, _mm_and_ps, _mm_castsi128_ps, _mm_set_epi32};
+        // SAFETY: SSE2 is part of x86_64.
+        let xyz = unsafe { _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1)) };
+        let and = |v: Vec4| Vec4::from(unsafe { _mm_and_ps(__m128::from(v), xyz) });
+        Mat4::from_cols(and(m.x_axis), and(m.y_axis), and(m.z_axis), m.w_axis)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    Mat4::from_cols(
+        m.x_axis.truncate().extend(0.0),
+        m.y_axis.truncate().extend(0.0),
+        m.z_axis.truncate().extend(0.0),
+        m.w_axis,
+    )
+}
+
+/// A bone with adjusts: its local transform adjusted in the parent's frame (see [`BoneAdjust`]),
+/// then `parent * local` as affine matrices. Advances `next_adjust` past the bone's adjusts.
+#[cold]
+#[inline(never)]
+fn adjusted(
+    parent: Option<&Mat4>,
+    mut l: Transform,
+    adjusts: &[BoneAdjust],
+    next_adjust: &mut usize,
+) -> Mat4 {
+    let i = adjusts[*next_adjust].bone;
+    let root = parent.is_none();
+    let parent = parent.copied().unwrap_or(Mat4::IDENTITY);
+    let parent_rot = math::rotation_of(&parent);
+    let parent_rot_inv = parent_rot.conjugate();
+    let parent_lin_inv = Mat3::from_mat4(parent).inverse();
+    while *next_adjust < adjusts.len() && adjusts[*next_adjust].bone == i {
+        let a = &adjusts[*next_adjust];
+        let r = a.rotation.normalize();
+        l.rotation =
+            if a.absolute { parent_rot_inv * r } else { (parent_rot_inv * r * parent_rot) * l.rotation }
+                .normalize();
+        if a.offset != Vec3::ZERO {
+            let d = parent_lin_inv * a.offset;
+            if d.is_finite() {
+                l.translation += d;
+            }
+        }
+        let s = if a.scale.abs() < MIN_ADJUST_SCALE {
+            MIN_ADJUST_SCALE.copysign(if a.scale == 0.0 { 1.0 } else { a.scale })
+        } else {
+            a.scale
+        };
+        l.scale *= s;
+        *next_adjust += 1;
+    }
+    if root { Mat4::from(affine(&l)) } else { Mat4::from(Affine3A::from_mat4(parent) * affine(&l)) }
+}
+
+/// The two-layer blend of one bone with normalized weights `wa + wb = 1`: translations and
+/// scales weighted, the rotations' weighted sum (`b`'s flipped into `a`'s hemisphere) divided by
+/// its length, `b`'s rotation where that length is not above 1e-12. The fast path's reference:
+/// the AVX-512 kernel is this to the bit.
+#[inline(always)]
+fn blend2_one(x: &Transform, y: &Transform, wa: f32, wb: f32) -> Transform {
+    let qa = Vec4::from(x.rotation);
+    let qb = Vec4::from(y.rotation);
+    let wq = if qa.dot(qb) < 0.0 { -wb } else { wb };
+    let r = qa * wa + qb * wq;
+    let len = r.length();
+    Transform {
+        translation: x.translation * wa + y.translation * wb,
+        rotation: if len > 1e-12 { Quat::from_vec4(r / len) } else { y.rotation },
+        scale: x.scale * wa + y.scale * wb,
     }
 }
 
@@ -665,10 +780,11 @@ fn affine(t: &Transform) -> Affine3A {
     Affine3A::from_scale_rotation_translation(t.scale, t.rotation, t.translation)
 }
 
-/// [`affine`] for four transforms at once: the same arithmetic (glam's `Mat3A::from_quat`, then
-/// the scale per column), in SoA lanes, transposed back to four matrices.
+/// The upper 3x3 of four transforms' local matrices in SoA rows: `rows[3 * c + r][k]` is row `r`
+/// of column `c` of transform `k`, with [`affine`]'s arithmetic (glam's `Mat3A::from_quat`, then
+/// the scale per column), four transforms per instruction. `t` holds at least four transforms.
 #[inline(always)]
-fn affine4(t: &[Transform]) -> [Affine3A; 4] {
+fn local_soa(t: &[Transform]) -> [[f32; 4]; 9] {
     let q = Mat4::from_cols(
         Vec4::from(t[0].rotation),
         Vec4::from(t[1].rotation),
@@ -689,19 +805,17 @@ fn affine4(t: &[Transform]) -> [Affine3A; 4] {
     let (yy, yz, zz) = (y * y2, y * z2, z * z2);
     let (wx, wy, wz) = (w * x2, w * y2, w * z2);
     let one = Vec4::ONE;
-    let lanes = |a: Vec4, b: Vec4, c: Vec4| Mat4::from_cols(a, b, c, Vec4::ZERO).transpose();
-    let c0 = lanes((one - (yy + zz)) * s.x_axis, (xy + wz) * s.x_axis, (xz - wy) * s.x_axis);
-    let c1 = lanes((xy - wz) * s.y_axis, (one - (xx + zz)) * s.y_axis, (yz + wx) * s.y_axis);
-    let c2 = lanes((xz + wy) * s.z_axis, (yz - wx) * s.z_axis, (one - (xx + yy)) * s.z_axis);
-    let lane = |k: usize| {
-        Affine3A::from_cols(
-            Vec3A::from_vec4(c0.col(k)),
-            Vec3A::from_vec4(c1.col(k)),
-            Vec3A::from_vec4(c2.col(k)),
-            Vec3A::from(t[k].translation),
-        )
-    };
-    [lane(0), lane(1), lane(2), lane(3)]
+    [
+        ((one - (yy + zz)) * s.x_axis).to_array(),
+        ((xy + wz) * s.x_axis).to_array(),
+        ((xz - wy) * s.x_axis).to_array(),
+        ((xy - wz) * s.y_axis).to_array(),
+        ((one - (xx + zz)) * s.y_axis).to_array(),
+        ((yz + wx) * s.y_axis).to_array(),
+        ((xz + wy) * s.z_axis).to_array(),
+        ((yz - wx) * s.z_axis).to_array(),
+        ((one - (xx + yy)) * s.z_axis).to_array(),
+    ]
 }
 
 /// Builds the skinning palette from the pose: `palette[i] = model[i] * inverse_bind[i]`.

@@ -1,16 +1,30 @@
-//! The palette product with AVX-512F: one bone's `model * inverse_bind` in one 512-bit register.
+//! Pose kernels with AVX-512F: the palette product and the two-layer blend.
 //!
-//! Each 128-bit lane of the register is one output column. The model's columns are broadcast to
+//! **Palette**: one bone's `model * inverse_bind` in one 512-bit register. Each 128-bit lane of the register is one output column. The model's columns are broadcast to
 //! all four lanes straight from memory, the inverse bind's x, y and z are spread across each
 //! lane with an in-lane shuffle, and the sum runs in [`super::affine_product`]'s order (products,
 //! then additions, no fused multiply-add; the model's translation added to the fourth column
 //! only), so the result is the scalar path's to the bit.
 //!
-//! Not here: choosing the path (see [`super::PaletteJob::run`]).
+//! **Two-layer blend**: four [`Transform`]s (192 bytes) are three registers, read and written in
+//! place with masked loads and stores (the structs' padding is never read or written), so the
+//! pose keeps its array-of-structs layout. Translations and scales are blended where they lie.
+//! A transform's rotation sits on a 16-byte boundary, so the four rotations of a group fall in
+//! four different 128-bit lanes of the three registers (lane `(3k + r) mod 4` for transform `k`):
+//! two masked blends gather them into one register, where the hemisphere test, the weighted sum
+//! and the normalization (one square root and one division for four bones) run, and one masked
+//! blend per register puts them back. Dots and lengths sum in glam's order (`(x + z) + (y + w)`),
+//! products and sums are separate (no fused multiply-add) and the normalization divides, so the
+//! result is [`super::blend2_one`]'s to the bit.
+//!
+//! Not here: choosing the path (see [`super::PaletteJob::run`] and [`super::BlendingJob::run`]).
 
 use std::arch::x86_64::*;
+use std::mem::{offset_of, size_of};
 
 use glam::Mat4;
+
+use crate::math::Transform;
 
 /// `out[i] = affine_product(model[i], inverse_bind[i])` for every bone.
 ///
@@ -43,11 +57,153 @@ pub(super) unsafe fn palette(model: &[Mat4], inverse_bind: &[Mat4], out: &mut [M
     }
 }
 
+/// True when [`Transform`] has the layout [`blend2`] assumes: 48 bytes with the rotation on a
+/// 16-byte boundary (glam's SIMD `Quat`). With glam's scalar math the portable path runs.
+pub(super) const BLEND_LAYOUT: bool =
+    size_of::<Transform>() == 48 && offset_of!(Transform, rotation) % 16 == 0;
+
+/// The float lanes of four consecutive transforms (48 floats) that hold `len` floats at byte
+/// `offset` of each, as bits of a 48-bit mask.
+const fn lanes_of_four(offset: usize, len: usize) -> u64 {
+    let mut mask = 0u64;
+    let mut k = 0;
+    while k < 4 {
+        let mut j = 0;
+        while j < len {
+            mask |= 1 << (12 * k + offset / 4 + j);
+            j += 1;
+        }
+        k += 1;
+    }
+    mask
+}
+
+const ROTATION_LANES: u64 = lanes_of_four(offset_of!(Transform, rotation), 4);
+const DATA_LANES: u64 = ROTATION_LANES
+    | lanes_of_four(offset_of!(Transform, translation), 3)
+    | lanes_of_four(offset_of!(Transform, scale), 3);
+
+/// The 16 lanes of `mask` that register `j` of a four-transform group covers.
+const fn part(mask: u64, j: usize) -> __mmask16 {
+    ((mask >> (16 * j)) & 0xFFFF) as __mmask16
+}
+
+/// In every 128-bit lane, the sum of its four floats in glam's `Vec4::dot` order
+/// (`(x + z) + (y + w)`), in all four places.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn lane_sums(p: __m512) -> __m512 {
+    let s = _mm512_add_ps(p, _mm512_permute_ps(p, 0b01_00_11_10));
+    _mm512_add_ps(s, _mm512_permute_ps(s, 0b10_11_00_01))
+}
+
+/// `out[i] = blend2_one(a[i], b[i], wa, wb)` for every bone; the lengths are a multiple of 4.
+///
+/// # Safety
+/// The CPU must support AVX-512F; [`BLEND_LAYOUT`] must hold; the three slices must have the
+/// same length, a multiple of four.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn blend2(a: &[Transform], b: &[Transform], wa: f32, wb: f32, out: &mut [Transform]) {
+    let groups = out.len().min(a.len()).min(b.len()) / 4;
+    let (pa, pb) = (a.as_ptr() as *const f32, b.as_ptr() as *const f32);
+    let po = out.as_mut_ptr() as *mut f32;
+    let data = [part(DATA_LANES, 0), part(DATA_LANES, 1), part(DATA_LANES, 2)];
+    let rot = [part(ROTATION_LANES, 0), part(ROTATION_LANES, 1), part(ROTATION_LANES, 2)];
+    let (va, vb, nb) = (_mm512_set1_ps(wa), _mm512_set1_ps(wb), _mm512_set1_ps(-wb));
+    let (zero, tiny) = (_mm512_setzero_ps(), _mm512_set1_ps(1e-12));
+    for g in 0..groups {
+        // SAFETY: g < groups, so the group's 48 floats lie inside each slice; only the lanes of
+        // the transforms' fields are read or written (`data`), never their padding.
+        unsafe {
+            let load = |p: *const f32, j: usize| _mm512_maskz_loadu_ps(data[j], p.add(48 * g + 16 * j));
+            let (a0, a1, a2) = (load(pa, 0), load(pa, 1), load(pa, 2));
+            let (b0, b1, b2) = (load(pb, 0), load(pb, 1), load(pb, 2));
+            // The four rotations of each side in one register, each in its own 128-bit lane.
+            let gather = |r0, r1, r2| _mm512_mask_blend_ps(rot[2], _mm512_mask_blend_ps(rot[1], r0, r1), r2);
+            let (qa, qb) = (gather(a0, a1, a2), gather(b0, b1, b2));
+            let flip = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(lane_sums(_mm512_mul_ps(qa, qb)), zero);
+            let wq = _mm512_mask_mov_ps(vb, flip, nb);
+            let r = _mm512_add_ps(_mm512_mul_ps(qa, va), _mm512_mul_ps(qb, wq));
+            let len = _mm512_sqrt_ps(lane_sums(_mm512_mul_ps(r, r)));
+            let ok = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(len, tiny);
+            let q = _mm512_mask_mov_ps(qb, ok, _mm512_div_ps(r, len));
+            let blend = |x, y, j: usize| {
+                let lin = _mm512_add_ps(_mm512_mul_ps(x, va), _mm512_mul_ps(y, vb));
+                _mm512_mask_storeu_ps(po.add(48 * g + 16 * j), data[j], _mm512_mask_mov_ps(lin, rot[j], q));
+            };
+            blend(a0, b0, 0);
+            blend(a1, b1, 1);
+            blend(a2, b2, 2);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use glam::{Mat4, Quat, Vec3};
 
-    use super::super::affine_product;
+    use super::super::{affine_product, blend2_one};
+    use crate::math::Transform;
+
+    #[test]
+    fn the_rotation_lanes_of_four_transforms_are_four_different_128_bit_lanes() {
+        const { assert!(super::BLEND_LAYOUT, "glam's Quat should be 16-byte aligned here") };
+        let mut seen = 0u8;
+        for k in 0..4 {
+            let first = 12 * k + (super::ROTATION_LANES >> (12 * k)).trailing_zeros() as usize;
+            let lane = (first % 16) / 4;
+            assert_eq!(first % 4, 0);
+            seen |= 1 << lane;
+        }
+        assert_eq!(seen, 0b1111);
+        assert_eq!(super::DATA_LANES.count_ones(), 40);
+    }
+
+    #[test]
+    fn the_avx512_blend_is_the_scalar_two_layer_blend_to_the_bit() {
+        if !std::arch::is_x86_feature_detected!("avx512f") {
+            eprintln!("SKIPPED: this CPU has no AVX-512F");
+            return;
+        }
+        let n = 44;
+        let pose = |seed: f32| -> Vec<Transform> {
+            (0..n)
+                .map(|i| {
+                    let f = i as f32 + seed;
+                    Transform {
+                        translation: Vec3::new(f.sin(), -0.3 * f, 1.0 / (1.0 + f)),
+                        rotation: Quat::from_rotation_y(f * 0.7) * Quat::from_rotation_x(seed - f * 0.13),
+                        scale: Vec3::new(1.0 + 0.01 * f, 0.5, -0.0),
+                    }
+                })
+                .collect()
+        };
+        let (mut a, mut b) = (pose(0.0), pose(1.7));
+        // Opposite hemispheres (the flip), a pair whose sum is zero (the fallback to b), NaN.
+        b[5].rotation = -a[5].rotation;
+        b[6].rotation = Quat::from_xyzw(-0.0, 0.0, 0.0, 0.0);
+        a[6].rotation = Quat::from_xyzw(0.0, -0.0, 0.0, 0.0);
+        a[9].rotation = Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0);
+        b[10].translation = Vec3::new(-0.0, f32::INFINITY, 0.0);
+        for &(wa, wb) in &[(0.5f32, 0.5f32), (0.1, 0.9), (0.93, 0.07000001), (1.0, 0.0)] {
+            let mut out = vec![Transform::IDENTITY; n];
+            // SAFETY: AVX-512F checked above; equal lengths, a multiple of four.
+            unsafe { super::blend2(&a, &b, wa, wb, &mut out) };
+            for i in 0..n {
+                let want = blend2_one(&a[i], &b[i], wa, wb);
+                let bits = |t: &Transform| {
+                    let (x, y, z) = (t.translation.to_array(), t.rotation.to_array(), t.scale.to_array());
+                    x.iter().chain(&y).chain(&z).map(|v| v.to_bits()).collect::<Vec<_>>()
+                };
+                assert_eq!(
+                    bits(&out[i]),
+                    bits(&want),
+                    "bone {i}, weights {wa} {wb}: {:?} vs {want:?}",
+                    out[i]
+                );
+            }
+        }
+    }
 
     #[test]
     fn the_avx512_palette_is_the_affine_product_to_the_bit() {
