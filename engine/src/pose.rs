@@ -548,7 +548,11 @@ impl LocalToModelJob<'_> {
         self.validate()?;
         let n = self.parents.len();
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx") {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F checked just above.
+            unsafe { compose_avx512(self.parents, self.local, self.adjusts, &mut self.output[..n]) };
+            return Ok(());
+        } else if std::arch::is_x86_feature_detected!("avx") {
             // SAFETY: AVX checked just above.
             unsafe { compose_avx(self.parents, self.local, self.adjusts, &mut self.output[..n]) };
             return Ok(());
@@ -570,21 +574,32 @@ unsafe fn compose_avx(parents: &[u16], local: &[Transform], adjusts: &[BoneAdjus
     compose(parents, local, adjusts, out, |t| unsafe { avx::local_rows8(t) });
 }
 
+/// [`compose`] compiled with AVX-512F: local matrices built sixteen bones at a time.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn compose_avx512(parents: &[u16], local: &[Transform], adjusts: &[BoneAdjust], out: &mut [Mat4]) {
+    // SAFETY: AVX-512F is enabled for this function (the caller checked the CPU).
+    compose(parents, local, adjusts, out, |t| unsafe { avx512::local_rows16(t) });
+}
+
 /// The local-to-model loop over validated inputs (`out` as long as `parents`).
 ///
-/// Local matrices are built four bones at a time in SoA lanes ([`local_soa`], kept in that
-/// layout: no transposes), then each bone's `parent * local` takes the parent's columns as they
+/// Local matrices are built `W` bones at a time in SoA rows (`rows_of`: [`local_soa`]'s arithmetic,
+/// kept in that layout, no transposes back), then each bone's `parent * local` takes the parent's columns as they
 /// are (a chain's parent from registers, another from the store) and each local entry broadcast
 /// from the SoA rows. The products and sums run in glam's order (`(x + y) + z`, then the
 /// translation), so every model matrix is glam's `parent * local` to the bit in x, y and z; the
 /// fourth row is written as exactly `0 0 0 1`.
 #[inline(always)]
-fn compose(
+fn compose<const W: usize>(
     parents: &[u16],
     local: &[Transform],
     adjusts: &[BoneAdjust],
     out: &mut [Mat4],
-    rows8: impl Fn(&[Transform; 8]) -> [[f32; 8]; 9],
+    rows_of: impl Fn(&[Transform; W]) -> [[f32; W]; 9],
 ) {
     let n = out.len();
     let (parents, local) = (&parents[..n], &local[..n]);
@@ -593,17 +608,19 @@ fn compose(
     let adjust_bone = |next: usize| adjusts.get(next).map_or(usize::MAX, |a| a.bone as usize);
     let mut next_bone = adjust_bone(0);
     let mut previous = Mat4::IDENTITY;
-    for start in (0..n).step_by(8) {
-        let rows = match local.get(start..start + 8) {
-            Some(eight) => rows8(eight.try_into().expect("eight transforms")),
+    for start in (0..n).step_by(W) {
+        let rows = match local.get(start..start + W) {
+            Some(group) => rows_of(group.try_into().expect("a group of W transforms")),
             None => {
-                let mut pad = [Transform::IDENTITY; 8];
+                let mut pad = [Transform::IDENTITY; W];
                 pad[..n - start].copy_from_slice(&local[start..n]);
-                rows8(&pad)
+                rows_of(&pad)
             }
         };
-        for k in 0..8.min(n - start) {
-            let i = start + k;
+        for i in start..(start + W).min(n) {
+            let k = i - start;
+            // SAFETY: `i < start + W`, so `k < W`: the rows' bounds checks can go.
+            unsafe { std::hint::assert_unchecked(k < W) };
             let p = parents[i];
             let model = if i == next_bone {
                 let parent = if p == NO_PARENT { None } else { Some(out[p as usize]) };
@@ -642,7 +659,7 @@ fn local_rows8(t: &[Transform; 8]) -> [[f32; 8]; 9] {
 /// `m * local` where the local matrix is lane `k` of `rows` (see [`local_soa`]) with translation
 /// `t`: each local entry broadcast, products and sums in glam's order.
 #[inline(always)]
-fn times_local(m: &Mat4, rows: &[[f32; 8]; 9], k: usize, t: Vec3) -> Mat4 {
+fn times_local<const W: usize>(m: &Mat4, rows: &[[f32; W]; 9], k: usize, t: Vec3) -> Mat4 {
     let e = |j: usize| Vec4::splat(rows[j][k]);
     let col = |c: usize| m.x_axis * e(3 * c) + m.y_axis * e(3 * c + 1) + m.z_axis * e(3 * c + 2);
     let tr = m.x_axis * Vec4::splat(t.x) + m.y_axis * Vec4::splat(t.y) + m.z_axis * Vec4::splat(t.z);

@@ -138,12 +138,115 @@ pub(super) unsafe fn blend2(a: &[Transform], b: &[Transform], wa: f32, wb: f32, 
     }
 }
 
+/// Sixteen transforms' local 3x3 in SoA rows (`rows[3 * c + r][k]`: row `r` of column `c` of
+/// transform `k`), with [`super::local_soa`]'s arithmetic to the bit: the sixteen rotations and
+/// scales loaded four to a register (transforms `k`, `k + 4`, `k + 8`, `k + 12` in its four
+/// 128-bit lanes), transposed in-lane, then the same products and sums sixteen bones at a time.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[inline]
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn local_rows16(t: &[Transform; 16]) -> [[f32; 16]; 9] {
+    // SAFETY: each load reads one field of a transform in `t`: a rotation's four floats, or a
+    // scale's three (the masked load leaves the fourth lane unread).
+    let (q, s) = unsafe {
+        let q = |k: usize| _mm_loadu_ps(t[k].rotation.as_ref().as_ptr());
+        let three = _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1));
+        let s = |k: usize| _mm_maskload_ps(t[k].scale.as_ref().as_ptr(), _mm_castps_si128(three));
+        let four = |a: __m128, b: __m128, c: __m128, d: __m128| {
+            let lo = _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(a), b);
+            let hi = _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(c), d);
+            let wide = _mm512_castpd256_pd512(_mm256_castps_pd(lo));
+            _mm512_castpd_ps(_mm512_insertf64x4::<1>(wide, _mm256_castps_pd(hi)))
+        };
+        (
+            [0, 1, 2, 3].map(|k| four(q(k), q(k + 4), q(k + 8), q(k + 12))),
+            [0, 1, 2, 3].map(|k| four(s(k), s(k + 4), s(k + 8), s(k + 12))),
+        )
+    };
+    let [x, y, z, w] = transpose16(q);
+    let [sx, sy, sz, _] = transpose16(s);
+    let (add, sub, mul) = (
+        |a, b| _mm512_add_ps(a, b),
+        |a, b| _mm512_sub_ps(a, b),
+        |a, b| _mm512_mul_ps(a, b),
+    );
+    let (x2, y2, z2) = (add(x, x), add(y, y), add(z, z));
+    let (xx, xy, xz) = (mul(x, x2), mul(x, y2), mul(x, z2));
+    let (yy, yz, zz) = (mul(y, y2), mul(y, z2), mul(z, z2));
+    let (wx, wy, wz) = (mul(w, x2), mul(w, y2), mul(w, z2));
+    let one = _mm512_set1_ps(1.0);
+    let rows = [
+        mul(sub(one, add(yy, zz)), sx),
+        mul(add(xy, wz), sx),
+        mul(sub(xz, wy), sx),
+        mul(sub(xy, wz), sy),
+        mul(sub(one, add(xx, zz)), sy),
+        mul(add(yz, wx), sy),
+        mul(add(xz, wy), sz),
+        mul(sub(yz, wx), sz),
+        mul(sub(one, add(xx, yy)), sz),
+    ];
+    let mut out = [[0.0f32; 16]; 9];
+    for (o, r) in out.iter_mut().zip(rows) {
+        // SAFETY: each row of `out` holds sixteen floats.
+        unsafe { _mm512_storeu_ps(o.as_mut_ptr(), r) };
+    }
+    out
+}
+
+/// Four registers of four floats per 128-bit lane, transposed within each lane: element `k` of
+/// output `j` is element `j` of input `k`, in every 128-bit lane. As [`local_rows16`] loads them
+/// (transform `k + 4l` in lane `l` of input `k`), element `4l + k` of output `j` is component `j`
+/// of transform `4l + k`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn transpose16(r: [__m512; 4]) -> [__m512; 4] {
+    let t0 = _mm512_unpacklo_ps(r[0], r[1]);
+    let t1 = _mm512_unpackhi_ps(r[0], r[1]);
+    let t2 = _mm512_unpacklo_ps(r[2], r[3]);
+    let t3 = _mm512_unpackhi_ps(r[2], r[3]);
+    [
+        _mm512_shuffle_ps::<0b01_00_01_00>(t0, t2),
+        _mm512_shuffle_ps::<0b11_10_11_10>(t0, t2),
+        _mm512_shuffle_ps::<0b01_00_01_00>(t1, t3),
+        _mm512_shuffle_ps::<0b11_10_11_10>(t1, t3),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use glam::{Mat4, Quat, Vec3};
 
     use super::super::{affine_product, blend2_one};
     use crate::math::Transform;
+
+    #[test]
+    fn the_sixteen_wide_local_rows_are_the_portable_rows_to_the_bit() {
+        if !std::arch::is_x86_feature_detected!("avx512f") {
+            eprintln!("SKIPPED: this CPU has no AVX-512F");
+            return;
+        }
+        let t: [Transform; 16] = std::array::from_fn(|k| {
+            let f = k as f32;
+            Transform {
+                translation: Vec3::new(f, 1.0, -2.0),
+                rotation: Quat::from_rotation_y(0.4 * f) * Quat::from_rotation_z(0.1 - 0.3 * f),
+                scale: Vec3::new(1.0 + 0.1 * f, -0.5, if k == 3 { -0.0 } else { 2.0 }),
+            }
+        });
+        // SAFETY: AVX-512F checked above.
+        let rows = unsafe { super::local_rows16(&t) };
+        for q in 0..4 {
+            let want = super::super::local_soa(&t[4 * q..4 * q + 4]);
+            for j in 0..9 {
+                for k in 0..4 {
+                    assert_eq!(rows[j][4 * q + k].to_bits(), want[j][k].to_bits(), "row {j}, bone {}", 4 * q + k);
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_rotation_lanes_of_four_transforms_are_four_different_128_bit_lanes() {
