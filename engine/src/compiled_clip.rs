@@ -16,8 +16,19 @@
 //! (the four-lane dot product sums in another order and is capped at 1, as the loose four-wide
 //! pass does). A held end or a too-short segment copies the key exactly.
 //!
-//! Everything else (STEP, CUBICSPLINE, eased tracks, tracks whose times are shared by no other
-//! track, missing channels) stays "loose": sampled through its track, as before.
+//! A plain LINEAR track whose key times no other track shares (hand-keyed and key-reduced
+//! clips, where every track keeps its own times) is a **stream**: each playing head keeps, per
+//! stream, the segment it is in (its interval, both end values, the start time and length) in a
+//! [`StreamSlots`] cache of its [`crate::pose::SamplingContext`], laid out like a block row (four
+//! tracks of a kind per SIMD lane group). A sample checks four intervals at once and, only where
+//! the time has left one, refills that lane from the track; then it interpolates four tracks
+//! per instruction from the cache, with the track sampler's arithmetic (`u = (t - t0) / dt`,
+//! `a + (b - a) * u`; a held end is the key exactly). Forward playback touches the tracks' own
+//! arrays only when a segment ends, ozz-animation's scheme; the slots are per head, so a clip
+//! made only of blocks (every dense clip) costs a head nothing more.
+//!
+//! Everything else (STEP, CUBICSPLINE, eased tracks, times not strictly increasing, missing
+//! channels) stays "loose": sampled through its track, as before.
 //!
 //! The compiled form is derived: [`Clip::compiled`](crate::clip::Clip::compiled) builds it
 //! (players call it when a clip starts playing) and
@@ -30,8 +41,9 @@
 //! This module does not decide playback (times, looping, fades): see [`crate::animator`].
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{BVec4A, Mat4, Quat, Vec3, Vec4};
 
 use crate::channels::BoneChannels;
 use crate::math;
@@ -47,19 +59,108 @@ const S: u8 = 4;
 /// The smallest group of tracks worth a block (a block of one track costs more than the track).
 const MIN_BLOCK_TRACKS: usize = 2;
 
+/// Groups of fewer tracks than this whose times strictly increase sample as streams: a small
+/// block pays its key search and lane setup for few tracks, a stream lane only when its segment
+/// ends (measured on the key-reduced benchmark clip: 2-7 track blocks 558 ns, streams 398 ns).
+const STREAM_BELOW: usize = 8;
+
 /// A clip compiled for sampling. See the module docs.
 #[derive(Clone, Debug, Default)]
 pub struct CompiledClip {
     blocks: Vec<KeyBlock>,
+    streams: Streams,
+    /// Every stream segment, ordered by the time a playing head enters it (see [`StreamKey`]).
+    stream_keys: Vec<StreamKey>,
+    /// The stream slots before the first key (every lane holding its first key): where a head
+    /// that wraps around a loop starts over.
+    stream_start: Vec<Vec4>,
     loose: Vec<LooseBone>,
+    /// Identifies this compiled form to the per-head stream slots (a rebuilt form is another
+    /// clip to them); unique per build, 0 for the empty default.
+    id: u64,
 }
 
-/// A bone with at least one channel that no block covers (a loose track or a missing channel).
+/// The stream tracks' bones, four per lane group and kind (a short last group repeats its last
+/// lane, as blocks do).
+#[derive(Clone, Debug, Default)]
+struct Streams {
+    t: Vec<[u32; 4]>,
+    r: Vec<[u32; 4]>,
+    s: Vec<[u32; 4]>,
+}
+
+/// One segment of one stream lane, in the clip's time-ordered key list: when forward playback
+/// passes `start`, the lane enters the segment that ends at `end` (ozz-animation's scheme: a head
+/// walks one sorted list instead of searching every track). The segment's first value is the
+/// previous segment's last (`a` takes the lane's old `b`), so a key carries only its new value.
+#[derive(Clone, Copy, Debug)]
+struct StreamKey {
+    /// The time the segment starts (its first key's time): its interval's start.
+    start: f32,
+    /// Its interval's end (the next key's time; +inf after the last key).
+    end: f32,
+    /// The lane's first float in [`StreamSlots`] (`4 * first row + lane`), with
+    /// [`KEY_QUAT`] and [`KEY_HELD`] in the high bits.
+    at: u32,
+    /// The segment's end value (`b`), x, y, z (and w for rotations).
+    value: [f32; 4],
+}
+
+/// [`StreamKey::at`] flag: a rotation lane (four components, else three).
+const KEY_QUAT: u32 = 1 << 31;
+/// [`StreamKey::at`] flag: a held segment (a too-short one, or after the last key): `a` and `b`
+/// both take the value and the lane copies it.
+const KEY_HELD: u32 = 1 << 30;
+
+/// `Vec4`s per group of four translation or scale streams in [`StreamSlots`]: interval start
+/// and end, segment start and length, then `a` (x, y, z) and `b` (x, y, z).
+const VEC3_SLOT: usize = 10;
+/// `Vec4`s per group of four rotation streams: interval, segment, `a` and `b` (x, y, z, w).
+const QUAT_SLOT: usize = 12;
+
+const _: () = assert!(std::mem::size_of::<Vec4>() == 16);
+
+/// One head's cached stream segments (see the module docs), owned by its
+/// [`crate::pose::SamplingContext`]. Sized for a clip of up to `max_bones` bones; tied to one
+/// compiled clip at a time (sampling another refills every lane on first use).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StreamSlots {
+    owner: u64,
+    data: Vec<Vec4>,
+    /// The next [`StreamKey`] to apply, and the time last sampled (playing backwards or seeking
+    /// back refills every lane).
+    next_key: usize,
+    last: f32,
+}
+
+impl StreamSlots {
+    /// Slots for clips of up to `max_bones` bones (allocates).
+    pub(crate) fn resize(&mut self, max_bones: usize) {
+        let groups = max_bones.div_ceil(4);
+        self.data.resize(groups * (2 * VEC3_SLOT + QUAT_SLOT), Vec4::ZERO);
+        self.owner = 0;
+    }
+
+    /// Forgets every cached segment.
+    pub(crate) fn invalidate(&mut self) {
+        self.owner = 0;
+    }
+
+    /// Bytes this head keeps for its streams.
+    pub(crate) fn bytes(&self) -> usize {
+        self.data.len() * std::mem::size_of::<Vec4>()
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A bone with at least one channel that no block or stream covers (a loose track or a missing
+/// channel).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LooseBone {
     /// Bone index.
     pub(crate) bone: u32,
-    /// Channels (`T | R | S` bits) that blocks write; the sampler skips them here.
+    /// Channels (`T | R | S` bits) that blocks or streams write; the sampler skips them here.
     pub(crate) in_block: u8,
 }
 
@@ -102,8 +203,9 @@ pub struct KeyBlock {
 }
 
 impl CompiledClip {
-    /// Bytes it holds: each block's key times, lane tables and value rows, and the loose list
-    /// (loose tracks are sampled from the authored clip and counted there).
+    /// Bytes it holds: each block's key times, lane tables and value rows, the loose list, and
+    /// the streams' lane tables, key list and start slots (loose tracks are sampled from the
+    /// authored clip and counted there).
     pub fn bytes(&self) -> usize {
         self.blocks
             .iter()
@@ -114,6 +216,9 @@ impl CompiledClip {
             })
             .sum::<usize>()
             + self.loose.len() * size_of::<LooseBone>()
+            + (self.streams.t.len() + self.streams.r.len() + self.streams.s.len()) * 16
+            + self.stream_keys.len() * size_of::<StreamKey>()
+            + self.stream_start.len() * size_of::<Vec4>()
     }
 }
 
@@ -158,7 +263,15 @@ impl CompiledClip {
         }
         let mut in_block = vec![0u8; channels.len()];
         let mut blocks = Vec::new();
+        let mut streamed: [Vec<u32>; 3] = Default::default();
         for (times, tracks) in groups {
+            if tracks.len() < STREAM_BELOW && times.windows(2).all(|w| w[0] < w[1]) {
+                for &(bone, bit) in &tracks {
+                    in_block[bone as usize] |= bit;
+                    streamed[bit.trailing_zeros() as usize].push(bone);
+                }
+                continue;
+            }
             if tracks.len() < MIN_BLOCK_TRACKS {
                 continue;
             }
@@ -179,7 +292,24 @@ impl CompiledClip {
                 (covered != T | R | S).then_some(LooseBone { bone: bone as u32, in_block: covered & present })
             })
             .collect();
-        Self { blocks, loose }
+        let fours = |bones: &mut Vec<u32>| -> Vec<[u32; 4]> {
+            bones.sort_unstable();
+            bones.chunks(4).map(|c| std::array::from_fn(|l| c[l.min(c.len() - 1)])).collect()
+        };
+        let [st, sr, ss] = &mut streamed;
+        let streams = Streams { t: fours(st), r: fours(sr), s: fours(ss) };
+        let (stream_keys, stream_start) = stream_keys(&streams, channels);
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        Self { blocks, streams, stream_keys, stream_start, loose, id }
+    }
+
+    /// Number of stream tracks (plain LINEAR tracks with their own key times, sampled from
+    /// per-head segment slots; see the module docs).
+    pub fn stream_track_count(&self) -> usize {
+        let count = |g: &[[u32; 4]]| {
+            g.iter().map(|l| 1 + l.windows(2).filter(|w| w[0] != w[1]).count()).sum::<usize>()
+        };
+        count(&self.streams.t) + count(&self.streams.r) + count(&self.streams.s)
     }
 
     /// The key blocks.
@@ -187,7 +317,7 @@ impl CompiledClip {
         &self.blocks
     }
 
-    /// Number of tracks sampled one by one (not in a block).
+    /// Number of tracks sampled one by one (in neither a block nor a stream).
     pub fn loose_track_count(&self, channels: &[BoneChannels]) -> usize {
         self.loose
             .iter()
@@ -208,7 +338,7 @@ impl CompiledClip {
     /// Samples every block at `time` into `out` (indexed by bone), using and updating the block
     /// cursors in `cursors` (one slot per track, `3 * bone + channel`). The caller has checked that
     /// `out` and `cursors` cover the clip's bones.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn sample_blocks(&self, time: f32, cursors: &mut [u32], out: &mut [crate::math::Transform]) {
         for b in &self.blocks {
             let seg = segment(&b.times, time, &mut cursors[b.cursor as usize]);
@@ -218,6 +348,248 @@ impl CompiledClip {
             }
         }
     }
+}
+
+impl CompiledClip {
+    /// Samples every stream at `time` into `out` from the head's `slots`, refilling a lane from
+    /// its track (through its cursor in `cursors`) where `time` has left the cached segment. The
+    /// caller has checked that `out`, `cursors` and `slots` cover the clip's bones.
+    #[inline(always)]
+    pub(crate) fn sample_streams(
+        &self,
+        time: f32,
+        channels: &[BoneChannels],
+        cursors: &mut [u32],
+        slots: &mut StreamSlots,
+        out: &mut [crate::math::Transform],
+    ) {
+        if slots.owner != self.id || time < slots.last {
+            // Another clip's segments, or time went back (a loop wrapped, a seek). Near the start
+            // (fewer keys to replay than lanes), start over from the first keys and replay the
+            // list; further in, mark every lane stale so each refills from its track below.
+            slots.owner = self.id;
+            let passed = self.stream_keys.partition_point(|k| k.start <= time);
+            if passed <= self.stream_start.len() {
+                slots.data[..self.stream_start.len()].copy_from_slice(&self.stream_start);
+                slots.next_key = 0;
+            } else {
+                slots.data.fill(Vec4::INFINITY);
+                slots.next_key = passed;
+            }
+        }
+        {
+            // The segments entered since the last sample, in time order.
+            // SAFETY: `Vec4` is four `f32`s with no padding (glam: `repr(C)`, 16 bytes), so the
+            // slots are `4 * len` floats, every bit pattern valid.
+            let floats: &mut [f32] = unsafe {
+                std::slice::from_raw_parts_mut(slots.data.as_mut_ptr().cast::<f32>(), 4 * slots.data.len())
+            };
+            while let Some(k) = self.stream_keys.get(slots.next_key).filter(|k| k.start <= time) {
+                let at = (k.at & !(KEY_QUAT | KEY_HELD)) as usize;
+                let comps = if k.at & KEY_QUAT != 0 { 4 } else { 3 };
+                let held = k.at & KEY_HELD != 0;
+                let lane = &mut floats[at..=at + 4 * (3 + 2 * comps)];
+                lane[0] = k.start;
+                lane[4] = k.end;
+                lane[8] = if held { 0.0 } else { k.start };
+                lane[12] = if held { f32::INFINITY } else { k.end - k.start };
+                for (c, &x) in k.value[..comps].iter().enumerate() {
+                    let (a, b) = (4 * (4 + c), 4 * (4 + comps + c));
+                    lane[a] = if held { x } else { lane[b] };
+                    lane[b] = x;
+                }
+                slots.next_key += 1;
+            }
+        }
+        slots.last = time;
+        let tv = Vec4::splat(time);
+        let (t_data, rest) = slots.data.split_at_mut(self.streams.t.len() * VEC3_SLOT);
+        let (r_data, s_data) = rest.split_at_mut(self.streams.r.len() * QUAT_SLOT);
+        for (lanes, slot) in self.streams.t.iter().zip(t_data.chunks_exact_mut(VEC3_SLOT)) {
+            refill(slot, lanes, time, tv, |b| (channels[b].translation.as_ref(), 3 * b), cursors);
+            for (&bone, v) in lanes.iter().zip(lerp_slot(slot, tv)) {
+                out[bone as usize].translation = v;
+            }
+        }
+        for (lanes, slot) in self.streams.r.iter().zip(r_data.chunks_exact_mut(QUAT_SLOT)) {
+            refill(slot, lanes, time, tv, |b| (channels[b].rotation.as_ref(), 3 * b + 1), cursors);
+            let (dt, a, b) = (slot[3], &slot[4..8], &slot[8..12]);
+            let mut q = slerp_lanes(a, b, (tv - slot[2]) / dt);
+            let held = dt.cmpeq(Vec4::INFINITY);
+            if held.any() {
+                let exact = lanes4(a[0], a[1], a[2], a[3]);
+                let m = held.bitmask();
+                for l in (0..4).filter(|l| m & (1 << l) != 0) {
+                    q[l] = exact[l];
+                }
+            }
+            for (&bone, q) in lanes.iter().zip(q) {
+                out[bone as usize].rotation = q;
+            }
+        }
+        for (lanes, slot) in self.streams.s.iter().zip(s_data.chunks_exact_mut(VEC3_SLOT)) {
+            refill(slot, lanes, time, tv, |b| (channels[b].scale.as_ref(), 3 * b + 2), cursors);
+            for (&bone, v) in lanes.iter().zip(lerp_slot(slot, tv)) {
+                out[bone as usize].scale = v;
+            }
+        }
+    }
+}
+
+/// The time-ordered segment list of every stream lane (see [`StreamKey`]): for each segment of
+/// each lane's track, its interval and values as [`refill`] would cache them; the last key's
+/// hold after it. (Before the first key is the reset's business: a head starts by refilling.)
+fn stream_keys(streams: &Streams, channels: &[BoneChannels]) -> (Vec<StreamKey>, Vec<Vec4>) {
+    fn lane_keys<T: track::Animatable + SlotLanes>(
+        track: &Track<T>,
+        at: u32,
+        comps: usize,
+        keys: &mut Vec<StreamKey>,
+        start: &mut [Vec4],
+    ) {
+        let (times, values) = (track.times(), track.values());
+        let n = times.len();
+        // Before the first key: held (a one-key track holds everywhere).
+        let mut first = [0.0; QUAT_SLOT];
+        let hi = if n == 1 { f32::INFINITY } else { times[0] };
+        first[..4].copy_from_slice(&[f32::NEG_INFINITY, hi, 0.0, f32::INFINITY]);
+        values[0].write_lanes(&mut first[4..4 + comps]);
+        values[0].write_lanes(&mut first[4 + comps..4 + 2 * comps]);
+        let (row, lane) = (at as usize / 4, at as usize % 4);
+        for (v, &x) in start[row..row + 4 + 2 * comps].iter_mut().zip(&first) {
+            v[lane] = x;
+        }
+        let flags = if comps == 4 { KEY_QUAT } else { 0 };
+        let mut push = |start: f32, end: f32, held: bool, b: T| {
+            let mut value = [0.0; 4];
+            b.write_lanes(&mut value[..comps]);
+            let at = at | flags | if held { KEY_HELD } else { 0 };
+            keys.push(StreamKey { start, end, at, value });
+        };
+        for k in 0..n.saturating_sub(1) {
+            let (t0, t1) = (times[k], times[k + 1]);
+            // `t1 - t0` is what the lane's length will be, as `segment` computes it.
+            if t1 - t0 >= track::MIN_SEGMENT {
+                push(t0, t1, false, values[k + 1]);
+            } else {
+                push(t0, t1, true, values[k + 1]);
+            }
+        }
+        if n > 1 {
+            push(times[n - 1], f32::INFINITY, true, values[n - 1]);
+        }
+    }
+    let mut keys = Vec::new();
+    let rows = VEC3_SLOT * (streams.t.len() + streams.s.len()) + QUAT_SLOT * streams.r.len();
+    let mut start = vec![Vec4::INFINITY; rows];
+    let mut row = 0u32;
+    for lanes in &streams.t {
+        for (l, &b) in lanes.iter().enumerate() {
+            if let Some(t) = &channels[b as usize].translation {
+                lane_keys(t, 4 * row + l as u32, 3, &mut keys, &mut start);
+            }
+        }
+        row += VEC3_SLOT as u32;
+    }
+    for lanes in &streams.r {
+        for (l, &b) in lanes.iter().enumerate() {
+            if let Some(t) = &channels[b as usize].rotation {
+                lane_keys(t, 4 * row + l as u32, 4, &mut keys, &mut start);
+            }
+        }
+        row += QUAT_SLOT as u32;
+    }
+    for lanes in &streams.s {
+        for (l, &b) in lanes.iter().enumerate() {
+            if let Some(t) = &channels[b as usize].scale {
+                lane_keys(t, 4 * row + l as u32, 3, &mut keys, &mut start);
+            }
+        }
+        row += VEC3_SLOT as u32;
+    }
+    keys.sort_by(|a, b| a.start.total_cmp(&b.start));
+    (keys, start)
+}
+
+/// Refills the lanes of one slot group whose cached interval does not hold `time`: the track's
+/// segment at `time` (found through its cursor, as [`Track::sample_with_cursor`] finds it), the
+/// interval where that answer stays the same, and the values to interpolate.
+#[inline(always)]
+fn refill<'t, T: track::Animatable + SlotLanes + 't>(
+    slot: &mut [Vec4],
+    lanes: &[u32; 4],
+    time: f32,
+    tv: Vec4,
+    track_of: impl Fn(usize) -> (Option<&'t Track<T>>, usize),
+    cursors: &mut [u32],
+) {
+    let valid = (slot[0].cmple(tv) & tv.cmplt(slot[1])).bitmask();
+    if valid == 0b1111 {
+        return;
+    }
+    // The stale lanes' new rows, lane-major, then merged into the slot a whole vector at a time
+    // (lane-sized stores followed by the vector loads that read them would stall).
+    let mut fresh = [[0.0f32; QUAT_SLOT]; 4];
+    for l in (0..4).filter(|l| valid & (1 << l) == 0) {
+        let (track, cursor) = track_of(lanes[l] as usize);
+        let Some(track) = track else { continue };
+        let (times, values) = (track.times(), track.values());
+        let n = times.len();
+        let (lo, hi, t0, dt, a, b) = match segment(times, time, &mut cursors[cursor]) {
+            Segment::Lerp(i, _) => (times[i], times[i + 1], times[i], times[i + 1] - times[i], values[i], values[i + 1]),
+            Segment::Hold(k) => {
+                // Where this key holds: before the first key, after the last, or the short
+                // segment it ends. A length of +inf marks the lane as held (copied, not
+                // interpolated).
+                let (lo, hi) = if n == 1 {
+                    (f32::NEG_INFINITY, f32::INFINITY)
+                } else if time >= times[n - 1] {
+                    (times[n - 1], f32::INFINITY)
+                } else if time < times[0] || k == 0 {
+                    (f32::NEG_INFINITY, times[0])
+                } else {
+                    (times[k - 1], times[k])
+                };
+                (lo, hi, 0.0, f32::INFINITY, values[k], values[k])
+            }
+        };
+        let row = &mut fresh[l];
+        row[..4].copy_from_slice(&[lo, hi, t0, dt]);
+        let c = (slot.len() - 4) / 2;
+        a.write_lanes(&mut row[4..4 + c]);
+        b.write_lanes(&mut row[4 + c..4 + 2 * c]);
+    }
+    let stale = BVec4A::new(valid & 1 == 0, valid & 2 == 0, valid & 4 == 0, valid & 8 == 0);
+    for (r, v) in slot.iter_mut().enumerate() {
+        *v = Vec4::select(stale, Vec4::new(fresh[0][r], fresh[1][r], fresh[2][r], fresh[3][r]), *v);
+    }
+}
+
+/// A value's components, written to consecutive floats.
+trait SlotLanes {
+    fn write_lanes(self, out: &mut [f32]);
+}
+
+impl SlotLanes for Vec3 {
+    fn write_lanes(self, out: &mut [f32]) {
+        out.copy_from_slice(&self.to_array());
+    }
+}
+
+impl SlotLanes for Quat {
+    fn write_lanes(self, out: &mut [f32]) {
+        out.copy_from_slice(&self.to_array());
+    }
+}
+
+/// The four `Vec3` lanes of a translation or scale slot at `tv`: `a + (b - a) * u` with
+/// `u = (t - t0) / dt`, or `a` exactly where the lane is held.
+#[inline(always)]
+fn lerp_slot(slot: &[Vec4], tv: Vec4) -> [Vec3; 4] {
+    let u = (tv - slot[2]) / slot[3];
+    let held = slot[3].cmpeq(Vec4::INFINITY);
+    let lerp = |a: Vec4, b: Vec4| Vec4::select(held, a, a + (b - a) * u);
+    lanes3(lerp(slot[4], slot[7]), lerp(slot[5], slot[8]), lerp(slot[6], slot[9]))
 }
 
 /// Four lanes of `(x, y, z)` as four `Vec3`s.

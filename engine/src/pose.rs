@@ -22,7 +22,7 @@ use std::ops::Range;
 use glam::{Affine3A, Mat3, Mat4, Quat, Vec3, Vec4};
 
 use crate::clip::Clip;
-use crate::compiled_clip::LooseBone;
+use crate::compiled_clip::{LooseBone, StreamSlots};
 use crate::math::{self, Transform};
 use crate::skeleton::NO_PARENT;
 
@@ -144,6 +144,8 @@ pub struct SamplingContext {
     rot_ux: Vec<[f32; 2]>,
     /// Every bone loose, for clips not compiled yet.
     all_loose: Vec<LooseBone>,
+    /// The segments of the clip's streams this head is in (see [`crate::compiled_clip`]).
+    streams: StreamSlots,
 }
 
 impl SamplingContext {
@@ -166,11 +168,24 @@ impl SamplingContext {
         self.rot_ends.resize(max_bones, [Vec4::ZERO; 2]);
         self.rot_ux.resize(max_bones, [0.0; 2]);
         self.all_loose = (0..max_bones as u32).map(|bone| LooseBone { bone, in_block: 0 }).collect();
+        self.streams.resize(max_bones);
     }
 
-    /// Forgets all cursors.
+    /// Forgets all cursors and cached stream segments.
     pub fn invalidate(&mut self) {
         self.cursors.fill(0);
+        self.streams.invalidate();
+    }
+
+    /// Bytes of per-head state this context holds (cursors, scratch and stream slots).
+    pub fn bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        size_of_val(&self.cursors[..])
+            + size_of_val(&self.rot_bones[..])
+            + size_of_val(&self.rot_ends[..])
+            + size_of_val(&self.rot_ux[..])
+            + size_of_val(&self.all_loose[..])
+            + self.streams.bytes()
     }
 }
 
@@ -217,6 +232,13 @@ impl SamplingJob<'_> {
     /// the bind pose.
     pub fn run(self) -> Result<(), JobError> {
         self.validate()?;
+        self.sample();
+        Ok(())
+    }
+
+    /// The sampling itself, over validated inputs.
+    #[inline(always)]
+    fn sample(self) {
         let t = self.time;
         let n = self.clip.channels().len();
         let compiled = self.clip.compiled_if_built();
@@ -277,6 +299,7 @@ impl SamplingJob<'_> {
         }
         if let Some(c) = compiled {
             c.sample_blocks(t, cursors, out);
+            c.sample_streams(t, channels, cursors, &mut ctx.streams, out);
         }
         // Loose rotations, four lanes at a time.
         let (bones, ends, ux) = (&rot_bones[..rotations], &rot_ends[..rotations], &rot_ux[..rotations]);
@@ -296,7 +319,6 @@ impl SamplingJob<'_> {
             let (wa, wb) = math::slerp_weights(ux[j][0], ux[j][1]);
             out[bones[j] as usize].rotation = math::renormalize(a * wa + e * wb);
         }
-        Ok(())
     }
 }
 

@@ -159,10 +159,12 @@ fn tracks_sharing_key_times_are_grouped_into_blocks() {
     let compiled = clip.compiled();
     let counts: Vec<(usize, usize)> =
         compiled.blocks().iter().map(|b| (b.track_count(), b.key_count())).collect();
-    // The main grid: 8 translations, 8 rotations, 5 scales. The second grid: 2 tracks. The
-    // one-key time: 2 tracks. Loose: the lone track, STEP, eased, cubic.
-    assert_eq!(counts, vec![(21, 31), (2, 5), (2, 1)]);
-    assert_eq!(compiled.loose_track_count(clip.channels()), 4);
+    // The main grid: 8 translations, 8 rotations, 5 scales. Streams (fewer than eight tracks
+    // on strictly increasing times): the second grid's 2 tracks, the one-key time's 2 and the
+    // lone track on its own times. Loose: STEP, eased, cubic.
+    assert_eq!(counts, vec![(21, 31)]);
+    assert_eq!(compiled.stream_track_count(), 5);
+    assert_eq!(compiled.loose_track_count(clip.channels()), 3);
 }
 
 #[test]
@@ -223,12 +225,13 @@ fn editing_the_channels_rebuilds_the_compiled_form() {
     run(&sk, &clip, 0.5, &mut ctx, &mut out);
     assert_eq!(out[5].translation, Vec3::new(7.0, 8.0, 9.0));
     assert_matches(&sk, &clip, 0.5, &out, "after a key edit");
-    // Give bone 2 its own grid: it leaves the block and samples loose.
+    // Give bone 2 its own grid: it leaves the block and samples as a stream.
     clip.channels_mut()[2] = BoneChannels {
         translation: Some(linear(&[0.0, 1.0], vec![Vec3::ZERO, Vec3::X])),
         ..BoneChannels::default()
     };
-    assert_eq!(clip.compiled().loose_track_count(clip.channels()), 1);
+    assert_eq!(clip.compiled().stream_track_count(), 1);
+    assert_eq!(clip.compiled().loose_track_count(clip.channels()), 0);
     for t in [0.0, 0.25, 0.5, 0.8, 1.0] {
         run(&sk, &clip, t, &mut ctx, &mut out);
         assert_matches(&sk, &clip, t, &out, "after replacing a bone's channels");
@@ -334,3 +337,111 @@ fn an_uncompiled_clip_samples_track_by_track_and_stays_uncompiled() {
     clip.compiled();
     assert!(clip.compiled_if_built().is_some());
 }
+
+/// A key-reduced clip: the dense synthetic clip simplified track by track (each track keeps its
+/// own key times), as the pose benchmark builds it.
+fn reduced(sk: &Skeleton, seed: u32) -> Clip {
+    let dense = dense_clip(sk, "dense", 2.0, 30.0, seed);
+    dense.simplify(sk, 0.03).0
+}
+
+#[test]
+fn tracks_with_their_own_key_times_sample_as_streams_exactly() {
+    let sk = chain_skeleton(64);
+    let clip = reduced(&sk, 0);
+    let compiled = clip.compiled();
+    // Reduced tracks that keep the same times (both ends only, say) still form blocks; the
+    // rest are streams, and nothing is left loose.
+    let in_blocks: usize = compiled.blocks().iter().map(|b| b.track_count()).sum();
+    assert_eq!(compiled.stream_track_count() + in_blocks, clip.track_count());
+    assert!(compiled.stream_track_count() > 64, "{} streams", compiled.stream_track_count());
+    assert_eq!(compiled.loose_track_count(clip.channels()), 0);
+    let mut ctx = SamplingContext::new(64);
+    let mut out = vec![Transform::IDENTITY; 64];
+    // Forward at 60 Hz past both ends, every key time, random seeks, backwards.
+    for t in times(2.0) {
+        run(&sk, &clip, t, &mut ctx, &mut out);
+        assert_matches(&sk, &clip, t, &out, "reduced clip");
+    }
+    // Every key time of every track (segment ends are where the slots refill).
+    let mut keys: Vec<f32> = clip
+        .channels()
+        .iter()
+        .flat_map(|c| {
+            let t = c.translation.as_ref().map(|t| t.times().to_vec()).unwrap_or_default();
+            let r = c.rotation.as_ref().map(|t| t.times().to_vec()).unwrap_or_default();
+            t.into_iter().chain(r)
+        })
+        .collect();
+    keys.sort_by(f32::total_cmp);
+    for t in keys {
+        run(&sk, &clip, t, &mut ctx, &mut out);
+        assert_matches(&sk, &clip, t, &out, "at a key time");
+    }
+}
+
+#[test]
+fn stream_held_ends_one_key_tracks_and_short_segments_are_the_exact_keys() {
+    let sk = chain_skeleton(6);
+    let mut clip = Clip::new("streams", &sk);
+    let ch = clip.channels_mut();
+    ch[0].translation = Some(linear(&[0.2, 0.6], vec![Vec3::new(-0.0, 1.0, 2.0), Vec3::new(4.0, -0.0, 6.0)]));
+    ch[1].rotation = Some(linear(&[0.1, 0.5, 0.9], vec![
+        Quat::from_rotation_y(0.3),
+        Quat::from_rotation_y(-2.9),
+        Quat::from_rotation_x(1.0),
+    ]));
+    ch[2].scale = Some(linear(&[0.4], vec![Vec3::new(2.0, -0.0, 0.5)]));
+    ch[3].translation = Some(linear(&[0.0, 0.5, 0.5000001, 1.0], vec![
+        Vec3::ZERO,
+        Vec3::splat(0.5),
+        Vec3::splat(0.75),
+        Vec3::ONE,
+    ]));
+    assert_eq!(clip.compiled().stream_track_count(), 4);
+    let mut ctx = SamplingContext::new(6);
+    let mut out = vec![Transform::IDENTITY; 6];
+    let bits = |v: Vec3| v.to_array().map(f32::to_bits);
+    for t in [-1.0, 0.0, 0.2, 0.3, 0.6, 0.7, 2.0, 0.50000005, 0.1, 0.9, 1.5, -0.5] {
+        run(&sk, &clip, t, &mut ctx, &mut out);
+        assert_matches(&sk, &clip, t, &out, "stream clip");
+        let want = |b: usize| clip.channels()[b].translation.as_ref().unwrap().sample(t).unwrap();
+        assert_eq!(bits(out[0].translation), bits(want(0)), "signed zeros of a held key at t = {t}");
+        assert_eq!(bits(out[2].scale), bits(Vec3::new(2.0, -0.0, 0.5)), "one key holds everywhere");
+    }
+    run(&sk, &clip, 5.0, &mut ctx, &mut out);
+    assert_eq!(out[1].rotation, Quat::from_rotation_x(1.0), "after the last key: the last key, exactly");
+    run(&sk, &clip, 0.50000005, &mut ctx, &mut out);
+    assert_eq!(out[3].translation, Vec3::splat(0.75), "inside a too-short segment: its right key");
+}
+
+#[test]
+fn one_context_alternating_stream_clips_and_edits_stays_exact() {
+    // The slots cache values, not hints: another clip or an edited one must never read them.
+    let sk = chain_skeleton(24);
+    let a = reduced(&sk, 0);
+    let mut b = reduced(&sk, 1);
+    let mut ctx = SamplingContext::new(24);
+    let mut out = vec![Transform::IDENTITY; 24];
+    for f in 0..120 {
+        let t = f as f32 / 60.0;
+        run(&sk, &a, t, &mut ctx, &mut out);
+        assert_matches(&sk, &a, t, &out, "clip a");
+        run(&sk, &b, t, &mut ctx, &mut out);
+        assert_matches(&sk, &b, t, &out, "clip b");
+        if f == 60 {
+            // Move a key of bone 5's translation to where the head is: the next sample sees it.
+            let tr = b.channels_mut()[5].translation.as_mut().unwrap();
+            let k = tr.times().iter().position(|&x| x > t).unwrap();
+            let at = tr.times()[k];
+            tr.insert(at, Vec3::new(7.0, 8.0, 9.0));
+            run(&sk, &b, at, &mut ctx, &mut out);
+            assert_eq!(out[5].translation, Vec3::new(7.0, 8.0, 9.0));
+        }
+    }
+    // `invalidate` forgets the segments too.
+    ctx.invalidate();
+    run(&sk, &a, 0.7, &mut ctx, &mut out);
+    assert_matches(&sk, &a, 0.7, &out, "after invalidate");
+}
+
