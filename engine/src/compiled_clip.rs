@@ -43,7 +43,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use glam::{BVec4A, Mat4, Quat, Vec3, Vec4};
+use glam::{Mat4, Quat, Vec3, Vec4};
 
 use crate::channels::BoneChannels;
 use crate::math;
@@ -366,14 +366,15 @@ impl CompiledClip {
         if slots.owner != self.id || time < slots.last {
             // Another clip's segments, or time went back (a loop wrapped, a seek). Near the start
             // (fewer keys to replay than lanes), start over from the first keys and replay the
-            // list; further in, mark every lane stale so each refills from its track below.
+            // list; further in, every lane finds its segment in its track, and the list resumes
+            // at the first key starting after `time`.
             slots.owner = self.id;
             let passed = self.stream_keys.partition_point(|k| k.start <= time);
             if passed <= self.stream_start.len() {
                 slots.data[..self.stream_start.len()].copy_from_slice(&self.stream_start);
                 slots.next_key = 0;
             } else {
-                slots.data.fill(Vec4::INFINITY);
+                self.refill_streams(time, channels, cursors, slots);
                 slots.next_key = passed;
             }
         }
@@ -406,13 +407,11 @@ impl CompiledClip {
         let (t_data, rest) = slots.data.split_at_mut(self.streams.t.len() * VEC3_SLOT);
         let (r_data, s_data) = rest.split_at_mut(self.streams.r.len() * QUAT_SLOT);
         for (lanes, slot) in self.streams.t.iter().zip(t_data.chunks_exact_mut(VEC3_SLOT)) {
-            refill(slot, lanes, time, tv, |b| (channels[b].translation.as_ref(), 3 * b), cursors);
             for (&bone, v) in lanes.iter().zip(lerp_slot(slot, tv)) {
                 out[bone as usize].translation = v;
             }
         }
         for (lanes, slot) in self.streams.r.iter().zip(r_data.chunks_exact_mut(QUAT_SLOT)) {
-            refill(slot, lanes, time, tv, |b| (channels[b].rotation.as_ref(), 3 * b + 1), cursors);
             let (dt, a, b) = (slot[3], &slot[4..8], &slot[8..12]);
             let mut q = slerp_lanes(a, b, (tv - slot[2]) / dt);
             let held = dt.cmpeq(Vec4::INFINITY);
@@ -428,10 +427,28 @@ impl CompiledClip {
             }
         }
         for (lanes, slot) in self.streams.s.iter().zip(s_data.chunks_exact_mut(VEC3_SLOT)) {
-            refill(slot, lanes, time, tv, |b| (channels[b].scale.as_ref(), 3 * b + 2), cursors);
             for (&bone, v) in lanes.iter().zip(lerp_slot(slot, tv)) {
                 out[bone as usize].scale = v;
             }
+        }
+    }
+}
+
+impl CompiledClip {
+    /// Every stream lane's segment at `time`, found in its track (a seek, or a head new to
+    /// this clip).
+    #[cold]
+    fn refill_streams(&self, time: f32, channels: &[BoneChannels], cursors: &mut [u32], slots: &mut StreamSlots) {
+        let (t_data, rest) = slots.data.split_at_mut(self.streams.t.len() * VEC3_SLOT);
+        let (r_data, s_data) = rest.split_at_mut(self.streams.r.len() * QUAT_SLOT);
+        for (lanes, slot) in self.streams.t.iter().zip(t_data.chunks_exact_mut(VEC3_SLOT)) {
+            refill(slot, lanes, time, |b| (channels[b].translation.as_ref(), 3 * b), cursors);
+        }
+        for (lanes, slot) in self.streams.r.iter().zip(r_data.chunks_exact_mut(QUAT_SLOT)) {
+            refill(slot, lanes, time, |b| (channels[b].rotation.as_ref(), 3 * b + 1), cursors);
+        }
+        for (lanes, slot) in self.streams.s.iter().zip(s_data.chunks_exact_mut(VEC3_SLOT)) {
+            refill(slot, lanes, time, |b| (channels[b].scale.as_ref(), 3 * b + 2), cursors);
         }
     }
 }
@@ -511,31 +528,32 @@ fn stream_keys(streams: &Streams, channels: &[BoneChannels]) -> (Vec<StreamKey>,
     (keys, start)
 }
 
-/// Refills the lanes of one slot group whose cached interval does not hold `time`: the track's
-/// segment at `time` (found through its cursor, as [`Track::sample_with_cursor`] finds it), the
-/// interval where that answer stays the same, and the values to interpolate.
-#[inline(always)]
+/// Fills the four lanes of one slot group with their tracks' segments at `time` (found through
+/// their cursors, as [`Track::sample_with_cursor`] finds them): the interval where that answer
+/// stays the same and the values to interpolate.
 fn refill<'t, T: track::Animatable + SlotLanes + 't>(
     slot: &mut [Vec4],
     lanes: &[u32; 4],
     time: f32,
-    tv: Vec4,
     track_of: impl Fn(usize) -> (Option<&'t Track<T>>, usize),
     cursors: &mut [u32],
 ) {
-    let valid = (slot[0].cmple(tv) & tv.cmplt(slot[1])).bitmask();
-    if valid == 0b1111 {
-        return;
-    }
-    // The stale lanes' new rows, lane-major, then merged into the slot a whole vector at a time
-    // (lane-sized stores followed by the vector loads that read them would stall).
     let mut fresh = [[0.0f32; QUAT_SLOT]; 4];
-    for l in (0..4).filter(|l| valid & (1 << l) == 0) {
+    for l in 0..4 {
         let (track, cursor) = track_of(lanes[l] as usize);
         let Some(track) = track else { continue };
         let (times, values) = (track.times(), track.values());
         let n = times.len();
-        let (lo, hi, t0, dt, a, b) = match segment(times, time, &mut cursors[cursor]) {
+        let seg = match segment(times, time, &mut cursors[cursor]) {
+            // Exactly at the first key the search may answer "hold the first key" or "segment 0
+            // at u = 0" (the same value); the key list has entered segment 0 there, so the slot
+            // takes it too.
+            Segment::Hold(0) if n > 1 && time == times[0] && times[1] - times[0] >= track::MIN_SEGMENT => {
+                Segment::Lerp(0, 0.0)
+            }
+            seg => seg,
+        };
+        let (lo, hi, t0, dt, a, b) = match seg {
             Segment::Lerp(i, _) => (times[i], times[i + 1], times[i], times[i + 1] - times[i], values[i], values[i + 1]),
             Segment::Hold(k) => {
                 // Where this key holds: before the first key, after the last, or the short
@@ -559,9 +577,8 @@ fn refill<'t, T: track::Animatable + SlotLanes + 't>(
         a.write_lanes(&mut row[4..4 + c]);
         b.write_lanes(&mut row[4 + c..4 + 2 * c]);
     }
-    let stale = BVec4A::new(valid & 1 == 0, valid & 2 == 0, valid & 4 == 0, valid & 8 == 0);
     for (r, v) in slot.iter_mut().enumerate() {
-        *v = Vec4::select(stale, Vec4::new(fresh[0][r], fresh[1][r], fresh[2][r], fresh[3][r]), *v);
+        *v = Vec4::new(fresh[0][r], fresh[1][r], fresh[2][r], fresh[3][r]);
     }
 }
 

@@ -411,6 +411,14 @@ fn stream_held_ends_one_key_tracks_and_short_segments_are_the_exact_keys() {
     }
     run(&sk, &clip, 5.0, &mut ctx, &mut out);
     assert_eq!(out[1].rotation, Quat::from_rotation_x(1.0), "after the last key: the last key, exactly");
+    // A head that starts (or seeks back) exactly on a key, then plays on.
+    for start in [0.0, 0.1, 0.2, 0.4, 0.5, 0.5000001, 0.6, 0.9, 1.0] {
+        let mut fresh = SamplingContext::new(6);
+        for t in [start, start + 0.03, start + 0.2, start, start + 0.45] {
+            run(&sk, &clip, t, &mut fresh, &mut out);
+            assert_matches(&sk, &clip, t, &out, "from a key");
+        }
+    }
     run(&sk, &clip, 0.50000005, &mut ctx, &mut out);
     assert_eq!(out[3].translation, Vec3::splat(0.75), "inside a too-short segment: its right key");
 }
