@@ -43,7 +43,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{BVec4A, Mat4, Quat, Vec3, Vec4};
 
 use crate::channels::BoneChannels;
 use crate::math;
@@ -95,10 +95,12 @@ struct Streams {
 /// previous segment's last (`a` takes the lane's old `b`), so a key carries only its new value.
 #[derive(Clone, Copy, Debug)]
 struct StreamKey {
-    /// The time the segment starts (its first key's time): its interval's start.
+    /// The time a head enters the segment (its first key's time).
     start: f32,
-    /// Its interval's end (the next key's time; +inf after the last key).
-    end: f32,
+    /// The lane's segment start and length as the interpolation reads them (`start` and
+    /// `next key - start`; 0 and +inf when held).
+    t0: f32,
+    dt: f32,
     /// The lane's first float in [`StreamSlots`] (`4 * first row + lane`), with
     /// [`KEY_QUAT`] and [`KEY_HELD`] in the high bits.
     at: u32,
@@ -112,11 +114,12 @@ const KEY_QUAT: u32 = 1 << 31;
 /// both take the value and the lane copies it.
 const KEY_HELD: u32 = 1 << 30;
 
-/// `Vec4`s per group of four translation or scale streams in [`StreamSlots`]: interval start
-/// and end, segment start and length, then `a` (x, y, z) and `b` (x, y, z).
-const VEC3_SLOT: usize = 10;
-/// `Vec4`s per group of four rotation streams: interval, segment, `a` and `b` (x, y, z, w).
-const QUAT_SLOT: usize = 12;
+/// `Vec4`s per group of four translation or scale streams in [`StreamSlots`]: segment start and
+/// length (+inf: held), then `a` (x, y, z) and `b` (x, y, z).
+const VEC3_SLOT: usize = 8;
+/// `Vec4`s per group of four rotation streams: segment start and length, `a` and `b` (x, y, z,
+/// w).
+const QUAT_SLOT: usize = 10;
 
 const _: () = assert!(std::mem::size_of::<Vec4>() == 16);
 
@@ -379,25 +382,29 @@ impl CompiledClip {
             }
         }
         {
-            // The segments entered since the last sample, in time order.
-            // SAFETY: `Vec4` is four `f32`s with no padding (glam: `repr(C)`, 16 bytes), so the
-            // slots are `4 * len` floats, every bit pattern valid.
-            let floats: &mut [f32] = unsafe {
-                std::slice::from_raw_parts_mut(slots.data.as_mut_ptr().cast::<f32>(), 4 * slots.data.len())
-            };
+            // The segments entered since the last sample, in time order. Each lane is written
+            // a whole vector at a time (lane-sized stores read back by the vector loads below
+            // would stall them).
+            const LANE: [BVec4A; 4] = [
+                BVec4A::from_array([true, false, false, false]),
+                BVec4A::from_array([false, true, false, false]),
+                BVec4A::from_array([false, false, true, false]),
+                BVec4A::from_array([false, false, false, true]),
+            ];
             while let Some(k) = self.stream_keys.get(slots.next_key).filter(|k| k.start <= time) {
                 let at = (k.at & !(KEY_QUAT | KEY_HELD)) as usize;
                 let comps = if k.at & KEY_QUAT != 0 { 4 } else { 3 };
                 let held = k.at & KEY_HELD != 0;
-                let lane = &mut floats[at..=at + 4 * (3 + 2 * comps)];
-                lane[0] = k.start;
-                lane[4] = k.end;
-                lane[8] = if held { 0.0 } else { k.start };
-                lane[12] = if held { f32::INFINITY } else { k.end - k.start };
-                for (c, &x) in k.value[..comps].iter().enumerate() {
-                    let (a, b) = (4 * (4 + c), 4 * (4 + comps + c));
-                    lane[a] = if held { x } else { lane[b] };
-                    lane[b] = x;
+                let lane = LANE[at % 4];
+                let rows = &mut slots.data[at / 4..at / 4 + 2 + 2 * comps];
+                let put = |row: &mut Vec4, x: Vec4| *row = Vec4::select(lane, x, *row);
+                put(&mut rows[0], Vec4::splat(k.t0));
+                put(&mut rows[1], Vec4::splat(k.dt));
+                for c in 0..comps {
+                    let x = Vec4::splat(k.value[c]);
+                    let a = if held { x } else { rows[2 + comps + c] };
+                    put(&mut rows[2 + c], a);
+                    put(&mut rows[2 + comps + c], x);
                 }
                 slots.next_key += 1;
             }
@@ -412,8 +419,8 @@ impl CompiledClip {
             }
         }
         for (lanes, slot) in self.streams.r.iter().zip(r_data.chunks_exact_mut(QUAT_SLOT)) {
-            let (dt, a, b) = (slot[3], &slot[4..8], &slot[8..12]);
-            let mut q = slerp_lanes(a, b, (tv - slot[2]) / dt);
+            let (dt, a, b) = (slot[1], &slot[2..6], &slot[6..10]);
+            let mut q = slerp_lanes(a, b, (tv - slot[0]) / dt);
             let held = dt.cmpeq(Vec4::INFINITY);
             if held.any() {
                 let exact = lanes4(a[0], a[1], a[2], a[3]);
@@ -468,32 +475,30 @@ fn stream_keys(streams: &Streams, channels: &[BoneChannels]) -> (Vec<StreamKey>,
         let n = times.len();
         // Before the first key: held (a one-key track holds everywhere).
         let mut first = [0.0; QUAT_SLOT];
-        let hi = if n == 1 { f32::INFINITY } else { times[0] };
-        first[..4].copy_from_slice(&[f32::NEG_INFINITY, hi, 0.0, f32::INFINITY]);
-        values[0].write_lanes(&mut first[4..4 + comps]);
-        values[0].write_lanes(&mut first[4 + comps..4 + 2 * comps]);
+        first[..2].copy_from_slice(&[0.0, f32::INFINITY]);
+        values[0].write_lanes(&mut first[2..2 + comps]);
+        values[0].write_lanes(&mut first[2 + comps..2 + 2 * comps]);
         let (row, lane) = (at as usize / 4, at as usize % 4);
-        for (v, &x) in start[row..row + 4 + 2 * comps].iter_mut().zip(&first) {
+        for (v, &x) in start[row..row + 2 + 2 * comps].iter_mut().zip(&first) {
             v[lane] = x;
         }
         let flags = if comps == 4 { KEY_QUAT } else { 0 };
-        let mut push = |start: f32, end: f32, held: bool, b: T| {
+        let mut push = |start: f32, dt: Option<f32>, b: T| {
             let mut value = [0.0; 4];
             b.write_lanes(&mut value[..comps]);
-            let at = at | flags | if held { KEY_HELD } else { 0 };
-            keys.push(StreamKey { start, end, at, value });
+            let (t0, dt, held) = match dt {
+                Some(dt) => (start, dt, 0),
+                None => (0.0, f32::INFINITY, KEY_HELD),
+            };
+            keys.push(StreamKey { start, t0, dt, at: at | flags | held, value });
         };
         for k in 0..n.saturating_sub(1) {
-            let (t0, t1) = (times[k], times[k + 1]);
-            // `t1 - t0` is what the lane's length will be, as `segment` computes it.
-            if t1 - t0 >= track::MIN_SEGMENT {
-                push(t0, t1, false, values[k + 1]);
-            } else {
-                push(t0, t1, true, values[k + 1]);
-            }
+            // The segment's length as `segment` computes it; a too-short one holds its end.
+            let dt = times[k + 1] - times[k];
+            push(times[k], (dt >= track::MIN_SEGMENT).then_some(dt), values[k + 1]);
         }
         if n > 1 {
-            push(times[n - 1], f32::INFINITY, true, values[n - 1]);
+            push(times[n - 1], None, values[n - 1]);
         }
     }
     let mut keys = Vec::new();
@@ -553,29 +558,16 @@ fn refill<'t, T: track::Animatable + SlotLanes + 't>(
             }
             seg => seg,
         };
-        let (lo, hi, t0, dt, a, b) = match seg {
-            Segment::Lerp(i, _) => (times[i], times[i + 1], times[i], times[i + 1] - times[i], values[i], values[i + 1]),
-            Segment::Hold(k) => {
-                // Where this key holds: before the first key, after the last, or the short
-                // segment it ends. A length of +inf marks the lane as held (copied, not
-                // interpolated).
-                let (lo, hi) = if n == 1 {
-                    (f32::NEG_INFINITY, f32::INFINITY)
-                } else if time >= times[n - 1] {
-                    (times[n - 1], f32::INFINITY)
-                } else if time < times[0] || k == 0 {
-                    (f32::NEG_INFINITY, times[0])
-                } else {
-                    (times[k - 1], times[k])
-                };
-                (lo, hi, 0.0, f32::INFINITY, values[k], values[k])
-            }
+        // A length of +inf marks a held lane (copied, not interpolated).
+        let (t0, dt, a, b) = match seg {
+            Segment::Lerp(i, _) => (times[i], times[i + 1] - times[i], values[i], values[i + 1]),
+            Segment::Hold(k) => (0.0, f32::INFINITY, values[k], values[k]),
         };
         let row = &mut fresh[l];
-        row[..4].copy_from_slice(&[lo, hi, t0, dt]);
-        let c = (slot.len() - 4) / 2;
-        a.write_lanes(&mut row[4..4 + c]);
-        b.write_lanes(&mut row[4 + c..4 + 2 * c]);
+        row[..2].copy_from_slice(&[t0, dt]);
+        let c = (slot.len() - 2) / 2;
+        a.write_lanes(&mut row[2..2 + c]);
+        b.write_lanes(&mut row[2 + c..2 + 2 * c]);
     }
     for (r, v) in slot.iter_mut().enumerate() {
         *v = Vec4::new(fresh[0][r], fresh[1][r], fresh[2][r], fresh[3][r]);
@@ -603,10 +595,10 @@ impl SlotLanes for Quat {
 /// `u = (t - t0) / dt`, or `a` exactly where the lane is held.
 #[inline(always)]
 fn lerp_slot(slot: &[Vec4], tv: Vec4) -> [Vec3; 4] {
-    let u = (tv - slot[2]) / slot[3];
-    let held = slot[3].cmpeq(Vec4::INFINITY);
+    let u = (tv - slot[0]) / slot[1];
+    let held = slot[1].cmpeq(Vec4::INFINITY);
     let lerp = |a: Vec4, b: Vec4| Vec4::select(held, a, a + (b - a) * u);
-    lanes3(lerp(slot[4], slot[7]), lerp(slot[5], slot[8]), lerp(slot[6], slot[9]))
+    lanes3(lerp(slot[2], slot[5]), lerp(slot[3], slot[6]), lerp(slot[4], slot[7]))
 }
 
 /// Four lanes of `(x, y, z)` as four `Vec3`s.
