@@ -65,6 +65,14 @@ impl Character {
         }
     }
 
+    /// Readies the two heads for clips `a` and `b`, as players do when a clip starts playing
+    /// (compiled; stream slots sized, none for clips made only of key blocks).
+    fn ready(mut self, a: &Clip, b: &Clip) -> Self {
+        self.ctx_a.prepare(a);
+        self.ctx_b.prepare(b);
+        self
+    }
+
     /// Advances the playhead (`duration` is derived once per clip, as the Animator caches it).
     fn tick(&mut self, duration: f32) -> f32 {
         self.t = (self.t + DT) % duration;
@@ -138,7 +146,7 @@ fn pose(c: &mut Criterion) {
         let (sk, a, b) = rig(n);
         let da = a.duration();
         g.throughput(Throughput::Elements(n as u64));
-        let mut ch = Character::new(n, 0.0);
+        let mut ch = Character::new(n, 0.0).ready(&a, &b);
         g.bench_function(BenchmarkId::new("sample_forward", n), |bench| {
             bench.iter(|| {
                 let t = ch.tick(da);
@@ -146,7 +154,7 @@ fn pose(c: &mut Criterion) {
                 black_box(&ch.local);
             })
         });
-        let mut ch = Character::new(n, 0.0);
+        let mut ch = Character::new(n, 0.0).ready(&a, &b);
         g.bench_function(BenchmarkId::new("full_forward", n), |bench| {
             bench.iter(|| {
                 ch.full(&sk, &a, &b, da);
@@ -176,7 +184,7 @@ fn pose(c: &mut Criterion) {
             100.0 * report.keys_after as f32 / report.keys_before as f32,
             report.max_error
         );
-        let mut ch = Character::new(n, 0.0);
+        let mut ch = Character::new(n, 0.0).ready(&ra, &rb);
         g.bench_function(BenchmarkId::new("sample_forward_reduced", n), |bench| {
             bench.iter(|| {
                 let t = ch.tick(da);
@@ -184,7 +192,7 @@ fn pose(c: &mut Criterion) {
                 black_box(&ch.local);
             })
         });
-        let mut ch = Character::new(n, 0.0);
+        let mut ch = Character::new(n, 0.0).ready(&ra, &rb);
         g.bench_function(BenchmarkId::new("full_forward_reduced", n), |bench| {
             bench.iter(|| {
                 ch.full(&sk, &ra, &rb, da);
@@ -192,7 +200,7 @@ fn pose(c: &mut Criterion) {
             })
         });
         let loose = unshared(&a);
-        let mut ch = Character::new(n, 0.0);
+        let mut ch = Character::new(n, 0.0).ready(&loose, &loose);
         g.bench_function(BenchmarkId::new("sample_forward_unshared", n), |bench| {
             bench.iter(|| {
                 let t = ch.tick(da);
@@ -247,7 +255,8 @@ fn pose(c: &mut Criterion) {
     // Crowds: 1000 characters of 64 joints at staggered times, one frame per iteration.
     let (sk, a, _) = rig(64);
     let da = a.duration();
-    let mut crowd: Vec<Character> = (0..1000).map(|i| Character::new(64, i as f32 * 0.0137 % 2.0)).collect();
+    let mut crowd: Vec<Character> =
+        (0..1000).map(|i| Character::new(64, i as f32 * 0.0137 % 2.0).ready(&a, &a)).collect();
     g.throughput(Throughput::Elements(64 * 1000));
     g.bench_function("crowd/1000x64", |bench| {
         bench.iter(|| {

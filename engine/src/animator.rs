@@ -162,17 +162,20 @@ impl Head {
         let fault = find_clip_fault(&clip, skeleton);
         match &fault {
             Some(f) => log::debug!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name),
-            // Compile the clip now (once per clip, shared by every head), not in a frame.
-            None => {
-                clip.compiled();
-            }
+            None => {}
+        }
+        let mut context = SamplingContext::new(clip.channels().len());
+        if fault.is_none() {
+            // Compile the clip now (once per clip, shared by every head) and size this head's
+            // stream slots for it, not in a frame.
+            context.prepare(&clip);
         }
         Head {
             time: if speed < 0.0 { duration } else { 0.0 },
             looping,
             playing: false,
             fault,
-            source: Source::Clip { context: SamplingContext::new(clip.channels().len()), clip, duration },
+            source: Source::Clip { context, clip, duration },
         }
     }
 

@@ -124,8 +124,10 @@ const QUAT_SLOT: usize = 10;
 const _: () = assert!(std::mem::size_of::<Vec4>() == 16);
 
 /// One head's cached stream segments (see the module docs), owned by its
-/// [`crate::pose::SamplingContext`]. Sized for a clip of up to `max_bones` bones; tied to one
-/// compiled clip at a time (sampling another refills every lane on first use).
+/// [`crate::pose::SamplingContext`] and sized by
+/// [`SamplingContext::prepare`](crate::pose::SamplingContext::prepare) for the clips it will
+/// play (nothing for clips without streams, so a crowd of dense clips pays no bytes for them);
+/// tied to one compiled clip at a time (sampling another refills every lane on first use).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct StreamSlots {
     owner: u64,
@@ -137,11 +139,18 @@ pub(crate) struct StreamSlots {
 }
 
 impl StreamSlots {
-    /// Slots for clips of up to `max_bones` bones (allocates).
-    pub(crate) fn resize(&mut self, max_bones: usize) {
-        let groups = max_bones.div_ceil(4);
-        self.data.resize(groups * (2 * VEC3_SLOT + QUAT_SLOT), Vec4::ZERO);
-        self.owner = 0;
+    /// Room for `clip`'s streams (allocates when it grows; never shrinks).
+    pub(crate) fn reserve(&mut self, clip: &CompiledClip) {
+        let rows = clip.stream_rows();
+        if self.data.len() < rows {
+            self.data.resize(rows, Vec4::ZERO);
+            self.owner = 0;
+        }
+    }
+
+    /// True when these slots can hold `clip`'s streams.
+    pub(crate) fn fits(&self, clip: &CompiledClip) -> bool {
+        self.data.len() >= clip.stream_rows()
     }
 
     /// Forgets every cached segment.
@@ -306,6 +315,48 @@ impl CompiledClip {
         Self { blocks, streams, stream_keys, stream_start, loose, id }
     }
 
+    /// `Vec4` rows a head's [`StreamSlots`] need for this clip's streams.
+    fn stream_rows(&self) -> usize {
+        VEC3_SLOT * (self.streams.t.len() + self.streams.s.len()) + QUAT_SLOT * self.streams.r.len()
+    }
+
+    /// Samples every stream at `time` into `out` through its track (a head whose context was not
+    /// prepared for this clip: correct, and as slow as loose tracks; allocates nothing).
+    pub(crate) fn sample_streams_by_track(
+        &self,
+        time: f32,
+        channels: &[BoneChannels],
+        cursors: &mut [u32],
+        out: &mut [crate::math::Transform],
+    ) {
+        for &b in self.streams.t.iter().flatten() {
+            let b = b as usize;
+            if let Some(v) =
+                channels[b].translation.as_ref().and_then(|t| t.sample_with_cursor(time, &mut cursors[3 * b]))
+            {
+                out[b].translation = v;
+            }
+        }
+        for &b in self.streams.r.iter().flatten() {
+            let b = b as usize;
+            if let Some(q) = channels[b]
+                .rotation
+                .as_ref()
+                .and_then(|t| t.sample_with_cursor(time, &mut cursors[3 * b + 1]))
+            {
+                out[b].rotation = q;
+            }
+        }
+        for &b in self.streams.s.iter().flatten() {
+            let b = b as usize;
+            if let Some(v) =
+                channels[b].scale.as_ref().and_then(|t| t.sample_with_cursor(time, &mut cursors[3 * b + 2]))
+            {
+                out[b].scale = v;
+            }
+        }
+    }
+
     /// Number of stream tracks (plain LINEAR tracks with their own key times, sampled from
     /// per-head segment slots; see the module docs).
     pub fn stream_track_count(&self) -> usize {
@@ -354,9 +405,11 @@ impl CompiledClip {
 }
 
 impl CompiledClip {
-    /// Samples every stream at `time` into `out` from the head's `slots`, refilling a lane from
-    /// its track (through its cursor in `cursors`) where `time` has left the cached segment. The
-    /// caller has checked that `out`, `cursors` and `slots` cover the clip's bones.
+    /// Samples every stream at `time` into `out` from the head's `slots`: forward, the key list
+    /// moves the lanes into the segments entered since the last sample; after a seek back or on
+    /// a head new to the clip, every lane finds its segment in its track (through its cursor in
+    /// `cursors`). The caller has checked that `out` and `cursors` cover the clip's bones and
+    /// that the slots fit ([`StreamSlots::fits`]).
     #[inline(always)]
     pub(crate) fn sample_streams(
         &self,
@@ -445,7 +498,13 @@ impl CompiledClip {
     /// Every stream lane's segment at `time`, found in its track (a seek, or a head new to
     /// this clip).
     #[cold]
-    fn refill_streams(&self, time: f32, channels: &[BoneChannels], cursors: &mut [u32], slots: &mut StreamSlots) {
+    fn refill_streams(
+        &self,
+        time: f32,
+        channels: &[BoneChannels],
+        cursors: &mut [u32],
+        slots: &mut StreamSlots,
+    ) {
         let (t_data, rest) = slots.data.split_at_mut(self.streams.t.len() * VEC3_SLOT);
         let (r_data, s_data) = rest.split_at_mut(self.streams.r.len() * QUAT_SLOT);
         for (lanes, slot) in self.streams.t.iter().zip(t_data.chunks_exact_mut(VEC3_SLOT)) {

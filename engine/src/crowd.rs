@@ -144,6 +144,7 @@ impl BakeJob<'_> {
         let mut model = vec![Mat4::IDENTITY; n];
         let mut palette = vec![Mat4::IDENTITY; n];
         for c in self.clips {
+            context.prepare(c);
             let duration = c.duration();
             let looping = c.looping;
             let offset = out.matrices.len() as u32;

@@ -168,7 +168,14 @@ impl SamplingContext {
         self.rot_ends.resize(max_bones, [Vec4::ZERO; 2]);
         self.rot_ux.resize(max_bones, [0.0; 2]);
         self.all_loose = (0..max_bones as u32).map(|bone| LooseBone { bone, in_block: 0 }).collect();
-        self.streams.resize(max_bones);
+    }
+
+    /// Readies this context for `clip`: compiles the clip (once per clip, shared by every head)
+    /// and sizes the head's stream slots for it (allocates when they grow; nothing for a clip
+    /// whose tracks all sit in key blocks). Call it where the clip starts playing, not per frame;
+    /// a head not prepared samples the clip's stream tracks one by one instead (the same result).
+    pub fn prepare(&mut self, clip: &Clip) {
+        self.streams.reserve(clip.compiled());
     }
 
     /// Forgets all cursors and cached stream segments.
@@ -299,7 +306,11 @@ impl SamplingJob<'_> {
         }
         if let Some(c) = compiled {
             c.sample_blocks(t, cursors, out);
-            c.sample_streams(t, channels, cursors, &mut ctx.streams, out);
+            if ctx.streams.fits(c) {
+                c.sample_streams(t, channels, cursors, &mut ctx.streams, out);
+            } else {
+                c.sample_streams_by_track(t, channels, cursors, out);
+            }
         }
         // Loose rotations, four lanes at a time.
         let (bones, ends, ux) = (&rot_bones[..rotations], &rot_ends[..rotations], &rot_ux[..rotations]);

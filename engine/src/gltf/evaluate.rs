@@ -62,6 +62,14 @@ impl ScenePose {
             morph_weights: scene.nodes.iter().map(|n| n.morph_weights.clone()).collect(),
             contexts: scene.rigs.iter().map(|r| SamplingContext::new(r.skeleton.bone_count())).collect(),
         };
+        // Every rig's head may play any of the scene's clips for it: slots for the largest.
+        for a in &scene.animations {
+            for c in &a.clips {
+                if let Some(ctx) = pose.contexts.get_mut(c.rig) {
+                    ctx.prepare(&c.clip);
+                }
+            }
+        }
         // The rest pose of a well-formed scene cannot fail.
         let _ = pose.evaluate(scene, None, 0.0);
         pose

@@ -281,6 +281,13 @@ fn views<const K: usize>(
     Ok((out, w))
 }
 
+/// A sampling context for `n` bones, ready for `clip` (its stream slots sized).
+fn prepared(n: usize, clip: &Clip) -> SamplingContext {
+    let mut c = SamplingContext::new(n);
+    c.prepare(clip);
+    c
+}
+
 impl GraphInstance {
     /// An instance of `program` at its start: parameters at their defaults, playheads at their
     /// starts (the end for a negative speed). Allocates every buffer evaluation needs.
@@ -290,9 +297,9 @@ impl GraphInstance {
         let mut inst = GraphInstance {
             params: p.parameters.iter().map(|d| d.default).collect(),
             player_times: vec![0.0; p.players.len()],
-            player_contexts: p.players.iter().map(|_| SamplingContext::new(n)).collect(),
+            player_contexts: p.players.iter().map(|x| prepared(n, &x.clip)).collect(),
             phases: vec![0.0; p.spaces.len()],
-            member_contexts: p.members.iter().map(|_| SamplingContext::new(n)).collect(),
+            member_contexts: p.members.iter().map(|m| prepared(n, &m.clip)).collect(),
             slots: vec![Transform::IDENTITY; p.slot_count * n],
             mask_scratch: vec![0.0; if p.masks.is_empty() { 0 } else { n }],
             flow: vec![FlowState::default(); p.flow.len()],

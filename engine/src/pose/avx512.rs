@@ -167,11 +167,8 @@ pub(super) unsafe fn local_rows16(t: &[Transform; 16]) -> [[f32; 16]; 9] {
     };
     let [x, y, z, w] = transpose16(q);
     let [sx, sy, sz, _] = transpose16(s);
-    let (add, sub, mul) = (
-        |a, b| _mm512_add_ps(a, b),
-        |a, b| _mm512_sub_ps(a, b),
-        |a, b| _mm512_mul_ps(a, b),
-    );
+    let (add, sub, mul) =
+        (|a, b| _mm512_add_ps(a, b), |a, b| _mm512_sub_ps(a, b), |a, b| _mm512_mul_ps(a, b));
     let (x2, y2, z2) = (add(x, x), add(y, y), add(z, z));
     let (xx, xy, xz) = (mul(x, x2), mul(x, y2), mul(x, z2));
     let (yy, yz, zz) = (mul(y, y2), mul(y, z2), mul(z, z2));
@@ -242,7 +239,12 @@ mod tests {
             let want = super::super::local_soa(&t[4 * q..4 * q + 4]);
             for j in 0..9 {
                 for k in 0..4 {
-                    assert_eq!(rows[j][4 * q + k].to_bits(), want[j][k].to_bits(), "row {j}, bone {}", 4 * q + k);
+                    assert_eq!(
+                        rows[j][4 * q + k].to_bits(),
+                        want[j][k].to_bits(),
+                        "row {j}, bone {}",
+                        4 * q + k
+                    );
                 }
             }
         }

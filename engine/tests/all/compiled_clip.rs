@@ -28,9 +28,10 @@ fn reference(sk: &Skeleton, clip: &Clip, time: f32) -> Vec<Transform> {
         .collect()
 }
 
-/// Compiles the clip (as players do when it starts playing; a no-op once built) and samples it.
+/// Readies the head for the clip (as players do when it starts playing: compiled, stream slots
+/// sized; a no-op once done) and samples it.
 fn run(sk: &Skeleton, clip: &Clip, time: f32, ctx: &mut SamplingContext, out: &mut [Transform]) {
-    clip.compiled();
+    ctx.prepare(clip);
     SamplingJob { clip, bind_pose: &sk.bind_pose, time, context: ctx, output: out }.run().unwrap();
 }
 
@@ -386,18 +387,15 @@ fn stream_held_ends_one_key_tracks_and_short_segments_are_the_exact_keys() {
     let mut clip = Clip::new("streams", &sk);
     let ch = clip.channels_mut();
     ch[0].translation = Some(linear(&[0.2, 0.6], vec![Vec3::new(-0.0, 1.0, 2.0), Vec3::new(4.0, -0.0, 6.0)]));
-    ch[1].rotation = Some(linear(&[0.1, 0.5, 0.9], vec![
-        Quat::from_rotation_y(0.3),
-        Quat::from_rotation_y(-2.9),
-        Quat::from_rotation_x(1.0),
-    ]));
+    ch[1].rotation = Some(linear(
+        &[0.1, 0.5, 0.9],
+        vec![Quat::from_rotation_y(0.3), Quat::from_rotation_y(-2.9), Quat::from_rotation_x(1.0)],
+    ));
     ch[2].scale = Some(linear(&[0.4], vec![Vec3::new(2.0, -0.0, 0.5)]));
-    ch[3].translation = Some(linear(&[0.0, 0.5, 0.5000001, 1.0], vec![
-        Vec3::ZERO,
-        Vec3::splat(0.5),
-        Vec3::splat(0.75),
-        Vec3::ONE,
-    ]));
+    ch[3].translation = Some(linear(
+        &[0.0, 0.5, 0.5000001, 1.0],
+        vec![Vec3::ZERO, Vec3::splat(0.5), Vec3::splat(0.75), Vec3::ONE],
+    ));
     assert_eq!(clip.compiled().stream_track_count(), 4);
     let mut ctx = SamplingContext::new(6);
     let mut out = vec![Transform::IDENTITY; 6];
@@ -453,3 +451,36 @@ fn one_context_alternating_stream_clips_and_edits_stays_exact() {
     assert_matches(&sk, &a, 0.7, &out, "after invalidate");
 }
 
+#[test]
+fn a_head_not_prepared_for_a_clip_samples_its_streams_track_by_track() {
+    // Compiled but no slots for its streams (a context made for another clip): the same pose,
+    // sampled through the tracks, and nothing allocated.
+    let sk = chain_skeleton(64);
+    let clip = reduced(&sk, 2);
+    clip.compiled();
+    assert!(clip.compiled().stream_track_count() > 0);
+    let mut bare = SamplingContext::new(64);
+    let bytes = bare.bytes();
+    let (mut a, mut b) = (vec![Transform::IDENTITY; 64], vec![Transform::IDENTITY; 64]);
+    let mut ready = SamplingContext::new(64);
+    for t in times(2.0) {
+        SamplingJob { clip: &clip, bind_pose: &sk.bind_pose, time: t, context: &mut bare, output: &mut a }
+            .run()
+            .unwrap();
+        assert_matches(&sk, &clip, t, &a, "not prepared");
+        run(&sk, &clip, t, &mut ready, &mut b);
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.translation, y.translation);
+            assert_eq!(x.scale, y.scale);
+            assert!(x.rotation.abs_diff_eq(y.rotation, 4e-7));
+        }
+    }
+    assert_eq!(bare.bytes(), bytes, "sampling never sized the slots");
+    assert!(ready.bytes() > bytes, "prepare sized them");
+    // A dense clip (key blocks only) needs none.
+    let dense = dense_clip(&sk, "dense", 2.0, 30.0, 0);
+    let mut head = SamplingContext::new(64);
+    let before = head.bytes();
+    head.prepare(&dense);
+    assert_eq!(head.bytes(), before);
+}
