@@ -160,9 +160,8 @@ impl Head {
     fn new(clip: Arc<Clip>, skeleton: &Skeleton, looping: bool, speed: f32) -> Self {
         let duration = clip.duration();
         let fault = find_clip_fault(&clip, skeleton);
-        match &fault {
-            Some(f) => log::debug!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name),
-            None => {}
+        if let Some(f) = &fault {
+            log::debug!("animator on skeleton {:?}: {f}; the bind pose stands", skeleton.name);
         }
         let mut context = SamplingContext::new(clip.channels().len());
         if fault.is_none() {
