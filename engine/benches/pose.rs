@@ -184,6 +184,16 @@ fn pose(c: &mut Criterion) {
             100.0 * report.keys_after as f32 / report.keys_before as f32,
             report.max_error
         );
+        let (dense_head, reduced_head) =
+            (Character::new(n, 0.0).ready(&a, &b), Character::new(n, 0.0).ready(&ra, &rb));
+        eprintln!(
+            "sampling context bytes per head (64 joints): dense clip {}, reduced clip {} ({} stream tracks, {} stream keys of {} B)",
+            dense_head.ctx_a.bytes(),
+            reduced_head.ctx_a.bytes(),
+            ra.compiled().stream_track_count(),
+            ra.compiled().stream_key_count(),
+            ra.compiled().stream_key_bytes(),
+        );
         let mut ch = Character::new(n, 0.0).ready(&ra, &rb);
         g.bench_function(BenchmarkId::new("sample_forward_reduced", n), |bench| {
             bench.iter(|| {

@@ -16,16 +16,22 @@
 //! (the four-lane dot product sums in another order and is capped at 1, as the loose four-wide
 //! pass does). A held end or a too-short segment copies the key exactly.
 //!
-//! A plain LINEAR track whose key times no other track shares (hand-keyed and key-reduced
-//! clips, where every track keeps its own times) is a **stream**: each playing head keeps, per
-//! stream, the segment it is in (its interval, both end values, the start time and length) in a
-//! [`StreamSlots`] cache of its [`crate::pose::SamplingContext`], laid out like a block row (four
-//! tracks of a kind per SIMD lane group). A sample checks four intervals at once and, only where
-//! the time has left one, refills that lane from the track; then it interpolates four tracks
-//! per instruction from the cache, with the track sampler's arithmetic (`u = (t - t0) / dt`,
-//! `a + (b - a) * u`; a held end is the key exactly). Forward playback touches the tracks' own
-//! arrays only when a segment ends, ozz-animation's scheme; the slots are per head, so a clip
-//! made only of blocks (every dense clip) costs a head nothing more.
+//! A plain LINEAR track whose strictly increasing key times it shares with fewer than seven
+//! other tracks (hand-keyed and key-reduced clips, where every track keeps its own times) is a
+//! **stream**, ozz-animation's scheme. Each playing head keeps, per stream, the segment it is in
+//! (its start and length, both end values) in the [`StreamSlots`] of its
+//! [`crate::pose::SamplingContext`], four tracks of a kind per SIMD lane group as in a block row.
+//! The compiled clip holds every stream segment in one list ordered by the time a head enters
+//! it ([`StreamKey`]: 32 bytes, the segment's end value only, since its start value is the
+//! previous segment's end). Forward playback applies the keys passed since the last sample,
+//! then interpolates four tracks per instruction from the slots, with the track sampler's
+//! arithmetic (`u = (t - t0) / dt`, `a + (b - a) * u`; a held end or a too-short segment is the
+//! key exactly); the tracks' own arrays are not touched. A seek back (a loop wrapping, scrubbing)
+//! replays the list from the first keys when few keys have passed, else finds every lane's
+//! segment in its track. The slots are sized by
+//! [`SamplingContext::prepare`](crate::pose::SamplingContext::prepare) (nothing for a clip made
+//! only of blocks, so a crowd of dense clips pays nothing); a head not prepared samples the
+//! streams through their tracks, with the same result.
 //!
 //! Everything else (STEP, CUBICSPLINE, eased tracks, times not strictly increasing, missing
 //! channels) stays "loose": sampled through its track, as before.
@@ -35,8 +41,8 @@
 //! [`Clip::channels_mut`](crate::clip::Clip::channels_mut) drops it. The sampling job never
 //! builds it: on a clip not compiled (yet, or since an edit) every track samples loose. It
 //! duplicates the grouped key values (the authored tracks stay the source of truth) and is never
-//! saved. Per-head state (the block cursors) lives in the [`crate::pose::SamplingContext`], so a
-//! crowd playing one clip shares one compiled form.
+//! saved. Per-head state (the block cursors, the stream slots) lives in the
+//! [`crate::pose::SamplingContext`], so a crowd playing one clip shares one compiled form.
 //!
 //! This module does not decide playback (times, looping, fades): see [`crate::animator`].
 
@@ -313,6 +319,17 @@ impl CompiledClip {
         let (stream_keys, stream_start) = stream_keys(&streams, channels);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         Self { blocks, streams, stream_keys, stream_start, loose, id }
+    }
+
+    /// Number of entries in the streams' time-ordered key list (one per segment of each stream
+    /// lane, plus the hold after its last key).
+    pub fn stream_key_count(&self) -> usize {
+        self.stream_keys.len()
+    }
+
+    /// Bytes of one entry of the streams' key list.
+    pub fn stream_key_bytes(&self) -> usize {
+        size_of::<StreamKey>()
     }
 
     /// `Vec4` rows a head's [`StreamSlots`] need for this clip's streams.

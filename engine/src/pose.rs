@@ -3,10 +3,13 @@
 //! Caches (the sampling cursors) live in an explicit [`SamplingContext`].
 //!
 //! - [`SamplingJob`]: a clip at time `t` into local TRS, read from the clip's compiled form
-//!   ([`crate::compiled_clip`]: key blocks four bones at a time, loose tracks one by one).
-//! - [`BlendingJob`]: N layers blended on LOCAL TRS with normalized weights and optional per-bone masks.
+//!   ([`crate::compiled_clip`]: key blocks and streams four bones at a time, loose tracks one
+//!   by one).
+//! - [`BlendingJob`]: N layers blended on LOCAL TRS with normalized weights and optional per-bone
+//!   masks; two full-body layers (the crossfade) with AVX-512F in place, four bones at a time.
 //! - [`LocalToModelJob`]: one forward loop `model[i] = model[parent[i]] * local[i]`, applying
-//!   [`BoneAdjust`]s (stated in model space) as each bone is reached.
+//!   [`BoneAdjust`]s (stated in model space) as each bone is reached; local matrices built in
+//!   SoA rows (sixteen bones at a time with AVX-512F, eight with AVX) and read back by broadcast.
 //! - [`PaletteJob`]: `palette[i] = model[i] * inverse_bind[i]`, derived from the pose.
 //! - [`PoseBuffer`]: all rigs' local, model and palette arrays packed end to end.
 //!
@@ -130,10 +133,11 @@ fn check_in(
 }
 
 /// The sampling cache of one playing head: one interval cursor per track slot (a key block uses
-/// the slot of its first track), so forward playback finds each segment in O(1), plus scratch
-/// space for the four-wide rotation pass of loose tracks. One
-/// context per head; size it for the largest clip it samples. Cursors are hints: a context used
-/// with another clip, or at a random time, stays correct.
+/// the slot of its first track), so forward playback finds each segment in O(1), scratch space
+/// for the four-wide rotation pass of loose tracks, and the segments of the clip's streams
+/// (sized by [`SamplingContext::prepare`]). One context per head; size it for the largest clip
+/// it samples. Cursors are hints and the stream segments are tied to the compiled clip they came
+/// from: a context used with another clip, or at a random time, stays correct.
 #[derive(Clone, Debug, Default)]
 pub struct SamplingContext {
     cursors: Vec<u32>,

@@ -484,3 +484,74 @@ fn a_head_not_prepared_for_a_clip_samples_its_streams_track_by_track() {
     head.prepare(&dense);
     assert_eq!(head.bytes(), before);
 }
+
+#[test]
+fn random_stream_clips_under_random_playback_match_the_tracks() {
+    // Random clips of streams (each track its own random times: one key, tiny segments, signed
+    // zeros, opposite-hemisphere rotations) played with random forward steps, pauses, seeks and
+    // backward jumps through one prepared head: every sample is the tracks' own.
+    let mut state = 0x9E37_79B9u32;
+    let mut rnd = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state as f32 / u32::MAX as f32
+    };
+    for round in 0..12 {
+        let sk = chain_skeleton(9);
+        let mut clip = Clip::new("random", &sk);
+        for b in 0..9 {
+            let times = |rnd: &mut dyn FnMut() -> f32| -> Vec<f32> {
+                let n = 1 + (rnd() * 6.0) as usize;
+                let mut t = rnd() * 0.3 - 0.1;
+                (0..n)
+                    .map(|_| {
+                        let x = t;
+                        // Now and then a segment shorter than the sampler's minimum.
+                        t += if rnd() < 0.15 { 2e-7 } else { 0.02 + rnd() * 0.4 };
+                        x
+                    })
+                    .collect()
+            };
+            let tt = times(&mut rnd);
+            let tv = tt
+                .iter()
+                .map(|_| Vec3::new(rnd() - 0.5, if rnd() < 0.3 { -0.0 } else { rnd() }, 0.0))
+                .collect();
+            let rt = times(&mut rnd);
+            let rv = rt
+                .iter()
+                .map(|_| {
+                    let q = Quat::from_euler(glam::EulerRot::YXZ, rnd() * 6.0, rnd() * 3.0, rnd() * 2.0);
+                    if rnd() < 0.4 { -q } else { q }
+                })
+                .collect();
+            let ch = &mut clip.channels_mut()[b];
+            ch.translation = Some(linear(&tt, tv));
+            ch.rotation = Some(linear(&rt, rv));
+            if b % 2 == 0 {
+                let st = times(&mut rnd);
+                let sv = st.iter().map(|_| Vec3::splat(0.5 + rnd())).collect();
+                ch.scale = Some(linear(&st, sv));
+            }
+        }
+        assert!(clip.compiled().stream_track_count() > 0, "round {round}");
+        let mut ctx = SamplingContext::new(9);
+        let mut out = vec![Transform::IDENTITY; 9];
+        let mut t = -0.2f32;
+        for _ in 0..300 {
+            let r = rnd();
+            t = if r < 0.05 {
+                rnd() * 2.5 - 0.2 // seek anywhere
+            } else if r < 0.1 {
+                t - rnd() * 0.3 // back a little
+            } else if r < 0.15 {
+                t // paused
+            } else {
+                t + rnd() * 0.05 // forward
+            };
+            run(&sk, &clip, t, &mut ctx, &mut out);
+            assert_matches(&sk, &clip, t, &out, &format!("round {round}"));
+        }
+    }
+}
