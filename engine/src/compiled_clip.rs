@@ -19,10 +19,10 @@
 //! A plain LINEAR track whose strictly increasing key times it shares with fewer than seven
 //! other tracks (hand-keyed and key-reduced clips, where every track keeps its own times) is a
 //! **stream**, ozz-animation's scheme. Each playing head keeps, per stream, the segment it is in
-//! (its start and length, both end values) in the [`StreamSlots`] of its
+//! (its start and length, both end values) in the `StreamSlots` of its
 //! [`crate::pose::SamplingContext`], four tracks of a kind per SIMD lane group as in a block row.
 //! The compiled clip holds every stream segment in one list ordered by the time a head enters
-//! it ([`StreamKey`]: 32 bytes, the segment's end value only, since its start value is the
+//! it (`StreamKey`: 32 bytes, the segment's end value only, since its start value is the
 //! previous segment's end). Forward playback applies the keys passed since the last sample,
 //! then interpolates four tracks per instruction from the slots, with the track sampler's
 //! arithmetic (`u = (t - t0) / dt`, `a + (b - a) * u`; a held end or a too-short segment is the
