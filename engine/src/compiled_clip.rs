@@ -31,7 +31,9 @@
 //! segment in its track. The slots are sized by
 //! [`SamplingContext::prepare`](crate::pose::SamplingContext::prepare) (nothing for a clip made
 //! only of blocks, so a crowd of dense clips pays nothing); a head not prepared samples the
-//! streams through their tracks, with the same result.
+//! streams through their tracks (the same translations and scales, rotations to rounding).
+//! Reverse playback costs a reset per sample (a replay or a search per lane): streams serve
+//! forward playback.
 //!
 //! Everything else (STEP, CUBICSPLINE, eased tracks, times not strictly increasing, missing
 //! channels) stays "loose": sampled through its track, as before.
@@ -438,7 +440,7 @@ impl CompiledClip {
     ) {
         if slots.owner != self.id || time < slots.last {
             // Another clip's segments, or time went back (a loop wrapped, a seek). Near the start
-            // (fewer keys to replay than lanes), start over from the first keys and replay the
+            // (fewer keys to replay than slot rows), start over from the first keys and replay the
             // list; further in, every lane finds its segment in its track, and the list resumes
             // at the first key starting after `time`.
             slots.owner = self.id;
@@ -515,6 +517,7 @@ impl CompiledClip {
     /// Every stream lane's segment at `time`, found in its track (a seek, or a head new to
     /// this clip).
     #[cold]
+    #[inline(never)]
     fn refill_streams(
         &self,
         time: f32,
@@ -625,15 +628,13 @@ fn refill<'t, T: track::Animatable + SlotLanes + 't>(
         let Some(track) = track else { continue };
         let (times, values) = (track.times(), track.values());
         let n = times.len();
-        let seg = match segment(times, time, &mut cursors[cursor]) {
-            // Exactly at the first key the search may answer "hold the first key" or "segment 0
-            // at u = 0" (the same value); the key list has entered segment 0 there, so the slot
-            // takes it too.
-            Segment::Hold(0) if n > 1 && time == times[0] && times[1] - times[0] >= track::MIN_SEGMENT => {
-                Segment::Lerp(0, 0.0)
-            }
-            seg => seg,
-        };
+        // Exactly at the first key the search's answer depends on the cursor ("hold the first
+        // key", or segment 0 from its start); the key list has entered segment 0 there (a
+        // too-short one holds its end), which is what a search from the first key answers.
+        if n > 1 && time == times[0] {
+            cursors[cursor] = 0;
+        }
+        let seg = segment(times, time, &mut cursors[cursor]);
         // A length of +inf marks a held lane (copied, not interpolated).
         let (t0, dt, a, b) = match seg {
             Segment::Lerp(i, _) => (times[i], times[i + 1] - times[i], values[i], values[i + 1]),

@@ -177,7 +177,8 @@ impl SamplingContext {
     /// Readies this context for `clip`: compiles the clip (once per clip, shared by every head)
     /// and sizes the head's stream slots for it (allocates when they grow; nothing for a clip
     /// whose tracks all sit in key blocks). Call it where the clip starts playing, not per frame;
-    /// a head not prepared samples the clip's stream tracks one by one instead (the same result).
+    /// a head not prepared samples the clip's stream tracks one by one instead (the same pose:
+    /// translations and scales to the bit, rotations to rounding).
     pub fn prepare(&mut self, clip: &Clip) {
         self.streams.reserve(clip.compiled());
     }
@@ -664,8 +665,6 @@ fn compose<const W: usize>(
                 let m = adjusted(parent.as_ref(), local[i], adjusts, &mut next_adjust);
                 next_bone = adjust_bone(next_adjust);
                 m
-            } else if p as usize + 1 == i {
-                times_local(&previous, &rows, k, local[i].translation)
             } else if p == NO_PARENT {
                 let t = local[i].translation;
                 Mat4::from_cols(
@@ -674,6 +673,8 @@ fn compose<const W: usize>(
                     Vec4::new(rows[6][k], rows[7][k], rows[8][k], 0.0),
                     t.extend(1.0),
                 )
+            } else if p as usize + 1 == i {
+                times_local(&previous, &rows, k, local[i].translation)
             } else {
                 times_local(&out[p as usize], &rows, k, local[i].translation)
             };
@@ -783,8 +784,8 @@ fn blend2_one(x: &Transform, y: &Transform, wa: f32, wb: f32) -> Transform {
 /// The two-layer blend of `xa` and `xb` (lengths a multiple of 4) with normalized weights
 /// `wa + wb = 1` into `out`: the arithmetic of the scalar path (a per-bone hemisphere flip, the
 /// weighted sum, a division by its length; identity-length sums take `xb`), rotations four
-/// bones to a register. Lengths sum in another order than glam's `Vec4::length`, so results
-/// match the scalar path to within a rounding step.
+/// bones to a register, sums in glam's order: [`blend2_one`] to the bit, as the AVX-512 kernel
+/// is, so a crossfade gives the same bits on every CPU.
 #[inline(always)]
 fn blend2_soa(xa: &[Transform], xb: &[Transform], wa: f32, wb: f32, out: &mut [Transform]) {
     let (va, vb, nb) = (Vec4::splat(wa), Vec4::splat(wb), Vec4::splat(-wb));
@@ -804,8 +805,10 @@ fn blend2_soa(xa: &[Transform], xb: &[Transform], wa: f32, wb: f32, out: &mut [T
             Vec4::from(b[3].rotation),
         )
         .transpose();
+        // Sums in glam's `Vec4::dot` order, `(x + z) + (y + w)`, as `blend2_one` and the
+        // AVX-512 kernel: every path gives the same bits.
         let dot =
-            qa.x_axis * qb.x_axis + qa.y_axis * qb.y_axis + qa.z_axis * qb.z_axis + qa.w_axis * qb.w_axis;
+            (qa.x_axis * qb.x_axis + qa.z_axis * qb.z_axis) + (qa.y_axis * qb.y_axis + qa.w_axis * qb.w_axis);
         let wq = Vec4::select(dot.cmplt(Vec4::ZERO), nb, vb);
         let r = Mat4::from_cols(
             qa.x_axis * va + qb.x_axis * wq,
@@ -813,8 +816,8 @@ fn blend2_soa(xa: &[Transform], xb: &[Transform], wa: f32, wb: f32, out: &mut [T
             qa.z_axis * va + qb.z_axis * wq,
             qa.w_axis * va + qb.w_axis * wq,
         );
-        let len =
-            (r.x_axis * r.x_axis + r.y_axis * r.y_axis + r.z_axis * r.z_axis + r.w_axis * r.w_axis).sqrt();
+        let len = ((r.x_axis * r.x_axis + r.z_axis * r.z_axis) + (r.y_axis * r.y_axis + r.w_axis * r.w_axis))
+            .sqrt();
         let ok = len.cmpgt(tiny);
         let rot = Mat4::from_cols(r.x_axis / len, r.y_axis / len, r.z_axis / len, r.w_axis / len).transpose();
         let lanes = [rot.x_axis, rot.y_axis, rot.z_axis, rot.w_axis];
@@ -1057,5 +1060,44 @@ impl PoseBuffer {
     /// All palettes, packed (for one GPU upload).
     pub fn palettes(&self) -> &[Mat4] {
         &self.palette
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+
+    use super::{blend2_one, blend2_soa};
+    use crate::math::Transform;
+
+    #[test]
+    fn the_portable_four_wide_blend_is_the_scalar_two_layer_blend_to_the_bit() {
+        let pose = |seed: f32| -> Vec<Transform> {
+            (0..24)
+                .map(|i| {
+                    let f = i as f32 + seed;
+                    Transform {
+                        translation: Vec3::new(f.sin(), -0.3 * f, 1.0 / (1.0 + f)),
+                        rotation: Quat::from_rotation_y(f * 0.7) * Quat::from_rotation_x(seed - f * 0.13),
+                        scale: Vec3::new(1.0 + 0.01 * f, 0.5, -0.0),
+                    }
+                })
+                .collect()
+        };
+        let (a, mut b) = (pose(0.0), pose(1.7));
+        b[5].rotation = -a[5].rotation;
+        b[6].rotation = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
+        for &(wa, wb) in &[(0.5f32, 0.5f32), (0.1, 0.9), (0.93, 0.07000001)] {
+            let mut out = vec![Transform::IDENTITY; 24];
+            blend2_soa(&a, &b, wa, wb, &mut out);
+            for i in 0..24 {
+                let want = blend2_one(&a[i], &b[i], wa, wb);
+                let bits = |t: &Transform| {
+                    let (x, y, z) = (t.translation.to_array(), t.rotation.to_array(), t.scale.to_array());
+                    x.iter().chain(&y).chain(&z).map(|v| v.to_bits()).collect::<Vec<_>>()
+                };
+                assert_eq!(bits(&out[i]), bits(&want), "bone {i}, weights {wa} {wb}");
+            }
+        }
     }
 }

@@ -555,3 +555,24 @@ fn random_stream_clips_under_random_playback_match_the_tracks() {
         }
     }
 }
+
+#[test]
+fn a_seek_back_onto_a_first_key_that_starts_a_too_short_segment_holds_its_end() {
+    // Segment 0 shorter than the sampler's minimum: at its first key the track holds the second
+    // key. A busy second track puts many keys behind the head, so the seek back refills every
+    // lane from its track (not the replay from the first keys).
+    let sk = chain_skeleton(3);
+    let mut clip = Clip::new("short first segment", &sk);
+    let ch = clip.channels_mut();
+    ch[0].translation = Some(linear(&[1.0, 1.0000005, 2.0], vec![Vec3::X, Vec3::Y, Vec3::Z]));
+    let busy: Vec<f32> = (0..60).map(|k| k as f32 / 60.0).collect();
+    ch[1].translation = Some(linear(&busy, busy.iter().map(|&t| Vec3::splat(t)).collect()));
+    assert_eq!(clip.compiled().stream_track_count(), 2);
+    let mut ctx = SamplingContext::new(3);
+    let mut out = vec![Transform::IDENTITY; 3];
+    // 1.7 then 1.5: a seek back that searches, leaving the track's cursor past segment 0.
+    for t in [0.5, 1.7, 1.5, 1.0, 1.2, 1.5, 1.0, 1.0000003, 1.7, 2.5, 1.0] {
+        run(&sk, &clip, t, &mut ctx, &mut out);
+        assert_matches(&sk, &clip, t, &out, "short first segment");
+    }
+}
