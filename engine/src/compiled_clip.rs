@@ -109,22 +109,21 @@ struct StreamKey {
     /// `next key - start`; 0 and +inf when held).
     t0: f32,
     dt: f32,
-    /// The lane's first float in [`StreamSlots`] (`4 * first row + lane`), with
-    /// [`KEY_QUAT`] and [`KEY_HELD`] in the high bits.
+    /// The lane's first float in [`StreamSlots`] (`4 * first row + lane`), with [`KEY_HELD`] in
+    /// the high bit.
     at: u32,
     /// The segment's end value (`b`), x, y, z (and w for rotations).
     value: [f32; 4],
 }
 
-/// [`StreamKey::at`] flag: a rotation lane (four components, else three).
-const KEY_QUAT: u32 = 1 << 31;
 /// [`StreamKey::at`] flag: a held segment (a too-short one, or after the last key): `a` and `b`
 /// both take the value and the lane copies it.
-const KEY_HELD: u32 = 1 << 30;
+const KEY_HELD: u32 = 1 << 31;
 
 /// `Vec4`s per group of four translation or scale streams in [`StreamSlots`]: segment start and
-/// length (+inf: held), then `a` (x, y, z) and `b` (x, y, z).
-const VEC3_SLOT: usize = 8;
+/// length (+inf: held), then `a` (x, y, z, unused) and `b` (x, y, z, unused): the rotations'
+/// layout, so applying a key of any kind writes the same rows (no branch on its kind).
+const VEC3_SLOT: usize = 10;
 /// `Vec4`s per group of four rotation streams: segment start and length, `a` and `b` (x, y, z,
 /// w).
 const QUAT_SLOT: usize = 10;
@@ -464,19 +463,20 @@ impl CompiledClip {
                 BVec4A::from_array([false, false, false, true]),
             ];
             while let Some(k) = self.stream_keys.get(slots.next_key).filter(|k| k.start <= time) {
-                let at = (k.at & !(KEY_QUAT | KEY_HELD)) as usize;
-                let comps = if k.at & KEY_QUAT != 0 { 4 } else { 3 };
+                let at = (k.at & !KEY_HELD) as usize;
                 let held = k.at & KEY_HELD != 0;
                 let lane = LANE[at % 4];
-                let rows = &mut slots.data[at / 4..at / 4 + 2 + 2 * comps];
+                // Every slot has four components per value (a translation's fourth is unused),
+                // so every key writes the same rows.
+                let rows = &mut slots.data[at / 4..at / 4 + QUAT_SLOT];
                 let put = |row: &mut Vec4, x: Vec4| *row = Vec4::select(lane, x, *row);
                 put(&mut rows[0], Vec4::splat(k.t0));
                 put(&mut rows[1], Vec4::splat(k.dt));
-                for c in 0..comps {
+                for c in 0..4 {
                     let x = Vec4::splat(k.value[c]);
-                    let a = if held { x } else { rows[2 + comps + c] };
+                    let a = if held { x } else { rows[6 + c] };
                     put(&mut rows[2 + c], a);
-                    put(&mut rows[2 + comps + c], x);
+                    put(&mut rows[6 + c], x);
                 }
                 slots.next_key += 1;
             }
@@ -546,7 +546,6 @@ fn stream_keys(streams: &Streams, channels: &[BoneChannels]) -> (Vec<StreamKey>,
     fn lane_keys<T: track::Animatable + SlotLanes>(
         track: &Track<T>,
         at: u32,
-        comps: usize,
         keys: &mut Vec<StreamKey>,
         start: &mut [Vec4],
     ) {
@@ -555,21 +554,20 @@ fn stream_keys(streams: &Streams, channels: &[BoneChannels]) -> (Vec<StreamKey>,
         // Before the first key: held (a one-key track holds everywhere).
         let mut first = [0.0; QUAT_SLOT];
         first[..2].copy_from_slice(&[0.0, f32::INFINITY]);
-        values[0].write_lanes(&mut first[2..2 + comps]);
-        values[0].write_lanes(&mut first[2 + comps..2 + 2 * comps]);
+        values[0].write_lanes(&mut first[2..6]);
+        values[0].write_lanes(&mut first[6..10]);
         let (row, lane) = (at as usize / 4, at as usize % 4);
-        for (v, &x) in start[row..row + 2 + 2 * comps].iter_mut().zip(&first) {
+        for (v, &x) in start[row..row + QUAT_SLOT].iter_mut().zip(&first) {
             v[lane] = x;
         }
-        let flags = if comps == 4 { KEY_QUAT } else { 0 };
         let mut push = |start: f32, dt: Option<f32>, b: T| {
             let mut value = [0.0; 4];
-            b.write_lanes(&mut value[..comps]);
+            b.write_lanes(&mut value);
             let (t0, dt, held) = match dt {
                 Some(dt) => (start, dt, 0),
                 None => (0.0, f32::INFINITY, KEY_HELD),
             };
-            keys.push(StreamKey { start, t0, dt, at: at | flags | held, value });
+            keys.push(StreamKey { start, t0, dt, at: at | held, value });
         };
         for k in 0..n.saturating_sub(1) {
             // The segment's length as `segment` computes it; a too-short one holds its end.
@@ -587,7 +585,7 @@ fn stream_keys(streams: &Streams, channels: &[BoneChannels]) -> (Vec<StreamKey>,
     for lanes in &streams.t {
         for (l, &b) in lanes.iter().enumerate() {
             if let Some(t) = &channels[b as usize].translation {
-                lane_keys(t, 4 * row + l as u32, 3, &mut keys, &mut start);
+                lane_keys(t, 4 * row + l as u32, &mut keys, &mut start);
             }
         }
         row += VEC3_SLOT as u32;
@@ -595,7 +593,7 @@ fn stream_keys(streams: &Streams, channels: &[BoneChannels]) -> (Vec<StreamKey>,
     for lanes in &streams.r {
         for (l, &b) in lanes.iter().enumerate() {
             if let Some(t) = &channels[b as usize].rotation {
-                lane_keys(t, 4 * row + l as u32, 4, &mut keys, &mut start);
+                lane_keys(t, 4 * row + l as u32, &mut keys, &mut start);
             }
         }
         row += QUAT_SLOT as u32;
@@ -603,7 +601,7 @@ fn stream_keys(streams: &Streams, channels: &[BoneChannels]) -> (Vec<StreamKey>,
     for lanes in &streams.s {
         for (l, &b) in lanes.iter().enumerate() {
             if let Some(t) = &channels[b as usize].scale {
-                lane_keys(t, 4 * row + l as u32, 3, &mut keys, &mut start);
+                lane_keys(t, 4 * row + l as u32, &mut keys, &mut start);
             }
         }
         row += VEC3_SLOT as u32;
@@ -642,29 +640,28 @@ fn refill<'t, T: track::Animatable + SlotLanes + 't>(
         };
         let row = &mut fresh[l];
         row[..2].copy_from_slice(&[t0, dt]);
-        let c = (slot.len() - 2) / 2;
-        a.write_lanes(&mut row[2..2 + c]);
-        b.write_lanes(&mut row[2 + c..2 + 2 * c]);
+        a.write_lanes(&mut row[2..6]);
+        b.write_lanes(&mut row[6..10]);
     }
     for (r, v) in slot.iter_mut().enumerate() {
         *v = Vec4::new(fresh[0][r], fresh[1][r], fresh[2][r], fresh[3][r]);
     }
 }
 
-/// A value's components, written to consecutive floats.
+/// A value's components, written to the first consecutive floats of `out`.
 trait SlotLanes {
     fn write_lanes(self, out: &mut [f32]);
 }
 
 impl SlotLanes for Vec3 {
     fn write_lanes(self, out: &mut [f32]) {
-        out.copy_from_slice(&self.to_array());
+        out[..3].copy_from_slice(&self.to_array());
     }
 }
 
 impl SlotLanes for Quat {
     fn write_lanes(self, out: &mut [f32]) {
-        out.copy_from_slice(&self.to_array());
+        out[..4].copy_from_slice(&self.to_array());
     }
 }
 
@@ -675,7 +672,7 @@ fn lerp_slot(slot: &[Vec4], tv: Vec4) -> [Vec3; 4] {
     let u = (tv - slot[0]) / slot[1];
     let held = slot[1].cmpeq(Vec4::INFINITY);
     let lerp = |a: Vec4, b: Vec4| Vec4::select(held, a, a + (b - a) * u);
-    lanes3(lerp(slot[2], slot[5]), lerp(slot[3], slot[6]), lerp(slot[4], slot[7]))
+    lanes3(lerp(slot[2], slot[6]), lerp(slot[3], slot[7]), lerp(slot[4], slot[8]))
 }
 
 /// Four lanes of `(x, y, z)` as four `Vec3`s.
