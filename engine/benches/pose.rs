@@ -8,6 +8,7 @@ use std::hint::black_box;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::Mat4;
 use marrow_engine::clip::Clip;
+use marrow_engine::compiled_clip::Precision;
 use marrow_engine::math::Transform;
 use marrow_engine::pose::{
     BlendLayer, BlendingJob, LocalToModelJob, PaletteJob, SamplingContext, SamplingJob,
@@ -206,6 +207,31 @@ fn pose(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("full_forward_reduced", n), |bench| {
             bench.iter(|| {
                 ch.full(&sk, &ra, &rb, da);
+                black_box(&ch.palette);
+            })
+        });
+        // The same dense clips with compact key blocks (half-float translations and scales,
+        // 16-bit rotation components).
+        let (mut ca, mut cb) = (a.clone(), b.clone());
+        ca.set_precision(Precision::Compact);
+        cb.set_precision(Precision::Compact);
+        eprintln!(
+            "compact dense clip: compiled {} bytes (full {})",
+            ca.compiled().bytes(),
+            a.compiled().bytes()
+        );
+        let mut ch = Character::new(n, 0.0).ready(&ca, &cb);
+        g.bench_function(BenchmarkId::new("sample_forward_compact", n), |bench| {
+            bench.iter(|| {
+                let t = ch.tick(da);
+                sample(&sk, &ca, t, &mut ch.ctx_a, &mut ch.local);
+                black_box(&ch.local);
+            })
+        });
+        let mut ch = Character::new(n, 0.0).ready(&ca, &cb);
+        g.bench_function(BenchmarkId::new("full_forward_compact", n), |bench| {
+            bench.iter(|| {
+                ch.full(&sk, &ca, &cb, da);
                 black_box(&ch.palette);
             })
         });

@@ -13,7 +13,7 @@
 use crate::math::Num;
 
 pub use crate::channels::BoneChannels;
-use crate::compiled_clip::{CompiledCache, CompiledClip};
+use crate::compiled_clip::{CompiledCache, CompiledClip, Precision};
 use crate::skeleton::Skeleton;
 use crate::track::{Track, TrackFault};
 
@@ -93,7 +93,19 @@ impl Clip {
     /// Players call it when a clip starts playing (the Animator's heads, graph compilation,
     /// [`crate::gltf::ScenePose::new`]), so frames never build it.
     pub fn compiled(&self) -> &CompiledClip {
-        self.compiled.get_or_init(|| CompiledClip::build(&self.channels))
+        self.compiled.get_or_init(|precision| CompiledClip::build_with(&self.channels, precision))
+    }
+
+    /// How the compiled form stores its key blocks ([`Precision::Full`] unless set).
+    pub fn precision(&self) -> Precision {
+        self.compiled.precision()
+    }
+
+    /// Chooses how the compiled form stores its key blocks: [`Precision::Compact`] halves their
+    /// bytes at a stated precision cost (a runtime choice for crowds and embedders: derived,
+    /// never saved, not part of equality). Drops a form built at another precision.
+    pub fn set_precision(&mut self, precision: Precision) {
+        self.compiled.set_precision(precision);
     }
 
     /// The compiled form if [`Clip::compiled`] has built it since the last edit, else `None`

@@ -576,3 +576,106 @@ fn a_seek_back_onto_a_first_key_that_starts_a_too_short_segment_holds_its_end() 
         assert_matches(&sk, &clip, t, &out, "short first segment");
     }
 }
+
+/// The angle between two rotations (radians), well conditioned for small angles:
+/// `2 asin |xyz|` of the relative rotation (an `acos` of the dot product would lose 3e-4 rad to
+/// rounding near 1).
+fn angle(a: Quat, b: Quat) -> f32 {
+    2.0 * (a.conjugate() * b).xyz().length().min(1.0).asin()
+}
+
+#[test]
+fn compact_blocks_halve_the_bytes_within_the_stated_precision() {
+    use marrow_engine::compiled_clip::Precision;
+    let sk = chain_skeleton(64);
+    let full = dense_clip(&sk, "dense", 2.0, 30.0, 0);
+    let mut compact = full.clone();
+    assert_eq!(compact.precision(), Precision::Full, "full unless set");
+    compact.set_precision(Precision::Compact);
+    let (full_bytes, compact_bytes) = (full.compiled().bytes(), compact.compiled().bytes());
+    // ozz-animation's runtime clip for the same data is 105,956 bytes.
+    assert!(compact_bytes < 105_956, "compact {compact_bytes} bytes");
+    assert!(compact_bytes * 2 < full_bytes + 2_000, "compact {compact_bytes} against full {full_bytes}");
+    assert_eq!(compact, full, "precision is not part of equality");
+    let (mut a, mut b) = (vec![Transform::IDENTITY; 64], vec![Transform::IDENTITY; 64]);
+    let (mut ca, mut cb) = (SamplingContext::new(64), SamplingContext::new(64));
+    let (mut worst_t, mut worst_r, mut worst_s) = (0.0f32, 0.0f32, 0.0f32);
+    for t in times(2.0) {
+        run(&sk, &full, t, &mut ca, &mut a);
+        run(&sk, &compact, t, &mut cb, &mut b);
+        for (x, y) in a.iter().zip(&b) {
+            // Half floats: relative 2^-11 of the larger end value (bind translations here are
+            // about a unit long), scales the same; rotations within 1e-4 rad.
+            let bound = |v: Vec3| v.abs().max_element() * (1.0 / 2048.0) + 1e-7;
+            let dt = (x.translation - y.translation).abs().max_element();
+            assert!(dt <= bound(x.translation) * 1.5, "translation {dt} at t = {t}");
+            let ds = (x.scale - y.scale).abs().max_element();
+            assert!(ds <= bound(x.scale) * 1.5, "scale {ds} at t = {t}");
+            let dr = angle(x.rotation, y.rotation);
+            assert!(dr <= 1e-4, "rotation {dr} rad at t = {t}");
+            assert!((y.rotation.length() - 1.0).abs() < 1e-6, "unit rotations");
+            worst_t = worst_t.max(dt);
+            worst_r = worst_r.max(dr);
+            worst_s = worst_s.max(ds);
+        }
+    }
+    eprintln!(
+        "compact 64-joint dense clip: {compact_bytes} bytes (full {full_bytes}); worst translation {worst_t:e}, rotation {worst_r:e} rad, scale {worst_s:e}"
+    );
+    // A clone keeps the precision; going back to full drops the compact form.
+    let copy = compact.clone();
+    assert_eq!(copy.precision(), Precision::Compact);
+    compact.set_precision(Precision::Full);
+    assert!(compact.compiled_if_built().is_none());
+    run(&sk, &compact, 0.7, &mut cb, &mut b);
+    run(&sk, &full, 0.7, &mut ca, &mut a);
+    assert_eq!(a, b, "full again: the exact path");
+}
+
+#[test]
+fn a_block_whose_values_a_half_float_cannot_hold_stays_full() {
+    use marrow_engine::compiled_clip::Precision;
+    let sk = chain_skeleton(4);
+    let mut clip = Clip::new("far", &sk);
+    let grid = [0.0, 0.5, 1.0];
+    for b in 0..4 {
+        clip.channels_mut()[b].translation =
+            Some(linear(&grid, vec![Vec3::ZERO, Vec3::new(70_000.0, 0.0, 0.0), Vec3::ONE]));
+    }
+    let full_bytes = clip.compiled().bytes();
+    clip.set_precision(Precision::Compact);
+    assert_eq!(clip.compiled().bytes(), full_bytes, "beyond 65504: kept full");
+    let mut ctx = SamplingContext::new(4);
+    let mut out = vec![Transform::IDENTITY; 4];
+    run(&sk, &clip, 0.5, &mut ctx, &mut out);
+    assert_eq!(out[2].translation, Vec3::new(70_000.0, 0.0, 0.0));
+}
+
+#[test]
+fn imported_clips_sample_compact_within_the_stated_precision() {
+    use marrow_engine::compiled_clip::Precision;
+    for model in ["CesiumMan/CesiumMan.glb", "RiggedFigure/RiggedFigure.glb"] {
+        let scene = marrow_engine::gltf::import(support::gltf_dir().join(model)).unwrap();
+        let sk = &scene.rigs[0].skeleton;
+        let full = &scene.animations[0].clips[0].clip;
+        let mut compact = full.clone();
+        compact.set_precision(Precision::Compact);
+        assert!(compact.compiled().bytes() < full.compiled().bytes(), "{model}");
+        let n = sk.bone_count();
+        let (mut a, mut b) = (vec![Transform::IDENTITY; n], vec![Transform::IDENTITY; n]);
+        let (mut ca, mut cb) = (SamplingContext::new(n), SamplingContext::new(n));
+        for t in times(full.duration()) {
+            run(sk, full, t, &mut ca, &mut a);
+            run(sk, &compact, t, &mut cb, &mut b);
+            for (x, y) in a.iter().zip(&b) {
+                let bound = |v: Vec3| v.abs().max_element() * (1.5 / 2048.0) + 1e-7;
+                assert!(
+                    (x.translation - y.translation).abs().max_element() <= bound(x.translation),
+                    "{model}"
+                );
+                assert!((x.scale - y.scale).abs().max_element() <= bound(x.scale), "{model}");
+                assert!(angle(x.rotation, y.rotation) <= 1e-4, "{model} at t = {t}");
+            }
+        }
+    }
+}
