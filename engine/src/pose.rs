@@ -856,22 +856,46 @@ fn local_soa(t: &[Transform]) -> [[f32; 4]; 9] {
         t[3].scale.extend(0.0),
     )
     .transpose();
-    let (x, y, z, w) = (q.x_axis, q.y_axis, q.z_axis, q.w_axis);
-    let (x2, y2, z2) = (x + x, y + y, z + z);
-    let (xx, xy, xz) = (x * x2, x * y2, x * z2);
-    let (yy, yz, zz) = (y * y2, y * z2, z * z2);
-    let (wx, wy, wz) = (w * x2, w * y2, w * z2);
-    let one = Vec4::ONE;
+    let rows = quat_scale_rows(
+        [q.x_axis, q.y_axis, q.z_axis, q.w_axis],
+        [s.x_axis, s.y_axis, s.z_axis],
+        Vec4::ONE,
+        |a, b| a + b,
+        |a, b| a - b,
+        |a, b| a * b,
+    );
+    rows.map(|r| r.to_array())
+}
+
+/// The upper 3x3 of local matrices from rotation rows `q` (x, y, z, w) and scale rows `s`
+/// (x, y, z) in SoA lanes of any width (`V`: four, eight or sixteen lanes, with its `add`,
+/// `sub`, `mul` and `one`): glam's `Mat3A::from_quat`, then the scale per column, in that
+/// order, so every width gives the same bits. `rows[3 * c + r]` is row `r` of column `c`.
+#[inline(always)]
+pub(crate) fn quat_scale_rows<V: Copy>(
+    q: [V; 4],
+    s: [V; 3],
+    one: V,
+    add: impl Fn(V, V) -> V,
+    sub: impl Fn(V, V) -> V,
+    mul: impl Fn(V, V) -> V,
+) -> [V; 9] {
+    let [x, y, z, w] = q;
+    let [sx, sy, sz] = s;
+    let (x2, y2, z2) = (add(x, x), add(y, y), add(z, z));
+    let (xx, xy, xz) = (mul(x, x2), mul(x, y2), mul(x, z2));
+    let (yy, yz, zz) = (mul(y, y2), mul(y, z2), mul(z, z2));
+    let (wx, wy, wz) = (mul(w, x2), mul(w, y2), mul(w, z2));
     [
-        ((one - (yy + zz)) * s.x_axis).to_array(),
-        ((xy + wz) * s.x_axis).to_array(),
-        ((xz - wy) * s.x_axis).to_array(),
-        ((xy - wz) * s.y_axis).to_array(),
-        ((one - (xx + zz)) * s.y_axis).to_array(),
-        ((yz + wx) * s.y_axis).to_array(),
-        ((xz + wy) * s.z_axis).to_array(),
-        ((yz - wx) * s.z_axis).to_array(),
-        ((one - (xx + yy)) * s.z_axis).to_array(),
+        mul(sub(one, add(yy, zz)), sx),
+        mul(add(xy, wz), sx),
+        mul(sub(xz, wy), sx),
+        mul(sub(xy, wz), sy),
+        mul(sub(one, add(xx, zz)), sy),
+        mul(add(yz, wx), sy),
+        mul(add(xz, wy), sz),
+        mul(sub(yz, wx), sz),
+        mul(sub(one, add(xx, yy)), sz),
     ]
 }
 
@@ -1064,27 +1088,35 @@ impl PoseBuffer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use glam::{Quat, Vec3};
 
     use super::{blend2_one, blend2_soa};
     use crate::math::Transform;
 
+    /// `n` varied transforms (signed zeros in the scales), as the blend tests use them.
+    pub(crate) fn test_pose(n: usize, seed: f32) -> Vec<Transform> {
+        (0..n)
+            .map(|i| {
+                let f = i as f32 + seed;
+                Transform {
+                    translation: Vec3::new(f.sin(), -0.3 * f, 1.0 / (1.0 + f)),
+                    rotation: Quat::from_rotation_y(f * 0.7) * Quat::from_rotation_x(seed - f * 0.13),
+                    scale: Vec3::new(1.0 + 0.01 * f, 0.5, -0.0),
+                }
+            })
+            .collect()
+    }
+
+    /// A transform's ten floats as bits (signed zeros and NaN payloads compared too).
+    pub(crate) fn bits(t: &Transform) -> Vec<u32> {
+        let (x, y, z) = (t.translation.to_array(), t.rotation.to_array(), t.scale.to_array());
+        x.iter().chain(&y).chain(&z).map(|v| v.to_bits()).collect()
+    }
+
     #[test]
     fn the_portable_four_wide_blend_is_the_scalar_two_layer_blend_to_the_bit() {
-        let pose = |seed: f32| -> Vec<Transform> {
-            (0..24)
-                .map(|i| {
-                    let f = i as f32 + seed;
-                    Transform {
-                        translation: Vec3::new(f.sin(), -0.3 * f, 1.0 / (1.0 + f)),
-                        rotation: Quat::from_rotation_y(f * 0.7) * Quat::from_rotation_x(seed - f * 0.13),
-                        scale: Vec3::new(1.0 + 0.01 * f, 0.5, -0.0),
-                    }
-                })
-                .collect()
-        };
-        let (a, mut b) = (pose(0.0), pose(1.7));
+        let (a, mut b) = (test_pose(24, 0.0), test_pose(24, 1.7));
         b[5].rotation = -a[5].rotation;
         b[6].rotation = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
         for &(wa, wb) in &[(0.5f32, 0.5f32), (0.1, 0.9), (0.93, 0.07000001)] {
@@ -1092,10 +1124,6 @@ mod tests {
             blend2_soa(&a, &b, wa, wb, &mut out);
             for i in 0..24 {
                 let want = blend2_one(&a[i], &b[i], wa, wb);
-                let bits = |t: &Transform| {
-                    let (x, y, z) = (t.translation.to_array(), t.rotation.to_array(), t.scale.to_array());
-                    x.iter().chain(&y).chain(&z).map(|v| v.to_bits()).collect::<Vec<_>>()
-                };
                 assert_eq!(bits(&out[i]), bits(&want), "bone {i}, weights {wa} {wb}");
             }
         }

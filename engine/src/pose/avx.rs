@@ -33,24 +33,14 @@ pub(super) unsafe fn local_rows8(t: &[Transform; 8]) -> [[f32; 8]; 9] {
     };
     let [x, y, z, w] = transpose(q);
     let [sx, sy, sz, _] = transpose(s);
-    let (x2, y2, z2) = (_mm256_add_ps(x, x), _mm256_add_ps(y, y), _mm256_add_ps(z, z));
-    let mul = |a, b| _mm256_mul_ps(a, b);
-    let (xx, xy, xz) = (mul(x, x2), mul(x, y2), mul(x, z2));
-    let (yy, yz, zz) = (mul(y, y2), mul(y, z2), mul(z, z2));
-    let (wx, wy, wz) = (mul(w, x2), mul(w, y2), mul(w, z2));
-    let one = _mm256_set1_ps(1.0);
-    let (add, sub) = (|a, b| _mm256_add_ps(a, b), |a, b| _mm256_sub_ps(a, b));
-    let rows = [
-        mul(sub(one, add(yy, zz)), sx),
-        mul(add(xy, wz), sx),
-        mul(sub(xz, wy), sx),
-        mul(sub(xy, wz), sy),
-        mul(sub(one, add(xx, zz)), sy),
-        mul(add(yz, wx), sy),
-        mul(add(xz, wy), sz),
-        mul(sub(yz, wx), sz),
-        mul(sub(one, add(xx, yy)), sz),
-    ];
+    let rows = super::quat_scale_rows(
+        [x, y, z, w],
+        [sx, sy, sz],
+        _mm256_set1_ps(1.0),
+        |a, b| _mm256_add_ps(a, b),
+        |a, b| _mm256_sub_ps(a, b),
+        |a, b| _mm256_mul_ps(a, b),
+    );
     let mut out = [[0.0f32; 8]; 9];
     for (o, r) in out.iter_mut().zip(rows) {
         // SAFETY: each row of `out` holds eight floats.

@@ -167,24 +167,14 @@ pub(super) unsafe fn local_rows16(t: &[Transform; 16]) -> [[f32; 16]; 9] {
     };
     let [x, y, z, w] = transpose16(q);
     let [sx, sy, sz, _] = transpose16(s);
-    let (add, sub, mul) =
-        (|a, b| _mm512_add_ps(a, b), |a, b| _mm512_sub_ps(a, b), |a, b| _mm512_mul_ps(a, b));
-    let (x2, y2, z2) = (add(x, x), add(y, y), add(z, z));
-    let (xx, xy, xz) = (mul(x, x2), mul(x, y2), mul(x, z2));
-    let (yy, yz, zz) = (mul(y, y2), mul(y, z2), mul(z, z2));
-    let (wx, wy, wz) = (mul(w, x2), mul(w, y2), mul(w, z2));
-    let one = _mm512_set1_ps(1.0);
-    let rows = [
-        mul(sub(one, add(yy, zz)), sx),
-        mul(add(xy, wz), sx),
-        mul(sub(xz, wy), sx),
-        mul(sub(xy, wz), sy),
-        mul(sub(one, add(xx, zz)), sy),
-        mul(add(yz, wx), sy),
-        mul(add(xz, wy), sz),
-        mul(sub(yz, wx), sz),
-        mul(sub(one, add(xx, yy)), sz),
-    ];
+    let rows = super::quat_scale_rows(
+        [x, y, z, w],
+        [sx, sy, sz],
+        _mm512_set1_ps(1.0),
+        |a, b| _mm512_add_ps(a, b),
+        |a, b| _mm512_sub_ps(a, b),
+        |a, b| _mm512_mul_ps(a, b),
+    );
     let mut out = [[0.0f32; 16]; 9];
     for (o, r) in out.iter_mut().zip(rows) {
         // SAFETY: each row of `out` holds sixteen floats.
@@ -216,6 +206,7 @@ fn transpose16(r: [__m512; 4]) -> [__m512; 4] {
 mod tests {
     use glam::{Mat4, Quat, Vec3};
 
+    use super::super::tests::{bits, test_pose};
     use super::super::{affine_product, blend2_one};
     use crate::math::Transform;
 
@@ -271,19 +262,7 @@ mod tests {
             return;
         }
         let n = 44;
-        let pose = |seed: f32| -> Vec<Transform> {
-            (0..n)
-                .map(|i| {
-                    let f = i as f32 + seed;
-                    Transform {
-                        translation: Vec3::new(f.sin(), -0.3 * f, 1.0 / (1.0 + f)),
-                        rotation: Quat::from_rotation_y(f * 0.7) * Quat::from_rotation_x(seed - f * 0.13),
-                        scale: Vec3::new(1.0 + 0.01 * f, 0.5, -0.0),
-                    }
-                })
-                .collect()
-        };
-        let (mut a, mut b) = (pose(0.0), pose(1.7));
+        let (mut a, mut b) = (test_pose(n, 0.0), test_pose(n, 1.7));
         // Opposite hemispheres (the flip), a pair whose sum is zero (the fallback to b), NaN.
         b[5].rotation = -a[5].rotation;
         b[6].rotation = Quat::from_xyzw(-0.0, 0.0, 0.0, 0.0);
@@ -296,10 +275,6 @@ mod tests {
             unsafe { super::blend2(&a, &b, wa, wb, &mut out) };
             for i in 0..n {
                 let want = blend2_one(&a[i], &b[i], wa, wb);
-                let bits = |t: &Transform| {
-                    let (x, y, z) = (t.translation.to_array(), t.rotation.to_array(), t.scale.to_array());
-                    x.iter().chain(&y).chain(&z).map(|v| v.to_bits()).collect::<Vec<_>>()
-                };
                 assert_eq!(
                     bits(&out[i]),
                     bits(&want),
