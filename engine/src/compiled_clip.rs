@@ -487,35 +487,20 @@ impl CompiledClip {
                 slots.next_key = passed;
             }
         }
-        {
-            // The segments entered since the last sample, in time order. Each lane is written
-            // a whole vector at a time (lane-sized stores read back by the vector loads below
-            // would stall them).
-            const LANE: [BVec4A; 4] = [
-                BVec4A::from_array([true, false, false, false]),
-                BVec4A::from_array([false, true, false, false]),
-                BVec4A::from_array([false, false, true, false]),
-                BVec4A::from_array([false, false, false, true]),
-            ];
-            while let Some(k) = self.stream_keys.get(slots.next_key).filter(|k| k.start <= time) {
-                let at = (k.at & !KEY_HELD) as usize;
-                let held = k.at & KEY_HELD != 0;
-                let lane = LANE[at % 4];
-                // Every slot has four components per value (a translation's fourth is unused),
-                // so every key writes the same rows.
-                let rows = &mut slots.data[at / 4..at / 4 + QUAT_SLOT];
-                let put = |row: &mut Vec4, x: Vec4| *row = Vec4::select(lane, x, *row);
-                put(&mut rows[0], Vec4::splat(k.t0));
-                put(&mut rows[1], Vec4::splat(k.dt));
-                for c in 0..4 {
-                    let x = Vec4::splat(k.value[c]);
-                    let a = if held { x } else { rows[6 + c] };
-                    put(&mut rows[2 + c], a);
-                    put(&mut rows[6 + c], x);
-                }
-                slots.next_key += 1;
-            }
+        // The segments entered since the last sample, in time order.
+        let end = slots.next_key
+            + self.stream_keys[slots.next_key..].iter().take_while(|k| k.start <= time).count();
+        let keys = &self.stream_keys[slots.next_key..end];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F checked just above; every key's lane lies in the slots (`fits`).
+            unsafe { apply_keys_avx512(keys, &mut slots.data) };
+        } else {
+            apply_keys(keys, &mut slots.data);
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        apply_keys(keys, &mut slots.data);
+        slots.next_key = end;
         slots.last = time;
         let tv = Vec4::splat(time);
         let (t_data, rest) = slots.data.split_at_mut(self.streams.t.len() * VEC3_SLOT);
@@ -643,6 +628,83 @@ fn stream_keys(streams: &Streams, channels: &[BoneChannels]) -> (Vec<StreamKey>,
     }
     keys.sort_by(|a, b| a.start.total_cmp(&b.start));
     (keys, start)
+}
+
+/// Moves each key's lane into the segment it starts: segment start and length, `a` from the
+/// lane's old `b` (or the value, when held), `b` the key's value. Each lane is written a whole
+/// vector at a time (lane-sized stores read back by the interpolation's vector loads would stall
+/// them).
+fn apply_keys(keys: &[StreamKey], data: &mut [Vec4]) {
+    const LANE: [BVec4A; 4] = [
+        BVec4A::from_array([true, false, false, false]),
+        BVec4A::from_array([false, true, false, false]),
+        BVec4A::from_array([false, false, true, false]),
+        BVec4A::from_array([false, false, false, true]),
+    ];
+    for k in keys {
+        let at = (k.at & !KEY_HELD) as usize;
+        let held = k.at & KEY_HELD != 0;
+        let lane = LANE[at % 4];
+        // Every slot has four components per value (a translation's fourth is unused), so every
+        // key writes the same rows.
+        let rows = &mut data[at / 4..at / 4 + QUAT_SLOT];
+        let put = |row: &mut Vec4, x: Vec4| *row = Vec4::select(lane, x, *row);
+        put(&mut rows[0], Vec4::splat(k.t0));
+        put(&mut rows[1], Vec4::splat(k.dt));
+        for c in 0..4 {
+            let x = Vec4::splat(k.value[c]);
+            let a = if held { x } else { rows[6 + c] };
+            put(&mut rows[2 + c], a);
+            put(&mut rows[6 + c], x);
+        }
+    }
+}
+
+/// [`apply_keys`] with AVX-512F: a slot's ten rows are read and written as one 256-bit and two
+/// 512-bit vectors (rows 0-1, 2-5, 6-9), the key's lane blended in under a mask; `a` (rows 2-5)
+/// takes the old `b` (rows 6-9) lane as it is. The same values as [`apply_keys`] (tested).
+///
+/// # Safety
+/// The CPU must support AVX-512F; every key's ten rows must lie inside `data`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn apply_keys_avx512(keys: &[StreamKey], data: &mut [Vec4]) {
+    use std::arch::x86_64::*;
+    let base = data.as_mut_ptr().cast::<f32>();
+    let len = data.len() * 4;
+    // Each component of the value repeated four times: rows b0, b1, b2, b3.
+    let spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    for k in keys {
+        let at = (k.at & !KEY_HELD) as usize;
+        let first = at - at % 4;
+        assert!(first + 4 * QUAT_SLOT <= len, "stream key past its slots");
+        let lane16 = (0x1111u16) << (at % 4);
+        // SAFETY: the assertion above keeps the ten rows (40 floats from `first`) in `data`;
+        // the CPU feature is the caller's guarantee.
+        unsafe {
+            let p = base.add(first);
+            let head = _mm256_setr_m128(_mm_set1_ps(k.t0), _mm_set1_ps(k.dt));
+            let old_head = _mm256_loadu_ps(p);
+            let blend8 = _mm256_blendv_ps(old_head, head, _mm256_castsi256_ps(lane_mask8(at % 4)));
+            _mm256_storeu_ps(p, blend8);
+            let value = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_loadu_ps(k.value.as_ptr())));
+            let old_b = _mm512_loadu_ps(p.add(24));
+            let a_src = if k.at & KEY_HELD != 0 { value } else { old_b };
+            let old_a = _mm512_loadu_ps(p.add(8));
+            _mm512_storeu_ps(p.add(8), _mm512_mask_mov_ps(old_a, lane16, a_src));
+            _mm512_storeu_ps(p.add(24), _mm512_mask_mov_ps(old_b, lane16, value));
+        }
+    }
+}
+
+/// All bits set in lane `l` of each of two rows (a 256-bit blend mask).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn lane_mask8(l: usize) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let one = |i: usize| if i % 4 == l { -1 } else { 0 };
+    _mm256_setr_epi32(one(0), one(1), one(2), one(3), one(4), one(5), one(6), one(7))
 }
 
 /// Fills the four lanes of one slot group with their tracks' segments at `time` (found through
@@ -1042,6 +1104,47 @@ mod tests {
             assert_eq!(got[0].to_bits(), h.to_f32().to_bits(), "half {bits:#06x}");
             assert_eq!(got[2].to_bits(), h.to_f32().to_bits(), "half {bits:#06x}");
             assert_eq!((got[1], got[3]), (0.0, 1.0));
+        }
+    }
+
+    #[test]
+    fn the_avx512_key_apply_writes_what_the_portable_one_does() {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use glam::Vec4;
+            if !std::arch::is_x86_feature_detected!("avx512f") {
+                eprintln!("SKIPPED: this CPU has no AVX-512F");
+                return;
+            }
+            // Three slot groups of ten rows; keys on every lane of each, some held, in an order
+            // that revisits lanes (so `a` takes a `b` an earlier key wrote).
+            let mut state = 0x1234_5678u32;
+            let mut rnd = move || {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                state as f32 / u32::MAX as f32 - 0.5
+            };
+            let mut data: Vec<Vec4> = (0..30).map(|_| Vec4::new(rnd(), rnd(), -0.0, rnd())).collect();
+            let keys: Vec<super::StreamKey> = (0..40)
+                .map(|i| {
+                    let (group, lane) = ((i * 7) % 3, (i * 5) % 4);
+                    let held = if i % 6 == 0 { super::KEY_HELD } else { 0 };
+                    super::StreamKey {
+                        start: i as f32,
+                        t0: rnd(),
+                        dt: if held != 0 { f32::INFINITY } else { rnd() },
+                        at: (4 * 10 * group + lane) as u32 | held,
+                        value: [rnd(), -0.0, rnd(), rnd()],
+                    }
+                })
+                .collect();
+            let mut portable = data.clone();
+            super::apply_keys(&keys, &mut portable);
+            // SAFETY: AVX-512F checked above; every key's rows lie in the thirty.
+            unsafe { super::apply_keys_avx512(&keys, &mut data) };
+            let bits = |d: &[Vec4]| d.iter().flat_map(|v| v.to_array().map(f32::to_bits)).collect::<Vec<_>>();
+            assert_eq!(bits(&data), bits(&portable));
         }
     }
 
