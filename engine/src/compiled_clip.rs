@@ -674,6 +674,7 @@ unsafe fn apply_keys_avx512(keys: &[StreamKey], data: &mut [Vec4]) {
     let len = data.len() * 4;
     // Each component of the value repeated four times: rows b0, b1, b2, b3.
     let spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    let head_masks = [0, 1, 2, 3].map(|l| _mm256_castsi256_ps(lane_mask8(l)));
     for k in keys {
         let at = (k.at & !KEY_HELD) as usize;
         let first = at - at % 4;
@@ -685,7 +686,7 @@ unsafe fn apply_keys_avx512(keys: &[StreamKey], data: &mut [Vec4]) {
             let p = base.add(first);
             let head = _mm256_setr_m128(_mm_set1_ps(k.t0), _mm_set1_ps(k.dt));
             let old_head = _mm256_loadu_ps(p);
-            let blend8 = _mm256_blendv_ps(old_head, head, _mm256_castsi256_ps(lane_mask8(at % 4)));
+            let blend8 = _mm256_blendv_ps(old_head, head, head_masks[at % 4]);
             _mm256_storeu_ps(p, blend8);
             let value = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_loadu_ps(k.value.as_ptr())));
             let old_b = _mm512_loadu_ps(p.add(24));
@@ -944,13 +945,7 @@ impl KeyBlock {
         for ((lanes, a), b) in
             self.r_lanes.iter().zip(r0[nt..nt + nr].chunks_exact(4)).zip(r1[nt..nt + nr].chunks_exact(4))
         {
-            let (a, b) = (a.iter().map(|&q| snorm4(q)), b.iter().map(|&q| snorm4(q)));
-            let mut qa = [Vec4::ZERO; 4];
-            let mut qb = [Vec4::ZERO; 4];
-            for (k, (x, y)) in a.zip(b).enumerate() {
-                qa[k] = x;
-                qb[k] = y;
-            }
+            let (qa, qb) = ([0, 1, 2, 3].map(|k| snorm4(a[k])), [0, 1, 2, 3].map(|k| snorm4(b[k])));
             for (&bone, q) in lanes.iter().zip(slerp_lanes(&qa, &qb, uu)) {
                 out[bone as usize].rotation = q;
             }
