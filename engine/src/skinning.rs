@@ -116,9 +116,9 @@ impl SkinningJob<'_> {
         let has_n = !self.normals.is_empty();
         let has_t = !self.tangents.is_empty();
         if !has_t {
-            // Joint indices are checked in one vectorizable pass first, so the hot loop reads the
-            // palette without per-influence bounds checks.
-            // Flattened, the scan is a plain u16 max reduction, which vectorizes.
+            // Joint indices are checked in one vectorizable pass first (flattened, a plain u16
+            // max reduction), so the hot loop reads the palette without per-influence bounds
+            // checks. (Checking chunk by chunk, just before each is skinned, measured no faster.)
             let max = self.joints.as_flattened().iter().copied().max().unwrap_or(0);
             if max as usize >= palette.len() {
                 let i = self
@@ -128,76 +128,15 @@ impl SkinningJob<'_> {
                     .unwrap_or(0);
                 return Err(bad(i, self.joints[i]));
             }
-        }
-        #[cfg(target_arch = "x86_64")]
-        if has_n && !has_t && std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: AVX-512F checked just above; the joints and lengths as below.
-            unsafe {
-                avx::positions_normals512(
-                    palette,
-                    self.joints,
-                    self.weights,
-                    self.positions,
-                    self.normals,
-                    self.out_positions,
-                    self.out_normals,
-                )
-            };
-            return Ok(());
-        }
-        #[cfg(target_arch = "x86_64")]
-        if has_n
-            && !has_t
-            && std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: AVX2 and FMA checked just above, every joint index below `palette.len()`
-            // (checked above), and the slices of equal lengths (`validate`).
-            unsafe {
-                avx::positions_normals(
-                    palette,
-                    self.joints,
-                    self.weights,
-                    self.positions,
-                    self.normals,
-                    self.out_positions,
-                    self.out_normals,
-                )
-            };
-            return Ok(());
-        }
-        if !has_n && !has_t {
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: as below, with AVX-512F checked just above.
-                unsafe {
-                    avx::positions512(palette, self.joints, self.weights, self.positions, self.out_positions)
-                };
-                return Ok(());
-            }
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-                // SAFETY: the CPU supports AVX2 and FMA (checked just above), every joint index is
-                // below `palette.len()` (checked above), and the slices have equal lengths
-                // (checked by `validate`).
-                unsafe {
-                    avx::positions(palette, self.joints, self.weights, self.positions, self.out_positions)
-                };
-                return Ok(());
-            }
-            let lanes =
-                self.joints.iter().zip(self.weights).zip(self.positions).zip(self.out_positions.iter_mut());
-            for (((j, w), p), o) in lanes {
-                let [m0, m1, m2, m3] = j.map(|x| &palette[x as usize]);
-                let m = [
-                    m0.x_axis * w[0] + m1.x_axis * w[1] + m2.x_axis * w[2] + m3.x_axis * w[3],
-                    m0.y_axis * w[0] + m1.y_axis * w[1] + m2.y_axis * w[2] + m3.y_axis * w[3],
-                    m0.z_axis * w[0] + m1.z_axis * w[1] + m2.z_axis * w[2] + m3.z_axis * w[3],
-                    m0.w_axis * w[0] + m1.w_axis * w[1] + m2.w_axis * w[2] + m3.w_axis * w[3],
-                ];
-                let r = m[0] * p[0] + m[1] * p[1] + m[2] * p[2] + m[3];
-                *o = [r.x, r.y, r.z];
-            }
+            skin_checked(
+                palette,
+                self.joints,
+                self.weights,
+                self.positions,
+                self.normals,
+                self.out_positions,
+                self.out_normals,
+            );
             return Ok(());
         }
         for i in 0..n {
@@ -219,9 +158,95 @@ impl SkinningJob<'_> {
     }
 }
 
-/// The positions-only loop with AVX2 + FMA: a palette matrix is two 256-bit halves (columns
-/// 0-1 and 2-3); four fused multiply-adds per half blend the influences, and one more pair
-/// transforms the point.
+/// Skins `out_positions.len()` vertices (and their normals when `out_normals` is not empty)
+/// with no tangents: the fastest loop the CPU has. `positions` and `normals` may run past the
+/// other arrays (the SIMD loops read into the next vertex); every joint index must be below
+/// `palette.len()` (checked by the caller).
+fn skin_checked(
+    palette: &[Mat4],
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    positions: &[[f32; 3]],
+    normals: &[[f32; 3]],
+    out_positions: &mut [[f32; 3]],
+    out_normals: &mut [[f32; 3]],
+) {
+    let has_n = !out_normals.is_empty();
+    #[cfg(target_arch = "x86_64")]
+    {
+        let avx512 = std::arch::is_x86_feature_detected!("avx512f");
+        let avx2 = std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+        // SAFETY (each call): the CPU features checked just above, every joint index below
+        // `palette.len()` (the caller's check), and the kernels stop at the shortest slice.
+        match (has_n, avx512, avx2) {
+            (true, true, _) => unsafe {
+                avx::positions_normals512(
+                    palette,
+                    joints,
+                    weights,
+                    positions,
+                    normals,
+                    out_positions,
+                    out_normals,
+                )
+            },
+            (true, false, true) => unsafe {
+                avx::positions_normals(
+                    palette,
+                    joints,
+                    weights,
+                    positions,
+                    normals,
+                    out_positions,
+                    out_normals,
+                )
+            },
+            (false, true, _) => unsafe {
+                avx::positions512(palette, joints, weights, positions, out_positions)
+            },
+            (false, false, true) => unsafe {
+                avx::positions(palette, joints, weights, positions, out_positions)
+            },
+            (_, false, false) => {
+                skin_portable(palette, joints, weights, positions, normals, out_positions, out_normals)
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    skin_portable(palette, joints, weights, positions, normals, out_positions, out_normals);
+}
+
+/// [`skin_checked`] without SIMD intrinsics: glam's arithmetic, one vertex at a time.
+fn skin_portable(
+    palette: &[Mat4],
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    positions: &[[f32; 3]],
+    normals: &[[f32; 3]],
+    out_positions: &mut [[f32; 3]],
+    out_normals: &mut [[f32; 3]],
+) {
+    for (i, ((j, w), o)) in joints.iter().zip(weights).zip(out_positions.iter_mut()).enumerate() {
+        let [m0, m1, m2, m3] = j.map(|x| &palette[x as usize]);
+        let m = [
+            m0.x_axis * w[0] + m1.x_axis * w[1] + m2.x_axis * w[2] + m3.x_axis * w[3],
+            m0.y_axis * w[0] + m1.y_axis * w[1] + m2.y_axis * w[2] + m3.y_axis * w[3],
+            m0.z_axis * w[0] + m1.z_axis * w[1] + m2.z_axis * w[2] + m3.z_axis * w[3],
+            m0.w_axis * w[0] + m1.w_axis * w[1] + m2.w_axis * w[2] + m3.w_axis * w[3],
+        ];
+        let p = positions[i];
+        let r = m[0] * p[0] + m[1] * p[1] + m[2] * p[2] + m[3];
+        *o = [r.x, r.y, r.z];
+        if let Some(on) = out_normals.get_mut(i) {
+            *on = dir(&m, Vec3::from(normals[i])).to_array();
+        }
+    }
+}
+
+/// The SIMD loops. With AVX-512F a vertex's blended matrix is one 512-bit register; sixteen
+/// vertices go together, four at a time through the column sums, their points stored as three
+/// full registers and their normals normalized sixteen-wide. With AVX2 + FMA a palette matrix is
+/// two 256-bit halves (columns 0-1 and 2-3) and vertices go one at a time.
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::*;
@@ -237,29 +262,15 @@ mod avx {
     unsafe fn blend512(base: *const f32, j: &[u16; 4], w: &[f32; 4]) -> __m512 {
         // SAFETY: the caller guarantees the joints index the palette at `base`.
         unsafe {
-            let m = |k: usize| _mm512_loadu_ps(base.add(16 * j[k] as usize));
+            // The four indices read as one u64 and split with shifts: integer work, so the
+            // compiler does not widen them in vector registers and extract each one again.
+            let bits = u64::from_le_bytes(std::mem::transmute::<[u16; 4], [u8; 8]>(*j));
+            let m = |k: usize| _mm512_loadu_ps(base.add(16 * ((bits >> (16 * k)) & 0xffff) as usize));
             let mut acc = _mm512_mul_ps(m(0), _mm512_set1_ps(w[0]));
             acc = _mm512_fmadd_ps(m(1), _mm512_set1_ps(w[1]), acc);
             acc = _mm512_fmadd_ps(m(2), _mm512_set1_ps(w[2]), acc);
             _mm512_fmadd_ps(m(3), _mm512_set1_ps(w[3]), acc)
         }
-    }
-
-    /// The blended matrix `acc` times `(v, w)` (`w = 1` places a point, `w = 0` turns a
-    /// direction): `v` spread over the four columns, multiplied, the columns summed.
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512F.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn transform512(acc: __m512, v: &[f32; 3], w: f32) -> __m128 {
-        let spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-        let vv = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_set_ps(w, v[2], v[1], v[0])));
-        let t = _mm512_mul_ps(acc, vv);
-        let lo = _mm512_castps512_ps256(t);
-        let hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1));
-        let s = _mm256_add_ps(lo, hi);
-        _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1))
     }
 
     /// Stores the first three lanes of `r` in `o`.
@@ -293,9 +304,14 @@ mod avx {
         }
     }
 
+    /// Positions with AVX-512F, sixteen vertices at a time: each vertex's blended matrix in one
+    /// 512-bit register ([`blend512`]), four vertices' points through them together
+    /// ([`points4`]), and sixteen points stored as three full registers ([`store_xyz16`]). The
+    /// last vertices take the same steps one at a time.
+    ///
     /// # Safety
     /// The CPU must support AVX-512F; every joint index must be below `palette.len()`; the four
-    /// other slices must have the same length.
+    /// other slices must hold at least as many entries as `out` (`positions` may hold more).
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn positions512(
         palette: &[Mat4],
@@ -306,23 +322,155 @@ mod avx {
     ) {
         let base = palette.as_ptr() as *const f32;
         let n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
-        for i in 0..n {
-            // SAFETY: i < n, and the caller guarantees the joint indices and the CPU features.
-            unsafe {
-                let acc = blend512(base, joints.get_unchecked(i), weights.get_unchecked(i));
-                store3(out.get_unchecked_mut(i), transform512(acc, positions.get_unchecked(i), 1.0));
+        let pp = positions.as_ptr() as *const f32;
+        // SAFETY (the closure and the blocks below): indices stay below n, and the caller
+        // guarantees the joint indices and the CPU features.
+        let blended = |i: usize| unsafe { blend512(base, joints.get_unchecked(i), weights.get_unchecked(i)) };
+        // Points are read sixteen bytes at a time (the next vertex's first float rides along,
+        // unused), so every block needs one more position after it.
+        let blocks = n.min(positions.len().saturating_sub(1)) / 16;
+        for b in 0..blocks {
+            let start = 16 * b;
+            let pts: [__m512; 4] = std::array::from_fn(|g| {
+                let i = start + 4 * g;
+                // SAFETY: vertex i + 3 has a position after it, so sixteen bytes stay in the slice.
+                let p = std::array::from_fn(|k| unsafe { _mm_loadu_ps(pp.add(3 * (i + k))) });
+                points4(std::array::from_fn(|k| blended(i + k)), p)
+            });
+            // SAFETY: vertices start..start + 16 are below n.
+            unsafe { store_xyz16(pts, out.as_mut_ptr().add(start) as *mut f32) };
+        }
+        for (i, p) in positions.iter().enumerate().take(n).skip(16 * blocks) {
+            let r = points4([blended(i); 4], [_mm_set_ps(0.0, p[2], p[1], p[0]); 4]);
+            // SAFETY: i < n.
+            unsafe { store3(out.get_unchecked_mut(i), _mm512_castps512_ps128(r)) };
+        }
+    }
+
+    /// `[x0 + x2 | x1 + x3 | y0 + y2 | y1 + y3]` over the 128-bit lanes of `x` and `y`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn fold_halves(x: __m512, y: __m512) -> __m512 {
+        _mm512_add_ps(_mm512_shuffle_f32x4(x, y, 0b01_00_01_00), _mm512_shuffle_f32x4(x, y, 0b11_10_11_10))
+    }
+
+    /// `[x0 + x1 | x2 + x3 | y0 + y1 | y2 + y3]` over the 128-bit lanes of `x` and `y`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn fold_pairs(x: __m512, y: __m512) -> __m512 {
+        _mm512_add_ps(_mm512_shuffle_f32x4(x, y, 0b10_00_10_00), _mm512_shuffle_f32x4(x, y, 0b11_01_11_01))
+    }
+
+    /// The blended matrix `acc` times `(v, w)` with each column's factor spread over its lane:
+    /// `w` is 1 (a point) or 0 (a direction); lane 3 of `v` is never read.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn columns_times(acc: __m512, v: __m128, w: __m512) -> __m512 {
+        // Indices 16 and up name the second source: lanes 12-15 take `w`.
+        let idx = _mm512_set_epi32(16, 16, 16, 16, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+        _mm512_mul_ps(acc, _mm512_permutex2var_ps(_mm512_castps128_ps512(v), idx, w))
+    }
+
+    /// Four vertices' points `(p, 1)` through their blended matrices `acc`, the column sums
+    /// reduced together in the order `(c0 + c2) + (c1 + c3)`. Returns
+    /// `[Pa | Pb | Pc | Pd]`, one point per 128-bit lane.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn points4(acc: [__m512; 4], p: [__m128; 4]) -> __m512 {
+        let t: [__m512; 4] = std::array::from_fn(|k| columns_times(acc[k], p[k], _mm512_set1_ps(1.0)));
+        fold_pairs(fold_halves(t[0], t[1]), fold_halves(t[2], t[3]))
+    }
+
+    /// Four vertices' points `(p, 1)` and directions `(d, 0)` through their blended matrices
+    /// `acc`, the eight column sums reduced together in the same order as [`points4`]. Returns
+    /// `([Pa | Pb | Pc | Pd], [Na | Nb | Nc | Nd])`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn points_and_dirs4(acc: [__m512; 4], p: [__m128; 4], d: [__m128; 4]) -> (__m512, __m512) {
+        // [P02 | P13 | N02 | N13] per vertex, then [Pa | Na | Pb | Nb] per pair.
+        let s: [__m512; 4] = std::array::from_fn(|k| {
+            fold_halves(
+                columns_times(acc[k], p[k], _mm512_set1_ps(1.0)),
+                columns_times(acc[k], d[k], _mm512_setzero_ps()),
+            )
+        });
+        let (ab, cd) = (fold_pairs(s[0], s[1]), fold_pairs(s[2], s[3]));
+        (_mm512_shuffle_f32x4(ab, cd, 0b10_00_10_00), _mm512_shuffle_f32x4(ab, cd, 0b11_01_11_01))
+    }
+
+    /// Stores the x, y and z of four registers of four `[x, y, z, _]` each (sixteen vectors)
+    /// as 48 packed floats at `dst`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F; `dst` must be valid for 48 floats.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn store_xyz16(r: [__m512; 4], dst: *mut f32) {
+        // Indices 16 and up name the second source.
+        let i0 = _mm512_set_epi32(20, 18, 17, 16, 14, 13, 12, 10, 9, 8, 6, 5, 4, 2, 1, 0);
+        let i1 = _mm512_set_epi32(25, 24, 22, 21, 20, 18, 17, 16, 14, 13, 12, 10, 9, 8, 6, 5);
+        let i2 = _mm512_set_epi32(30, 29, 28, 26, 25, 24, 22, 21, 20, 18, 17, 16, 14, 13, 12, 10);
+        // SAFETY: the caller guarantees 48 floats at `dst`.
+        unsafe {
+            _mm512_storeu_ps(dst, _mm512_permutex2var_ps(r[0], i0, r[1]));
+            _mm512_storeu_ps(dst.add(16), _mm512_permutex2var_ps(r[1], i1, r[2]));
+            _mm512_storeu_ps(dst.add(32), _mm512_permutex2var_ps(r[2], i2, r[3]));
+        }
+    }
+
+    /// Normalizes sixteen directions at once and stores them in `out` (`n / |n|`, the scalar
+    /// path's rule; a result whose squared length is not above `1e-20` keeps its input from
+    /// `fallback`). `z[g]` holds directions `4g..4g + 4`, one per 128-bit lane (`w` ignored).
+    /// They are turned into sixteen-wide x, y and z rows, so one square root and three divisions
+    /// serve all sixteen, then turned back and stored twelve floats at a time.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F; `out` and `fallback` must hold sixteen entries.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn store_units16(z: [__m512; 4], fallback: &[[f32; 3]], out: &mut [[f32; 3]]) {
+        let lo_pd = |a: __m512, b: __m512| {
+            _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)))
+        };
+        let hi_pd = |a: __m512, b: __m512| {
+            _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)))
+        };
+        // Row lane `4L + e` holds direction `4e + L`.
+        let (t0, t1) = (_mm512_unpacklo_ps(z[0], z[1]), _mm512_unpackhi_ps(z[0], z[1]));
+        let (t2, t3) = (_mm512_unpacklo_ps(z[2], z[3]), _mm512_unpackhi_ps(z[2], z[3]));
+        let (x, y, zz) = (lo_pd(t0, t2), hi_pd(t0, t2), lo_pd(t1, t3));
+        // (x*x + y*y) + z*z, glam's order for a length.
+        let l2 =
+            _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(x, x), _mm512_mul_ps(y, y)), _mm512_mul_ps(zz, zz));
+        let keep = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(l2, _mm512_set1_ps(1e-20));
+        let s = _mm512_sqrt_ps(l2);
+        let (x, y, zz) = (_mm512_div_ps(x, s), _mm512_div_ps(y, s), _mm512_div_ps(zz, s));
+        let zero = _mm512_setzero_ps();
+        let (a, b) = (_mm512_unpacklo_ps(x, y), _mm512_unpackhi_ps(x, y));
+        let (c, d) = (_mm512_unpacklo_ps(zz, zero), _mm512_unpackhi_ps(zz, zero));
+        // SAFETY: `out` holds sixteen directions, 48 floats.
+        unsafe {
+            store_xyz16([lo_pd(a, c), hi_pd(a, c), lo_pd(b, d), hi_pd(b, d)], out.as_mut_ptr() as *mut f32)
+        };
+        if keep != 0xffff {
+            for k in 0..16 {
+                if keep & (1 << (4 * (k % 4) + k / 4)) == 0 {
+                    out[k] = fallback[k];
+                }
             }
         }
     }
 
-    /// Positions and normals with AVX-512F: the blended matrix in one 512-bit register (four
-    /// fused multiply-adds, as [`positions512`]); the point `(p, 1)` and the normal `(n, 0)`
-    /// each spread over its four columns, multiplied and summed; the normal then normalized
-    /// (`n / |n|`, the scalar path's rule; a zero-length result keeps the input).
+    /// Positions and normals with AVX-512F, sixteen vertices at a time: each vertex's blended
+    /// matrix in one 512-bit register (four fused multiply-adds, as [`positions512`]), four
+    /// vertices' points and normals through them together ([`points_and_dirs4`]); sixteen points
+    /// stored as three full registers ([`store_xyz16`]), sixteen normals normalized together
+    /// ([`store_units16`]). The last vertices take the same steps one at a time.
     ///
     /// # Safety
     /// The CPU must support AVX-512F; every joint index must be below `palette.len()`; the six
-    /// other slices must have the same length.
+    /// other slices must hold at least as many entries as `out` (`positions` and `normals` may
+    /// hold more).
     #[target_feature(enable = "avx512f")]
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn positions_normals512(
@@ -337,14 +485,47 @@ mod avx {
         let base = palette.as_ptr() as *const f32;
         let n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
         let n = n.min(normals.len()).min(out_normals.len());
-        for i in 0..n {
-            // SAFETY: i < n, and the caller guarantees the joint indices and the CPU features.
-            unsafe {
-                let nv = normals.get_unchecked(i);
-                let acc = blend512(base, joints.get_unchecked(i), weights.get_unchecked(i));
-                store3(out.get_unchecked_mut(i), transform512(acc, positions.get_unchecked(i), 1.0));
-                store_unit(out_normals.get_unchecked_mut(i), transform512(acc, nv, 0.0), nv);
+        let (pp, np) = (positions.as_ptr() as *const f32, normals.as_ptr() as *const f32);
+        // SAFETY (the closure and the blocks below): indices stay below n, and the caller
+        // guarantees the joint indices and the CPU features.
+        let blended = |i: usize| unsafe { blend512(base, joints.get_unchecked(i), weights.get_unchecked(i)) };
+        // A block's points and normals are read sixteen bytes at a time (the next vertex's first
+        // float rides along, unused), so every block needs one more of each after it.
+        let blocks = n.min(positions.len().min(normals.len()).saturating_sub(1)) / 16;
+        for b in 0..blocks {
+            let start = 16 * b;
+            let mut pts = [_mm512_setzero_ps(); 4];
+            let mut dirs = [_mm512_setzero_ps(); 4];
+            for g in 0..4 {
+                let i = start + 4 * g;
+                // SAFETY: vertex i + 3 has a position and a normal after it, so sixteen bytes stay in each slice.
+                let (p, d) = unsafe {
+                    (
+                        std::array::from_fn(|k| _mm_loadu_ps(pp.add(3 * (i + k)))),
+                        std::array::from_fn(|k| _mm_loadu_ps(np.add(3 * (i + k)))),
+                    )
+                };
+                (pts[g], dirs[g]) = points_and_dirs4(std::array::from_fn(|k| blended(i + k)), p, d);
             }
+            unsafe {
+                store_xyz16(pts, out.as_mut_ptr().add(start) as *mut f32);
+                store_units16(
+                    dirs,
+                    normals.get_unchecked(start..start + 16),
+                    out_normals.get_unchecked_mut(start..start + 16),
+                )
+            };
+        }
+        // The rest one at a time (the same steps, the vertex repeated in all four places).
+        for i in 16 * blocks..n {
+            let (p, nv) = (positions[i], normals[i]);
+            let (p, d) = (_mm_set_ps(0.0, p[2], p[1], p[0]), _mm_set_ps(0.0, nv[2], nv[1], nv[0]));
+            let (r, rn) = points_and_dirs4([blended(i); 4], [p; 4], [d; 4]);
+            // SAFETY: i < n; SSE4.1 comes with AVX-512F.
+            unsafe {
+                store3(out.get_unchecked_mut(i), _mm512_castps512_ps128(r));
+                store_unit(out_normals.get_unchecked_mut(i), _mm512_castps512_ps128(rn), &normals[i])
+            };
         }
     }
 
@@ -390,7 +571,7 @@ mod avx {
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA; every joint index must be below `palette.len()`; the
-    /// six other slices must have the same length.
+    /// six other slices must hold at least as many entries as `out`.
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn positions_normals(
@@ -421,7 +602,7 @@ mod avx {
 
     /// # Safety
     /// The CPU must support AVX2 and FMA; every joint index must be below `palette.len()`; the
-    /// four other slices must have the same length.
+    /// four other slices must hold at least as many entries as `out`.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn positions(
         palette: &[Mat4],
@@ -576,6 +757,72 @@ mod tests {
         .run()
         .unwrap_err();
         assert!(matches!(err, SkinningError::JointOutOfRange { vertex: 500, joint: 64, .. }), "{err}");
+    }
+
+    #[test]
+    fn sixteen_vertex_blocks_match_one_vertex_at_a_time_to_the_bit() {
+        // Jobs of 1 to 17 vertices take the one-at-a-time path (a block needs a vertex after
+        // it); the 150-vertex job takes nine blocks and a tail of six. Every vertex must come out
+        // with the same bits either way, zero-length and NaN normals keeping their inputs in
+        // whichever lane of a block they fall.
+        let palette: Vec<Mat4> = (0..16)
+            .map(|i| {
+                Mat4::from_scale_rotation_translation(
+                    glam::Vec3::splat(0.5 + i as f32 * 0.1),
+                    glam::Quat::from_rotation_z(i as f32 * 0.4) * glam::Quat::from_rotation_x(0.7),
+                    glam::Vec3::new(i as f32 * 0.3, -1.5, 2.0),
+                )
+            })
+            .collect();
+        let n = 150;
+        let joints: Vec<[u16; 4]> = (0..n).map(|i| [(i % 16) as u16, ((i * 5) % 16) as u16, 3, 15]).collect();
+        let weights: Vec<[f32; 4]> = (0..n).map(|i| [0.4, 0.3 - (i % 7) as f32 * 0.01, 0.2, 0.1]).collect();
+        let positions: Vec<[f32; 3]> =
+            (0..n).map(|i| [(i as f32 * 0.37).sin(), i as f32 * 0.01, -(i as f32 * 0.11).cos()]).collect();
+        let mut normals: Vec<[f32; 3]> = (0..n)
+            .map(|i| Vec3::new((i as f32).cos(), 0.3, (i as f32).sin()).normalize().to_array())
+            .collect();
+        for i in [16, 17, 22, 27, 31, 40, 149] {
+            normals[i] = [0.0; 3];
+        }
+        normals[53] = [f32::NAN, 0.0, 1.0];
+        let run = |range: std::ops::Range<usize>, with_normals: bool| {
+            let len = range.len();
+            let (mut p, mut nr) =
+                (vec![[0.0f32; 3]; len], vec![[0.0f32; 3]; if with_normals { len } else { 0 }]);
+            SkinningJob {
+                palette: &palette,
+                joints: &joints[range.clone()],
+                weights: &weights[range.clone()],
+                positions: &positions[range.clone()],
+                normals: if with_normals { &normals[range] } else { &[] },
+                tangents: &[],
+                out_positions: &mut p,
+                out_normals: &mut nr,
+                out_tangents: &mut [],
+            }
+            .run()
+            .unwrap();
+            (p, nr)
+        };
+        let bits = |v: &[[f32; 3]]| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for with_normals in [false, true] {
+            let (p, nr) = run(0..n, with_normals);
+            for i in 0..n {
+                let (p1, n1) = run(i..i + 1, with_normals);
+                assert_eq!(bits(&p[i..i + 1]), bits(&p1), "position {i}");
+                if with_normals {
+                    assert_eq!(bits(&nr[i..i + 1]), bits(&n1), "normal {i}");
+                }
+            }
+            if with_normals {
+                for i in [16, 17, 22, 27, 31, 40, 53, 149] {
+                    assert_eq!(bits(&nr[i..i + 1]), bits(&normals[i..i + 1]), "normal {i} kept");
+                }
+                let len = Vec3::from(nr[100]).length();
+                assert!((len - 1.0).abs() < 1e-6, "normal 100 has length {len}");
+            }
+        }
     }
 
     #[test]
