@@ -104,10 +104,11 @@ pub fn slerp_weights4(t: Vec4, x: Vec4) -> (Vec4, Vec4) {
     }
 }
 
-// Eberly's coefficients: u_i = 1 / (i (2i + 1)), v_i = i / (2i + 1), i = 1..=8.
-const U: [f32; 8] =
+/// Eberly's slerp-series coefficients `u_i = 1 / (i (2i + 1))`, `i = 1..=8`.
+pub(crate) const SLERP_U: [f32; 8] =
     [1.0 / 3.0, 1.0 / 10.0, 1.0 / 21.0, 1.0 / 36.0, 1.0 / 55.0, 1.0 / 78.0, 1.0 / 105.0, 1.0 / 136.0];
-const V: [f32; 8] =
+/// Eberly's slerp-series coefficients `v_i = i / (2i + 1)`, `i = 1..=8`.
+pub(crate) const SLERP_V: [f32; 8] =
     [1.0 / 3.0, 2.0 / 5.0, 3.0 / 7.0, 4.0 / 9.0, 5.0 / 11.0, 6.0 / 13.0, 7.0 / 15.0, 8.0 / 17.0];
 
 /// Eberly's series with `N` terms, the last scaled by `mu`.
@@ -116,13 +117,13 @@ fn series<const N: usize>(t: f32, x: f32, mu: f32) -> (f32, f32) {
     let xm1 = x - 1.0;
     let s = 1.0 - t;
     let (t2, s2) = (t * t, s * s);
-    let mut at = 1.0 + (U[N - 1] * t2 - V[N - 1]) * xm1 * mu;
-    let mut as_ = 1.0 + (U[N - 1] * s2 - V[N - 1]) * xm1 * mu;
+    let mut at = 1.0 + (SLERP_U[N - 1] * t2 - SLERP_V[N - 1]) * xm1 * mu;
+    let mut as_ = 1.0 + (SLERP_U[N - 1] * s2 - SLERP_V[N - 1]) * xm1 * mu;
     let mut i = N - 1;
     while i > 0 {
         i -= 1;
-        at = 1.0 + (U[i] * t2 - V[i]) * xm1 * at;
-        as_ = 1.0 + (U[i] * s2 - V[i]) * xm1 * as_;
+        at = 1.0 + (SLERP_U[i] * t2 - SLERP_V[i]) * xm1 * at;
+        as_ = 1.0 + (SLERP_U[i] * s2 - SLERP_V[i]) * xm1 * as_;
     }
     (s * as_, t * at)
 }
@@ -133,13 +134,13 @@ fn series4<const N: usize>(t: Vec4, x: Vec4, mu: f32) -> (Vec4, Vec4) {
     let xm1 = x - Vec4::ONE;
     let s = Vec4::ONE - t;
     let (t2, s2) = (t * t, s * s);
-    let mut at = Vec4::ONE + (Vec4::splat(U[N - 1]) * t2 - Vec4::splat(V[N - 1])) * xm1 * mu;
-    let mut as_ = Vec4::ONE + (Vec4::splat(U[N - 1]) * s2 - Vec4::splat(V[N - 1])) * xm1 * mu;
+    let mut at = Vec4::ONE + (Vec4::splat(SLERP_U[N - 1]) * t2 - Vec4::splat(SLERP_V[N - 1])) * xm1 * mu;
+    let mut as_ = Vec4::ONE + (Vec4::splat(SLERP_U[N - 1]) * s2 - Vec4::splat(SLERP_V[N - 1])) * xm1 * mu;
     let mut i = N - 1;
     while i > 0 {
         i -= 1;
-        at = Vec4::ONE + (Vec4::splat(U[i]) * t2 - Vec4::splat(V[i])) * xm1 * at;
-        as_ = Vec4::ONE + (Vec4::splat(U[i]) * s2 - Vec4::splat(V[i])) * xm1 * as_;
+        at = Vec4::ONE + (Vec4::splat(SLERP_U[i]) * t2 - Vec4::splat(SLERP_V[i])) * xm1 * at;
+        as_ = Vec4::ONE + (Vec4::splat(SLERP_U[i]) * s2 - Vec4::splat(SLERP_V[i])) * xm1 * as_;
     }
     (s * as_, t * at)
 }

@@ -1,0 +1,281 @@
+//! Stream groups sampled two at a time with AVX: eight lanes per 256-bit vector, each
+//! 128-bit half one group of four streams, with exactly the arithmetic of the four-lane path in
+//! the parent module (`lerp_slot`, `slerp_lanes`): the same IEEE operations in the same order
+//! and no fused multiply-adds, so every lane comes out with the same bits. Where the two groups'
+//! rotations need different slerp series (or a lane the scalar path), the weights are computed
+//! half by half with [`math::slerp_weights4`]; everything else stays eight-wide.
+//!
+//! This module only interpolates the slots; applying keys and refilling them stay in the parent.
+
+use std::arch::x86_64::*;
+
+use glam::Vec4;
+
+use super::{QUAT_SLOT, VEC3_SLOT};
+use crate::math::{self, Transform};
+
+/// Row `r` of group `g`'s slot and the same row of group `g + 1` (`stride` rows further) as one
+/// 256-bit vector.
+///
+/// # Safety
+/// The CPU must support AVX; `slot` must hold `stride + r + 1` rows.
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn rows(slot: &[Vec4], r: usize, stride: usize) -> __m256 {
+    debug_assert!(stride + r < slot.len());
+    // SAFETY: both rows lie in `slot` (the caller's guarantee); `Vec4` is 16-byte aligned.
+    unsafe {
+        let p = slot.as_ptr() as *const f32;
+        _mm256_insertf128_ps(
+            _mm256_castps128_ps256(_mm_load_ps(p.add(4 * r))),
+            _mm_load_ps(p.add(4 * (stride + r))),
+            1,
+        )
+    }
+}
+
+/// `select(held, a, a + (b - a) * u)`, `lerp_slot`'s per-lane rule.
+#[inline]
+#[target_feature(enable = "avx")]
+fn lerp(a: __m256, b: __m256, u: __m256, held: __m256) -> __m256 {
+    _mm256_blendv_ps(_mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), u)), a, held)
+}
+
+/// Four rows (`x, y, z, w`) of eight lanes as eight `[x, y, z, w]` vectors: the lanes of the
+/// low half (group `g`) first, then the high half's.
+#[inline]
+#[target_feature(enable = "avx")]
+fn columns(x: __m256, y: __m256, z: __m256, w: __m256) -> [__m128; 8] {
+    let (t0, t1) = (_mm256_unpacklo_ps(x, y), _mm256_unpackhi_ps(x, y));
+    let (t2, t3) = (_mm256_unpacklo_ps(z, w), _mm256_unpackhi_ps(z, w));
+    let q = [
+        _mm256_shuffle_ps(t0, t2, 0b01_00_01_00),
+        _mm256_shuffle_ps(t0, t2, 0b11_10_11_10),
+        _mm256_shuffle_ps(t1, t3, 0b01_00_01_00),
+        _mm256_shuffle_ps(t1, t3, 0b11_10_11_10),
+    ];
+    std::array::from_fn(
+        |k| if k < 4 { _mm256_castps256_ps128(q[k]) } else { _mm256_extractf128_ps(q[k - 4], 1) },
+    )
+}
+
+/// The segment parameter `(t - t0) / dt` of both groups, and where they hold (`dt` infinite).
+#[inline]
+#[target_feature(enable = "avx")]
+fn parameter(slot: &[Vec4], stride: usize, tv: __m256) -> (__m256, __m256) {
+    // SAFETY: rows 0 and 1 of both groups lie in `slot` (the callers pass two whole slots).
+    let (t0, dt) = unsafe { (rows(slot, 0, stride), rows(slot, 1, stride)) };
+    (_mm256_div_ps(_mm256_sub_ps(tv, t0), dt), _mm256_cmp_ps::<_CMP_EQ_OQ>(dt, _mm256_set1_ps(f32::INFINITY)))
+}
+
+/// Two translation or scale groups (`slot`: both slots, `2 * VEC3_SLOT` rows) at `tv`: eight
+/// `[x, y, z, 0]` vectors, group `g`'s four lanes first.
+///
+/// # Safety
+/// The CPU must support AVX; `slot` must hold two slots.
+#[inline]
+#[target_feature(enable = "avx")]
+pub(super) unsafe fn lerp_pair(slot: &[Vec4], tv: __m256) -> [__m128; 8] {
+    assert!(slot.len() >= 2 * VEC3_SLOT);
+    let (u, held) = parameter(slot, VEC3_SLOT, tv);
+    // SAFETY: rows 2..9 of both slots lie in `slot` (asserted).
+    let c = |k: usize| unsafe { lerp(rows(slot, 2 + k, VEC3_SLOT), rows(slot, 6 + k, VEC3_SLOT), u, held) };
+    columns(c(0), c(1), c(2), _mm256_setzero_ps())
+}
+
+/// `math::series4` over eight lanes: Eberly's series with `N` terms, the last scaled by `mu`.
+#[inline]
+#[target_feature(enable = "avx")]
+fn series8<const N: usize>(t: __m256, x: __m256, mu: f32) -> (__m256, __m256) {
+    let one = _mm256_set1_ps(1.0);
+    let xm1 = _mm256_sub_ps(x, one);
+    let s = _mm256_sub_ps(one, t);
+    let (t2, s2) = (_mm256_mul_ps(t, t), _mm256_mul_ps(s, s));
+    let term = |i: usize, sq: __m256, acc: __m256| {
+        let c = _mm256_sub_ps(
+            _mm256_mul_ps(_mm256_set1_ps(math::SLERP_U[i]), sq),
+            _mm256_set1_ps(math::SLERP_V[i]),
+        );
+        _mm256_add_ps(one, _mm256_mul_ps(_mm256_mul_ps(c, xm1), acc))
+    };
+    let mut at = term(N - 1, t2, _mm256_set1_ps(mu));
+    let mut as_ = term(N - 1, s2, _mm256_set1_ps(mu));
+    for i in (0..N - 1).rev() {
+        at = term(i, t2, at);
+        as_ = term(i, s2, as_);
+    }
+    (_mm256_mul_ps(s, as_), _mm256_mul_ps(t, at))
+}
+
+/// `math::slerp_weights4` over eight lanes: one series for all when both halves take it, else
+/// half by half.
+#[inline]
+#[target_feature(enable = "avx")]
+fn slerp_weights8(t: __m256, x: __m256) -> (__m256, __m256) {
+    let all = |m: __m256| _mm256_movemask_ps(m) == 0xff;
+    if all(_mm256_cmp_ps::<_CMP_GE_OQ>(x, _mm256_set1_ps(0.95))) {
+        series8::<4>(t, x, 1.0)
+    } else if all(_mm256_cmp_ps::<_CMP_GE_OQ>(x, _mm256_set1_ps(0.5)))
+        && all(_mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_set1_ps(0.95)))
+    {
+        series8::<8>(t, x, 1.5)
+    } else {
+        let half = |v: __m256, k: usize| {
+            Vec4::from(if k == 0 { _mm256_castps256_ps128(v) } else { _mm256_extractf128_ps(v, 1) })
+        };
+        let (a0, b0) = math::slerp_weights4(half(t, 0), half(x, 0));
+        let (a1, b1) = math::slerp_weights4(half(t, 1), half(x, 1));
+        let join = |lo: Vec4, hi: Vec4| _mm256_insertf128_ps(_mm256_castps128_ps256(lo.into()), hi.into(), 1);
+        (join(a0, a1), join(b0, b1))
+    }
+}
+
+/// Two rotation groups (`slot`: both slots, `2 * QUAT_SLOT` rows) at `tv`: `slerp_lanes` and the
+/// held lanes' exact keys, as eight quaternions, group `g`'s four lanes first.
+///
+/// # Safety
+/// The CPU must support AVX; `slot` must hold two slots.
+#[inline]
+#[target_feature(enable = "avx")]
+pub(super) unsafe fn slerp_pair(slot: &[Vec4], tv: __m256) -> [__m128; 8] {
+    assert!(slot.len() >= 2 * QUAT_SLOT);
+    let (u, held) = parameter(slot, QUAT_SLOT, tv);
+    // SAFETY: rows 2..9 of both slots lie in `slot` (asserted).
+    let a: [__m256; 4] = std::array::from_fn(|k| unsafe { rows(slot, 2 + k, QUAT_SLOT) });
+    let b: [__m256; 4] = std::array::from_fn(|k| unsafe { rows(slot, 6 + k, QUAT_SLOT) });
+    let (add, mul) = (|x, y| _mm256_add_ps(x, y), |x, y| _mm256_mul_ps(x, y));
+    let d = add(add(add(mul(a[0], b[0]), mul(a[1], b[1])), mul(a[2], b[2])), mul(a[3], b[3]));
+    // Flip the far end into the near hemisphere (multiplying by -1 is exact).
+    let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(d, _mm256_setzero_ps());
+    let sign = _mm256_blendv_ps(_mm256_set1_ps(1.0), _mm256_set1_ps(-1.0), neg);
+    let b = b.map(|c| mul(c, sign));
+    let (wa, wb) = slerp_weights8(u, _mm256_min_ps(mul(d, sign), _mm256_set1_ps(1.0)));
+    let q: [__m256; 4] = std::array::from_fn(|k| add(mul(a[k], wa), mul(b[k], wb)));
+    let len2 = add(add(add(mul(q[0], q[0]), mul(q[1], q[1])), mul(q[2], q[2])), mul(q[3], q[3]));
+    // `math::renormalize`, per lane: one Newton step near unit length, else an exact division.
+    let off = _mm256_sub_ps(len2, _mm256_set1_ps(1.0));
+    let off = _mm256_andnot_ps(_mm256_set1_ps(-0.0), off);
+    let near = _mm256_cmp_ps::<_CMP_LT_OQ>(off, _mm256_set1_ps(1e-3));
+    let f = _mm256_sub_ps(_mm256_set1_ps(1.5), mul(_mm256_set1_ps(0.5), len2));
+    let q = if _mm256_movemask_ps(near) == 0xff {
+        q.map(|c| mul(c, f))
+    } else {
+        let len = _mm256_sqrt_ps(len2);
+        q.map(|c| _mm256_blendv_ps(_mm256_div_ps(c, len), mul(c, f), near))
+    };
+    // Held lanes take their key exactly.
+    let q: [__m256; 4] = std::array::from_fn(|k| _mm256_blendv_ps(q[k], a[k], held));
+    columns(q[0], q[1], q[2], q[3])
+}
+
+/// Samples the stream groups two at a time into `out` (`bones`: each group's four bones;
+/// `data`: their slots; rotations when `ROTATION`, else translations or scales) and returns how
+/// many groups it did (an odd last one is left to the four-lane path). `write` stores one lane's
+/// `[x, y, z, w]`.
+///
+/// # Safety
+/// The CPU must support AVX.
+#[inline]
+#[target_feature(enable = "avx")]
+pub(super) unsafe fn sample_pairs<const ROTATION: bool>(
+    bones: &[[u32; 4]],
+    data: &[Vec4],
+    time: f32,
+    out: &mut [Transform],
+    write: impl Fn(&mut Transform, __m128),
+) -> usize {
+    let tv = _mm256_set1_ps(time);
+    let pairs = bones.len() / 2;
+    let rows = if ROTATION { QUAT_SLOT } else { VEC3_SLOT };
+    for (lanes, slot) in bones.chunks_exact(2).zip(data.chunks_exact(2 * rows)) {
+        // SAFETY: AVX (the caller's guarantee); `slot` holds two slots.
+        let v = unsafe { if ROTATION { slerp_pair(slot, tv) } else { lerp_pair(slot, tv) } };
+        for (&bone, v) in lanes.iter().flatten().zip(v) {
+            write(&mut out[bone as usize], v);
+        }
+    }
+    2 * pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+
+    use super::super::{lerp_slot, slerp_slot};
+    use super::*;
+
+    /// Two groups' slots whose lanes cover every branch: end rotations a few degrees apart (the
+    /// four-term series), tens of degrees (eight terms), far apart (the scalar path), in opposite
+    /// hemispheres, not of unit length, and held lanes. `pick` chooses each lane's case.
+    fn slots(pick: impl Fn(usize) -> usize, next: &mut impl FnMut() -> f32) -> Vec<Vec4> {
+        let mut rows = vec![Vec4::ZERO; 2 * QUAT_SLOT];
+        for lane in 0..8 {
+            let (g, l) = (lane / 4, lane % 4);
+            let axis = Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5).normalize_or(Vec3::X);
+            let a = Quat::from_axis_angle(axis, next() * 6.0);
+            let case = pick(lane);
+            let angle = [0.1, 1.2, 2.8, 0.3, 0.5, 0.2][case] * (0.5 + next());
+            let mut b = a * Quat::from_axis_angle(axis.any_orthonormal_vector(), angle);
+            let (t0, mut dt) = (next(), 0.1 + next());
+            match case {
+                3 => b = -b,
+                4 => b = Quat::from_vec4(Vec4::from(b) * 1.01),
+                5 => dt = f32::INFINITY,
+                _ => {}
+            }
+            let row = |r: usize| g * QUAT_SLOT + r;
+            rows[row(0)][l] = t0;
+            rows[row(1)][l] = dt;
+            for (k, (x, y)) in a.to_array().into_iter().zip(b.to_array()).enumerate() {
+                rows[row(2 + k)][l] = x;
+                rows[row(6 + k)][l] = y;
+            }
+        }
+        rows
+    }
+
+    #[test]
+    fn two_groups_at_once_match_the_four_lane_path_to_the_bit() {
+        if !std::arch::is_x86_feature_detected!("avx") {
+            eprintln!("SKIPPED: this CPU has no AVX; the eight-lane path is not used here");
+            return;
+        }
+        let mut seed = 0x2545F4914F6CDD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let bits4 = |v: [__m128; 8]| v.map(|x| Vec4::from(x).to_array().map(f32::to_bits));
+        for round in 0..3000 {
+            // The same case in every lane (one series for all eight), the same per group, or
+            // mixed lane by lane.
+            let (c, d) = (round % 6, (round / 6) % 6);
+            let rows = match round % 3 {
+                0 => slots(|_| c, &mut next),
+                1 => slots(|lane| if lane < 4 { c } else { d }, &mut next),
+                _ => slots(|lane| (lane * 7 + round) % 6, &mut next),
+            };
+            let time = next() * 1.5;
+            let tv = Vec4::splat(time);
+            // SAFETY: AVX checked above; `rows` holds two slots.
+            let (got_r, got_l) =
+                unsafe { (slerp_pair(&rows, _mm256_set1_ps(time)), lerp_pair(&rows, _mm256_set1_ps(time))) };
+            let mut want_r = [Vec4::ZERO; 8];
+            let mut want_l = [Vec4::ZERO; 8];
+            for g in 0..2 {
+                let slot = &rows[g * QUAT_SLOT..(g + 1) * QUAT_SLOT];
+                for (l, q) in slerp_slot(slot, tv).into_iter().enumerate() {
+                    want_r[4 * g + l] = Vec4::from(q);
+                }
+                for (l, v) in lerp_slot(slot, tv).into_iter().enumerate() {
+                    want_l[4 * g + l] = v.extend(0.0);
+                }
+            }
+            let bits = |v: [Vec4; 8]| v.map(|x| x.to_array().map(f32::to_bits));
+            assert_eq!(bits4(got_r), bits(want_r), "rotations, round {round}");
+            assert_eq!(bits4(got_l), bits(want_l), "translations, round {round}");
+        }
+    }
+}
