@@ -130,27 +130,41 @@ fn slerp_weights8(t: __m256, x: __m256) -> (__m256, __m256) {
     }
 }
 
-/// Two rotation groups (`slot`: both slots, `2 * QUAT_SLOT` rows) at `tv`: `slerp_lanes` and the
-/// held lanes' exact keys, as eight quaternions, group `g`'s four lanes first.
+/// The first stage of [`slerp_pair`]: the segment parameter `u`, the held lanes, and the
+/// hemisphere `sign` with the capped cosine `x` the slerp weights take.
 ///
 /// # Safety
 /// The CPU must support AVX; `slot` must hold two slots.
 #[inline]
 #[target_feature(enable = "avx")]
-pub(super) unsafe fn slerp_pair(slot: &[Vec4], tv: __m256) -> [__m128; 8] {
+unsafe fn slerp_head(slot: &[Vec4], tv: __m256) -> [__m256; 4] {
     assert!(slot.len() >= 2 * QUAT_SLOT);
     let (u, held) = parameter(slot, QUAT_SLOT, tv);
+    // SAFETY: rows 2..9 of both slots lie in `slot` (asserted).
+    let row = |r: usize| unsafe { rows(slot, r, QUAT_SLOT) };
+    let (add, mul) = (|x, y| _mm256_add_ps(x, y), |x, y| _mm256_mul_ps(x, y));
+    let d = add(add(add(mul(row(2), row(6)), mul(row(3), row(7))), mul(row(4), row(8))), mul(row(5), row(9)));
+    // Flip the far end into the near hemisphere (multiplying by -1 is exact).
+    let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(d, _mm256_setzero_ps());
+    let sign = _mm256_blendv_ps(_mm256_set1_ps(1.0), _mm256_set1_ps(-1.0), neg);
+    [u, held, sign, _mm256_min_ps(mul(d, sign), _mm256_set1_ps(1.0))]
+}
+
+/// The last stage of [`slerp_pair`]: the ends weighted by `w` (the far end flipped by the
+/// head's `sign`), renormalized, the held lanes' keys put back, as eight quaternions.
+///
+/// # Safety
+/// The CPU must support AVX; `slot` must hold two slots.
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn slerp_tail(slot: &[Vec4], head: &[__m256; 4], (wa, wb): (__m256, __m256)) -> [__m128; 8] {
+    assert!(slot.len() >= 2 * QUAT_SLOT);
+    let [_, held, sign, _] = *head;
     // SAFETY: rows 2..9 of both slots lie in `slot` (asserted).
     let a: [__m256; 4] = std::array::from_fn(|k| unsafe { rows(slot, 2 + k, QUAT_SLOT) });
     let b: [__m256; 4] = std::array::from_fn(|k| unsafe { rows(slot, 6 + k, QUAT_SLOT) });
     let (add, mul) = (|x, y| _mm256_add_ps(x, y), |x, y| _mm256_mul_ps(x, y));
-    let d = add(add(add(mul(a[0], b[0]), mul(a[1], b[1])), mul(a[2], b[2])), mul(a[3], b[3]));
-    // Flip the far end into the near hemisphere (multiplying by -1 is exact).
-    let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(d, _mm256_setzero_ps());
-    let sign = _mm256_blendv_ps(_mm256_set1_ps(1.0), _mm256_set1_ps(-1.0), neg);
-    let b = b.map(|c| mul(c, sign));
-    let (wa, wb) = slerp_weights8(u, _mm256_min_ps(mul(d, sign), _mm256_set1_ps(1.0)));
-    let q: [__m256; 4] = std::array::from_fn(|k| add(mul(a[k], wa), mul(b[k], wb)));
+    let q: [__m256; 4] = std::array::from_fn(|k| add(mul(a[k], wa), mul(mul(b[k], sign), wb)));
     let len2 = add(add(add(mul(q[0], q[0]), mul(q[1], q[1])), mul(q[2], q[2])), mul(q[3], q[3]));
     // `math::renormalize`, per lane: one Newton step near unit length, else an exact division.
     let off = _mm256_sub_ps(len2, _mm256_set1_ps(1.0));
@@ -166,6 +180,21 @@ pub(super) unsafe fn slerp_pair(slot: &[Vec4], tv: __m256) -> [__m128; 8] {
     // Held lanes take their key exactly.
     let q: [__m256; 4] = std::array::from_fn(|k| _mm256_blendv_ps(q[k], a[k], held));
     columns(q[0], q[1], q[2], q[3])
+}
+
+/// Two rotation groups (`slot`: both slots, `2 * QUAT_SLOT` rows) at `tv`: `slerp_lanes` and the
+/// held lanes' exact keys, as eight quaternions, group `g`'s four lanes first.
+///
+/// # Safety
+/// The CPU must support AVX; `slot` must hold two slots.
+#[cfg(test)]
+#[target_feature(enable = "avx")]
+unsafe fn slerp_pair(slot: &[Vec4], tv: __m256) -> [__m128; 8] {
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        let head = slerp_head(slot, tv);
+        slerp_tail(slot, &head, slerp_weights8(head[0], head[3]))
+    }
 }
 
 /// Samples the stream groups two at a time into `out` (`bones`: each group's four bones;
@@ -186,10 +215,36 @@ pub(super) unsafe fn sample_pairs<const ROTATION: bool>(
 ) -> usize {
     let tv = _mm256_set1_ps(time);
     let pairs = bones.len() / 2;
+    if ROTATION {
+        // In stages over up to eight pairs (each a short chain, so the processor overlaps the
+        // pairs' latencies): heads, then weights (the series, the long chain), then the rest.
+        const STAGE: usize = 8;
+        for (groups, slot) in bones[..2 * pairs].chunks(2 * STAGE).zip(data.chunks(2 * STAGE * QUAT_SLOT)) {
+            let n = groups.len() / 2;
+            let pair = |j: usize| &slot[2 * j * QUAT_SLOT..];
+            let mut heads = [[_mm256_setzero_ps(); 4]; STAGE];
+            for (j, h) in heads.iter_mut().enumerate().take(n) {
+                // SAFETY: AVX (the caller's guarantee); pair j's two slots lie in `slot`.
+                *h = unsafe { slerp_head(pair(j), tv) };
+            }
+            let mut w = [(_mm256_setzero_ps(), _mm256_setzero_ps()); STAGE];
+            for (w, h) in w.iter_mut().zip(&heads).take(n) {
+                *w = slerp_weights8(h[0], h[3]);
+            }
+            for j in 0..n {
+                // SAFETY: as above.
+                let v = unsafe { slerp_tail(pair(j), &heads[j], w[j]) };
+                for (&bone, v) in groups[2 * j..2 * j + 2].iter().flatten().zip(v) {
+                    write(&mut out[bone as usize], v);
+                }
+            }
+        }
+        return 2 * pairs;
+    }
     let rows = if ROTATION { QUAT_SLOT } else { VEC3_SLOT };
     for (lanes, slot) in bones.chunks_exact(2).zip(data.chunks_exact(2 * rows)) {
         // SAFETY: AVX (the caller's guarantee); `slot` holds two slots.
-        let v = unsafe { if ROTATION { slerp_pair(slot, tv) } else { lerp_pair(slot, tv) } };
+        let v = unsafe { lerp_pair(slot, tv) };
         for (&bone, v) in lanes.iter().flatten().zip(v) {
             write(&mut out[bone as usize], v);
         }
