@@ -560,10 +560,12 @@ impl LocalToModelJob<'_> {
         let n = self.parents.len();
         check_in("local-to-model job", "local", n, self.local.len())?;
         check_out("local-to-model job", "output", n, self.output.len())?;
-        for (i, &p) in self.parents.iter().enumerate() {
-            if p != NO_PARENT && p as usize >= i {
-                return Err(JobError::ParentNotBefore { bone: i, parent: p });
-            }
+        // One pass without an early exit (it vectorizes: it runs every frame), then the first
+        // offender found only when there is one.
+        let before = |(i, &p): (usize, &u16)| p == NO_PARENT || (p as usize) < i;
+        if !self.parents.iter().enumerate().fold(true, |ok, b| ok & before(b)) {
+            let (bone, &parent) = self.parents.iter().enumerate().find(|&b| !before(b)).unwrap_or((0, &0));
+            return Err(JobError::ParentNotBefore { bone, parent });
         }
         let mut prev = 0u16;
         for (i, a) in self.adjusts.iter().enumerate() {
