@@ -490,19 +490,19 @@ impl CompiledClip {
                 slots.next_key = passed;
             }
         }
-        // The segments entered since the last sample, in time order.
-        let end = slots.next_key
-            + self.stream_keys[slots.next_key..].iter().take_while(|k| k.start <= time).count();
-        let keys = &self.stream_keys[slots.next_key..end];
+        // The segments entered since the last sample, in time order (the apply stops at the
+        // first key after `time`: one pass, no separate count).
+        let rest = &self.stream_keys[slots.next_key..];
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f") {
+        let applied = if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: AVX-512F checked just above; every key's lane lies in the slots (`fits`).
-            unsafe { apply_keys_avx512(keys, &mut slots.data) };
+            unsafe { apply_keys_avx512(rest, time, &mut slots.data) }
         } else {
-            apply_keys(keys, &mut slots.data);
-        }
+            apply_keys(rest, time, &mut slots.data)
+        };
         #[cfg(not(target_arch = "x86_64"))]
-        apply_keys(keys, &mut slots.data);
+        let applied = apply_keys(rest, time, &mut slots.data);
+        let end = slots.next_key + applied;
         slots.next_key = end;
         slots.last = time;
         let tv = Vec4::splat(time);
@@ -642,18 +642,21 @@ fn stream_keys(streams: &Streams, channels: &[BoneChannels]) -> (Vec<StreamKey>,
     (keys, start)
 }
 
-/// Moves each key's lane into the segment it starts: segment start and length, `a` from the
+/// Moves each key's lane into the segment it starts, up to the first key starting after `time`
+/// (returns how many it applied): segment start and length, `a` from the
 /// lane's old `b` (or the value, when held), `b` the key's value. Each lane is written a whole
 /// vector at a time (lane-sized stores read back by the interpolation's vector loads would stall
 /// them).
-fn apply_keys(keys: &[StreamKey], data: &mut [Vec4]) {
+fn apply_keys(keys: &[StreamKey], time: f32, data: &mut [Vec4]) -> usize {
     const LANE: [BVec4A; 4] = [
         BVec4A::from_array([true, false, false, false]),
         BVec4A::from_array([false, true, false, false]),
         BVec4A::from_array([false, false, true, false]),
         BVec4A::from_array([false, false, false, true]),
     ];
-    for k in keys {
+    let mut applied = 0;
+    for k in keys.iter().take_while(|k| k.start <= time) {
+        applied += 1;
         let at = (k.at & !KEY_HELD) as usize;
         let held = k.at & KEY_HELD != 0;
         let lane = LANE[at % 4];
@@ -670,6 +673,7 @@ fn apply_keys(keys: &[StreamKey], data: &mut [Vec4]) {
             put(&mut rows[6 + c], x);
         }
     }
+    applied
 }
 
 /// [`apply_keys`] with AVX-512F: a slot's ten rows are read and written as one 256-bit and two
@@ -680,14 +684,16 @@ fn apply_keys(keys: &[StreamKey], data: &mut [Vec4]) {
 /// The CPU must support AVX-512F; every key's ten rows must lie inside `data`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn apply_keys_avx512(keys: &[StreamKey], data: &mut [Vec4]) {
+unsafe fn apply_keys_avx512(keys: &[StreamKey], time: f32, data: &mut [Vec4]) -> usize {
     use std::arch::x86_64::*;
     let base = data.as_mut_ptr().cast::<f32>();
     let len = data.len() * 4;
     // Each component of the value repeated four times: rows b0, b1, b2, b3.
     let spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
     let head_masks = [0, 1, 2, 3].map(|l| _mm256_castsi256_ps(lane_mask8(l)));
-    for k in keys {
+    let mut applied = 0;
+    for k in keys.iter().take_while(|k| k.start <= time) {
+        applied += 1;
         let at = (k.at & !KEY_HELD) as usize;
         let first = at - at % 4;
         assert!(first + 4 * QUAT_SLOT <= len, "stream key past its slots");
@@ -710,6 +716,7 @@ unsafe fn apply_keys_avx512(keys: &[StreamKey], data: &mut [Vec4]) {
             _mm512_storeu_ps(p.add(24), _mm512_mask_mov_ps(old_b, lane16, value));
         }
     }
+    applied
 }
 
 /// `v`, with its origin hidden from the optimizer (an empty `asm!`, no instruction). A vector
@@ -1189,9 +1196,9 @@ mod tests {
                 })
                 .collect();
             let mut portable = data.clone();
-            super::apply_keys(&keys, &mut portable);
+            super::apply_keys(&keys, f32::INFINITY, &mut portable);
             // SAFETY: AVX-512F checked above; every key's rows lie in the thirty.
-            unsafe { super::apply_keys_avx512(&keys, &mut data) };
+            unsafe { super::apply_keys_avx512(&keys, f32::INFINITY, &mut data) };
             let bits = |d: &[Vec4]| d.iter().flat_map(|v| v.to_array().map(f32::to_bits)).collect::<Vec<_>>();
             assert_eq!(bits(&data), bits(&portable));
         }
