@@ -116,17 +116,49 @@ impl SkinningJob<'_> {
         let has_n = !self.normals.is_empty();
         let has_t = !self.tangents.is_empty();
         if !has_t {
-            // Joint indices are checked in one vectorizable pass first (flattened, a plain u16
-            // max reduction), so the hot loop reads the palette without per-influence bounds
-            // checks. (Checking chunk by chunk, just before each is skinned, measured no faster.)
+            let first_bad = |from: usize| {
+                let i = from
+                    + self.joints[from..]
+                        .iter()
+                        .position(|j| j.iter().any(|&x| x as usize >= palette.len()))
+                        .unwrap_or(0);
+                bad(i, self.joints[i])
+            };
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx2") {
+                // The AVX-512 loops check the joints block by block as they go (a separate pass
+                // over the array cost 12% at a million vertices: the indices came from memory
+                // twice).
+                // SAFETY: the CPU features checked just above; the slices' lengths by `validate`.
+                let done = unsafe {
+                    if has_n {
+                        avx::positions_normals512(
+                            palette,
+                            self.joints,
+                            self.weights,
+                            self.positions,
+                            self.normals,
+                            self.out_positions,
+                            self.out_normals,
+                        )
+                    } else {
+                        avx::positions512(
+                            palette,
+                            self.joints,
+                            self.weights,
+                            self.positions,
+                            self.out_positions,
+                        )
+                    }
+                };
+                return done.map_err(first_bad);
+            }
+            // Elsewhere the joint indices are checked in one vectorizable pass first (flattened,
+            // a plain u16 max reduction), so the hot loop reads the palette without
+            // per-influence bounds checks.
             let max = self.joints.as_flattened().iter().copied().max().unwrap_or(0);
             if max as usize >= palette.len() {
-                let i = self
-                    .joints
-                    .iter()
-                    .position(|j| j.iter().any(|&x| x as usize >= palette.len()))
-                    .unwrap_or(0);
-                return Err(bad(i, self.joints[i]));
+                return Err(first_bad(0));
             }
             skin_checked(
                 palette,
@@ -159,9 +191,8 @@ impl SkinningJob<'_> {
 }
 
 /// Skins `out_positions.len()` vertices (and their normals when `out_normals` is not empty)
-/// with no tangents: the fastest loop the CPU has. `positions` and `normals` may run past the
-/// other arrays (the SIMD loops read into the next vertex); every joint index must be below
-/// `palette.len()` (checked by the caller).
+/// with no tangents, on a CPU without AVX-512: AVX2 + FMA where it has them, else portable
+/// code. Every joint index must be below `palette.len()` (checked by the caller).
 fn skin_checked(
     palette: &[Mat4],
     joints: &[[u16; 4]],
@@ -173,24 +204,11 @@ fn skin_checked(
 ) {
     let has_n = !out_normals.is_empty();
     #[cfg(target_arch = "x86_64")]
-    {
-        let avx512 = std::arch::is_x86_feature_detected!("avx512f");
-        let avx2 = std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
-        // SAFETY (each call): the CPU features checked just above, every joint index below
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU features checked just above, every joint index below
         // `palette.len()` (the caller's check), and the kernels stop at the shortest slice.
-        match (has_n, avx512, avx2) {
-            (true, true, _) => unsafe {
-                avx::positions_normals512(
-                    palette,
-                    joints,
-                    weights,
-                    positions,
-                    normals,
-                    out_positions,
-                    out_normals,
-                )
-            },
-            (true, false, true) => unsafe {
+        unsafe {
+            if has_n {
                 avx::positions_normals(
                     palette,
                     joints,
@@ -200,22 +218,14 @@ fn skin_checked(
                     out_positions,
                     out_normals,
                 )
-            },
-            (false, true, _) => unsafe {
-                avx::positions512(palette, joints, weights, positions, out_positions)
-            },
-            (false, false, true) => unsafe {
+            } else {
                 avx::positions(palette, joints, weights, positions, out_positions)
-            },
-            (_, false, false) => {
-                skin_portable(palette, joints, weights, positions, normals, out_positions, out_normals)
             }
-        }
+        };
+        return;
     }
-    #[cfg(not(target_arch = "x86_64"))]
     skin_portable(palette, joints, weights, positions, normals, out_positions, out_normals);
 }
-
 /// [`skin_checked`] without SIMD intrinsics: glam's arithmetic, one vertex at a time.
 fn skin_portable(
     palette: &[Mat4],
@@ -252,6 +262,13 @@ mod avx {
     use std::arch::x86_64::*;
 
     use glam::Mat4;
+
+    /// True when every joint index in `joints` is below `limit` (flattened, a u16 max
+    /// reduction, which vectorizes).
+    #[inline(always)]
+    fn in_range(joints: &[[u16; 4]], limit: usize) -> bool {
+        (joints.as_flattened().iter().copied().max().unwrap_or(0) as usize) < limit
+    }
 
     /// The four influences' palette matrices blended by their weights, in one 512-bit register.
     ///
@@ -304,33 +321,39 @@ mod avx {
         }
     }
 
-    /// Positions with AVX-512F, sixteen vertices at a time: each vertex's blended matrix in one
-    /// 512-bit register ([`blend512`]), four vertices' points through them together
-    /// ([`points4`]), and sixteen points stored as three full registers ([`store_xyz16`]). The
-    /// last vertices take the same steps one at a time.
+    /// Positions with AVX-512F, sixteen vertices at a time: the block's joint indices checked
+    /// (they are then in cache for the palette reads: no separate pass over the array), each
+    /// vertex's blended matrix in one 512-bit register ([`blend512`]), four vertices' points
+    /// through them together ([`points4`]), and sixteen points stored as three full registers
+    /// ([`store_xyz16`]). The last vertices take the same steps one at a time. Stops at the
+    /// first block (or last vertex) naming a joint past the palette and returns where it starts;
+    /// the outputs from there on are not written.
     ///
     /// # Safety
-    /// The CPU must support AVX-512F; every joint index must be below `palette.len()`; the four
-    /// other slices must hold at least as many entries as `out` (`positions` may hold more).
-    #[target_feature(enable = "avx512f")]
+    /// The CPU must support AVX-512F and AVX2; the four other slices must hold at least as many
+    /// entries as `out` (`positions` may hold more).
+    #[target_feature(enable = "avx512f,avx2")]
     pub(super) unsafe fn positions512(
         palette: &[Mat4],
         joints: &[[u16; 4]],
         weights: &[[f32; 4]],
         positions: &[[f32; 3]],
         out: &mut [[f32; 3]],
-    ) {
+    ) -> Result<(), usize> {
         let base = palette.as_ptr() as *const f32;
         let n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
         let pp = positions.as_ptr() as *const f32;
-        // SAFETY (the closure and the blocks below): indices stay below n, and the caller
-        // guarantees the joint indices and the CPU features.
+        // SAFETY (the closure and the blocks below): indices stay below n, every vertex passed
+        // to it has had its joints checked, and the caller guarantees the CPU features.
         let blended = |i: usize| unsafe { blend512(base, joints.get_unchecked(i), weights.get_unchecked(i)) };
         // Points are read sixteen bytes at a time (the next vertex's first float rides along,
         // unused), so every block needs one more position after it.
         let blocks = n.min(positions.len().saturating_sub(1)) / 16;
         for b in 0..blocks {
             let start = 16 * b;
+            if !in_range(&joints[start..start + 16], palette.len()) {
+                return Err(start);
+            }
             let pts: [__m512; 4] = std::array::from_fn(|g| {
                 let i = start + 4 * g;
                 // SAFETY: vertex i + 3 has a position after it, so sixteen bytes stay in the slice.
@@ -341,10 +364,14 @@ mod avx {
             unsafe { store_xyz16(pts, out.as_mut_ptr().add(start) as *mut f32) };
         }
         for (i, p) in positions.iter().enumerate().take(n).skip(16 * blocks) {
+            if !in_range(&joints[i..i + 1], palette.len()) {
+                return Err(i);
+            }
             let r = points4([blended(i); 4], [_mm_set_ps(0.0, p[2], p[1], p[0]); 4]);
             // SAFETY: i < n.
             unsafe { store3(out.get_unchecked_mut(i), _mm512_castps512_ps128(r)) };
         }
+        Ok(())
     }
 
     /// `[x0 + x2 | x1 + x3 | y0 + y2 | y1 + y3]` over the 128-bit lanes of `x` and `y`.
@@ -467,11 +494,13 @@ mod avx {
     /// stored as three full registers ([`store_xyz16`]), sixteen normals normalized together
     /// ([`store_units16`]). The last vertices take the same steps one at a time.
     ///
+    /// Joint indices are checked block by block as [`positions512`] checks them, with the same
+    /// answer.
+    ///
     /// # Safety
-    /// The CPU must support AVX-512F; every joint index must be below `palette.len()`; the six
-    /// other slices must hold at least as many entries as `out` (`positions` and `normals` may
-    /// hold more).
-    #[target_feature(enable = "avx512f")]
+    /// The CPU must support AVX-512F and AVX2; the six other slices must hold at least as many
+    /// entries as `out` (`positions` and `normals` may hold more).
+    #[target_feature(enable = "avx512f,avx2")]
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn positions_normals512(
         palette: &[Mat4],
@@ -481,19 +510,22 @@ mod avx {
         normals: &[[f32; 3]],
         out: &mut [[f32; 3]],
         out_normals: &mut [[f32; 3]],
-    ) {
+    ) -> Result<(), usize> {
         let base = palette.as_ptr() as *const f32;
         let n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
         let n = n.min(normals.len()).min(out_normals.len());
         let (pp, np) = (positions.as_ptr() as *const f32, normals.as_ptr() as *const f32);
-        // SAFETY (the closure and the blocks below): indices stay below n, and the caller
-        // guarantees the joint indices and the CPU features.
+        // SAFETY (the closure and the blocks below): indices stay below n, every vertex passed
+        // to it has had its joints checked, and the caller guarantees the CPU features.
         let blended = |i: usize| unsafe { blend512(base, joints.get_unchecked(i), weights.get_unchecked(i)) };
         // A block's points and normals are read sixteen bytes at a time (the next vertex's first
         // float rides along, unused), so every block needs one more of each after it.
         let blocks = n.min(positions.len().min(normals.len()).saturating_sub(1)) / 16;
         for b in 0..blocks {
             let start = 16 * b;
+            if !in_range(&joints[start..start + 16], palette.len()) {
+                return Err(start);
+            }
             let mut pts = [_mm512_setzero_ps(); 4];
             let mut dirs = [_mm512_setzero_ps(); 4];
             for g in 0..4 {
@@ -518,6 +550,9 @@ mod avx {
         }
         // The rest one at a time (the same steps, the vertex repeated in all four places).
         for i in 16 * blocks..n {
+            if !in_range(&joints[i..i + 1], palette.len()) {
+                return Err(i);
+            }
             let (p, nv) = (positions[i], normals[i]);
             let (p, d) = (_mm_set_ps(0.0, p[2], p[1], p[0]), _mm_set_ps(0.0, nv[2], nv[1], nv[0]));
             let (r, rn) = points_and_dirs4([blended(i); 4], [p; 4], [d; 4]);
@@ -527,6 +562,7 @@ mod avx {
                 store_unit(out_normals.get_unchecked_mut(i), _mm512_castps512_ps128(rn), &normals[i])
             };
         }
+        Ok(())
     }
 
     /// The four influences' palette matrices blended by their weights, as two 256-bit halves
@@ -823,6 +859,54 @@ mod tests {
                 assert!((len - 1.0).abs() < 1e-6, "normal 100 has length {len}");
             }
         }
+    }
+
+    #[test]
+    fn a_joint_past_the_palette_is_reported_at_its_vertex_wherever_it_falls() {
+        // Vertex 37 sits in the third sixteen-vertex block, vertex 148 in the tail of a
+        // 150-vertex job; both paths (with normals and without) must name the vertex and the
+        // joint, and an empty palette refuses the first vertex.
+        let palette = vec![Mat4::IDENTITY; 8];
+        let n = 150;
+        let positions = vec![[1.0, 2.0, 3.0]; n];
+        let normals = vec![[0.0, 1.0, 0.0]; n];
+        let weights = vec![[0.25; 4]; n];
+        for (vertex, joint) in [(37, 8u16), (148, u16::MAX), (0, 9)] {
+            let mut joints = vec![[1u16, 2, 3, 7]; n];
+            joints[vertex][3] = joint;
+            for with_normals in [false, true] {
+                let (mut p, mut nr) = (vec![[0.0; 3]; n], vec![[0.0; 3]; if with_normals { n } else { 0 }]);
+                let err = SkinningJob {
+                    palette: &palette,
+                    joints: &joints,
+                    weights: &weights,
+                    positions: &positions,
+                    normals: if with_normals { &normals } else { &[] },
+                    tangents: &[],
+                    out_positions: &mut p,
+                    out_normals: &mut nr,
+                    out_tangents: &mut [],
+                }
+                .run()
+                .unwrap_err();
+                assert_eq!(err, SkinningError::JointOutOfRange { vertex, joint, palette: 8 }, "normals {with_normals}");
+            }
+        }
+        let mut p = vec![[0.0; 3]; n];
+        let err = SkinningJob {
+            palette: &[],
+            joints: &vec![[0u16; 4]; n],
+            weights: &weights,
+            positions: &positions,
+            normals: &[],
+            tangents: &[],
+            out_positions: &mut p,
+            out_normals: &mut [],
+            out_tangents: &mut [],
+        }
+        .run()
+        .unwrap_err();
+        assert_eq!(err, SkinningError::JointOutOfRange { vertex: 0, joint: 0, palette: 0 });
     }
 
     #[test]
