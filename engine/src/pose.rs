@@ -562,9 +562,14 @@ impl LocalToModelJob<'_> {
         check_out("local-to-model job", "output", n, self.output.len())?;
         // One pass without an early exit (it vectorizes: it runs every frame), then the first
         // offender found only when there is one.
-        let before = |(i, &p): (usize, &u16)| p == NO_PARENT || (p as usize) < i;
-        if !self.parents.iter().enumerate().fold(true, |ok, b| ok & before(b)) {
-            let (bone, &parent) = self.parents.iter().enumerate().find(|&b| !before(b)).unwrap_or((0, &0));
+        // `p + 1 <= i` in 16-bit wrapping arithmetic is "no parent (u16::MAX) or p < i", and
+        // it vectorizes in 32-bit lanes. (Past 65536 bones every index passes, so counting in
+        // u32 loses nothing.)
+        const _: () = assert!(NO_PARENT == u16::MAX);
+        let ok = self.parents.iter().zip(0u32..).fold(true, |ok, (&p, i)| ok & (u32::from(p.wrapping_add(1)) <= i));
+        if !ok {
+            let before = |i: usize, p: u16| p == NO_PARENT || (p as usize) < i;
+            let (bone, &parent) = self.parents.iter().enumerate().find(|&(i, &p)| !before(i, p)).unwrap_or((0, &0));
             return Err(JobError::ParentNotBefore { bone, parent });
         }
         let mut prev = 0u16;
