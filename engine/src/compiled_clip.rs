@@ -24,7 +24,8 @@
 //! The compiled clip holds every stream segment in one list ordered by the time a head enters
 //! it (`StreamKey`: 32 bytes, the segment's end value only, since its start value is the
 //! previous segment's end). Forward playback applies the keys passed since the last sample,
-//! then interpolates four tracks per instruction from the slots, with the track sampler's
+//! then interpolates four tracks per instruction from the slots (eight, two lane groups at
+//! once, where the CPU has AVX: `pairs`, the same bits), with the track sampler's
 //! arithmetic (`u = (t - t0) / dt`, `a + (b - a) * u`; a held end or a too-short segment is the
 //! key exactly); the tracks' own arrays are not touched. A seek back (a loop wrapping, scrubbing)
 //! replays the list from the first keys when few keys have passed, else finds every lane's
