@@ -566,10 +566,15 @@ impl LocalToModelJob<'_> {
         // it vectorizes in 32-bit lanes. (Past 65536 bones every index passes, so counting in
         // u32 loses nothing.)
         const _: () = assert!(NO_PARENT == u16::MAX);
-        let ok = self.parents.iter().zip(0u32..).fold(true, |ok, (&p, i)| ok & (u32::from(p.wrapping_add(1)) <= i));
+        let ok = self
+            .parents
+            .iter()
+            .zip(0u32..)
+            .fold(true, |ok, (&p, i)| ok & (u32::from(p.wrapping_add(1)) <= i));
         if !ok {
             let before = |i: usize, p: u16| p == NO_PARENT || (p as usize) < i;
-            let (bone, &parent) = self.parents.iter().enumerate().find(|&(i, &p)| !before(i, p)).unwrap_or((0, &0));
+            let (bone, &parent) =
+                self.parents.iter().enumerate().find(|&(i, &p)| !before(i, p)).unwrap_or((0, &0));
             return Err(JobError::ParentNotBefore { bone, parent });
         }
         let mut prev = 0u16;

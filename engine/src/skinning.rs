@@ -115,6 +115,7 @@ impl SkinningJob<'_> {
         };
         let has_n = !self.normals.is_empty();
         let has_t = !self.tangents.is_empty();
+        #[cfg(target_arch = "x86_64")]
         if !has_t {
             let first_bad = |from: usize| {
                 let i = from
@@ -124,7 +125,6 @@ impl SkinningJob<'_> {
                         .unwrap_or(0);
                 bad(i, self.joints[i])
             };
-            #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx2") {
                 // The AVX-512 loops check the joints block by block as they go (a separate pass
                 // over the array cost 12% at a million vertices: the indices came from memory
@@ -153,24 +153,35 @@ impl SkinningJob<'_> {
                 };
                 return done.map_err(first_bad);
             }
-            // Elsewhere the joint indices are checked in one vectorizable pass first (flattened,
-            // a plain u16 max reduction), so the hot loop reads the palette without
-            // per-influence bounds checks.
-            let max = self.joints.as_flattened().iter().copied().max().unwrap_or(0);
-            if max as usize >= palette.len() {
-                return Err(first_bad(0));
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                // The AVX2 loops take the joint indices checked in one vectorizable pass first
+                // (flattened, a plain u16 max reduction), so they read the palette without
+                // per-influence bounds checks.
+                let max = self.joints.as_flattened().iter().copied().max().unwrap_or(0);
+                if max as usize >= palette.len() {
+                    return Err(first_bad(0));
+                }
+                // SAFETY: the CPU features checked just above, every joint index below
+                // `palette.len()` (checked just above), the slices' lengths by `validate`.
+                unsafe {
+                    if has_n {
+                        avx::positions_normals(
+                            palette,
+                            self.joints,
+                            self.weights,
+                            self.positions,
+                            self.normals,
+                            self.out_positions,
+                            self.out_normals,
+                        )
+                    } else {
+                        avx::positions(palette, self.joints, self.weights, self.positions, self.out_positions)
+                    }
+                };
+                return Ok(());
             }
-            skin_checked(
-                palette,
-                self.joints,
-                self.weights,
-                self.positions,
-                self.normals,
-                self.out_positions,
-                self.out_normals,
-            );
-            return Ok(());
         }
+        // Tangents, or a CPU without the SIMD paths: one vertex at a time, bounds checked.
         for i in 0..n {
             let j = self.joints[i];
             let Some(m) = blend(palette, j, self.weights[i]) else { return Err(bad(i, j)) };
@@ -187,69 +198,6 @@ impl SkinningJob<'_> {
             }
         }
         Ok(())
-    }
-}
-
-/// Skins `out_positions.len()` vertices (and their normals when `out_normals` is not empty)
-/// with no tangents, on a CPU without AVX-512: AVX2 + FMA where it has them, else portable
-/// code. Every joint index must be below `palette.len()` (checked by the caller).
-fn skin_checked(
-    palette: &[Mat4],
-    joints: &[[u16; 4]],
-    weights: &[[f32; 4]],
-    positions: &[[f32; 3]],
-    normals: &[[f32; 3]],
-    out_positions: &mut [[f32; 3]],
-    out_normals: &mut [[f32; 3]],
-) {
-    let has_n = !out_normals.is_empty();
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU features checked just above, every joint index below
-        // `palette.len()` (the caller's check), and the kernels stop at the shortest slice.
-        unsafe {
-            if has_n {
-                avx::positions_normals(
-                    palette,
-                    joints,
-                    weights,
-                    positions,
-                    normals,
-                    out_positions,
-                    out_normals,
-                )
-            } else {
-                avx::positions(palette, joints, weights, positions, out_positions)
-            }
-        };
-        return;
-    }
-    skin_portable(palette, joints, weights, positions, normals, out_positions, out_normals);
-}
-/// [`skin_checked`] without SIMD intrinsics: glam's arithmetic, one vertex at a time.
-fn skin_portable(
-    palette: &[Mat4],
-    joints: &[[u16; 4]],
-    weights: &[[f32; 4]],
-    positions: &[[f32; 3]],
-    normals: &[[f32; 3]],
-    out_positions: &mut [[f32; 3]],
-    out_normals: &mut [[f32; 3]],
-) {
-    for (i, ((j, w), o)) in joints.iter().zip(weights).zip(out_positions.iter_mut()).enumerate() {
-        let [m0, m1, m2, m3] = j.map(|x| &palette[x as usize]);
-        let m = [
-            m0.x_axis * w[0] + m1.x_axis * w[1] + m2.x_axis * w[2] + m3.x_axis * w[3],
-            m0.y_axis * w[0] + m1.y_axis * w[1] + m2.y_axis * w[2] + m3.y_axis * w[3],
-            m0.z_axis * w[0] + m1.z_axis * w[1] + m2.z_axis * w[2] + m3.z_axis * w[3],
-            m0.w_axis * w[0] + m1.w_axis * w[1] + m2.w_axis * w[2] + m3.w_axis * w[3],
-        ];
-        let p = positions[i];
-        let r = m[0] * p[0] + m[1] * p[1] + m[2] * p[2] + m[3];
-        *o = [r.x, r.y, r.z];
-        if let Some(on) = out_normals.get_mut(i) {
-            *on = dir(&m, Vec3::from(normals[i])).to_array();
-        }
     }
 }
 
@@ -709,21 +657,60 @@ pub fn posed_bounds(joint_bounds: &[Option<Aabb>], joint_world: &[Mat4]) -> Opti
 
 #[cfg(test)]
 mod tests {
+    use glam::Quat;
+
     use super::*;
+
+    /// `n` palette matrices, each from a uniform scale, a rotation and a translation of its index.
+    fn palette_of(n: usize, f: impl Fn(f32) -> (f32, Quat, Vec3)) -> Vec<Mat4> {
+        (0..n)
+            .map(|i| {
+                let (s, r, t) = f(i as f32);
+                Mat4::from_scale_rotation_translation(Vec3::splat(s), r, t)
+            })
+            .collect()
+    }
+
+    /// Outputs of a job: positions, normals, tangents.
+    type Skinned = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[f32; 4]>);
+
+    /// Runs one job over whole arrays (each output as long as its input) and returns the outputs.
+    fn run_job(
+        palette: &[Mat4],
+        joints: &[[u16; 4]],
+        weights: &[[f32; 4]],
+        positions: &[[f32; 3]],
+        normals: &[[f32; 3]],
+        tangents: &[[f32; 4]],
+    ) -> Result<Skinned, SkinningError> {
+        let mut out =
+            (vec![[0.0; 3]; positions.len()], vec![[0.0; 3]; normals.len()], vec![[0.0; 4]; tangents.len()]);
+        SkinningJob {
+            palette,
+            joints,
+            weights,
+            positions,
+            normals,
+            tangents,
+            out_positions: &mut out.0,
+            out_normals: &mut out.1,
+            out_tangents: &mut out.2,
+        }
+        .run()?;
+        Ok(out)
+    }
 
     #[test]
     fn the_positions_and_normals_fast_path_matches_the_general_loop() {
-        // Normals alone take the AVX2 path where the CPU has it; adding tangents forces the
+        // Normals alone take a SIMD path where the CPU has one; adding tangents forces the
         // general loop. Both must agree (within rounding: fused multiply-adds round once).
-        let palette: Vec<Mat4> = (0..64)
-            .map(|i| {
-                Mat4::from_scale_rotation_translation(
-                    glam::Vec3::splat(1.0 + i as f32 * 0.01),
-                    glam::Quat::from_rotation_y(i as f32 * 0.1) * glam::Quat::from_rotation_x(0.3),
-                    glam::Vec3::new(i as f32, 0.5, -1.0),
-                )
-            })
-            .collect();
+        let palette = palette_of(64, |i| {
+            (
+                1.0 + i * 0.01,
+                Quat::from_rotation_y(i * 0.1) * Quat::from_rotation_x(0.3),
+                Vec3::new(i, 0.5, -1.0),
+            )
+        });
         let n = 1000;
         let joints: Vec<[u16; 4]> =
             (0..n).map(|i| [(i % 64) as u16, ((i * 7) % 64) as u16, ((i * 13) % 64) as u16, 0]).collect();
@@ -738,34 +725,8 @@ mod tests {
             (0..n).map(|i| Vec3::new(1.0, i as f32 * 0.1, 0.5).normalize().to_array()).collect();
         normals[3] = [0.0; 3]; // zero length: kept as given
         let tangents = vec![[1.0, 0.0, 0.0, 1.0]; n];
-        let (mut p1, mut n1) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
-        let (mut p2, mut n2, mut t2) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n], vec![[0.0; 4]; n]);
-        SkinningJob {
-            palette: &palette,
-            joints: &joints,
-            weights: &weights,
-            positions: &positions,
-            normals: &normals,
-            tangents: &[],
-            out_positions: &mut p1,
-            out_normals: &mut n1,
-            out_tangents: &mut [],
-        }
-        .run()
-        .unwrap();
-        SkinningJob {
-            palette: &palette,
-            joints: &joints,
-            weights: &weights,
-            positions: &positions,
-            normals: &normals,
-            tangents: &tangents,
-            out_positions: &mut p2,
-            out_normals: &mut n2,
-            out_tangents: &mut t2,
-        }
-        .run()
-        .unwrap();
+        let (p1, n1, _) = run_job(&palette, &joints, &weights, &positions, &normals, &[]).unwrap();
+        let (p2, n2, _) = run_job(&palette, &joints, &weights, &positions, &normals, &tangents).unwrap();
         for i in 0..n {
             assert!(Vec3::from(p1[i]).abs_diff_eq(Vec3::from(p2[i]), 1e-4), "position {i}");
             assert!(
@@ -779,19 +740,7 @@ mod tests {
         // A joint past the palette is still refused on the fast path.
         let mut bad = joints.clone();
         bad[500][2] = 64;
-        let err = SkinningJob {
-            palette: &palette,
-            joints: &bad,
-            weights: &weights,
-            positions: &positions,
-            normals: &normals,
-            tangents: &[],
-            out_positions: &mut p1,
-            out_normals: &mut n1,
-            out_tangents: &mut [],
-        }
-        .run()
-        .unwrap_err();
+        let err = run_job(&palette, &bad, &weights, &positions, &normals, &[]).unwrap_err();
         assert!(matches!(err, SkinningError::JointOutOfRange { vertex: 500, joint: 64, .. }), "{err}");
     }
 
@@ -801,15 +750,13 @@ mod tests {
         // it); the 150-vertex job takes nine blocks and a tail of six. Every vertex must come out
         // with the same bits either way, zero-length and NaN normals keeping their inputs in
         // whichever lane of a block they fall.
-        let palette: Vec<Mat4> = (0..16)
-            .map(|i| {
-                Mat4::from_scale_rotation_translation(
-                    glam::Vec3::splat(0.5 + i as f32 * 0.1),
-                    glam::Quat::from_rotation_z(i as f32 * 0.4) * glam::Quat::from_rotation_x(0.7),
-                    glam::Vec3::new(i as f32 * 0.3, -1.5, 2.0),
-                )
-            })
-            .collect();
+        let palette = palette_of(16, |i| {
+            (
+                0.5 + i * 0.1,
+                Quat::from_rotation_z(i * 0.4) * Quat::from_rotation_x(0.7),
+                Vec3::new(i * 0.3, -1.5, 2.0),
+            )
+        });
         let n = 150;
         let joints: Vec<[u16; 4]> = (0..n).map(|i| [(i % 16) as u16, ((i * 5) % 16) as u16, 3, 15]).collect();
         let weights: Vec<[f32; 4]> = (0..n).map(|i| [0.4, 0.3 - (i % 7) as f32 * 0.01, 0.2, 0.1]).collect();
@@ -822,23 +769,10 @@ mod tests {
             normals[i] = [0.0; 3];
         }
         normals[53] = [f32::NAN, 0.0, 1.0];
-        let run = |range: std::ops::Range<usize>, with_normals: bool| {
-            let len = range.len();
-            let (mut p, mut nr) =
-                (vec![[0.0f32; 3]; len], vec![[0.0f32; 3]; if with_normals { len } else { 0 }]);
-            SkinningJob {
-                palette: &palette,
-                joints: &joints[range.clone()],
-                weights: &weights[range.clone()],
-                positions: &positions[range.clone()],
-                normals: if with_normals { &normals[range] } else { &[] },
-                tangents: &[],
-                out_positions: &mut p,
-                out_normals: &mut nr,
-                out_tangents: &mut [],
-            }
-            .run()
-            .unwrap();
+        let run = |r: std::ops::Range<usize>, with_normals: bool| {
+            let nr = if with_normals { &normals[r.clone()] } else { &[] };
+            let (p, nr, _) =
+                run_job(&palette, &joints[r.clone()], &weights[r.clone()], &positions[r], nr, &[]).unwrap();
             (p, nr)
         };
         let bits = |v: &[[f32; 3]]| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -875,76 +809,38 @@ mod tests {
             let mut joints = vec![[1u16, 2, 3, 7]; n];
             joints[vertex][3] = joint;
             for with_normals in [false, true] {
-                let (mut p, mut nr) = (vec![[0.0; 3]; n], vec![[0.0; 3]; if with_normals { n } else { 0 }]);
-                let err = SkinningJob {
-                    palette: &palette,
-                    joints: &joints,
-                    weights: &weights,
-                    positions: &positions,
-                    normals: if with_normals { &normals } else { &[] },
-                    tangents: &[],
-                    out_positions: &mut p,
-                    out_normals: &mut nr,
-                    out_tangents: &mut [],
-                }
-                .run()
-                .unwrap_err();
-                assert_eq!(err, SkinningError::JointOutOfRange { vertex, joint, palette: 8 }, "normals {with_normals}");
+                let nr = if with_normals { &normals[..] } else { &[] };
+                let err = run_job(&palette, &joints, &weights, &positions, nr, &[]).unwrap_err();
+                assert_eq!(
+                    err,
+                    SkinningError::JointOutOfRange { vertex, joint, palette: 8 },
+                    "normals {with_normals}"
+                );
             }
         }
-        let mut p = vec![[0.0; 3]; n];
-        let err = SkinningJob {
-            palette: &[],
-            joints: &vec![[0u16; 4]; n],
-            weights: &weights,
-            positions: &positions,
-            normals: &[],
-            tangents: &[],
-            out_positions: &mut p,
-            out_normals: &mut [],
-            out_tangents: &mut [],
-        }
-        .run()
-        .unwrap_err();
+        let err = run_job(&[], &vec![[0u16; 4]; n], &weights, &positions, &[], &[]).unwrap_err();
         assert_eq!(err, SkinningError::JointOutOfRange { vertex: 0, joint: 0, palette: 0 });
     }
 
     #[test]
     fn blends_four_influences_and_reports_bad_joint() {
         let palette = [Mat4::from_translation(Vec3::X), Mat4::from_translation(Vec3::Y)];
-        let mut out = [[0.0; 3]; 2];
-        let err = SkinningJob {
-            palette: &palette,
-            joints: &[[0, 1, 0, 0], [0, 2, 0, 0]],
-            weights: &[[0.25, 0.75, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]],
-            positions: &[[1.0, 1.0, 1.0], [0.0; 3]],
-            normals: &[],
-            tangents: &[],
-            out_positions: &mut out,
-            out_normals: &mut [],
-            out_tangents: &mut [],
-        }
-        .run()
+        let weights = [[0.25, 0.75, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]];
+        let err = run_job(
+            &palette,
+            &[[0, 1, 0, 0], [0, 2, 0, 0]],
+            &weights,
+            &[[1.0, 1.0, 1.0], [0.0; 3]],
+            &[],
+            &[],
+        )
         .unwrap_err();
         assert_eq!(err, SkinningError::JointOutOfRange { vertex: 1, joint: 2, palette: 2 });
-        let mut out = [[0.0; 3]];
-        let mut nrm = [[0.0; 3]];
         for normals in [&[][..], &[[0.0, 0.0, 1.0]][..]] {
-            SkinningJob {
-                palette: &palette,
-                joints: &[[0, 1, 0, 0]],
-                weights: &[[0.25, 0.75, 0.0, 0.0]],
-                positions: &[[1.0, 1.0, 1.0]],
-                normals,
-                tangents: &[],
-                out_positions: &mut out,
-                out_normals: if normals.is_empty() { &mut [] } else { &mut nrm },
-                out_tangents: &mut [],
-            }
-            .run()
-            .unwrap();
+            let (out, nrm, _) =
+                run_job(&palette, &[[0, 1, 0, 0]], &weights[..1], &[[1.0, 1.0, 1.0]], normals, &[]).unwrap();
             assert_eq!(out[0], [1.25, 1.75, 1.0]);
+            assert_eq!(nrm, normals, "a translation turns no normal");
         }
-        assert_eq!(nrm[0], [0.0, 0.0, 1.0]);
     }
 }
