@@ -744,6 +744,38 @@ mod tests {
         assert!(matches!(err, SkinningError::JointOutOfRange { vertex: 500, joint: 64, .. }), "{err}");
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx2_loops_match_the_general_loop() {
+        // On a CPU with AVX-512 the job never picks the AVX2 loops, so they are run directly.
+        if !(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")) {
+            eprintln!("SKIPPED: this CPU has no AVX2 + FMA; the AVX2 loops are not used here");
+            return;
+        }
+        let palette =
+            palette_of(32, |i| (1.0 + i * 0.02, Quat::from_rotation_x(i * 0.2), Vec3::new(i, -2.0, 0.5)));
+        let n = 77;
+        let joints: Vec<[u16; 4]> = (0..n).map(|i| [(i % 32) as u16, ((i * 3) % 32) as u16, 5, 31]).collect();
+        let weights = vec![[0.4, 0.3, 0.2, 0.1]; n];
+        let positions: Vec<[f32; 3]> = (0..n).map(|i| [i as f32 * 0.1, 1.0, -0.5]).collect();
+        let normals: Vec<[f32; 3]> =
+            (0..n).map(|i| Vec3::new(1.0, i as f32, 2.0).normalize().to_array()).collect();
+        let tangents = vec![[1.0, 0.0, 0.0, 1.0]; n];
+        let (want_p, want_n, _) =
+            run_job(&palette, &joints, &weights, &positions, &normals, &tangents).unwrap();
+        let (mut p, mut nr, mut p_only) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+        // SAFETY: AVX2 and FMA checked above; every joint below 32; the slices of one length.
+        unsafe {
+            avx::positions_normals(&palette, &joints, &weights, &positions, &normals, &mut p, &mut nr);
+            avx::positions(&palette, &joints, &weights, &positions, &mut p_only);
+        }
+        for i in 0..n {
+            assert!(Vec3::from(p[i]).abs_diff_eq(Vec3::from(want_p[i]), 1e-4), "position {i}");
+            assert_eq!(p_only[i], p[i], "position {i}, positions only");
+            assert!(Vec3::from(nr[i]).abs_diff_eq(Vec3::from(want_n[i]), 1e-5), "normal {i}");
+        }
+    }
+
     #[test]
     fn sixteen_vertex_blocks_match_one_vertex_at_a_time_to_the_bit() {
         // Jobs of 1 to 17 vertices take the one-at-a-time path (a block needs a vertex after
