@@ -130,6 +130,54 @@ fn slerp_weights8(t: __m256, x: __m256) -> (__m256, __m256) {
     }
 }
 
+/// Both ends' `x, y, z, w` rows of two rotation groups: rows `0..4` of `a` and of `b`, the
+/// second group's `stride` rows after the first's.
+///
+/// # Safety
+/// The CPU must support AVX; `a` and `b` must hold `stride + 4` rows.
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn ends(a: &[Vec4], b: &[Vec4], stride: usize) -> [[__m256; 4]; 2] {
+    assert!(a.len() >= stride + 4 && b.len() >= stride + 4);
+    // SAFETY: the rows lie in `a` and `b` (asserted).
+    [
+        std::array::from_fn(|k| unsafe { rows(a, k, stride) }),
+        std::array::from_fn(|k| unsafe { rows(b, k, stride) }),
+    ]
+}
+
+/// `slerp_lanes`' hemisphere test: the `sign` that flips the far end into the near hemisphere
+/// (multiplying by -1 is exact) and the capped cosine `x` the slerp weights take.
+#[inline]
+#[target_feature(enable = "avx")]
+fn hemisphere([a, b]: &[[__m256; 4]; 2]) -> (__m256, __m256) {
+    let (add, mul) = (|x, y| _mm256_add_ps(x, y), |x, y| _mm256_mul_ps(x, y));
+    let d = add(add(add(mul(a[0], b[0]), mul(a[1], b[1])), mul(a[2], b[2])), mul(a[3], b[3]));
+    let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(d, _mm256_setzero_ps());
+    let sign = _mm256_blendv_ps(_mm256_set1_ps(1.0), _mm256_set1_ps(-1.0), neg);
+    (sign, _mm256_min_ps(mul(d, sign), _mm256_set1_ps(1.0)))
+}
+
+/// `slerp_lanes`' last steps: the ends weighted by `w` (the far end flipped by `sign`), then
+/// `math::renormalize` per lane (one Newton step near unit length, else an exact division).
+#[inline]
+#[target_feature(enable = "avx")]
+fn combine([a, b]: &[[__m256; 4]; 2], sign: __m256, (wa, wb): (__m256, __m256)) -> [__m256; 4] {
+    let (add, mul) = (|x, y| _mm256_add_ps(x, y), |x, y| _mm256_mul_ps(x, y));
+    let q: [__m256; 4] = std::array::from_fn(|k| add(mul(a[k], wa), mul(mul(b[k], sign), wb)));
+    let len2 = add(add(add(mul(q[0], q[0]), mul(q[1], q[1])), mul(q[2], q[2])), mul(q[3], q[3]));
+    let off = _mm256_sub_ps(len2, _mm256_set1_ps(1.0));
+    let off = _mm256_andnot_ps(_mm256_set1_ps(-0.0), off);
+    let near = _mm256_cmp_ps::<_CMP_LT_OQ>(off, _mm256_set1_ps(1e-3));
+    let f = _mm256_sub_ps(_mm256_set1_ps(1.5), mul(_mm256_set1_ps(0.5), len2));
+    if _mm256_movemask_ps(near) == 0xff {
+        q.map(|c| mul(c, f))
+    } else {
+        let len = _mm256_sqrt_ps(len2);
+        q.map(|c| _mm256_blendv_ps(_mm256_div_ps(c, len), mul(c, f), near))
+    }
+}
+
 /// The first stage of [`slerp_pair`]: the segment parameter `u`, the held lanes, and the
 /// hemisphere `sign` with the capped cosine `x` the slerp weights take.
 ///
@@ -141,13 +189,8 @@ unsafe fn slerp_head(slot: &[Vec4], tv: __m256) -> [__m256; 4] {
     assert!(slot.len() >= 2 * QUAT_SLOT);
     let (u, held) = parameter(slot, QUAT_SLOT, tv);
     // SAFETY: rows 2..9 of both slots lie in `slot` (asserted).
-    let row = |r: usize| unsafe { rows(slot, r, QUAT_SLOT) };
-    let (add, mul) = (|x, y| _mm256_add_ps(x, y), |x, y| _mm256_mul_ps(x, y));
-    let d = add(add(add(mul(row(2), row(6)), mul(row(3), row(7))), mul(row(4), row(8))), mul(row(5), row(9)));
-    // Flip the far end into the near hemisphere (multiplying by -1 is exact).
-    let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(d, _mm256_setzero_ps());
-    let sign = _mm256_blendv_ps(_mm256_set1_ps(1.0), _mm256_set1_ps(-1.0), neg);
-    [u, held, sign, _mm256_min_ps(mul(d, sign), _mm256_set1_ps(1.0))]
+    let (sign, x) = hemisphere(&unsafe { ends(&slot[2..], &slot[6..], QUAT_SLOT) });
+    [u, held, sign, x]
 }
 
 /// The last stage of [`slerp_pair`]: the ends weighted by `w` (the far end flipped by the
@@ -157,28 +200,14 @@ unsafe fn slerp_head(slot: &[Vec4], tv: __m256) -> [__m256; 4] {
 /// The CPU must support AVX; `slot` must hold two slots.
 #[inline]
 #[target_feature(enable = "avx")]
-unsafe fn slerp_tail(slot: &[Vec4], head: &[__m256; 4], (wa, wb): (__m256, __m256)) -> [__m128; 8] {
+unsafe fn slerp_tail(slot: &[Vec4], head: &[__m256; 4], w: (__m256, __m256)) -> [__m128; 8] {
     assert!(slot.len() >= 2 * QUAT_SLOT);
     let [_, held, sign, _] = *head;
     // SAFETY: rows 2..9 of both slots lie in `slot` (asserted).
-    let a: [__m256; 4] = std::array::from_fn(|k| unsafe { rows(slot, 2 + k, QUAT_SLOT) });
-    let b: [__m256; 4] = std::array::from_fn(|k| unsafe { rows(slot, 6 + k, QUAT_SLOT) });
-    let (add, mul) = (|x, y| _mm256_add_ps(x, y), |x, y| _mm256_mul_ps(x, y));
-    let q: [__m256; 4] = std::array::from_fn(|k| add(mul(a[k], wa), mul(mul(b[k], sign), wb)));
-    let len2 = add(add(add(mul(q[0], q[0]), mul(q[1], q[1])), mul(q[2], q[2])), mul(q[3], q[3]));
-    // `math::renormalize`, per lane: one Newton step near unit length, else an exact division.
-    let off = _mm256_sub_ps(len2, _mm256_set1_ps(1.0));
-    let off = _mm256_andnot_ps(_mm256_set1_ps(-0.0), off);
-    let near = _mm256_cmp_ps::<_CMP_LT_OQ>(off, _mm256_set1_ps(1e-3));
-    let f = _mm256_sub_ps(_mm256_set1_ps(1.5), mul(_mm256_set1_ps(0.5), len2));
-    let q = if _mm256_movemask_ps(near) == 0xff {
-        q.map(|c| mul(c, f))
-    } else {
-        let len = _mm256_sqrt_ps(len2);
-        q.map(|c| _mm256_blendv_ps(_mm256_div_ps(c, len), mul(c, f), near))
-    };
+    let ab = unsafe { ends(&slot[2..], &slot[6..], QUAT_SLOT) };
+    let q = combine(&ab, sign, w);
     // Held lanes take their key exactly.
-    let q: [__m256; 4] = std::array::from_fn(|k| _mm256_blendv_ps(q[k], a[k], held));
+    let q: [__m256; 4] = std::array::from_fn(|k| _mm256_blendv_ps(q[k], ab[0][k], held));
     columns(q[0], q[1], q[2], q[3])
 }
 
@@ -252,11 +281,53 @@ pub(super) unsafe fn sample_pairs<const ROTATION: bool>(
     2 * pairs
 }
 
+/// Samples a key block's groups of one kind two at a time between its key rows `r0` and `r1`
+/// (`rows`: the kind's rows in each, `stride` per group: 4 for rotations, 3 for translations
+/// and scales) at the block's one parameter `u`: `slerp_lanes` or `a + (b - a) * u`, as the
+/// block's four-lane loop computes them, to the bit. Returns how many groups it did (an odd last
+/// one is left to the four-lane loop). `write` stores one lane's `[x, y, z, w]`.
+///
+/// # Safety
+/// The CPU must support AVX.
+#[inline]
+#[target_feature(enable = "avx")]
+pub(super) unsafe fn block_pairs(
+    bones: &[[u32; 4]],
+    (r0, r1): (&[Vec4], &[Vec4]),
+    stride: usize,
+    u: f32,
+    out: &mut [Transform],
+    write: impl Fn(&mut Transform, __m128),
+) -> usize {
+    let uu = _mm256_set1_ps(u);
+    let pairs = bones.len() / 2;
+    for (j, groups) in bones.chunks_exact(2).enumerate() {
+        let (a, b) = (&r0[2 * j * stride..], &r1[2 * j * stride..]);
+        let v = if stride == 4 {
+            // SAFETY: AVX (the caller's guarantee); `ends` checks the rows lie in `a` and `b`.
+            let ab = unsafe { ends(a, b, 4) };
+            let (sign, x) = hemisphere(&ab);
+            let q = combine(&ab, sign, slerp_weights8(uu, x));
+            columns(q[0], q[1], q[2], q[3])
+        } else {
+            assert!(a.len() >= 2 * stride && b.len() >= 2 * stride);
+            // SAFETY: the rows lie in `a` and `b` (asserted).
+            let c =
+                |k: usize| unsafe { lerp(rows(a, k, stride), rows(b, k, stride), uu, _mm256_setzero_ps()) };
+            columns(c(0), c(1), c(2), _mm256_setzero_ps())
+        };
+        for (&bone, v) in groups.iter().flatten().zip(v) {
+            write(&mut out[bone as usize], v);
+        }
+    }
+    2 * pairs
+}
+
 #[cfg(test)]
 mod tests {
     use glam::{Quat, Vec3};
 
-    use super::super::{lerp_slot, slerp_slot};
+    use super::super::{lanes3, lerp_slot, slerp_lanes, slerp_slot};
     use super::*;
 
     /// Two groups' slots whose lanes cover every branch: end rotations a few degrees apart (the
@@ -331,6 +402,76 @@ mod tests {
             let bits = |v: [Vec4; 8]| v.map(|x| x.to_array().map(f32::to_bits));
             assert_eq!(bits4(got_r), bits(want_r), "rotations, round {round}");
             assert_eq!(bits4(got_l), bits(want_l), "translations, round {round}");
+        }
+    }
+
+    #[test]
+    fn key_block_groups_two_at_a_time_match_the_four_lane_loop_to_the_bit() {
+        if !std::arch::is_x86_feature_detected!("avx") {
+            eprintln!("SKIPPED: this CPU has no AVX; the eight-lane path is not used here");
+            return;
+        }
+        let mut seed = 0x9E3779B97F4A7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let bones: Vec<[u32; 4]> = (0..4).map(|g| std::array::from_fn(|l| 4 * g + l as u32)).collect();
+        for round in 0..2000 {
+            // A key block's rows: per group four rotation rows (or three translation rows), the
+            // segment's two key rows apart; one parameter for every lane.
+            let (c, d) = (round % 6, (round / 6) % 6);
+            let mut rows = Vec::new();
+            for _ in 0..2 {
+                rows.extend(match round % 3 {
+                    0 => slots(|_| c, &mut next),
+                    1 => slots(|lane| if lane < 4 { c } else { d }, &mut next),
+                    _ => slots(|lane| (lane * 5 + round) % 6, &mut next),
+                });
+            }
+            let group =
+                |g: usize, from: usize, n: usize| &rows[g * QUAT_SLOT + from..g * QUAT_SLOT + from + n];
+            let (q0, q1): (Vec<Vec4>, Vec<Vec4>) = (
+                (0..4).flat_map(|g| group(g, 2, 4).to_vec()).collect(),
+                (0..4).flat_map(|g| group(g, 6, 4).to_vec()).collect(),
+            );
+            let (t0, t1): (Vec<Vec4>, Vec<Vec4>) = (
+                (0..4).flat_map(|g| group(g, 2, 3).to_vec()).collect(),
+                (0..4).flat_map(|g| group(g, 6, 3).to_vec()).collect(),
+            );
+            let u = next() * 1.2 - 0.1;
+            let mut out = vec![Transform::IDENTITY; 16];
+            // SAFETY: AVX checked above.
+            let done = unsafe {
+                block_pairs(&bones, (&q0, &q1), 4, u, &mut out, |o, v| {
+                    o.rotation = glam::Quat::from_vec4(Vec4::from(v))
+                }) + block_pairs(&bones[..3], (&t0, &t1), 3, u, &mut out, |o, v| {
+                    o.translation = Vec4::from(v).truncate()
+                })
+            };
+            assert_eq!(done, 4 + 2, "two pairs of rotation groups, one pair of the three translation groups");
+            let uu = Vec4::splat(u);
+            for g in 0..4 {
+                let want = slerp_lanes(&q0[4 * g..4 * g + 4], &q1[4 * g..4 * g + 4], uu);
+                let (a, b) = (&t0[3 * g..3 * g + 3], &t1[3 * g..3 * g + 3]);
+                let want_t =
+                    lanes3(a[0] + (b[0] - a[0]) * uu, a[1] + (b[1] - a[1]) * uu, a[2] + (b[2] - a[2]) * uu);
+                for l in 0..4 {
+                    let o = &out[4 * g + l];
+                    let bits = |q: glam::Quat| q.to_array().map(f32::to_bits);
+                    assert_eq!(bits(o.rotation), bits(want[l]), "rotation {g}/{l}, round {round}");
+                    if g < 2 {
+                        let bits3 = |v: glam::Vec3| v.to_array().map(f32::to_bits);
+                        assert_eq!(
+                            bits3(o.translation),
+                            bits3(want_t[l]),
+                            "translation {g}/{l}, round {round}"
+                        );
+                    }
+                }
+            }
         }
     }
 }
