@@ -301,6 +301,35 @@ pub(super) unsafe fn block_pairs(
 ) -> usize {
     let uu = _mm256_set1_ps(u);
     let pairs = bones.len() / 2;
+    if stride == 4 {
+        // Rotations in stages over up to eight pairs, as the streams do: the hemisphere tests,
+        // then the series (the long chain), then the rest.
+        const STAGE: usize = 8;
+        for (c, chunk) in bones[..2 * pairs].chunks(2 * STAGE).enumerate() {
+            let n = chunk.len() / 2;
+            let at = |j: usize| 2 * (c * STAGE + j) * stride;
+            let mut heads = [(_mm256_setzero_ps(), _mm256_setzero_ps()); STAGE];
+            for (j, h) in heads.iter_mut().enumerate().take(n) {
+                // SAFETY: AVX (the caller's guarantee); `ends` checks the rows.
+                *h = hemisphere(&unsafe { ends(&r0[at(j)..], &r1[at(j)..], 4) });
+            }
+            let mut w = [(_mm256_setzero_ps(), _mm256_setzero_ps()); STAGE];
+            for (w, h) in w.iter_mut().zip(&heads).take(n) {
+                *w = slerp_weights8(uu, h.1);
+            }
+            for j in 0..n {
+                // SAFETY: as above.
+                let ab = unsafe { ends(&r0[at(j)..], &r1[at(j)..], 4) };
+                let q = combine(&ab, heads[j].0, w[j]);
+                for (&bone, v) in
+                    chunk[2 * j..2 * j + 2].iter().flatten().zip(columns(q[0], q[1], q[2], q[3]))
+                {
+                    write(&mut out[bone as usize], v);
+                }
+            }
+        }
+        return 2 * pairs;
+    }
     for (j, groups) in bones.chunks_exact(2).enumerate() {
         let (a, b) = (&r0[2 * j * stride..], &r1[2 * j * stride..]);
         let v = if stride == 4 {
