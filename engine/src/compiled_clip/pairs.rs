@@ -359,6 +359,16 @@ mod tests {
     use super::super::{lanes3, lerp_slot, slerp_lanes, slerp_slot};
     use super::*;
 
+    /// A xorshift stream of floats in `[0, 1)`.
+    fn uniform(mut seed: u64) -> impl FnMut() -> f32 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        }
+    }
+
     /// Two groups' slots whose lanes cover every branch: end rotations a few degrees apart (the
     /// four-term series), tens of degrees (eight terms), far apart (the scalar path), in opposite
     /// hemispheres, not of unit length, and held lanes. `pick` chooses each lane's case.
@@ -395,13 +405,7 @@ mod tests {
             eprintln!("SKIPPED: this CPU has no AVX; the eight-lane path is not used here");
             return;
         }
-        let mut seed = 0x2545F4914F6CDD1Du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut next = uniform(0x2545F4914F6CDD1Du64);
         let bits4 = |v: [__m128; 8]| v.map(|x| Vec4::from(x).to_array().map(f32::to_bits));
         for round in 0..3000 {
             // The same case in every lane (one series for all eight), the same per group, or
@@ -440,13 +444,7 @@ mod tests {
             eprintln!("SKIPPED: this CPU has no AVX; the eight-lane path is not used here");
             return;
         }
-        let mut seed = 0x9E3779B97F4A7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut next = uniform(0x9E3779B97F4A7C15u64);
         let bones: Vec<[u32; 4]> = (0..4).map(|g| std::array::from_fn(|l| 4 * g + l as u32)).collect();
         for round in 0..2000 {
             // A key block's rows: per group four rotation rows (or three translation rows), the
