@@ -11,7 +11,8 @@
 //! into a [`KeyBlock`]: one time array, one search per sample, and the values stored frame-major
 //! (all of the block's values at key `k` in one contiguous row), four tracks of a kind per SIMD
 //! lane group (SoA: `x0 x1 x2 x3 | y0 ..`). Sampling a block reads two contiguous rows and
-//! interpolates four bones per instruction; the result is the track sampler's arithmetic
+//! interpolates four bones per instruction (eight, two lane groups at once, where the CPU has
+//! AVX: `pairs`, the same bits); the result is the track sampler's arithmetic
 //! ([`Track::sample_with_cursor`]): translations and scales bit for bit, rotations to rounding
 //! (the four-lane dot product sums in another order and is capped at 1, as the loose four-wide
 //! pass does). A held end or a too-short segment copies the key exactly.

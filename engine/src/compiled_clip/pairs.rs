@@ -1,11 +1,17 @@
-//! Stream groups sampled two at a time with AVX: eight lanes per 256-bit vector, each
-//! 128-bit half one group of four streams, with exactly the arithmetic of the four-lane path in
-//! the parent module (`lerp_slot`, `slerp_lanes`): the same IEEE operations in the same order
+//! Stream groups and key-block groups sampled two at a time with AVX: eight lanes per 256-bit
+//! vector, each 128-bit half one group of four tracks, with exactly the arithmetic of the
+//! four-lane paths in the parent module (`lerp_slot`, `slerp_slot`, `KeyBlock::lerp`'s loop,
+//! `slerp_lanes`): the same IEEE operations in the same order
 //! and no fused multiply-adds, so every lane comes out with the same bits. Where the two groups'
 //! rotations need different slerp series (or a lane the scalar path), the weights are computed
 //! half by half with [`math::slerp_weights4`]; everything else stays eight-wide.
 //!
-//! This module only interpolates the slots; applying keys and refilling them stay in the parent.
+//! Rotations, whose slerp series is a long dependency chain, go in stages over up to eight
+//! pairs (the hemisphere tests, then the series, then the rest), so the processor overlaps the
+//! pairs' chains.
+//!
+//! This module only interpolates; applying stream keys, refilling slots, finding a block's
+//! segment and holding its ends stay in the parent.
 
 use std::arch::x86_64::*;
 
