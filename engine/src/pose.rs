@@ -563,12 +563,13 @@ impl LocalToModelJob<'_> {
         // One pass without an early exit (it vectorizes: it runs every frame), then the first
         // offender found only when there is one.
         // `p + 1 <= i` in 16-bit wrapping arithmetic is "no parent (u16::MAX) or p < i", and
-        // it vectorizes in 32-bit lanes. (Past 65536 bones every index passes, so counting in
-        // u32 loses nothing.)
+        // it vectorizes in 32-bit lanes. From bone 65536 on every 16-bit parent is before its
+        // bone, so only the first 65536 are looked at.
         const _: () = assert!(NO_PARENT == u16::MAX);
         let ok = self
             .parents
             .iter()
+            .take(1 << 16)
             .zip(0u32..)
             .fold(true, |ok, (&p, i)| ok & (u32::from(p.wrapping_add(1)) <= i));
         if !ok {

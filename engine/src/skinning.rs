@@ -487,6 +487,8 @@ mod avx {
                 };
                 (pts[g], dirs[g]) = points_and_dirs4(std::array::from_fn(|k| blended(i + k)), p, d);
             }
+            // SAFETY: vertices start..start + 16 are below n, so the 48 floats of each output
+            // and the sixteen fallback normals lie in their slices.
             unsafe {
                 store_xyz16(pts, out.as_mut_ptr().add(start) as *mut f32);
                 store_units16(
@@ -778,8 +780,9 @@ mod tests {
 
     #[test]
     fn sixteen_vertex_blocks_match_one_vertex_at_a_time_to_the_bit() {
-        // Jobs of 1 to 17 vertices take the one-at-a-time path (a block needs a vertex after
-        // it); the 150-vertex job takes nine blocks and a tail of six. Every vertex must come out
+        // Jobs of 1 to 16 vertices take the one-at-a-time path (a block needs a vertex after
+        // it); the 150-vertex job takes nine blocks and a tail of six; every vertex alone is
+        // a one-vertex job. Every vertex must come out
         // with the same bits either way, zero-length and NaN normals keeping their inputs in
         // whichever lane of a block they fall.
         let palette = palette_of(16, |i| {
