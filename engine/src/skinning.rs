@@ -155,10 +155,9 @@ impl SkinningJob<'_> {
             }
             if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
                 // The AVX2 loops take the joint indices checked in one vectorizable pass first
-                // (flattened, a plain u16 max reduction), so they read the palette without
-                // per-influence bounds checks.
-                let max = self.joints.as_flattened().iter().copied().max().unwrap_or(0);
-                if max as usize >= palette.len() {
+                // (the AVX-512 loops' per-block check over the whole array), so they read the
+                // palette without per-influence bounds checks.
+                if !avx::in_range(self.joints, palette.len()) {
                     return Err(first_bad(0));
                 }
                 // SAFETY: the CPU features checked just above, every joint index below
@@ -214,7 +213,7 @@ mod avx {
     /// True when every joint index in `joints` is below `limit` (flattened, a u16 max
     /// reduction, which vectorizes).
     #[inline(always)]
-    fn in_range(joints: &[[u16; 4]], limit: usize) -> bool {
+    pub(super) fn in_range(joints: &[[u16; 4]], limit: usize) -> bool {
         (joints.as_flattened().iter().copied().max().unwrap_or(0) as usize) < limit
     }
 
