@@ -117,3 +117,109 @@ pub fn one_rig_project(skeleton: Skeleton, clips: Vec<(&str, Clip)>) -> Project 
     p.scenes.insert(SCENE.into(), SceneDesc { name: "main".into(), entities: vec![rig] });
     p
 }
+
+/// The joints of the CMU motion-capture database's 31-joint rig (as its BVH release names
+/// them), with their parents and bind offsets in metres (zero-length joints included, as the
+/// database has them: hip, back, neck and hand joints with no offset).
+const MOCAP_JOINTS: [(&str, i32, [f32; 3]); 31] = [
+    ("Hips", -1, [0.0, 0.95, 0.0]),
+    ("LHipJoint", 0, [0.0, 0.0, 0.0]),
+    ("LeftHip", 1, [0.0704, -0.0927, 0.0405]),
+    ("LeftKnee", 2, [0.1407, -0.3867, 0.0]),
+    ("LeftAnkle", 3, [0.1336, -0.3672, 0.0]),
+    ("LeftToe", 4, [0.0084, -0.0230, 0.1250]),
+    ("RHipJoint", 0, [0.0, 0.0, 0.0]),
+    ("RightHip", 6, [-0.0668, -0.0927, 0.0405]),
+    ("RightKnee", 7, [-0.1392, -0.3824, 0.0]),
+    ("RightAnkle", 8, [-0.1346, -0.3698, 0.0]),
+    ("RightToe", 9, [-0.0099, -0.0271, 0.1145]),
+    ("lowerback", 0, [0.0, 0.0, 0.0]),
+    ("Chest", 11, [-0.0013, 0.1121, 0.0002]),
+    ("Chest2", 12, [-0.0004, 0.1123, -0.0003]),
+    ("lowerneck", 13, [0.0, 0.0, 0.0]),
+    ("Neck", 14, [0.0001, 0.0909, 0.0060]),
+    ("Head", 15, [-0.0006, 0.0903, 0.0007]),
+    ("LeftCollar", 13, [0.0, 0.0, 0.0]),
+    ("LeftShoulder", 17, [0.1724, 0.0830, -0.0010]),
+    ("LeftElbow", 18, [0.0, -0.2399, 0.0]),
+    ("LeftWrist", 19, [0.0, -0.1849, 0.0]),
+    ("lhand", 20, [0.0, 0.0, 0.0]),
+    ("LFingers", 21, [0.0, -0.0371, 0.0]),
+    ("LThumb", 21, [0.0, 0.0, 0.0]),
+    ("RightCollar", 13, [0.0, 0.0, 0.0]),
+    ("RightShoulder", 24, [-0.1601, 0.0743, -0.0128]),
+    ("RightElbow", 25, [0.0, -0.2518, 0.0]),
+    ("RightWrist", 26, [0.0, -0.1944, 0.0]),
+    ("rhand", 27, [0.0, 0.0, 0.0]),
+    ("RFingers", 28, [0.0, -0.0348, 0.0]),
+    ("RThumb", 28, [0.0, 0.0, 0.0]),
+];
+
+/// A skeleton shaped like the CMU motion-capture database's 31-joint rig: its names, parents
+/// and bind offsets, zero-length joints included.
+pub fn mocap_skeleton() -> Skeleton {
+    let bones = MOCAP_JOINTS
+        .iter()
+        .map(|&(name, parent, [x, y, z])| {
+            let parent = if parent < 0 { NO_PARENT } else { parent as u16 };
+            (name.to_owned(), parent, Transform::from_translation(Vec3::new(x, y, z)))
+        })
+        .collect();
+    // The table lists parents before children and unique names.
+    Skeleton::from_bind_pose("cmu31", bones).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A clip with the shape of captured motion on [`mocap_skeleton`]: `frames` keys at `hz` on a
+/// root translation and on the rotation of every joint (32 channels, all sharing one key time
+/// array, LINEAR), the motion a walk-like cycle plus seeded per-key jitter of about 0.3
+/// degrees (capture noise), a drifting root, and quaternion sign flips between neighbouring keys
+/// on some joints (as converted capture data has them). 995 frames at 120 Hz give the 31,840
+/// keys of the CMU walk the editor's issues were found with. Deterministic for a `seed`.
+pub fn mocap_like_clip(skeleton: &Skeleton, name: &str, frames: usize, hz: f32, seed: u64) -> Clip {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut noise = move || {
+        // xorshift64*: uniform in [-1, 1).
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        let x = state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40;
+        x as f32 / (1u64 << 23) as f32 - 1.0
+    };
+    let times: Vec<f32> = (0..frames).map(|k| k as f32 / hz).collect();
+    let mut clip = Clip::new(name, skeleton);
+    let jitter = 0.3f32.to_radians();
+    let w = std::f32::consts::TAU / 1.1; // one stride cycle every 1.1 s
+    for (b, ch) in clip.channels_mut().iter_mut().enumerate() {
+        let bind = skeleton.bind_pose[b];
+        let phase = b as f32 * 0.61;
+        let amp = if b == 0 { 0.15 } else { 0.45 / (1.0 + (b % 7) as f32 * 0.3) };
+        let flips = b % 5 == 3;
+        let r: Vec<Quat> = times
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| {
+                let q = bind.rotation
+                    * Quat::from_euler(
+                        glam::EulerRot::ZYX,
+                        amp * 0.3 * (w * t + phase).cos() + jitter * noise(),
+                        amp * 0.2 * (0.5 * w * t).sin() + jitter * noise(),
+                        amp * (w * t + phase).sin() + jitter * noise(),
+                    );
+                if flips && k % 2 == 1 { -q } else { q }
+            })
+            .collect();
+        ch.rotation = Track::from_keys(Interpolation::Linear, times.clone(), r).ok();
+        if b == 0 {
+            let t: Vec<Vec3> = times
+                .iter()
+                .map(|&t| {
+                    bind.translation
+                        + Vec3::new(0.02 * (0.5 * w * t).sin(), 0.03 * (2.0 * w * t).cos(), 1.3 * t)
+                        + Vec3::new(noise(), noise(), noise()) * 0.001
+                })
+                .collect();
+            ch.translation = Track::from_keys(Interpolation::Linear, times.clone(), t).ok();
+        }
+    }
+    clip
+}
