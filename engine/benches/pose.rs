@@ -142,6 +142,8 @@ fn rig(n: usize) -> (Skeleton, Clip, Clip) {
 }
 
 fn pose(c: &mut Criterion) {
+    // Every figure of this run is at this level (BENCHMARKS.md states it; MARROW_SIMD lowers it).
+    eprintln!("SIMD level: {} (CPU: {})", marrow_engine::simd::level(), marrow_engine::simd::detected());
     let mut g = c.benchmark_group("pose");
     for n in [64usize, 80, 256] {
         let (sk, a, b) = rig(n);

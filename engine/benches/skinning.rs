@@ -75,6 +75,8 @@ fn skin(
 }
 
 fn bench(c: &mut Criterion) {
+    // Every figure of this run is at this level (BENCHMARKS.md states it; MARROW_SIMD lowers it).
+    eprintln!("SIMD level: {} (CPU: {})", marrow_engine::simd::level(), marrow_engine::simd::detected());
     let mut g = c.benchmark_group("skinning");
     for n in [10_000usize, 100_000, 1_000_000] {
         let d = data(n);

@@ -496,8 +496,8 @@ impl CompiledClip {
         // first key after `time`: one pass, no separate count).
         let rest = &self.stream_keys[slots.next_key..];
         #[cfg(target_arch = "x86_64")]
-        let applied = if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: AVX-512F checked just above; every key's lane lies in the slots (`fits`).
+        let applied = if crate::simd::avx512() {
+            // SAFETY: the level is avx512, so the CPU has AVX-512F; every key's lane lies in the slots (`fits`).
             unsafe { apply_keys_avx512(rest, time, &mut slots.data) }
         } else {
             apply_keys(rest, time, &mut slots.data)
@@ -514,9 +514,9 @@ impl CompiledClip {
         #[allow(unused_mut)]
         let mut done = [0usize; 3];
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx") {
+        if crate::simd::avx2() {
             use pairs::sample_pairs;
-            // SAFETY: AVX checked just above.
+            // SAFETY: the level is avx2 or above, so the CPU has AVX (`simd::level`).
             unsafe {
                 done[0] = sample_pairs::<false>(&self.streams.t, t_data, time, out, |o, v| {
                     o.translation = Vec4::from(v).truncate()
@@ -1059,7 +1059,7 @@ impl KeyBlock {
         #[allow(unused_mut)]
         let mut done = [0usize; 3];
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx") {
+        if crate::simd::avx2() {
             use pairs::block_pairs;
             let (rt, rr, rs) = (
                 (&r0[..nt], &r1[..nt]),
@@ -1202,8 +1202,7 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         {
             use glam::Vec4;
-            if !std::arch::is_x86_feature_detected!("avx512f") {
-                eprintln!("SKIPPED: this CPU has no AVX-512F");
+            if !crate::simd::test_gate(crate::simd::SimdLevel::Avx512, "the AVX-512 key apply test") {
                 return;
             }
             // Three slot groups of ten rows; keys on every lane of each, some held, in an order

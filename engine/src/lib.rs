@@ -122,6 +122,7 @@ pub mod property;
 #[cfg(feature = "render")]
 pub mod render;
 pub mod scene;
+pub mod simd;
 pub mod simplify;
 pub mod skeleton;
 pub mod skinning;

@@ -407,7 +407,7 @@ impl BlendingJob<'_> {
             let four = n / 4 * 4;
             let (fa, fb, fo) = (&a.pose[..four], &b.pose[..four], &mut self.output[..four]);
             #[cfg(target_arch = "x86_64")]
-            if avx512::BLEND_LAYOUT && std::arch::is_x86_feature_detected!("avx512f") {
+            if avx512::BLEND_LAYOUT && crate::simd::avx512() {
                 // SAFETY: AVX-512F and the layout checked just above; equal lengths, a multiple of 4.
                 unsafe { avx512::blend2(fa, fb, wa, wb, fo) };
             } else {
@@ -599,12 +599,12 @@ impl LocalToModelJob<'_> {
         self.validate()?;
         let n = self.parents.len();
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: AVX-512F checked just above.
+        if crate::simd::avx512() {
+            // SAFETY: the level is avx512, so the CPU has AVX-512F (`simd::level`).
             unsafe { compose_avx512(self.parents, self.local, self.adjusts, &mut self.output[..n]) };
             return Ok(());
-        } else if std::arch::is_x86_feature_detected!("avx") {
-            // SAFETY: AVX checked just above.
+        } else if crate::simd::avx2() {
+            // SAFETY: the level is avx2 or above, so the CPU has AVX (`simd::level`).
             unsafe { compose_avx(self.parents, self.local, self.adjusts, &mut self.output[..n]) };
             return Ok(());
         }
@@ -933,8 +933,8 @@ impl PaletteJob<'_> {
     pub fn run(self) -> Result<(), JobError> {
         self.validate()?;
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: AVX-512F checked just above; the lengths match (`validate`).
+        if crate::simd::avx512() {
+            // SAFETY: the level is avx512, so the CPU has AVX-512F; the lengths match (`validate`).
             unsafe { avx512::palette(self.model, self.inverse_bind, self.output) };
             return Ok(());
         }

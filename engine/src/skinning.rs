@@ -125,11 +125,11 @@ impl SkinningJob<'_> {
                         .unwrap_or(0);
                 bad(i, self.joints[i])
             };
-            if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx2") {
+            if crate::simd::avx512() {
                 // The AVX-512 loops check the joints block by block as they go (a separate pass
                 // over the array cost 12% at a million vertices: the indices came from memory
                 // twice).
-                // SAFETY: the CPU features checked just above; the slices' lengths by `validate`.
+                // SAFETY: the level is avx512, so the CPU has AVX-512F and AVX2 (`simd::level`); the slices' lengths by `validate`.
                 let done = unsafe {
                     if has_n {
                         avx::positions_normals512(
@@ -153,14 +153,14 @@ impl SkinningJob<'_> {
                 };
                 return done.map_err(first_bad);
             }
-            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            if crate::simd::avx2() {
                 // The AVX2 loops take the joint indices checked in one vectorizable pass first
                 // (the AVX-512 loops' per-block check over the whole array), so they read the
                 // palette without per-influence bounds checks.
                 if !avx::in_range(self.joints, palette.len()) {
                     return Err(first_bad(0));
                 }
-                // SAFETY: the CPU features checked just above, every joint index below
+                // SAFETY: the level is avx2 or above (AVX2 and FMA, `simd::level`), every joint index below
                 // `palette.len()` (checked just above), the slices' lengths by `validate`.
                 unsafe {
                     if has_n {
@@ -749,8 +749,7 @@ mod tests {
     #[test]
     fn the_avx2_loops_match_the_general_loop() {
         // On a CPU with AVX-512 the job never picks the AVX2 loops, so they are run directly.
-        if !(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")) {
-            eprintln!("SKIPPED: this CPU has no AVX2 + FMA; the AVX2 loops are not used here");
+        if !crate::simd::test_gate(crate::simd::SimdLevel::Avx2, "the AVX2 skinning loops' test") {
             return;
         }
         let palette =

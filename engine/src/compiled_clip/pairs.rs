@@ -20,6 +20,10 @@ use glam::Vec4;
 use super::{QUAT_SLOT, VEC3_SLOT};
 use crate::math::{self, Transform};
 
+// `rows` reads slot rows with aligned 128-bit loads (`_mm_load_ps`): glam's `Vec4` must be
+// 16-byte aligned and 16 bytes long (its SSE2 form), checked here at compile time.
+const _: () = assert!(std::mem::align_of::<Vec4>() == 16 && std::mem::size_of::<Vec4>() == 16);
+
 /// Row `r` of group `g`'s slot and the same row of group `g + 1` (`stride` rows further) as one
 /// 256-bit vector.
 ///
@@ -29,7 +33,8 @@ use crate::math::{self, Transform};
 #[target_feature(enable = "avx")]
 unsafe fn rows(slot: &[Vec4], r: usize, stride: usize) -> __m256 {
     debug_assert!(stride + r < slot.len());
-    // SAFETY: both rows lie in `slot` (the caller's guarantee); `Vec4` is 16-byte aligned.
+    // SAFETY: both rows lie in `slot` (the caller's guarantee); `Vec4` is 16-byte aligned
+    // (asserted at compile time above).
     unsafe {
         let p = slot.as_ptr() as *const f32;
         _mm256_insertf128_ps(
@@ -402,8 +407,7 @@ mod tests {
 
     #[test]
     fn two_groups_at_once_match_the_four_lane_path_to_the_bit() {
-        if !std::arch::is_x86_feature_detected!("avx") {
-            eprintln!("SKIPPED: this CPU has no AVX; the eight-lane path is not used here");
+        if !crate::simd::test_gate(crate::simd::SimdLevel::Avx2, "the eight-lane pairs test") {
             return;
         }
         let mut next = uniform(0x2545F4914F6CDD1Du64);
@@ -441,8 +445,7 @@ mod tests {
 
     #[test]
     fn key_block_groups_two_at_a_time_match_the_four_lane_loop_to_the_bit() {
-        if !std::arch::is_x86_feature_detected!("avx") {
-            eprintln!("SKIPPED: this CPU has no AVX; the eight-lane path is not used here");
+        if !crate::simd::test_gate(crate::simd::SimdLevel::Avx2, "the eight-lane pairs test") {
             return;
         }
         let mut next = uniform(0x9E3779B97F4A7C15u64);
@@ -507,8 +510,7 @@ mod tests {
     fn more_than_one_stage_of_pairs_keeps_the_bits() {
         // 19 groups: nine pairs (a stage of eight and a second stage of one) and a last group
         // left to the four-lane path, for streams and for a key block's rotations.
-        if !std::arch::is_x86_feature_detected!("avx") {
-            eprintln!("SKIPPED: this CPU has no AVX; the eight-lane path is not used here");
+        if !crate::simd::test_gate(crate::simd::SimdLevel::Avx2, "the eight-lane pairs test") {
             return;
         }
         let mut next = uniform(0x0123456789ABCDEFu64);

@@ -74,8 +74,7 @@ mod tests {
 
     #[test]
     fn the_avx_local_rows_are_the_portable_rows_to_the_bit() {
-        if !std::arch::is_x86_feature_detected!("avx") {
-            eprintln!("SKIPPED: this CPU has no AVX");
+        if !crate::simd::test_gate(crate::simd::SimdLevel::Avx2, "the AVX local rows test") {
             return;
         }
         let t: [Transform; 8] = std::array::from_fn(|k| {

@@ -212,8 +212,7 @@ mod tests {
 
     #[test]
     fn the_sixteen_wide_local_rows_are_the_portable_rows_to_the_bit() {
-        if !std::arch::is_x86_feature_detected!("avx512f") {
-            eprintln!("SKIPPED: this CPU has no AVX-512F");
+        if !crate::simd::test_gate(crate::simd::SimdLevel::Avx512, "this AVX-512F kernel test") {
             return;
         }
         let t: [Transform; 16] = std::array::from_fn(|k| {
@@ -257,8 +256,7 @@ mod tests {
 
     #[test]
     fn the_avx512_blend_is_the_scalar_two_layer_blend_to_the_bit() {
-        if !std::arch::is_x86_feature_detected!("avx512f") {
-            eprintln!("SKIPPED: this CPU has no AVX-512F");
+        if !crate::simd::test_gate(crate::simd::SimdLevel::Avx512, "this AVX-512F kernel test") {
             return;
         }
         let n = 44;
@@ -287,8 +285,7 @@ mod tests {
 
     #[test]
     fn the_avx512_palette_is_the_affine_product_to_the_bit() {
-        if !std::arch::is_x86_feature_detected!("avx512f") {
-            eprintln!("SKIPPED: this CPU has no AVX-512F");
+        if !crate::simd::test_gate(crate::simd::SimdLevel::Avx512, "this AVX-512F kernel test") {
             return;
         }
         let mut model = Vec::new();
