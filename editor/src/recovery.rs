@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use marrow_engine::project::fs::ProjectRoot;
 use marrow_engine::project::write_atomic;
 use serde::{Deserialize, Serialize};
 
@@ -39,13 +40,20 @@ pub fn write(root: &Path, files: Vec<(String, String)>) -> Result<(), String> {
     let r = Recovery { version: VERSION, written, files };
     let text =
         ron::ser::to_string_pretty(&r, ron::ser::PrettyConfig::default()).map_err(|e| e.to_string())?;
-    write_atomic(&path(root), text.as_bytes()).map_err(|e| e.to_string())
+    // Resolved inside the project first: a planted link cannot send the write elsewhere.
+    let target = ProjectRoot::open(root).and_then(|r| r.resolve(&path(root))).map_err(|e| e.to_string())?;
+    write_atomic(&target, text.as_bytes()).map_err(|e| e.to_string())
 }
 
 /// The recovery file of `root`, if there is one (`Err` when it is unreadable).
 pub fn read(root: &Path) -> Option<Result<Recovery, String>> {
     let p = path(root);
-    let text = std::fs::read_to_string(&p).ok()?;
+    std::fs::symlink_metadata(&p).ok()?;
+    // Only a regular file inside the project, within the size cap.
+    let text = match ProjectRoot::open(root).and_then(|r| r.read_text(&p)) {
+        Ok(t) => t,
+        Err(e) => return Some(Err(e.to_string())),
+    };
     Some(match ron::from_str::<Recovery>(&text) {
         Ok(r) if r.version == VERSION => Ok(r),
         Ok(r) => Err(format!("{}: version {} is not supported", p.display(), r.version)),

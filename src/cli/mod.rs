@@ -10,6 +10,7 @@ mod export;
 mod particles;
 mod pose;
 mod render;
+mod resave;
 mod runner;
 mod simplify;
 
@@ -53,6 +54,9 @@ pub enum Command {
     GenRunner(runner::GenArgs),
     /// Run the `runner` sample headless: the stride accelerates, footsteps play while grounded.
     Runner(runner::RunArgs),
+    /// Load a project and save it again through the editor's save (for the kill-9 harness).
+    #[command(hide = true)]
+    Resave(resave::ResaveArgs),
 }
 
 /// Runs the parsed command line.
@@ -69,5 +73,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::GenRunner(args)) => runner::generate(&args),
         Some(Command::Runner(args)) => runner::run(&args),
+        Some(Command::Resave(args)) => resave::run(&args),
     }
 }

@@ -33,7 +33,7 @@ pub use error::{Fault, ImportError, Location, Warning};
 pub use evaluate::{PlaceError, ScenePose};
 pub use export::{
     DEFAULT_BAKE_BOUND, EasedKeys, ExportError, ExportOptions, ExportReport, JointChoice, WeightChoice,
-    export_glb, export_gltf,
+    export_glb, export_gltf, export_gltf_named,
 };
 pub use import::{import, import_slice};
 

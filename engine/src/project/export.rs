@@ -545,8 +545,12 @@ impl Builder<'_> {
 }
 
 /// Writes `scene` to `path`: a `.glb` (buffer embedded) or a `.gltf` with its buffer beside it
-/// as `<stem>.bin`. Files are written in full to temporary files beside their targets, then
-/// renamed (the buffer before the JSON that names it); on any fault nothing is written.
+/// as `<stem>.<8 hex digits of the buffer's hash>.bin`. Each file is written whole or not at
+/// all ([`super::write_atomic`]: through a link to its file; a device, FIFO or folder refused).
+/// For a `.gltf` the new buffer is written first under its new name, which only the new JSON
+/// names, and the JSON is renamed into place last; then the buffers the old JSON named (this
+/// writer's `<stem>.bin` or `<stem>.<hash>.bin`) go, so a kill at any point leaves the old pair
+/// or the new pair. On any fault nothing is replaced.
 pub fn write_export(
     scene: &ImportedScene,
     opts: &ExportOptions,
@@ -562,40 +566,69 @@ pub fn write_export(
             Ok(report)
         }
         "gltf" => {
-            let stem =
-                path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "scene".into());
-            let bin_name = format!("{stem}.bin");
-            let (json, bin, report) = crate::gltf::export_gltf(scene, opts, &bin_name)?;
-            // Both written in full beside their targets first, then renamed buffer first: a
-            // failure before the renames leaves the old pair as it was.
-            let bin_path = path.with_file_name(&bin_name);
-            let staged = |p: &Path| {
-                p.with_file_name(format!(
-                    ".{}.export.tmp",
-                    p.file_name().unwrap_or_default().to_string_lossy()
-                ))
-            };
-            let (bin_tmp, json_tmp) = (staged(&bin_path), staged(path));
-            let result = (|| {
-                if !bin.is_empty() {
-                    write(&bin_tmp, &bin)?;
-                }
-                write(&json_tmp, &json)?;
-                let rename = |from: &Path, to: &Path| {
-                    std::fs::rename(from, to)
-                        .map_err(|e| ExportError::Write(format!("{}: {e}", to.display())))
-                };
-                if !bin.is_empty() {
-                    rename(&bin_tmp, &bin_path)?;
-                }
-                rename(&json_tmp, path)
-            })();
-            if result.is_err() {
-                let _ = std::fs::remove_file(&bin_tmp);
-                let _ = std::fs::remove_file(&json_tmp);
+            let target =
+                super::fs::resolve_write_target(path).map_err(|e| ExportError::Write(e.to_string()))?;
+            let stem = target
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "scene".into());
+            let (json, bin, bin_name, report) = crate::gltf::export_gltf_named(scene, opts, |bin| {
+                format!("{stem}.{:08x}.bin", super::journal::fnv1a(bin) >> 32)
+            })?;
+            let old_bins = own_buffers(&target, &stem);
+            let bin_path = target.with_file_name(&bin_name);
+            if !bin.is_empty() {
+                write(&bin_path, &bin)?;
             }
-            result.map(|()| report)
+            if let Err(e) = write(&target, &json) {
+                if !bin.is_empty() && !old_bins.contains(&bin_name) {
+                    let _ = std::fs::remove_file(&bin_path);
+                }
+                return Err(e);
+            }
+            for old in old_bins.iter().filter(|b| **b != bin_name || bin.is_empty()) {
+                let old = target.with_file_name(old);
+                if std::fs::symlink_metadata(&old).is_ok_and(|m| m.file_type().is_file()) {
+                    let _ = std::fs::remove_file(old);
+                }
+            }
+            Ok(report)
         }
         _ => Err(ExportError::Option(format!("{}: the file must end in .glb or .gltf", path.display()))),
     }
+}
+
+/// The buffer file names beside `gltf` that this writer owns and may remove when it replaces
+/// that file: those the current file names that are `<stem>.bin` or `<stem>.<8 hex>.bin`, and any
+/// `<stem>.<8 hex>.bin` no file names (left by a write killed before its JSON was renamed).
+fn own_buffers(gltf: &Path, stem: &str) -> Vec<String> {
+    let ours = |name: &str| {
+        name == format!("{stem}.bin")
+            || name
+                .strip_prefix(stem)
+                .and_then(|r| r.strip_prefix('.'))
+                .and_then(|r| r.strip_suffix(".bin"))
+                .is_some_and(|h| {
+                    h.len() == 8 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                })
+    };
+    let mut out: Vec<String> = Vec::new();
+    if let Ok(bytes) = super::fs::read_regular(gltf, gltf)
+        && let Ok(doc) = serde_json::from_slice::<serde_json::Value>(&bytes)
+        && let Some(buffers) = doc.get("buffers").and_then(|b| b.as_array())
+    {
+        out.extend(
+            buffers.iter().filter_map(|b| b.get("uri")?.as_str()).filter(|u| ours(u)).map(str::to_owned),
+        );
+    }
+    let dir = gltf.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if ours(&name) && name != format!("{stem}.bin") && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
 }

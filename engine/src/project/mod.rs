@@ -19,10 +19,17 @@
 
 pub mod export;
 pub mod file;
+pub mod fs;
+mod journal;
 pub mod runner;
 
+pub use fs::write_atomic;
+pub use journal::{
+    REFUSED_JOURNAL, SAVE_JOURNAL, SaveRecovery, StagedSave, finish_interrupted_save,
+    inspect_interrupted_save, save_files, stage_save,
+};
+
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -164,204 +171,7 @@ fn to_ron_here<F: Serialize>(value: &F) -> String {
 }
 
 fn read_text(path: &Path) -> Result<String, ProjectError> {
-    std::fs::read_to_string(path).map_err(|e| io_error(path, e))
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder, synced, then renamed
-/// over the target, so a failed save never leaves a half-written file. Creates missing folders.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ProjectError> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    // Unique per process and per call, so two saves of one path never share a temp file.
-    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-    let result: std::io::Result<()> = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        // Make the rename itself durable (directories can be synced on Unix; elsewhere the
-        // rename is as durable as the platform makes it).
-        #[cfg(unix)]
-        std::fs::File::open(dir)?.sync_all()?;
-        Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io_error(path, e));
-    }
-    Ok(())
-}
-
-/// The journal of a save in progress (in the project folder).
-pub const SAVE_JOURNAL: &str = ".marrow-save-journal";
-
-/// A whole-project save staged on disk: every new file written to a temp file beside its
-/// target and synced, and a journal (written atomically) naming the renames and removals that
-/// finish it. [`StagedSave::commit`] carries them out and removes the journal; if the process
-/// dies before that, the next load finishes the save from the journal
-/// ([`finish_interrupted_save`]), so a project on disk is always either the old one or the new
-/// one, never half of each.
-#[derive(Debug)]
-pub struct StagedSave {
-    root: PathBuf,
-    renames: Vec<(PathBuf, PathBuf)>,
-    removes: Vec<PathBuf>,
-}
-
-/// Stages a save of `files` (path relative to `root`, bytes) that also removes `remove`
-/// (relative paths of files the project no longer lists).
-pub fn stage_save(
-    root: &Path,
-    files: &[(String, Vec<u8>)],
-    remove: &[String],
-) -> Result<StagedSave, ProjectError> {
-    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let mut staged = StagedSave { root: root.to_owned(), renames: Vec::new(), removes: Vec::new() };
-    let mut journal = String::new();
-    for (rel, bytes) in files {
-        let target = root.join(rel);
-        let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(root).to_owned();
-        std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-        let written: std::io::Result<()> = (|| {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(bytes)?;
-            f.sync_all()
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            staged.abandon();
-            return Err(io_error(&target, e));
-        }
-        let tmp_rel = tmp.strip_prefix(root).unwrap_or(&tmp).to_string_lossy().replace('\\', "/");
-        journal.push_str(&format!("rename\t{tmp_rel}\t{rel}\n"));
-        staged.renames.push((tmp, target));
-    }
-    for rel in remove {
-        journal.push_str(&format!("remove\t{rel}\n"));
-        staged.removes.push(root.join(rel));
-    }
-    if let Err(e) = write_atomic(&root.join(SAVE_JOURNAL), journal.as_bytes()) {
-        staged.abandon();
-        return Err(e);
-    }
-    Ok(staged)
-}
-
-impl StagedSave {
-    /// Finishes the save: every rename, then every removal, then the journal goes.
-    pub fn commit(self) -> Result<(), ProjectError> {
-        for (tmp, target) in &self.renames {
-            std::fs::rename(tmp, target).map_err(|e| io_error(target, e))?;
-        }
-        for r in &self.removes {
-            let _ = std::fs::remove_file(r);
-        }
-        sync_dir(&self.root);
-        std::fs::remove_file(self.root.join(SAVE_JOURNAL))
-            .map_err(|e| io_error(&self.root.join(SAVE_JOURNAL), e))?;
-        sync_dir(&self.root);
-        Ok(())
-    }
-
-    /// Drops the staged temp files (a save that failed before its journal was written).
-    fn abandon(&self) {
-        for (tmp, _) in &self.renames {
-            let _ = std::fs::remove_file(tmp);
-        }
-    }
-}
-
-fn sync_dir(dir: &Path) {
-    #[cfg(unix)]
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
-}
-
-/// Writes `files` into `root` as one save: all of them or none (see [`stage_save`]).
-pub fn save_files(root: &Path, files: &[(String, Vec<u8>)], remove: &[String]) -> Result<(), ProjectError> {
-    stage_save(root, files, remove)?.commit()
-}
-
-/// Finishes a save that was interrupted after its journal was written (renaming the staged
-/// files into place, removing what it removed), and removes temp files left by a save that
-/// was interrupted before (their content was never committed). Returns what it did, for the
-/// caller to say; `Ok(None)` when there was nothing to do.
-pub fn finish_interrupted_save(root: &Path) -> Result<Option<String>, ProjectError> {
-    let journal_path = root.join(SAVE_JOURNAL);
-    let mut said = Vec::new();
-    if let Ok(journal) = std::fs::read_to_string(&journal_path) {
-        let mut moved = 0;
-        for line in journal.lines() {
-            let parts: Vec<&str> = line.split('\t').collect();
-            match parts.as_slice() {
-                ["rename", tmp, target] if inside(tmp) && inside(target) => {
-                    let (tmp, target) = (root.join(tmp), root.join(target));
-                    if tmp.exists() {
-                        std::fs::rename(&tmp, &target).map_err(|e| io_error(&target, e))?;
-                        moved += 1;
-                    }
-                }
-                ["remove", target] if inside(target) => {
-                    let _ = std::fs::remove_file(root.join(target));
-                }
-                _ => {}
-            }
-        }
-        sync_dir(root);
-        std::fs::remove_file(&journal_path).map_err(|e| io_error(&journal_path, e))?;
-        said.push(format!("an interrupted save was finished ({moved} file(s) put in place)"));
-    }
-    let stale = remove_stale_temps(root, 0);
-    if stale > 0 {
-        said.push(format!("{stale} temp file(s) of an interrupted save were removed"));
-    }
-    Ok((!said.is_empty()).then(|| said.join("; ")))
-}
-
-/// Whether a journal path stays inside the project folder.
-fn inside(rel: &str) -> bool {
-    !rel.is_empty()
-        && !rel.starts_with(['/', '\\'])
-        && !rel.contains(':')
-        && !rel.split(['/', '\\']).any(|c| c == "..")
-}
-
-/// Removes `.NAME.PID.N.tmp` files (what [`stage_save`] and [`write_atomic`] write) below
-/// `dir`, a few folders deep; returns how many.
-fn remove_stale_temps(dir: &Path, depth: usize) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
-    let mut n = 0;
-    for e in entries.flatten() {
-        let path = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        match e.file_type() {
-            Ok(t) if t.is_dir() && depth < 4 && !name.starts_with('.') => {
-                n += remove_stale_temps(&path, depth + 1)
-            }
-            Ok(t) if t.is_file() && is_temp_name(&name) && std::fs::remove_file(&path).is_ok() => n += 1,
-            _ => {}
-        }
-    }
-    n
-}
-
-/// `.NAME.PID.N.tmp` with numeric PID and N.
-fn is_temp_name(name: &str) -> bool {
-    let Some(body) = name.strip_prefix('.').and_then(|b| b.strip_suffix(".tmp")) else { return false };
-    let parts: Vec<&str> = body.rsplitn(3, '.').collect();
-    parts.len() == 3
-        && parts[0].parse::<u64>().is_ok()
-        && parts[1].parse::<u32>().is_ok()
-        && !parts[2].is_empty()
+    String::from_utf8(fs::read_regular(path, path)?).map_err(|e| io_error(path, e))
 }
 
 /// Reads a scene file.
@@ -530,14 +340,34 @@ impl Project {
     }
 }
 
-/// Loads as much of a project as it can, returning every error found on the way.
+/// Loads as much of a project as it can, returning every error found on the way; first
+/// finishes (or refuses, logging why) a save that was interrupted ([`finish_interrupted_save`]).
 fn load_lenient(path: &Path) -> (Project, Vec<ProjectError>) {
     let root = project_root(path);
-    if let Err(e) = finish_interrupted_save(&root) {
-        return (Project::default(), vec![e]);
+    match finish_interrupted_save(&root) {
+        Ok(recovery) => {
+            for line in &recovery.done {
+                log::info!("{line}");
+            }
+            for line in &recovery.refused {
+                log::warn!("{line}");
+            }
+        }
+        Err(e) => return (Project::default(), vec![e]),
     }
+    load_read_only(path)
+}
+
+/// Loads as much of a project as it can, changing nothing on disk: every file read through
+/// [`fs::ProjectRoot`] (inside the folder, links resolved, regular files only).
+fn load_read_only(path: &Path) -> (Project, Vec<ProjectError>) {
+    let root = project_root(path);
+    let project_root = match fs::ProjectRoot::open(&root) {
+        Ok(r) => r,
+        Err(e) => return (Project::default(), vec![e]),
+    };
     let manifest_path = if path.is_dir() { path.join(PROJECT_FILE) } else { path.to_owned() };
-    load_lenient_with(&root, &manifest_path, &read_text)
+    load_lenient_with(&root, &manifest_path, &|p: &Path| project_root.read_text(p))
 }
 
 impl Project {
@@ -613,8 +443,10 @@ fn load_lenient_with(
             }
         } else if !is_gltf(p) {
             errors.push(fault(&full, "unknown kind of asset (expected .glb, .gltf or .skeleton.ron)"));
-        } else if !full.is_file() {
+        } else if !full.exists() {
             errors.push(io_error(&full, "the asset file does not exist"));
+        } else if let Err(e) = fs::ProjectRoot::open(&root).and_then(|r| r.regular_file(&full)) {
+            errors.push(e);
         }
     }
     for p in &m.clips {
@@ -778,10 +610,10 @@ impl Library {
         }
         for p in project.manifest.assets.iter().filter(|p| is_gltf(p)) {
             let full = root.join(p);
-            if !full.is_file() {
-                continue; // reported by the project load
-            }
-            match cache.import(&full) {
+            // Only a regular file inside the project folder is imported; anything else is
+            // reported by the project load.
+            let Ok(real) = fs::ProjectRoot::open(root).and_then(|r| r.regular_file(&full)) else { continue };
+            match cache.import(&real) {
                 Ok(scene) => lib.add_import(p, scene),
                 Err(e) => {
                     for f in e.faults() {
@@ -967,11 +799,14 @@ pub struct CheckReport {
 }
 
 /// Validates a whole project: every file parses, every reference resolves, and every skeleton,
-/// clip and graph fault is named (all of them, not just the first).
+/// clip and graph fault is named (all of them, not just the first). Changes nothing on disk: an
+/// interrupted save's journal or temps are reported as warnings, not acted on.
 pub fn check_project(path: &Path) -> CheckReport {
     let root = project_root(path);
-    let (project, errors) = load_lenient(path);
-    check_loaded(&project, errors, &root)
+    let (project, errors) = load_read_only(path);
+    let mut report = check_loaded(&project, errors, &root);
+    report.warnings.extend(inspect_interrupted_save(&root));
+    report
 }
 
 /// [`check_project`] over file texts held in memory (relative path, text), as

@@ -354,10 +354,15 @@ pub struct RenderedImage {
 }
 
 impl RenderedImage {
-    /// Writes the image as a PNG.
+    /// Writes the image as a PNG: encoded in memory, then written whole or not at all
+    /// ([`crate::project::write_atomic`]: an old image stays until the new one is complete).
     pub fn save_png(&self, path: &Path) -> Result<(), RenderError> {
-        image::save_buffer(path, &self.rgba, self.width, self.height, image::ExtendedColorType::Rgba8)
-            .map_err(|e| RenderError::Image(format!("{}: {e}", path.display())))
+        use image::ImageEncoder;
+        let mut png = Vec::new();
+        image::codecs::png::PngEncoder::new(&mut png)
+            .write_image(&self.rgba, self.width, self.height, image::ExtendedColorType::Rgba8)
+            .map_err(|e| RenderError::Image(format!("{}: {e}", path.display())))?;
+        crate::project::write_atomic(path, &png).map_err(|e| RenderError::Image(e.to_string()))
     }
 }
 

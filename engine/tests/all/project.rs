@@ -278,7 +278,7 @@ fn saves_are_atomic_and_stable() {
     for sub in ["", "scenes", "clips", "assets"] {
         for e in std::fs::read_dir(dir.join(sub)).unwrap() {
             let name = e.unwrap().file_name().to_string_lossy().into_owned();
-            if name.contains(".tmp") {
+            if name.contains(".tmp") || name.contains(".marrow-tmp-") {
                 leftovers.push(name);
             }
         }
@@ -638,15 +638,9 @@ fn a_scene_five_hundred_entities_deep_saves_and_loads() {
 fn a_save_killed_midway_is_finished_or_forgotten_on_the_next_load() {
     use marrow_engine::project::{SAVE_JOURNAL, stage_save};
     let dir = temp_dir("interrupted-save");
-    let old = runner_project();
-    old.save(&dir).unwrap();
-    let mut new = old.clone();
-    new.manifest.name = "renamed".into();
-    new.scenes.get_mut(SCENE_PATH).unwrap().name = "renamed scene".into();
-    let files: Vec<(String, Vec<u8>)> =
-        new.to_files().into_iter().map(|(p, t)| (p, t.into_bytes())).collect();
+    let (old, new, files) = crate::hostile_io::saved_and_renamed(&dir);
     let temps = |dir: &Path| -> usize {
-        walk(dir).iter().filter(|p| p.file_name().unwrap().to_string_lossy().ends_with(".tmp")).count()
+        walk(dir).iter().filter(|p| p.file_name().unwrap().to_string_lossy().contains(".marrow-tmp-")).count()
     };
 
     // Killed after the journal was written, before any rename: the load finishes the save.
@@ -657,11 +651,13 @@ fn a_save_killed_midway_is_finished_or_forgotten_on_the_next_load() {
     assert!(!dir.join(SAVE_JOURNAL).exists() && temps(&dir) == 0);
 
     // Killed while writing the temps (no journal yet): the load forgets them; the old project stands.
+    // (The writer's process id, 2147483646, is one no process has.)
     old.save(&dir).unwrap();
     for (rel, bytes) in &files {
         let target = dir.join(rel);
         let name = target.file_name().unwrap().to_string_lossy().into_owned();
-        std::fs::write(target.with_file_name(format!(".{name}.4242.7.tmp")), bytes).unwrap();
+        let tmp = format!(".{name}.marrow-tmp-2147483646-00000000000000{:02x}", bytes.len() % 256);
+        std::fs::write(target.with_file_name(tmp), bytes).unwrap();
     }
     assert!(temps(&dir) > 0);
     assert_eq!(Project::load(&dir).unwrap(), old);

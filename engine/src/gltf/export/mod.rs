@@ -1002,10 +1002,22 @@ pub fn export_gltf(
     opts: &ExportOptions,
     bin_uri: &str,
 ) -> Result<(Vec<u8>, Vec<u8>, ExportReport), ExportError> {
+    export_gltf_named(scene, opts, |_| bin_uri.to_owned()).map(|(text, bin, _, report)| (text, bin, report))
+}
+
+/// [`export_gltf`] with the buffer's file name chosen from its bytes by `bin_name` (a name that
+/// changes with the content, so a new `.gltf` never names an old buffer); returns the JSON, the
+/// buffer, the name chosen and the report.
+pub fn export_gltf_named(
+    scene: &ImportedScene,
+    opts: &ExportOptions,
+    bin_name: impl FnOnce(&[u8]) -> String,
+) -> Result<(Vec<u8>, Vec<u8>, String, ExportReport), ExportError> {
     let (mut root, bin, report) = build(scene, opts)?;
+    let name = bin_name(&bin);
     if !bin.is_empty() {
-        root["buffers"][0]["uri"] = json!(uri_encode(bin_uri));
+        root["buffers"][0]["uri"] = json!(uri_encode(&name));
     }
     let text = serde_json::to_vec_pretty(&root).map_err(|e| ExportError::Write(e.to_string()))?;
-    Ok((text, bin, report))
+    Ok((text, bin, name, report))
 }
