@@ -17,9 +17,12 @@
 //! Not here: session state of any kind (see [`crate::scene`] for the running world), rendering,
 //! the editor's undo history or selection.
 
+mod damaged;
 pub mod export;
 pub mod file;
 pub mod runner;
+
+pub use damaged::DamagedFile;
 
 use std::collections::BTreeMap;
 use std::io::Write;
