@@ -294,6 +294,16 @@ impl EditorApp {
                 for f in &repaired {
                     self.log.push(Level::Warning, "file", format!("{f} (repaired on open)"));
                 }
+                for d in self.doc.damaged() {
+                    self.log.push(
+                        Level::Error,
+                        "file",
+                        format!(
+                            "{} (damaged: the project opened without it; a save never writes over it)",
+                            d.error
+                        ),
+                    );
+                }
                 self.ui.graph_load_faults = repaired
                     .iter()
                     .filter_map(|f| match f {

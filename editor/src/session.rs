@@ -8,6 +8,12 @@
 //! it was. Nothing here pushes an undo step or marks the document dirty: a preview changes the
 //! session only, and the session is never written to the project's files.
 //!
+//! Faults never hide the scene: the world is loaded leniently (`World::load_lenient`), so a rig
+//! whose clip or graph cannot play stays with its bones and meshes in its bind pose; each such
+//! fault is kept by entity path ([`Session::entity_faults`], the Animator card) and is among the
+//! rebuild's faults (the Log adds it once per occurrence gap). A clip no file or model holds is
+//! said to be missing, one whose file did not load to be damaged.
+//!
 //! Not here: GPU resources (see `crate::viewport`), selection and camera (`crate::ui_state`).
 
 use std::collections::HashMap;
@@ -18,9 +24,9 @@ use marrow_engine::animator::AnimatorSession;
 use marrow_engine::clock::Clock;
 use marrow_engine::graph::ParamValue;
 use marrow_engine::project::{ImportCache, Library, ProjectError};
-use marrow_engine::scene::{Entity, SceneEvent, World};
+use marrow_engine::scene::{Entity, SceneDesc, SceneError, SceneEvent, World};
 
-use crate::document::Document;
+use crate::document::{Document, tree};
 
 /// Exponential moving average (factor 0.1; the first sample is taken as is).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -116,6 +122,50 @@ pub struct Session {
     ranges: HashMap<Entity, (f32, f32)>,
     /// The graph preview, if one runs.
     preview: Option<GraphPreview>,
+    /// Per entity path: what of it could not be loaded (it stands in its bind pose).
+    entity_faults: Vec<(String, EntityFault)>,
+}
+
+/// Something of an entity that the last rebuild could not load (a clip or graph its Animator
+/// cannot play: the rig stands in its bind pose; a missing mesh or rig file).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntityFault {
+    /// The field ("animator.clip", "animator.graph", "animator.rig", "mesh", ...).
+    pub field: &'static str,
+    /// What is wrong ("clip clips/walk.clip.ron is missing").
+    pub message: String,
+}
+
+/// The reference faults of a lenient scene load of `desc`, by entity path; a clip the library
+/// does not hold at all is said to be damaged (a file of `doc` that did not load) or missing.
+fn entity_faults(
+    doc: &Document,
+    desc: &SceneDesc,
+    library: &Library,
+    list: Vec<SceneError>,
+) -> Vec<(String, EntityFault)> {
+    list.into_iter()
+        .filter_map(|e| match e {
+            SceneError::Reference { entity, field, message } => {
+                Some((entity, EntityFault { field, message }))
+            }
+            _ => None,
+        })
+        .map(|(entity, mut f)| {
+            let clip =
+                tree::find(desc, &entity).and_then(|e| e.animator.as_ref()).and_then(|a| a.clip.as_ref());
+            if f.field == "animator.clip"
+                && let Some(r) = clip
+                && library.clips(r).is_empty()
+            {
+                f.message = match doc.damaged().find(|d| d.path == *r) {
+                    Some(d) => format!("clip {r} is damaged ({})", d.error),
+                    None => format!("clip {r} is missing"),
+                };
+            }
+            (entity, f)
+        })
+        .collect()
 }
 
 impl Default for Session {
@@ -140,6 +190,7 @@ impl Default for Session {
             next_hit: 0,
             ranges: HashMap::new(),
             preview: None,
+            entity_faults: Vec::new(),
         }
     }
 }
@@ -195,6 +246,12 @@ impl Session {
         &self.faults
     }
 
+    /// What of the entity at `path` the last rebuild could not load (its Animator's clip or graph,
+    /// its mesh), in field order.
+    pub fn entity_faults(&self, path: &str) -> impl Iterator<Item = &EntityFault> {
+        self.entity_faults.iter().filter(move |(p, _)| p == path).map(|(_, f)| f)
+    }
+
     /// World faults raised since the last call (each once per occurrence gap).
     pub fn take_new_world_faults(&mut self) -> Vec<String> {
         let all = self.world.faults().entries();
@@ -246,11 +303,25 @@ impl Session {
         self.library = library;
         match self.scene.as_ref().and_then(|s| project.scenes.get(s).map(|d| (s, d))) {
             Some((path, desc)) => {
-                if let Err(e) = self.world.load(desc, &self.library) {
-                    faults.push(ProjectError::Fault { path: root.join(path), message: e.to_string() });
+                let file = root.join(path);
+                match self.world.load_lenient(desc, &self.library) {
+                    Ok(list) => {
+                        self.entity_faults = entity_faults(doc, desc, &self.library, list);
+                        faults.extend(self.entity_faults.iter().map(|(entity, f)| ProjectError::Fault {
+                            path: file.clone(),
+                            message: format!("entity {entity:?}, {}: {}", f.field, f.message),
+                        }));
+                    }
+                    Err(e) => {
+                        self.entity_faults.clear();
+                        faults.push(ProjectError::Fault { path: file, message: e.to_string() });
+                    }
                 }
             }
-            None => self.world.clear(),
+            None => {
+                self.world.clear();
+                self.entity_faults.clear();
+            }
         }
         let rigs: Vec<Entity> = self.world.rigs().collect();
         self.ranges.clear();

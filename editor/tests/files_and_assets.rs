@@ -198,11 +198,13 @@ fn discarding_a_recovery_removes_it() {
 fn a_damaged_project_shows_its_faults_and_the_editor_stays_usable() {
     let good = sample("runner");
     let bad = sample("runner");
-    let scene = bad.path().join("scenes/main.scene.ron");
-    let text = std::fs::read_to_string(&scene).unwrap();
-    // Break the RON on line 6 (a missing comma after a field).
-    let broken = text.replacen("name: \"Ground\",", "name: \"Ground\"", 1);
-    std::fs::write(&scene, &broken).unwrap();
+    // A damaged clip, graph, skeleton or scene file opens the rest of the project (see
+    // tests/faults.rs); a damaged manifest cannot: nothing says which files there are.
+    let manifest = bad.path().join("project.ron");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    // Break the RON on line 4 (a missing comma after a field): the parser stops on line 5.
+    let broken = text.replacen("name: \"runner\",", "name: \"runner\"", 1);
+    std::fs::write(&manifest, &broken).unwrap();
     let before = files(bad.path());
 
     // Opened first thing: the editor starts on a new project with the dialog.
@@ -210,11 +212,11 @@ fn a_damaged_project_shows_its_faults_and_the_editor_stays_usable() {
     match &h.state().modal {
         Some(Modal::Error { title, body }) => {
             assert!(title.contains("Cannot open"), "{title}");
-            assert!(body.contains("main.scene.ron:8:"), "the file and line are named: {body}");
+            assert!(body.contains("project.ron:5:"), "the file and line are named: {body}");
         }
         m => panic!("expected an error dialog, got {m:?}"),
     }
-    assert!(h.state().log.count_containing("main.scene.ron:8:") >= 1, "the fault is in the Log");
+    assert!(h.state().log.count_containing("project.ron:5:") >= 1, "the fault is in the Log");
     h.get_by_label("OK").click();
     settle(&mut h);
 

@@ -109,6 +109,7 @@ pub mod clock;
 pub mod compiled_clip;
 pub mod crowd;
 pub mod easing;
+pub mod frame_rate;
 pub mod gltf;
 pub mod graph;
 pub mod math;

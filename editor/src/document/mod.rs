@@ -20,7 +20,7 @@ pub mod tree;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use marrow_engine::project::{Project, ProjectError};
+use marrow_engine::project::{DamagedFile, Project, ProjectError};
 use undo::{Edit, Merged, Record};
 
 pub use op::{EditError, EntityOp, Op};
@@ -98,6 +98,9 @@ pub struct Document {
     /// Authored files (relative paths) on disk as of the last load or save: a save removes
     /// those the project no longer lists (renamed or deleted assets).
     on_disk: BTreeSet<String>,
+    /// Files the manifest listed that could not be loaded, with their original bytes: left out
+    /// of the project, never written over by a save, never removed by one.
+    damaged: Vec<DamagedFile>,
 }
 
 impl Default for Document {
@@ -114,7 +117,7 @@ impl Document {
     /// A document over `project`, stored in `root` (`None`: never saved).
     pub fn new(project: Project, root: Option<PathBuf>) -> Self {
         let on_disk = if root.is_some() { authored_paths(&project) } else { BTreeSet::new() };
-        Self { project, root, record: Record::new(), revision: 0, on_disk }
+        Self { project, root, record: Record::new(), revision: 0, on_disk, damaged: Vec::new() }
     }
 
     /// Loads the project at `path` (its folder or its `project.ron`).
@@ -126,13 +129,31 @@ impl Document {
     /// Loads the project at `path`, repairing clip files with faulty keys or tracks (the sound
     /// parts are kept: see `Project::load_repairing`); returns every repaired fault. A document
     /// that was repaired differs from its files, so it opens with unsaved changes.
+    ///
+    /// A damaged clip, graph, skeleton or scene file (one that does not parse or convert) does
+    /// not refuse the project: it opens without it and the file is kept as [`Document::damaged`]
+    /// (see `Project::load_with_damaged`).
     pub fn open_repairing(path: &Path) -> Result<(Self, Vec<ProjectError>), ProjectError> {
-        let (project, faults) = Project::load_repairing(path)?;
+        let (project, faults, damaged) = Project::load_with_damaged(path)?;
         let mut doc = Self::new(project, Some(marrow_engine::project::project_root(path)));
+        doc.damaged = damaged;
         if !faults.is_empty() {
             doc.record.clear_saved();
         }
         Ok((doc, faults))
+    }
+
+    /// The damaged files the project still lists (one removed from the project, by an undoable
+    /// Delete, no longer counts; its file stays on disk), in the order they were found.
+    pub fn damaged(&self) -> impl Iterator<Item = &DamagedFile> {
+        let m = &self.project.manifest;
+        self.damaged.iter().filter(move |d| {
+            [&m.clips, &m.graphs, &m.scenes, &m.assets].iter().any(|l| l.contains(&d.path))
+                && !self.project.clips.contains_key(&d.path)
+                && !self.project.graphs.contains_key(&d.path)
+                && !self.project.scenes.contains_key(&d.path)
+                && !self.project.skeletons.contains_key(&d.path)
+        })
     }
 
     /// The authored project.
@@ -287,7 +308,15 @@ impl Document {
             Vec::new()
         };
         // One save: every file and every removal, or (killed on the way) finished on next open.
-        let bytes: Vec<(String, Vec<u8>)> = files.into_iter().map(|(p, t)| (p, t.into_bytes())).collect();
+        let mut bytes: Vec<(String, Vec<u8>)> = files.into_iter().map(|(p, t)| (p, t.into_bytes())).collect();
+        // A damaged file is never written in its own folder (the project holds no value for it, so
+        // `to_files` has none, and it is not among `on_disk`, so nothing removes it); a Save As elsewhere
+        // copies its original bytes, so the new folder has every file its manifest lists.
+        let damaged: Vec<(String, Vec<u8>)> =
+            self.damaged().filter_map(|d| Some((d.path.clone(), d.bytes.clone()?))).collect();
+        if self.root.as_deref() != Some(root) {
+            bytes.extend(damaged);
+        }
         marrow_engine::project::save_files(root, &bytes, &stale)?;
         self.on_disk = now;
         self.root = Some(root.to_owned());

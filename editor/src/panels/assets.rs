@@ -2,6 +2,8 @@
 //! Double-clicking a clip makes it the selected Animator's clip, double-clicking a graph opens it
 //! in the Graph tab (New Graph starts an empty one); a file can be renamed (every
 //! reference follows) or deleted (refused, with the names of its users, while anything uses it).
+//! Damaged files (listed by the project, not loadable) are listed first, with their error
+//! location, a read-only text view and Remove from Project.
 //!
 //! Not here: the checks themselves (`crate::document::op`), applying edits (`crate::app`).
 
@@ -15,6 +17,8 @@ use crate::document::{EntityOp, Op, tree};
 pub struct AssetsPanel {
     /// An asset being renamed: (path, text so far).
     renaming: Option<(String, String)>,
+    /// The damaged file shown as text, if one is.
+    pub viewing: Option<super::damaged_view::DamagedView>,
 }
 
 impl AssetsPanel {
@@ -44,6 +48,7 @@ impl AssetsPanel {
             }
         });
         egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
+            self.damaged(ui, cx);
             for (title, items) in sections {
                 egui::CollapsingHeader::new(RichText::new(format!("{title} ({})", items.len())).strong())
                     .default_open(true)
@@ -55,6 +60,46 @@ impl AssetsPanel {
                             self.item(ui, cx, title, &item);
                         }
                     });
+            }
+        });
+    }
+
+    /// The files the project lists but could not load: each with its error location, View Text
+    /// (a read-only window) and Remove from Project (an undoable Delete of its manifest entry;
+    /// the file stays on disk). Nothing is drawn when there are none.
+    fn damaged(&mut self, ui: &mut egui::Ui, cx: &mut Cx) {
+        let damaged: Vec<_> = cx.doc.damaged().cloned().collect();
+        if let Some(v) = &mut self.viewing
+            && (!damaged.iter().any(|d| d.path == v.path) || !v.ui(ui.ctx()))
+        {
+            self.viewing = None;
+        }
+        if damaged.is_empty() {
+            return;
+        }
+        let red = egui::Color32::from_rgb(235, 90, 80);
+        egui::CollapsingHeader::new(
+            RichText::new(format!("Damaged ({})", damaged.len())).strong().color(red),
+        )
+        .default_open(true)
+        .show(ui, |ui| {
+            for d in &damaged {
+                let at = d.location().map_or(String::new(), |(l, c)| format!(":{l}:{c}"));
+                ui.label(RichText::new(format!("⚠ {}{at} damaged", d.path)).color(red))
+                    .on_hover_text(d.error.to_string());
+                ui.horizontal(|ui| {
+                    if ui.button("View Text").on_hover_text(format!("{} as it is on disk", d.path)).clicked()
+                    {
+                        self.viewing = Some(super::damaged_view::DamagedView::new(d));
+                    }
+                    if ui
+                        .button("Remove from Project")
+                        .on_hover_text("Drops it from the project (undoable); the file stays on disk")
+                        .clicked()
+                    {
+                        cx.edit(Op::DeleteAsset { path: d.path.clone() });
+                    }
+                });
             }
         });
     }

@@ -293,6 +293,11 @@ impl Inspector {
             }
             ui.end_row();
         });
+        // What the rig cannot play: it stands in its bind pose until this is fixed.
+        for f in cx.session.entity_faults(path) {
+            let text = format!("⚠ {}: {} (the bind pose stands)", f.field, f.message);
+            ui.add(egui::Label::new(RichText::new(text).color(Color32::from_rgb(235, 90, 80))).wrap());
+        }
         ui.horizontal(|ui| {
             if ui.button("Copy Pose").on_hover_text("Every bone's pose on screen").clicked() {
                 crate::panels::timeline::copy_pose(cx, path, &[]);
@@ -340,7 +345,8 @@ impl Inspector {
             }
         });
         let mut t = time;
-        let frames = (time * DEFAULT_FPS).round() as i64;
+        let fps = clip.as_ref().map_or(DEFAULT_FPS, |c| c.frame_rate);
+        let frames = (time * fps).round() as i64;
         ui.spacing_mut().slider_width = (ui.available_width() - 110.0).max(120.0);
         // No rounding or clamping on show: the slider must not report a change the user did
         // not make (that would seek the head every frame).
@@ -351,13 +357,19 @@ impl Inspector {
                 .custom_formatter(|v, _| format!("{v:.3}"))
                 .clamping(egui::SliderClamping::Never),
         );
+        // Scrubbing snaps to the clip's frames (Alt: free), as the Timeline's ruler does.
+        let t = if ui.input(|i| i.modifiers.alt) {
+            t
+        } else {
+            crate::panels::timeline::snap_time(t, fps).min(duration)
+        };
         if r.changed() && t != time {
             cx.send(Command::Seek { rig: path.to_owned(), time: t });
         }
         ui.label(
             RichText::new(format!(
-                "frame {frames} / {} at {DEFAULT_FPS} fps · {duration:.3} s · {} channels",
-                (duration * DEFAULT_FPS).round() as i64,
+                "frame {frames} / {} at {fps} fps · {duration:.3} s · {} channels",
+                (duration * fps).round() as i64,
                 clip.as_ref().map_or(0, |c| c.track_count())
             ))
             .small()

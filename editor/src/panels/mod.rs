@@ -8,6 +8,7 @@
 pub mod assets;
 pub mod cloud_card;
 pub mod crowd_card;
+pub mod damaged_view;
 pub mod export_dialog;
 pub mod graph;
 pub mod history;
@@ -70,6 +71,23 @@ impl<'a> Cx<'a> {
     /// Queues an authored change.
     pub fn edit(&mut self, op: Op) {
         self.commands.push(Command::Edit(Box::new(op)));
+    }
+
+    /// A mark in the command queue, for [`Cx::withhold_edits_since`].
+    pub fn command_mark(&self) -> usize {
+        self.commands.len()
+    }
+
+    /// Drops the authored changes queued since `mark` (a read-only view: its gestures send no
+    /// edit), keeping every other command; returns how many were dropped.
+    pub fn withhold_edits_since(&mut self, mark: usize) -> usize {
+        let before = self.commands.len();
+        let mut i = 0;
+        self.commands.retain(|c| {
+            i += 1;
+            i <= mark || !matches!(c, Command::Edit(_))
+        });
+        before - self.commands.len()
     }
 
     /// The active scene: its path and authored description.

@@ -17,12 +17,14 @@
 //! Not here: session state of any kind (see [`crate::scene`] for the running world), rendering,
 //! the editor's undo history or selection.
 
+mod damaged;
 pub mod export;
 pub mod file;
 pub mod fs;
 mod journal;
 pub mod runner;
 
+pub use damaged::DamagedFile;
 pub use fs::write_atomic;
 pub use journal::{
     REFUSED_JOURNAL, SAVE_JOURNAL, SaveRecovery, StagedSave, finish_interrupted_save,

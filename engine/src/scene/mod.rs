@@ -36,6 +36,10 @@
 //! rig (the bind pose stands), every [`SocketFault`], and a particle cloud with no rig or bound
 //! to another rig's skeleton.
 //!
+//! What cannot play shows its bind pose: [`World::load_lenient`] (the editor's load) keeps a rig
+//! whose clip or graph does not resolve, with its bones and everything under it, and returns the
+//! faults instead of refusing the scene.
+//!
 //! Not here: files (see [`crate::project`]), rendering, editor selection, behaviours.
 
 mod desc;
@@ -1198,6 +1202,34 @@ impl World {
     /// Replaces this world's contents with `desc` and bumps the epoch (the next frame recomposes
     /// every rig; no old slice dresses a new entity). On error the world is left empty.
     pub fn load(&mut self, desc: &SceneDesc, assets: &dyn AssetSource) -> Result<(), SceneError> {
+        self.load_with(desc, assets, None)
+    }
+
+    /// Like [`World::load`], but what cannot play shows its bind pose: a rig whose clip or graph
+    /// does not resolve (missing, for another rig, not compiling) keeps its entity, its bones and
+    /// everything under it, with an Animator playing nothing (the bind pose); a missing rig
+    /// skeleton leaves the entity without an Animator, a missing mesh, particle mesh or crowd asset
+    /// leaves that component off. Each such fault is returned (a [`SceneError::Reference`] naming
+    /// the entity and field) and the rest of the scene loads. Only faults of the scene's shape
+    /// (two siblings sharing a name) refuse it, leaving the world empty, as [`World::load`] does.
+    pub fn load_lenient(
+        &mut self,
+        desc: &SceneDesc,
+        assets: &dyn AssetSource,
+    ) -> Result<Vec<SceneError>, SceneError> {
+        let mut faults = Vec::new();
+        self.load_with(desc, assets, Some(&mut faults))?;
+        Ok(faults)
+    }
+
+    /// [`World::load`] (`faults` is `None`) or [`World::load_lenient`] (reference faults go to
+    /// `faults` and the entity loads without what they name).
+    fn load_with(
+        &mut self,
+        desc: &SceneDesc,
+        assets: &dyn AssetSource,
+        mut faults: Option<&mut Vec<SceneError>>,
+    ) -> Result<(), SceneError> {
         self.clear();
         self.name = desc.name.clone();
         for (reference, clip) in assets.all_clips() {
@@ -1207,7 +1239,7 @@ impl World {
         let mut stack: Vec<(&EntityDesc, Option<Entity>)> =
             desc.entities.iter().rev().map(|d| (d, None)).collect();
         while let Some((d, parent)) = stack.pop() {
-            if let Err(e) = self.spawn_desc(d, parent, assets, &mut stack) {
+            if let Err(e) = self.spawn_desc(d, parent, assets, &mut stack, &mut faults) {
                 self.clear();
                 return Err(e);
             }
@@ -1221,6 +1253,7 @@ impl World {
         parent: Option<Entity>,
         assets: &dyn AssetSource,
         stack: &mut Vec<(&'a EntityDesc, Option<Entity>)>,
+        faults: &mut Option<&mut Vec<SceneError>>,
     ) -> Result<(), SceneError> {
         // Sibling names were checked for the whole scene before spawning (`check_sibling_names`).
         let e = self.spawn(d.name.clone());
@@ -1233,27 +1266,30 @@ impl World {
             self.hierarchy.children[p.index as usize].push(e);
         }
         let path = self.path(e).unwrap_or_default();
-        let reference = |field, message| SceneError::Reference { entity: path.clone(), field, message };
         self.set_transform(e, d.transform)?;
-        if let Some(a) = &d.animator {
-            let skeleton = assets.skeleton(&a.rig).map_err(|m| reference("animator.rig", m))?;
-            let clip = match &a.clip {
-                Some(c) => {
-                    let mut clip = assets.clip(c, &skeleton).map_err(|m| reference("animator.clip", m))?;
-                    if let Some(l) = a.looping
-                        && l != clip.looping
-                    {
-                        let mut looped = (*clip).clone();
-                        looped.looping = l;
-                        clip = Arc::new(looped);
-                    }
-                    self.register_clip(clip.clone(), c.clone());
-                    Some(clip)
-                }
+        if let Some(a) = &d.animator
+            && let Some(skeleton) = soft(faults, &path, "animator.rig", assets.skeleton(&a.rig))?
+        {
+            let graph = match &a.graph {
+                Some(g) => soft(faults, &path, "animator.graph", assets.graph(g, &skeleton))?,
                 None => None,
             };
-            let graph = match &a.graph {
-                Some(g) => Some(assets.graph(g, &skeleton).map_err(|m| reference("animator.graph", m))?),
+            // A graph that cannot play leaves the bind pose, not the clip under it.
+            let clip = match &a.clip {
+                Some(_) if a.graph.is_some() && graph.is_none() => None,
+                Some(c) => {
+                    soft(faults, &path, "animator.clip", assets.clip(c, &skeleton))?.map(|mut clip| {
+                        if let Some(l) = a.looping
+                            && l != clip.looping
+                        {
+                            let mut looped = (*clip).clone();
+                            looped.looping = l;
+                            clip = Arc::new(looped);
+                        }
+                        self.register_clip(clip.clone(), c.clone());
+                        clip
+                    })
+                }
                 None => None,
             };
             let animator = Animator::new(
@@ -1271,22 +1307,28 @@ impl World {
         }
         if let Some(m) = &d.mesh {
             let asset = match m {
-                MeshDesc::Asset(r) => assets.mesh(r).map_err(|msg| reference("mesh", msg))?,
-                MeshDesc::Box { half_extents } => Arc::new(MeshAsset::cuboid(&d.name, *half_extents)),
+                MeshDesc::Asset(r) => soft(faults, &path, "mesh", assets.mesh(r))?,
+                MeshDesc::Box { half_extents } => Some(Arc::new(MeshAsset::cuboid(&d.name, *half_extents))),
             };
-            self.set_mesh(e, Some(MeshComponent::new(m.clone(), asset)))?;
+            if let Some(asset) = asset {
+                self.set_mesh(e, Some(MeshComponent::new(m.clone(), asset)))?;
+            }
         }
         if let Some(s) = &d.socket {
             self.set_socket(e, Some(BoneSocket::new(s.bone.clone(), s.offset)))?;
         }
         self.set_animation(e, d.animation.clone())?;
         self.set_morph_weights(e, d.morph_weights.clone())?;
-        if let Some(p) = &d.particles {
-            let mesh = assets.mesh(&p.mesh).map_err(|m| reference("particles.mesh", m))?;
+        if let Some(p) = &d.particles
+            && let Some(mesh) = soft(faults, &path, "particles.mesh", assets.mesh(&p.mesh))?
+        {
             self.set_particle_cloud(e, Some((p.clone(), mesh)))?;
         }
         if d.crowd.is_some() {
-            self.set_crowd(e, d.crowd.clone(), assets)?;
+            match (self.set_crowd(e, d.crowd.clone(), assets), faults.as_deref_mut()) {
+                (Err(f @ SceneError::Reference { .. }), Some(list)) => list.push(f),
+                (r, _) => r?,
+            }
         }
         stack.extend(d.children.iter().rev().map(|c| (c, Some(e))));
         Ok(())
@@ -1349,6 +1391,25 @@ impl World {
         SceneDesc {
             name: self.name.clone(),
             entities: self.hierarchy.roots.iter().map(|e| build(self, *e)).collect(),
+        }
+    }
+}
+
+/// A reference that did not resolve (`r`'s error), for the entity at `path`: refused by
+/// [`World::load`] (`faults` is `None`), set aside by [`World::load_lenient`] (the error joins
+/// `faults` and the entity loads without what it names).
+fn soft<T>(
+    faults: &mut Option<&mut Vec<SceneError>>,
+    path: &str,
+    field: &'static str,
+    r: Result<T, String>,
+) -> Result<Option<T>, SceneError> {
+    match (r, faults.as_deref_mut()) {
+        (Ok(v), _) => Ok(Some(v)),
+        (Err(message), None) => Err(SceneError::Reference { entity: path.to_owned(), field, message }),
+        (Err(message), Some(list)) => {
+            list.push(SceneError::Reference { entity: path.to_owned(), field, message });
+            Ok(None)
         }
     }
 }

@@ -10,10 +10,12 @@ mod support;
 mod oracle;
 
 mod animator;
+mod bind_pose_faults;
 mod clip_repair;
 mod compiled_clip;
 mod crowd;
 mod easing;
+mod frame_rate;
 mod fuzz_regressions;
 mod gltf_bad_input;
 mod gltf_spec;

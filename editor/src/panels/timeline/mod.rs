@@ -31,6 +31,7 @@ pub mod mapping;
 pub mod model;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use egui::{Color32, Pos2, Rect, RichText, Sense, Stroke};
 use marrow_engine::clip::Channel;
@@ -180,7 +181,12 @@ pub struct TimelinePanel {
     pub sounds: Vec<String>,
     /// Where the last frame drew things.
     pub layout: Layout,
+    /// The imported clip shown read-only, and the clip-file form it is drawn from.
+    viewed: Option<(Arc<marrow_engine::clip::Clip>, Arc<ClipAsset>)>,
 }
+
+/// What the Timeline says beside an imported clip.
+pub const READ_ONLY_HINT: &str = "Read-only: this clip is inside an imported model. Make Editable copies it into a clip file you can edit.";
 
 impl Default for TimelinePanel {
     fn default() -> Self {
@@ -207,6 +213,7 @@ impl Default for TimelinePanel {
             rig: None,
             sounds: Vec::new(),
             layout: Layout::default(),
+            viewed: None,
         }
     }
 }
@@ -299,14 +306,26 @@ impl TimelinePanel {
         let doc = cx.doc;
         let rig_entity = target.rig.as_deref().and_then(|r| cx.session.entity(r));
         let skeleton = rig_entity.and_then(|e| cx.session.world().animator(e)).map(|a| a.skeleton().clone());
-        let clip: Option<&ClipAsset> = target.path.as_deref().and_then(|p| doc.project().clips.get(p));
-        self.toolbar(ui, cx, &target, clip, skeleton.as_deref());
+        let editable: Option<&ClipAsset> = target.path.as_deref().and_then(|p| doc.project().clips.get(p));
+        self.toolbar(ui, cx, &target, editable, skeleton.as_deref());
+        // A clip inside an imported model is shown read-only (ruler, rows, keys, curves, scrub).
+        let viewed = match editable {
+            Some(_) => None,
+            None => self.imported_view(cx, &target, skeleton.as_deref()),
+        };
+        if let Some(v) = &viewed {
+            ui.horizontal_wrapped(|ui| {
+                ui.label(format!("{} fps", v.clip.frame_rate));
+                ui.weak(READ_ONLY_HINT);
+            });
+        }
         ui.separator();
-        let Some(clip) = clip else {
-            self.read_only(ui, &target);
+        let Some(clip) = editable.or(viewed.as_deref()) else {
+            self.read_only(ui, cx, &target);
             return;
         };
-        let path = target.path.clone().unwrap_or_default();
+        let read_only = editable.is_none();
+        let path = target.path.clone().or_else(|| target.clip_ref.clone()).unwrap_or_default();
         self.index.refresh(doc.revision(), &path, clip);
         self.collect_hits(ui, cx, rig_entity);
         let panel_rect = ui.available_rect_before_wrap();
@@ -317,7 +336,15 @@ impl TimelinePanel {
         }
         let time = rig_entity.and_then(|e| cx.session.world().animator(e)).map_or(0.0, |a| a.time());
         let ctx = Area { rig: target.rig.clone(), rig_entity, path, time, skeleton };
+        let mark = cx.command_mark();
         self.body(ui, cx, clip, &ctx);
+        if read_only {
+            // Editing gestures on an imported clip send nothing (selection, scrub and the view
+            // still work); the toolbar says why.
+            cx.withhold_edits_since(mark);
+            self.picker = None;
+            return;
+        }
         if cx.ui.focus == Focus::Timeline && !ui.ctx().egui_wants_keyboard_input() {
             self.keys(ui, cx, clip, &ctx);
         }
@@ -331,7 +358,25 @@ impl TimelinePanel {
         }
     }
 
-    fn read_only(&mut self, ui: &mut egui::Ui, target: &Target) {
+    /// The imported clip `target` names, as a clip file's content for drawing (cached while the
+    /// library hands out the same clip), or `None` when it is a project file, missing, or there is
+    /// no rig to read its bone names from.
+    fn imported_view(&mut self, cx: &Cx, target: &Target, sk: Option<&Skeleton>) -> Option<Arc<ClipAsset>> {
+        let (reference, sk) = (target.clip_ref.as_deref()?, sk?);
+        let clip = cx.session.library().clip(reference, sk).ok()?;
+        if let Some((c, v)) = &self.viewed
+            && Arc::ptr_eq(c, &clip)
+        {
+            return Some(v.clone());
+        }
+        let asset = Arc::new(ClipAsset { clip: (*clip).clone(), bones: sk.bone_names.clone() });
+        self.viewed = Some((clip, asset.clone()));
+        Some(asset)
+    }
+
+    fn read_only(&mut self, ui: &mut egui::Ui, cx: &Cx, target: &Target) {
+        // A reference neither the project's clip files nor an imported model holds.
+        let missing = target.clip_ref.as_deref().is_some_and(|r| cx.session.library().clips(r).is_empty());
         match (&target.rig, &target.clip_ref) {
             (None, _) => {
                 ui.weak(
@@ -340,6 +385,9 @@ impl TimelinePanel {
             }
             (Some(_), None) => {
                 ui.weak("This Animator plays no clip: New Clip creates one for its rig.");
+            }
+            (Some(_), Some(r)) if missing => {
+                ui.label(format!("clip {r} is missing: pick another clip in the Inspector, or New Clip."));
             }
             (Some(_), Some(r)) => {
                 ui.label(format!("{r} is inside an imported model: Make Editable copies it into a clip file of the project."));
@@ -395,6 +443,7 @@ impl TimelinePanel {
             }
             if target.path.is_none()
                 && let (Some(r), Some(rig)) = (&target.clip_ref, &target.rig)
+                && !cx.session.library().clips(r).is_empty()
                 && ui
                     .button("Make Editable")
                     .on_hover_text("Copy the imported clip into a clip file")

@@ -99,6 +99,10 @@ impl Builder<'_> {
                     c.clip.set_markers(markers.clone());
                 }
             }
+            // The rate the keys are sampled at, unless Marrow's extras say (they win).
+            for c in &mut anim.clips {
+                c.clip.frame_rate = crate::frame_rate::clip_frame_rate(&c.clip).unwrap_or(c.clip.frame_rate);
+            }
             clip_settings(a.extras.as_ref(), &mut anim);
             out.push(anim);
         }
