@@ -230,6 +230,11 @@ fn an_imported_clip_shows_read_only_in_the_timeline_with_keys_and_a_ruler_that_s
     let frames = time * clip.frame_rate;
     assert!((frames - frames.round()).abs() < 1e-3, "{time} s is on a frame at {} fps", clip.frame_rate);
     assert_eq!(h.state().doc.steps().count(), 0);
+    // The Inspector's scrub slider snaps to the clip's frames too.
+    let between = (10.4 / clip.frame_rate) as f64;
+    set_value(&mut h, egui::accesskit::Role::Slider, "Time", between);
+    let time = h.state().session.world().animator(rig).unwrap().time();
+    assert_eq!(time, 10.0 / clip.frame_rate, "the slider's {between} s snapped to frame 10");
 }
 
 #[test]
