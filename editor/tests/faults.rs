@@ -147,6 +147,12 @@ fn a_project_with_a_truncated_clip_opens_with_everything_else_editable_and_the_s
     let (reopened, _) = marrow_editor::document::Document::open_repairing(dir.path()).unwrap();
     assert_eq!(reopened.project().clips["clips/idle.clip.ron"].clip.name, "idle edited");
     assert_eq!(reopened.damaged().count(), 1, "still listed, still damaged");
+    // Save As elsewhere: the new folder gets the damaged file's bytes as they were.
+    let other = TempDir::new("damaged-save-as");
+    h.state_mut().send(Command::SaveAs(other.path().to_owned()));
+    settle(&mut h);
+    assert_eq!(std::fs::read(other.path().join(&path)).unwrap(), damaged_bytes, "copied unchanged");
+    assert_eq!(std::fs::read(dir.path().join(&path)).unwrap(), damaged_bytes);
 }
 
 #[test]
