@@ -147,6 +147,12 @@ fn a_project_with_a_truncated_clip_opens_with_everything_else_editable_and_the_s
     let (reopened, _) = marrow_editor::document::Document::open_repairing(dir.path()).unwrap();
     assert_eq!(reopened.project().clips["clips/idle.clip.ron"].clip.name, "idle edited");
     assert_eq!(reopened.damaged().count(), 1, "still listed, still damaged");
+    // Save As elsewhere: the new folder gets the damaged file's bytes as they were.
+    let other = TempDir::new("damaged-save-as");
+    h.state_mut().send(Command::SaveAs(other.path().to_owned()));
+    settle(&mut h);
+    assert_eq!(std::fs::read(other.path().join(&path)).unwrap(), damaged_bytes, "copied unchanged");
+    assert_eq!(std::fs::read(dir.path().join(&path)).unwrap(), damaged_bytes);
 }
 
 #[test]
@@ -230,6 +236,11 @@ fn an_imported_clip_shows_read_only_in_the_timeline_with_keys_and_a_ruler_that_s
     let frames = time * clip.frame_rate;
     assert!((frames - frames.round()).abs() < 1e-3, "{time} s is on a frame at {} fps", clip.frame_rate);
     assert_eq!(h.state().doc.steps().count(), 0);
+    // The Inspector's scrub slider snaps to the clip's frames too.
+    let between = (10.4 / clip.frame_rate) as f64;
+    set_value(&mut h, egui::accesskit::Role::Slider, "Time", between);
+    let time = h.state().session.world().animator(rig).unwrap().time();
+    assert_eq!(time, 10.0 / clip.frame_rate, "the slider's {between} s snapped to frame 10");
 }
 
 #[test]

@@ -34,7 +34,7 @@ fn a_previewed_graph_plays_and_loops_on_its_rig() {
 use egui::accesskit::Role;
 use egui::{Key, Modifiers, Pos2, Rect};
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use marrow_editor::EditorApp;
 use marrow_engine::graph::{GraphInstance, NodeId, NodeKind};
 use marrow_engine::math::Transform;
@@ -52,19 +52,6 @@ fn right_click(h: &mut Harness<'_, EditorApp>, pos: Pos2) {
             modifiers: Modifiers::NONE,
         });
     }
-    settle(h);
-}
-
-/// Sets a slider or drag value through accessibility (as a screen reader would).
-fn set_value(h: &mut Harness<'_, EditorApp>, role: Role, label: &str, v: f64) {
-    let node = h.get_by_role_and_label(role, label);
-    let (target_node, target_tree) = node.accesskit_node().locate();
-    h.event(egui::Event::AccessKitActionRequest(egui::accesskit::ActionRequest {
-        target_node,
-        target_tree,
-        action: egui::accesskit::Action::SetValue,
-        data: Some(egui::accesskit::ActionData::NumericValue(v)),
-    }));
     settle(h);
 }
 

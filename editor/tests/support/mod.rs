@@ -195,3 +195,17 @@ pub fn app_gizmo(
     );
     marrow_editor::panels::viewport::selection_gizmo(&cx, view)
 }
+
+/// Sets a slider or drag value through accessibility (as a screen reader would).
+pub fn set_value(h: &mut Harness<'_, EditorApp>, role: egui::accesskit::Role, label: &str, v: f64) {
+    use egui_kittest::kittest::NodeT;
+    let node = h.get_by_role_and_label(role, label);
+    let (target_node, target_tree) = node.accesskit_node().locate();
+    h.event(egui::Event::AccessKitActionRequest(egui::accesskit::ActionRequest {
+        target_node,
+        target_tree,
+        action: egui::accesskit::Action::SetValue,
+        data: Some(egui::accesskit::ActionData::NumericValue(v)),
+    }));
+    settle(h);
+}
