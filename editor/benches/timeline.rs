@@ -99,7 +99,10 @@ impl Paint {
                 self.renderer.update_texture(&self.device, &self.queue, *id, delta);
             }
         }
-        let sd = egui_wgpu::ScreenDescriptor { size_in_pixels: [SIZE.x as u32, SIZE.y as u32], pixels_per_point: 1.0 };
+        let sd = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [SIZE.x as u32, SIZE.y as u32],
+            pixels_per_point: 1.0,
+        };
         let mut encoder = self.device.create_command_encoder(&Default::default());
         let extra = self.renderer.update_buffers(&self.device, &self.queue, &mut encoder, prims, &sd);
         {
@@ -110,7 +113,10 @@ impl Paint {
                         view: &self.view,
                         resolve_target: None,
                         depth_slice: None,
-                        ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::BLACK), store: wgpu::StoreOp::Store },
+                        ops: wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                            store: wgpu::StoreOp::Store,
+                        },
                     })],
                     ..Default::default()
                 })
@@ -176,7 +182,14 @@ impl Driver {
             eprintln!("NO GPU ADAPTER: the timeline benchmarks measure UI + tessellation only");
             eprintln!("==============================================================");
         }
-        let mut d = Self { ctx: egui::Context::default(), state, paint, time: 0.0, events: Vec::new(), playing: false };
+        let mut d = Self {
+            ctx: egui::Context::default(),
+            state,
+            paint,
+            time: 0.0,
+            events: Vec::new(),
+            playing: false,
+        };
         for _ in 0..3 {
             d.frame();
         }

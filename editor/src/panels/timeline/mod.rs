@@ -26,6 +26,7 @@
 
 pub mod curves;
 pub mod dope;
+pub mod dope_draw;
 pub mod easing;
 pub mod mapping;
 pub mod model;
@@ -180,6 +181,7 @@ pub struct TimelinePanel {
     pub sounds: Vec<String>,
     /// Where the last frame drew things.
     pub layout: Layout,
+    key_marks: dope_draw::KeyCache,
 }
 
 impl Default for TimelinePanel {
@@ -207,6 +209,7 @@ impl Default for TimelinePanel {
             rig: None,
             sounds: Vec::new(),
             layout: Layout::default(),
+            key_marks: dope_draw::KeyCache::default(),
         }
     }
 }
@@ -274,6 +277,11 @@ impl TimelinePanel {
             .and_then(|a| a.clip.clone());
         let path = clip_ref.clone().filter(|c| cx.doc.project().clips.contains_key(c));
         Target { rig: Some(rig), clip_ref, path }
+    }
+
+    /// The dope sheet's cached key marks (how often they were built, what they are).
+    pub fn key_marks(&self) -> &dope_draw::KeyCache {
+        &self.key_marks
     }
 
     /// The number of marker crossings in the event lane so far.
@@ -1181,7 +1189,10 @@ fn snap_opt(t: f32, fps: Option<f32>) -> f32 {
 pub fn key_value(clip: &ClipAsset, k: KeyId) -> Option<KeyValue> {
     let c = clip.clip.channels().get(k.bone as usize)?;
     let t = k.t();
-    let find = |times: &[f32]| times.iter().position(|x| (*x - t).abs() < 1e-6);
+    let find = |times: &[f32]| {
+        let i = times.partition_point(|x| *x < t - 1e-6);
+        times.get(i).is_some_and(|x| (*x - t).abs() < 1e-6).then_some(i)
+    };
     match k.channel {
         Channel::Translation => {
             c.translation.as_ref().and_then(|tr| find(tr.times()).map(|i| KeyValue::Vec3(tr.values()[i])))

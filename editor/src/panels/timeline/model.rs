@@ -194,7 +194,9 @@ pub fn rows(clip: &ClipAsset, parents: Option<&[u16]>, open: &BTreeSet<usize>, a
 /// The key ids a row stands for at time `t` (a summary or bone row: every channel key there).
 pub fn ids_at(clip: &ClipAsset, row: RowKind, t: f32) -> Vec<KeyId> {
     let hit = |b: usize, ch: Channel| {
-        channel_times(clip, b, ch).iter().find(|x| (**x - t).abs() < 1e-6).map(|x| KeyId::new(b, ch, *x))
+        let times = channel_times(clip, b, ch);
+        let i = times.partition_point(|x| *x < t - 1e-6);
+        times.get(i).filter(|x| (**x - t).abs() < 1e-6).map(|x| KeyId::new(b, ch, *x))
     };
     match row {
         RowKind::Channel(b, ch) => hit(b, ch).into_iter().collect(),
