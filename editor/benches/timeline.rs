@@ -138,6 +138,8 @@ impl Paint {
 #[derive(Clone, Copy, Default)]
 struct Times {
     ui: Duration,
+    /// The part of `ui` spent applying the panel's edits to the document.
+    edit: Duration,
     tessellate: Duration,
     paint: Duration,
 }
@@ -207,6 +209,7 @@ impl Driver {
             ..Default::default()
         };
         let playing = self.playing;
+        let mut edit = Duration::ZERO;
         let t0 = Instant::now();
         let s = &mut self.state;
         let out = self.ctx.run_ui(input, |ui| {
@@ -217,11 +220,13 @@ impl Driver {
                 let mut cx = Cx::new(&s.doc, &s.session, &mut s.ui, &s.log, &s.stats, None, &mut commands);
                 s.panel.ui(ui, &mut cx);
             });
+            let e0 = Instant::now();
             for c in commands {
                 if let Command::Edit(op) = c {
                     let _ = s.doc.apply(&op, s.gesture);
                 }
             }
+            edit = e0.elapsed();
         });
         let t1 = Instant::now();
         let prims = self.ctx.tessellate(out.shapes, out.pixels_per_point);
@@ -235,7 +240,7 @@ impl Driver {
         if let Some(p) = &self.paint {
             p.wait();
         }
-        Times { ui: t1 - t0, tessellate: t2 - t1, paint: t3 - t2 }
+        Times { ui: t1 - t0, edit, tessellate: t2 - t1, paint: t3 - t2 }
     }
 
     fn pointer(&mut self, p: Pos2) {
@@ -258,13 +263,16 @@ impl Driver {
             each(self);
             let t = self.frame();
             sum.ui += t.ui;
+            sum.edit += t.edit;
             sum.tessellate += t.tessellate;
             sum.paint += t.paint;
         }
         let ms = |d: Duration| d.as_secs_f64() * 1e3 / n as f64;
         eprintln!(
-            "stages {name}: UI {:.3} ms, tessellation {:.3} ms, paint submission {:.3} ms, total {:.3} ms",
+            "stages {name}: UI {:.3} ms (of which applying edits {:.3} ms), tessellation {:.3} ms, \
+             paint submission {:.3} ms, total {:.3} ms",
             ms(sum.ui),
+            ms(sum.edit),
             ms(sum.tessellate),
             ms(sum.paint),
             ms(sum.total())
