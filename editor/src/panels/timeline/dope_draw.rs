@@ -136,19 +136,36 @@ struct Selected {
 }
 
 impl Selected {
+    /// One walk over the selection (ordered by bone, channel, time), then linear merges.
     fn new(selection: &BTreeSet<KeyId>) -> Self {
         let mut channel: BTreeMap<(u32, Channel), Vec<f32>> = BTreeMap::new();
-        let mut bone: BTreeMap<u32, Vec<f32>> = BTreeMap::new();
-        let mut all = Vec::with_capacity(selection.len());
+        let mut cur: Option<((u32, Channel), Vec<f32>)> = None;
         for k in selection {
-            channel.entry((k.bone, k.channel)).or_default().push(k.t());
-            bone.entry(k.bone).or_default().push(k.t());
-            all.push(k.t());
+            match &mut cur {
+                Some((key, v)) if *key == (k.bone, k.channel) => v.push(k.t()),
+                _ => {
+                    if let Some((key, v)) = cur.take() {
+                        channel.insert(key, v);
+                    }
+                    cur = Some(((k.bone, k.channel), vec![k.t()]));
+                }
+            }
         }
-        let sort = |v: &mut Vec<f32>| v.sort_by(f32::total_cmp);
-        channel.values_mut().for_each(sort);
-        bone.values_mut().for_each(sort);
-        sort(&mut all);
+        if let Some((key, v)) = cur {
+            channel.insert(key, v);
+        }
+        // Times order by their bits: numeric order unless a time is negative.
+        for v in channel.values_mut() {
+            if !v.is_sorted_by(|a, b| a <= b) {
+                v.sort_by(f32::total_cmp);
+            }
+        }
+        let mut bone: BTreeMap<u32, Vec<f32>> = BTreeMap::new();
+        for ((b, _), times) in &channel {
+            let merged = bone.get(b).map_or_else(|| times.clone(), |v| model::merge_times(v, times));
+            bone.insert(*b, merged);
+        }
+        let all = bone.values().fold(Vec::new(), |acc, v| model::merge_times(&acc, v));
         Self { channel, bone, all }
     }
 
@@ -410,6 +427,24 @@ mod tests {
                 assert!(w[1].left() >= w[0].right() - 0.01, "{kind:?}: marks overlap at x {}", w[1].left());
             }
         }
+    }
+
+    #[test]
+    fn merged_times_are_sorted_with_near_duplicates_kept_once() {
+        let m = model::merge_times(&[0.0, 0.5, 1.0], &[0.25, 0.5, 0.500_000_1, 2.0]);
+        assert_eq!(m, vec![0.0, 0.25, 0.5, 1.0, 2.0]);
+        // The summary row's selection: a key selected on one bone marks its time.
+        let mut sel = BTreeSet::new();
+        sel.insert(KeyId::new(2, Channel::Rotation, 0.5));
+        sel.insert(KeyId::new(0, Channel::Translation, 1.0));
+        sel.insert(KeyId::new(0, Channel::Rotation, 0.25));
+        let s = Selected::new(&sel);
+        assert_eq!(s.of(RowKind::Summary), &[0.25, 0.5, 1.0]);
+        assert_eq!(s.of(RowKind::Bone(0)), &[0.25, 1.0]);
+        assert_eq!(
+            selected_flags(&[0.0, 0.25, 0.5, 0.75, 1.0], s.of(RowKind::Summary)),
+            [false, true, true, false, true]
+        );
     }
 
     #[test]
