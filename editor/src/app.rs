@@ -983,7 +983,7 @@ impl EditorApp {
         }
         let r = self.panels.viewport.report;
         let ui_ms = t_ui.elapsed().as_secs_f64() * 1e3 - if r.extracted { r.extract_ms } else { 0.0 };
-        self.stats.ui.add(ui_ms.max(0.0));
+        self.stats.record_ui(ui_ms.max(0.0));
         self.stats.palettes = r.palettes;
         self.stats.joint_matrices = r.joint_matrices;
         self.stats.morph_uploads = r.morph_uploads;
@@ -1045,7 +1045,11 @@ impl EditorApp {
 }
 
 impl eframe::App for EditorApp {
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+    fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
+        // eframe's CPU time of the previous frame (UI, tessellation, painting).
+        if let Some(s) = frame.info().cpu_usage {
+            self.stats.record_whole_frame(f64::from(s) * 1e3);
+        }
         self.frame(ui);
     }
 

@@ -2,6 +2,13 @@
 //! frame, per-frame counters, per-pass GPU times and the frame time history. Session state:
 //! never saved.
 //!
+//! The UI figure covers the editor's own frame function only (panels built, session stepped,
+//! commands applied; viewport extraction taken out). What eframe does after it (egui's end of
+//! pass, tessellation of every shape, the texture and vertex uploads, the render pass and
+//! present's CPU side) is not visible from inside the frame function: the whole frame's CPU time
+//! comes from eframe (`Frame::info().cpu_usage`, the previous frame, vsync waiting excluded),
+//! and the part after the UI is that minus the same frame's UI figure.
+//!
 //! Not here: drawing them (`crate::panels::stats`).
 
 use std::collections::VecDeque;
@@ -26,8 +33,17 @@ pub struct Stats {
     pub extraction: Ema,
     /// Encoding the viewport's passes (ms).
     pub submit: Ema,
-    /// Building the UI (ms).
+    /// The editor's frame function, viewport extraction excluded (ms).
     pub ui: Ema,
+    /// The whole frame's CPU time as eframe measures it: the UI, egui's end of pass and
+    /// tessellation, painting and presenting, vsync waiting excluded (ms; `None` outside
+    /// eframe, as in tests).
+    pub whole_frame: Ema,
+    /// The part of the whole frame after the UI: egui's end of pass, tessellation and the
+    /// paint submission (ms; the whole frame minus that frame's UI figure).
+    pub after_ui: Ema,
+    /// The last frame's UI figure, unsmoothed (ms).
+    last_ui: Option<f64>,
     /// Time between frames (ms).
     pub interval: Ema,
     /// Rig palettes packed this frame.
@@ -50,6 +66,21 @@ impl Stats {
     /// Frames per second from the smoothed interval.
     pub fn fps(&self) -> Option<f64> {
         self.interval.get().filter(|ms| *ms > 0.0).map(|ms| 1000.0 / ms)
+    }
+
+    /// Records the UI figure of this frame (ms).
+    pub fn record_ui(&mut self, ms: f64) {
+        self.ui.add(ms);
+        self.last_ui = Some(ms);
+    }
+
+    /// Records eframe's CPU time of the previous frame (ms), which the last recorded UI figure
+    /// belongs to: the whole frame, and the part after the UI.
+    pub fn record_whole_frame(&mut self, ms: f64) {
+        self.whole_frame.add(ms);
+        if let Some(ui) = self.last_ui.take() {
+            self.after_ui.add((ms - ui).max(0.0));
+        }
     }
 
     /// Records a frame interval.
@@ -77,5 +108,20 @@ mod tests {
         let mut s = Stats::default();
         s.frame_interval(20.0);
         assert_eq!(s.fps(), Some(50.0));
+    }
+
+    #[test]
+    fn the_part_after_the_ui_is_the_whole_frame_minus_that_frames_ui() {
+        let mut s = Stats::default();
+        // No UI figure yet: the whole frame is known, the part after the UI is not.
+        s.record_whole_frame(9.0);
+        assert_eq!((s.whole_frame.get(), s.after_ui.get()), (Some(9.0), None));
+        s.record_ui(3.0);
+        s.record_whole_frame(12.0);
+        assert_eq!(s.after_ui.get(), Some(9.0));
+        assert_eq!(s.ui.get(), Some(3.0));
+        // A whole-frame reading without a new UI figure does not reuse the old one.
+        s.record_whole_frame(50.0);
+        assert_eq!(s.after_ui.get(), Some(9.0));
     }
 }

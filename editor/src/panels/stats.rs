@@ -1,4 +1,5 @@
-//! The Stats panel: smoothed CPU timings of each stage of a frame, FPS, this frame's
+//! The Stats panel: smoothed CPU timings of each stage of a frame (each row's tooltip says what
+//! it covers: the UI, then what eframe does after it, then the whole frame), FPS, this frame's
 //! palettes, joint matrices and uploads (0 while paused and unscrubbed), per-pass GPU time from
 //! timestamp queries (a pending reading is shown as pending, never as 0) and a plot of the
 //! frame time history.
@@ -24,17 +25,27 @@ impl StatsPanel {
         let s = cx.stats;
         ui.columns(2, |cols| {
             egui::Grid::new("cpu").num_columns(2).striped(true).show(&mut cols[0], |ui| {
-                for (name, e) in [
-                    ("animation", &s.animation),
-                    ("skinning / palette", &s.palette),
-                    ("morph", &s.morph),
-                    ("extraction", &s.extraction),
-                    ("render submit", &s.submit),
-                    ("UI", &s.ui),
-                    ("frame interval", &s.interval),
+                for (name, e, covers) in [
+                    ("animation", &s.animation, "sampling, blending, composition, palettes"),
+                    ("skinning / palette", &s.palette, "packing rig palettes for the GPU"),
+                    ("morph", &s.morph, "rebuilding morph instances"),
+                    ("extraction", &s.extraction, "the world into the viewport's draw data"),
+                    ("render submit", &s.submit, "encoding the viewport's passes"),
+                    ("UI", &s.ui, "the editor's frame function: panels, session, commands (extraction excluded)"),
+                    (
+                        "tessellate + paint",
+                        &s.after_ui,
+                        "after the UI: egui's end of pass, tessellation, uploads, render pass (whole frame − UI)",
+                    ),
+                    (
+                        "whole frame CPU",
+                        &s.whole_frame,
+                        "eframe's CPU time of the previous frame: UI, tessellation, painting (vsync wait excluded)",
+                    ),
+                    ("frame interval", &s.interval, "time between frames"),
                 ] {
-                    ui.label(name);
-                    ui.monospace(ms(e));
+                    ui.label(name).on_hover_text(covers);
+                    ui.monospace(ms(e)).on_hover_text(covers);
                     ui.end_row();
                 }
                 ui.label("FPS");

@@ -1,6 +1,8 @@
 //! The curve view: the selected channels as curves over time, on the timeline's time mapping.
 //! Translation and scale show their x, y and z; rotations show as Euler angles in degrees (for
-//! reading: edits go back to the quaternion). Keys are dots: a vertical drag changes the value,
+//! reading: edits go back to the quaternion), one polyline per component decimated per pixel
+//! column (min/max), so a 120 Hz capture costs at most three points a column. Keys are dots
+//! (where they lie closer than a few points, only the selected ones): a vertical drag changes the value,
 //! a horizontal one moves the key in time (snapped); CUBICSPLINE keys of translations and scales
 //! show tangent handles that drag. F frames every curve.
 //!
@@ -252,7 +254,23 @@ fn draw_value_axis(ui: &egui::Ui, painter: &egui::Painter, axis: &ValueAxis) {
     );
 }
 
-/// The curves, sampled per two points.
+/// A channel's key `i` as a value (by index: no search).
+fn key_at(clip: &ClipAsset, b: usize, ch: Channel, i: usize) -> Option<KeyValue> {
+    let c = clip.clip.channels().get(b)?;
+    match ch {
+        Channel::Translation => c.translation.as_ref()?.values().get(i).copied().map(KeyValue::Vec3),
+        Channel::Scale => c.scale.as_ref()?.values().get(i).copied().map(KeyValue::Vec3),
+        Channel::Rotation => c.rotation.as_ref()?.values().get(i).copied().map(KeyValue::Quat),
+    }
+}
+
+/// The lowest and the highest key of a column: (key index, value) each.
+type Extremes = ((usize, f32), (usize, f32));
+
+/// The curves: one polyline per component, decimated per pixel column. Each column adds the
+/// curve's value at its left edge and, when keys fall inside it, their lowest and highest
+/// values (in the order they come), so a dense clip keeps its peaks with at most three points
+/// a column.
 fn draw_curves(
     painter: &egui::Painter,
     clip: &ClipAsset,
@@ -261,24 +279,56 @@ fn draw_curves(
     axis: &ValueAxis,
 ) {
     let plot = axis.plot;
-    let n = (plot.width() / 2.0).max(2.0) as usize;
-    for (b, ch) in channels {
+    let ppp = painter.pixels_per_point();
+    let cols = (plot.width() * ppp).ceil().max(2.0) as usize;
+    let px = 1.0 / ppp;
+    for &(b, ch) in channels {
+        let times = model::channel_times(clip, b, ch);
+        let mut k = times.partition_point(|t| *t < map.t(plot.left()));
         let mut lines: [Vec<Pos2>; 3] = Default::default();
-        for i in 0..=n {
-            let x = plot.left() + i as f32 * plot.width() / n as f32;
-            if let Some(v) = sample(clip, *b, *ch, map.t(x).max(0.0)) {
-                for (k, c) in components(*ch, v).into_iter().enumerate() {
-                    lines[k].push(Pos2::new(x, axis.y_of(c)));
+        for c in 0..=cols {
+            let x = plot.left() + c as f32 * px;
+            let Some(v) = sample(clip, b, ch, map.t(x).max(0.0)) else { continue };
+            for (comp, v) in components(ch, v).into_iter().enumerate() {
+                lines[comp].push(Pos2::new(x, axis.y_of(v)));
+            }
+            // The keys inside the column: per component the lowest and highest, in order.
+            let end = map.t(x + px);
+            let mut ext: [Option<Extremes>; 3] = [None; 3];
+            while k < times.len() && times[k] < end {
+                if let Some(v) = key_at(clip, b, ch, k) {
+                    for (comp, v) in components(ch, v).into_iter().enumerate() {
+                        let e = ext[comp].get_or_insert(((k, v), (k, v)));
+                        if v < e.0.1 {
+                            e.0 = (k, v);
+                        }
+                        if v > e.1.1 {
+                            e.1 = (k, v);
+                        }
+                    }
+                }
+                k += 1;
+            }
+            for (comp, e) in ext.into_iter().enumerate() {
+                let Some((lo, hi)) = e else { continue };
+                let (first, second) = if lo.0 <= hi.0 { (lo.1, hi.1) } else { (hi.1, lo.1) };
+                let xm = x + 0.5 * px;
+                lines[comp].push(Pos2::new(xm, axis.y_of(first)));
+                if second != first {
+                    lines[comp].push(Pos2::new(xm, axis.y_of(second)));
                 }
             }
         }
-        for (k, l) in lines.into_iter().enumerate() {
-            painter.add(egui::Shape::line(l, Stroke::new(1.5, AXIS[k])));
+        for (comp, l) in lines.into_iter().enumerate() {
+            painter.add(egui::Shape::line(l, Stroke::new(1.5, AXIS[comp])));
         }
     }
 }
 
-/// Draws the visible keys and the selected keys' tangent handles; returns them as drag targets.
+/// Draws the visible keys and the selected keys' tangent handles; returns every visible key
+/// (and handle) as a drag target. Where a channel's visible keys lie closer than
+/// [`super::dope_draw::GLYPH_SPACING`] points apart on average, only its selected keys are
+/// drawn, one dot per pixel column and component (the curve shows the rest).
 fn draw_keys(
     panel: &TimelinePanel,
     painter: &egui::Painter,
@@ -288,26 +338,34 @@ fn draw_keys(
     axis: &ValueAxis,
 ) -> Vec<(Pos2, CurveDrag)> {
     let (t0, t1) = map.visible();
+    let ppp = painter.pixels_per_point();
     let mut targets: Vec<(Pos2, CurveDrag)> = Vec::new();
-    for (b, ch) in channels {
-        let times = model::channel_times(clip, *b, *ch);
+    for &(b, ch) in channels {
+        let times = model::channel_times(clip, b, ch);
         let (a, z) = model::visible_range(times, t0, t1);
-        let tangents = vec_track(clip, *b, *ch).filter(|t| t.interpolation() == Interpolation::CubicSpline);
-        for (i, &t) in times[a..z].iter().enumerate() {
-            let id = KeyId::new(*b, *ch, t);
-            let Some(v) = super::key_value(clip, id) else { continue };
+        let tangents = vec_track(clip, b, ch).filter(|t| t.interpolation() == Interpolation::CubicSpline);
+        let dense = z - a > 1
+            && (map.x(times[z - 1]) - map.x(times[a])) / (z - a - 1) as f32 <= super::dope_draw::GLYPH_SPACING;
+        let mut last_col = [i64::MIN; 3];
+        for (j, &t) in times.iter().enumerate().take(z).skip(a) {
+            let id = KeyId::new(b, ch, t);
+            let Some(v) = key_at(clip, b, ch, j) else { continue };
             let sel = panel.selection.contains(&id);
-            for (k, c) in components(*ch, v).into_iter().enumerate() {
+            for (k, c) in components(ch, v).into_iter().enumerate() {
                 let at = Pos2::new(map.x(t), axis.y_of(c));
+                targets.push((at, CurveDrag::Key { key: id, comp: k, press: at, time: None }));
+                let col = (at.x * ppp).floor() as i64;
+                if dense && (!sel || col == last_col[k]) {
+                    continue;
+                }
+                last_col[k] = col;
                 painter.circle(
                     at,
                     if sel { 4.5 } else { 3.5 },
                     if sel { Color32::from_rgb(255, 215, 80) } else { AXIS[k] },
                     Stroke::new(1.0, Color32::BLACK),
                 );
-                targets.push((at, CurveDrag::Key { key: id, comp: k, press: at, time: None }));
                 if let (Some(tr), true) = (tangents, sel) {
-                    let j = a + i;
                     let h = 0.15f32;
                     for (out, slope) in [(false, tr.in_tangents()[j][k]), (true, tr.out_tangents()[j][k])] {
                         let s = if out { 1.0 } else { -1.0 };

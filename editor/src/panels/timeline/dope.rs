@@ -15,16 +15,11 @@ use marrow_engine::track::Interpolation;
 
 use super::mapping::Mapping;
 use super::model::{self, KeyId, Row, RowKind};
-use super::{Area, Drag, NAMES_WIDTH, ROW_HEIGHT, TimelinePanel, easing, snap_time};
+use super::{Area, Drag, dope_draw, NAMES_WIDTH, ROW_HEIGHT, TimelinePanel, easing, snap_time};
 use crate::document::Op;
 use crate::document::clip_ops::{ClipOp, KeyRef};
 use crate::panels::Cx;
 use crate::ui_state::Selection;
-
-/// Colours.
-const KEY: Color32 = Color32::from_rgb(205, 205, 210);
-const KEY_EASED: Color32 = Color32::from_rgb(240, 150, 60);
-const KEY_SELECTED: Color32 = Color32::from_rgb(255, 215, 80);
 
 fn channel_name(ch: Channel) -> &'static str {
     match ch {
@@ -48,63 +43,9 @@ fn layout(panel: &TimelinePanel, clip: &ClipAsset, area: &Area) -> Vec<Row> {
     model::rows(clip, parents, &panel.open, panel.all_bones)
 }
 
-/// The times a row shows and, per time, the look of its key (for channel rows).
+/// The times a row shows.
 fn row_times<'a>(panel: &'a TimelinePanel, clip: &'a ClipAsset, kind: RowKind) -> &'a [f32] {
-    match kind {
-        RowKind::Summary => &panel.index.all_times,
-        RowKind::Bone(b) => panel.index.bone_times.get(b).map_or(&[], Vec::as_slice),
-        RowKind::Channel(b, ch) => model::channel_times(clip, b, ch),
-    }
-}
-
-fn selected_at(panel: &TimelinePanel, clip: &ClipAsset, kind: RowKind, t: f32) -> bool {
-    match kind {
-        RowKind::Channel(b, ch) => panel.selection.contains(&KeyId::new(b, ch, t)),
-        RowKind::Bone(b) => model::CHANNELS.iter().any(|ch| panel.selection.contains(&KeyId::new(b, *ch, t))),
-        RowKind::Summary => {
-            !panel.selection.is_empty()
-                && panel.selection.iter().any(|k| (k.t() - t).abs() < 1e-6)
-                && !clip.bones.is_empty()
-        }
-    }
-}
-
-fn paint_key(p: &egui::Painter, at: Pos2, look: model::KeyLook, selected: bool, small: bool) {
-    let r = if small { 4.0 } else { 5.0 };
-    let fill = if selected {
-        KEY_SELECTED
-    } else if look.eased {
-        KEY_EASED
-    } else {
-        KEY
-    };
-    let stroke = Stroke::new(1.0, if selected { Color32::WHITE } else { Color32::from_gray(30) });
-    match look.interpolation {
-        Interpolation::Step => {
-            p.rect(
-                Rect::from_center_size(at, egui::vec2(r * 1.6, r * 1.6)),
-                1.0,
-                fill,
-                stroke,
-                egui::StrokeKind::Middle,
-            );
-        }
-        Interpolation::CubicSpline => {
-            p.circle(at, r * 0.9, fill, stroke);
-        }
-        Interpolation::Linear => {
-            p.add(egui::Shape::convex_polygon(
-                vec![
-                    at + egui::vec2(0.0, -r),
-                    at + egui::vec2(r, 0.0),
-                    at + egui::vec2(0.0, r),
-                    at + egui::vec2(-r, 0.0),
-                ],
-                fill,
-                stroke,
-            ));
-        }
-    }
+    dope_draw::row_times(&panel.index, clip, kind)
 }
 
 /// Draws and drives the dope sheet in `rect`.
@@ -132,7 +73,6 @@ pub fn show(
     let visible = (rect.height() / ROW_HEIGHT).ceil() as usize + 1;
     let y_of = |i: usize| rect.top() + i as f32 * ROW_HEIGHT - panel.scroll;
     let (t0, t1) = map.visible();
-    let pad = 6.0 * map.view.seconds_per_point as f32;
     let painter = ui.painter_at(rect);
     let kp = ui.painter_at(keys_rect);
     let selected_bone = match &cx.ui.selection {
@@ -224,19 +164,19 @@ pub fn show(
         if let RowKind::Channel(b, ch) = row.kind {
             nr.context_menu(|ui| interpolation_menu(ui, cx, area, clip, b, ch));
         }
-        // The keys, culled to the visible range.
-        let times = row_times(panel, clip, row.kind);
-        let (a, z) = model::visible_range(times, t0 - pad, t1 + pad);
-        let cy = row_rect.center().y;
-        for (k, &t) in times[a..z].iter().enumerate() {
-            let look = match row.kind {
-                RowKind::Channel(b, ch) => model::key_look(clip, b, ch, a + k),
-                _ => model::KeyLook { interpolation: Interpolation::Linear, eased: false },
-            };
-            let sel = selected_at(panel, clip, row.kind, t);
-            paint_key(&kp, Pos2::new(map.x(t), cy), look, sel, row.kind == RowKind::Summary);
-        }
     }
+    // The keys of the visible rows (built once per revision, view and selection).
+    let frame = dope_draw::Frame {
+        clip,
+        path: &area.path,
+        revision: cx.doc.revision(),
+        index: &panel.index,
+        selection: &panel.selection,
+        rows: &panel.layout.rows,
+        map,
+        rect: keys_rect,
+    };
+    dope_draw::draw(&mut panel.key_marks, &kp, &frame);
     painter.line_segment(
         [Pos2::new(names.right(), rect.top()), Pos2::new(names.right(), rect.bottom())],
         Stroke::new(1.0, ui.visuals().widgets.noninteractive.bg_stroke.color),

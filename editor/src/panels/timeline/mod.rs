@@ -26,6 +26,7 @@
 
 pub mod curves;
 pub mod dope;
+pub mod dope_draw;
 pub mod easing;
 pub mod mapping;
 pub mod model;
@@ -183,6 +184,7 @@ pub struct TimelinePanel {
     pub layout: Layout,
     /// The imported clip shown read-only, and the clip-file form it is drawn from.
     viewed: Option<(Arc<marrow_engine::clip::Clip>, Arc<ClipAsset>)>,
+    key_marks: dope_draw::KeyCache,
 }
 
 /// What the Timeline says beside an imported clip.
@@ -214,6 +216,7 @@ impl Default for TimelinePanel {
             sounds: Vec::new(),
             layout: Layout::default(),
             viewed: None,
+            key_marks: dope_draw::KeyCache::default(),
         }
     }
 }
@@ -281,6 +284,11 @@ impl TimelinePanel {
             .and_then(|a| a.clip.clone());
         let path = clip_ref.clone().filter(|c| cx.doc.project().clips.contains_key(c));
         Target { rig: Some(rig), clip_ref, path }
+    }
+
+    /// The dope sheet's cached key marks (how often they were built, what they are).
+    pub fn key_marks(&self) -> &dope_draw::KeyCache {
+        &self.key_marks
     }
 
     /// The number of marker crossings in the event lane so far.
@@ -1230,7 +1238,10 @@ fn snap_opt(t: f32, fps: Option<f32>) -> f32 {
 pub fn key_value(clip: &ClipAsset, k: KeyId) -> Option<KeyValue> {
     let c = clip.clip.channels().get(k.bone as usize)?;
     let t = k.t();
-    let find = |times: &[f32]| times.iter().position(|x| (*x - t).abs() < 1e-6);
+    let find = |times: &[f32]| {
+        let i = times.partition_point(|x| *x < t - 1e-6);
+        times.get(i).is_some_and(|x| (*x - t).abs() < 1e-6).then_some(i)
+    };
     match k.channel {
         Channel::Translation => {
             c.translation.as_ref().and_then(|tr| find(tr.times()).map(|i| KeyValue::Vec3(tr.values()[i])))
