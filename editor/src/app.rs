@@ -26,7 +26,7 @@ use marrow_engine::project::{Project, ProjectError};
 use marrow_engine::render::ShaderSource;
 
 use crate::command::Command;
-use crate::command_table::{EditAction, UiCommand};
+use crate::command_table::UiCommand;
 use crate::document::{Document, EditError, EntityOp, Op, tree};
 use crate::import::ImportJob;
 use crate::log::{EditorLog, Level};
@@ -680,10 +680,10 @@ impl EditorApp {
                 self.commands.push(if self.session.is_playing() { Command::Pause } else { Command::Play })
             }
             _ => {
-                if let Some(a) = c.edit() {
+                if c.is_edit() {
                     match self.ui.focus {
-                        Focus::Timeline | Focus::Graph => self.ui.edit_actions.push(a),
-                        Focus::Scene => self.scene_action(a),
+                        Focus::Timeline | Focus::Graph => self.ui.edit_actions.push(c),
+                        Focus::Scene => self.scene_action(c),
                     }
                 }
             }
@@ -692,27 +692,27 @@ impl EditorApp {
 
     /// An editing command with the scene focused: it acts on the selected entity (with its
     /// children); a paste puts the copy beside where the copied entity was, under a free name.
-    fn scene_action(&mut self, a: EditAction) {
+    fn scene_action(&mut self, a: UiCommand) {
         let Some(scene) = self.session.scene().map(str::to_owned) else { return };
         let Some(desc) = self.doc.project().scenes.get(&scene) else { return };
         let selected = match &self.ui.selection {
             Selection::Entity(p) => Some(p.clone()),
             _ => None,
         };
-        if a == EditAction::Frame {
+        if a == UiCommand::Frame {
             self.ui.frame_selection = true;
         }
-        if matches!(a, EditAction::Copy | EditAction::Cut | EditAction::Duplicate)
+        if matches!(a, UiCommand::Copy | UiCommand::Cut | UiCommand::Duplicate)
             && let Some(p) = &selected
             && let Some(e) = tree::find(desc, p)
         {
             self.ui.entity_clipboard = Some((tree::parent_path(p).map(str::to_owned), e.clone()));
         }
-        if matches!(a, EditAction::Delete | EditAction::Cut)
+        if matches!(a, UiCommand::Delete | UiCommand::Cut)
             && let Some(p) = selected
         {
             let op = Op::Entity { scene: scene.clone(), entity: p, op: EntityOp::Delete };
-            let op = if a == EditAction::Cut {
+            let op = if a == UiCommand::Cut {
                 Op::Batch { label: "Cut Entity".into(), ops: vec![op] }
             } else {
                 op
@@ -720,12 +720,20 @@ impl EditorApp {
             self.commands.push(Command::Edit(Box::new(op)));
             self.ui.selection = Selection::None;
         }
-        if matches!(a, EditAction::Paste | EditAction::Duplicate)
+        if matches!(a, UiCommand::Paste | UiCommand::Duplicate)
             && let Some((parent, e)) = self.ui.entity_clipboard.clone()
         {
             let parent = parent.filter(|p| tree::find(desc, p).is_some());
-            let name = tree::unique_name(desc, parent.as_deref(), &e.name);
-            let verb = if a == EditAction::Paste { "Paste Entity" } else { "Duplicate Entity" };
+            // "Runner 2" pasted again is "Runner 3", not "Runner 2 2".
+            let base = e
+                .name
+                .rsplit_once(' ')
+                .filter(|(_, n)| n.parse::<u32>().is_ok())
+                .map_or(&*e.name, |(b, _)| b);
+            let name = tree::unique_name(desc, parent.as_deref(), base);
+            let mut e = e;
+            e.name.clone_from(&name);
+            let verb = if a == UiCommand::Paste { "Paste Entity" } else { "Duplicate Entity" };
             let add = Op::AddEntity { scene, parent: parent.clone(), entity: e };
             self.commands.push(Command::Edit(Box::new(Op::Batch { label: verb.into(), ops: vec![add] })));
             self.ui.selection = Selection::Entity(tree::join(parent.as_deref(), &name));

@@ -10,7 +10,7 @@
 //!
 //! The editing commands (cut to frame) act on the focused panel's own selection: timeline keys,
 //! graph nodes or, in the scene, the selected entity; the table only names them
-//! ([`UiCommand::edit`]). Not here: carrying the commands out (`crate::app`, the panels).
+//! ([`UiCommand::is_edit`]). Not here: carrying the commands out (`crate::app`, the panels).
 
 use egui::{Key, KeyboardShortcut, Modifiers};
 
@@ -48,25 +48,6 @@ pub enum UiCommand {
     Frame,
     /// Play or pause the selected rig.
     PlayPause,
-}
-
-/// What an editing command asks of the focused panel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EditAction {
-    /// Copy the selection, then delete it (one undo step).
-    Cut,
-    /// Copy the selection to the app's clipboard (and a text form to the system's).
-    Copy,
-    /// Paste the app's clipboard.
-    Paste,
-    /// Copy and paste in one step.
-    Duplicate,
-    /// Delete the selection.
-    Delete,
-    /// Select everything the panel shows.
-    SelectAll,
-    /// Fit the view.
-    Frame,
 }
 
 const fn ks(modifiers: Modifiers, key: Key) -> KeyboardShortcut {
@@ -174,6 +155,12 @@ impl UiCommand {
 
     /// Whether a focused text field takes this command's keys instead (it edits its own text).
     pub fn yields_to_text(self) -> bool {
+        self.is_edit() || self == UiCommand::PlayPause
+    }
+
+    /// Whether this is an editing command, which the focused panel carries out on its own
+    /// selection (cut, copy, paste, duplicate, delete, select all, frame).
+    pub fn is_edit(self) -> bool {
         matches!(
             self,
             UiCommand::Cut
@@ -183,22 +170,7 @@ impl UiCommand {
                 | UiCommand::Delete
                 | UiCommand::SelectAll
                 | UiCommand::Frame
-                | UiCommand::PlayPause
         )
-    }
-
-    /// The editing action this command asks of the focused panel, if it is one.
-    pub fn edit(self) -> Option<EditAction> {
-        Some(match self {
-            UiCommand::Cut => EditAction::Cut,
-            UiCommand::Copy => EditAction::Copy,
-            UiCommand::Paste => EditAction::Paste,
-            UiCommand::Duplicate => EditAction::Duplicate,
-            UiCommand::Delete => EditAction::Delete,
-            UiCommand::SelectAll => EditAction::SelectAll,
-            UiCommand::Frame => EditAction::Frame,
-            _ => return None,
-        })
     }
 
     /// Consumes this frame's shortcuts and clipboard events from `input`, in table order; with

@@ -71,7 +71,7 @@ pub struct UiState {
     /// Editing commands for the focused panel this frame (from the shortcuts, the clipboard
     /// events and the Edit menu, through [`crate::command_table`]); the panel takes them, the
     /// app drops what is left at the end of the frame.
-    pub edit_actions: Vec<crate::command_table::EditAction>,
+    pub edit_actions: Vec<crate::command_table::UiCommand>,
     /// Set by a panel that runs a gesture without a held pointer (the timeline's S scale): the
     /// next frame continues the same gesture (one undo step).
     pub hold_gesture: bool,

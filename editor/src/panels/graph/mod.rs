@@ -33,7 +33,7 @@ use marrow_engine::skeleton::Skeleton;
 
 use super::Cx;
 use crate::command::Command;
-use crate::command_table::EditAction;
+use crate::command_table::UiCommand;
 use crate::document::graph_ops::GraphOp;
 use crate::document::{Op, Slot, Value};
 use crate::ui_state::{Focus, GraphClipboard};
@@ -705,25 +705,25 @@ impl GraphPanel {
         // The editing commands come from the command table (shortcuts, egui-winit's clipboard
         // events, the Edit menu) through the app.
         let actions = std::mem::take(&mut cx.ui.edit_actions);
-        let has = |a: EditAction| actions.contains(&a);
+        let has = |a: UiCommand| actions.contains(&a);
         let sel = cx.ui.graph_selection.clone();
-        if (has(EditAction::Copy) || has(EditAction::Cut) || has(EditAction::Duplicate)) && !sel.is_empty() {
+        if (has(UiCommand::Copy) || has(UiCommand::Cut) || has(UiCommand::Duplicate)) && !sel.is_empty() {
             copy(cx, graph, &sel);
             ui.ctx().copy_text(clipboard_text(&cx.ui.graph_clipboard));
         }
-        if (has(EditAction::Delete) || has(EditAction::Cut)) && !sel.is_empty() {
+        if (has(UiCommand::Delete) || has(UiCommand::Cut)) && !sel.is_empty() {
             delete(cx, path, &sel);
         }
-        if has(EditAction::Paste) {
+        if has(UiCommand::Paste) {
             paste(cx, path, graph, None, "Paste");
         }
-        if has(EditAction::Duplicate) && !sel.is_empty() {
+        if has(UiCommand::Duplicate) && !sel.is_empty() {
             paste(cx, path, graph, None, "Duplicate");
         }
-        if has(EditAction::SelectAll) {
+        if has(UiCommand::SelectAll) {
             cx.ui.graph_selection = graph.nodes.iter().map(|n| n.id).collect();
         }
-        if has(EditAction::Frame) {
+        if has(UiCommand::Frame) {
             self.frame_all = true;
         }
         if ui.ctx().input_mut(|i| i.consume_key(Modifiers::NONE, Key::Escape)) {

@@ -42,7 +42,7 @@ use marrow_engine::skeleton::Skeleton;
 
 use super::Cx;
 use crate::command::Command;
-use crate::command_table::EditAction;
+use crate::command_table::UiCommand;
 use crate::document::clip_ops::{ClipOp, InsertKind, KeyRef, KeyValue, KeyWrite};
 use crate::document::{EntityOp, Op, Slot, Value, tree};
 use crate::ui_state::{Focus, Selection};
@@ -1031,7 +1031,7 @@ impl TimelinePanel {
         // The editing commands come from the command table (shortcuts, clipboard events, the
         // Edit menu) through the app; the timeline's own keys are read here.
         let actions = std::mem::take(&mut cx.ui.edit_actions);
-        let has = |a: EditAction| actions.contains(&a);
+        let has = |a: UiCommand| actions.contains(&a);
         let (scale, marker, key, key_all, home) = ui.ctx().input_mut(|i| {
             (
                 i.consume_key(Modifiers::NONE, Key::S),
@@ -1041,30 +1041,30 @@ impl TimelinePanel {
                 i.consume_key(Modifiers::NONE, Key::Home),
             )
         });
-        if has(EditAction::Frame) {
+        if has(UiCommand::Frame) {
             self.fit = true;
         }
         if home && let Some(rig) = &area.rig {
             cx.send(Command::Seek { rig: rig.clone(), time: 0.0 });
         }
-        if has(EditAction::SelectAll) {
+        if has(UiCommand::SelectAll) {
             self.selection = model::all_ids(clip).into_iter().collect();
             self.marker = None;
         }
-        if (has(EditAction::Copy) || has(EditAction::Cut) || has(EditAction::Duplicate))
+        if (has(UiCommand::Copy) || has(UiCommand::Cut) || has(UiCommand::Duplicate))
             && !self.selection.is_empty()
         {
             self.copy(clip);
             ui.ctx().copy_text(self.clipboard_text());
         }
-        if has(EditAction::Delete) || has(EditAction::Cut) {
+        if has(UiCommand::Delete) || has(UiCommand::Cut) {
             if let Some(m) = self.marker.take() {
                 cx.edit(Op::Clip { path: path.clone(), op: ClipOp::DeleteMarkers(vec![m]) });
             } else if !self.selection.is_empty() {
                 let keys: Vec<KeyRef> = self.selection.iter().filter_map(|k| k.to_ref(clip)).collect();
                 let label = if keys.len() == 1 { "Cut Key" } else { "Cut Keys" };
                 let op = Op::Clip { path: path.clone(), op: ClipOp::DeleteKeys(keys) };
-                cx.edit(if has(EditAction::Cut) {
+                cx.edit(if has(UiCommand::Cut) {
                     Op::Batch { label: label.into(), ops: vec![op] }
                 } else {
                     op
@@ -1072,7 +1072,7 @@ impl TimelinePanel {
                 self.selection.clear();
             }
         }
-        let (paste, dup) = (has(EditAction::Paste), has(EditAction::Duplicate));
+        let (paste, dup) = (has(UiCommand::Paste), has(UiCommand::Duplicate));
         if (paste || dup) && !self.clipboard.is_empty() {
             let at = snap_time(area.time, fps);
             let keys: Vec<KeyWrite> = self
