@@ -2,7 +2,8 @@
 //! [`UiState`]), the dock, the panels and the log, and runs one frame as
 //!
 //! 1. the session catches up with the document and runs the clock's ticks;
-//! 2. global shortcuts are read (unless a text field has the keyboard);
+//! 2. global shortcuts are read from the one command table ([`crate::command_table`]), with
+//!    egui-winit's clipboard events (unless a text field has the keyboard);
 //! 3. the menu bar, the status bar and the dock of panels are drawn; panels only send commands;
 //! 4. the commands are applied in one place ([`EditorApp::apply`]): edits to the document,
 //!    transport to the session, file commands here;
@@ -25,14 +26,15 @@ use marrow_engine::project::{Project, ProjectError};
 use marrow_engine::render::ShaderSource;
 
 use crate::command::Command;
-use crate::document::{Document, EditError, Op};
+use crate::command_table::UiCommand;
+use crate::document::{Document, EditError, EntityOp, Op, tree};
 use crate::import::ImportJob;
 use crate::log::{EditorLog, Level};
 use crate::panels::{Cx, Panels, Tab, Viewer, default_layout};
 use crate::recovery::{self, Autosave, Recovery};
 use crate::session::Session;
 use crate::stats::Stats;
-use crate::ui_state::{Selection, UiState};
+use crate::ui_state::{Focus, Selection, UiState};
 use crate::viewport::gpu::ViewportGpu;
 
 /// A sound played when a marker of that name is crossed (the runner's footsteps), given by
@@ -139,6 +141,8 @@ pub struct EditorApp {
     render: Option<RenderState>,
     options: AppOptions,
     last_frame: Option<f64>,
+    /// The last test probe file written (see [`crate::probe`]).
+    probe_last: String,
     title: String,
     file_dialog: egui_file_dialog::FileDialog,
     file_purpose: Option<FilePurpose>,
@@ -241,6 +245,7 @@ impl EditorApp {
             gesture: 0,
             render,
             last_frame: None,
+            probe_last: String::new(),
             title: String::new(),
             file_dialog: egui_file_dialog::FileDialog::new(),
             file_purpose: None,
@@ -597,27 +602,18 @@ impl EditorApp {
     }
 
     fn shortcuts(&mut self, ctx: &egui::Context) {
-        use egui::{Key, KeyboardShortcut, Modifiers};
+        use egui::{Key, Modifiers};
         let typing = ctx.egui_wants_keyboard_input();
+        // The command table's shortcuts and egui-winit's clipboard events (a modal dialog takes
+        // the keys, except saving, undoing and quitting).
+        let modal = self.modal.is_some();
+        for c in ctx.input_mut(|i| UiCommand::read(i, typing || modal)) {
+            if !(modal && matches!(c, UiCommand::Open | UiCommand::Import | UiCommand::SaveAs)) {
+                self.run_ui_command(c);
+            }
+        }
         let mut out = Vec::new();
-        ctx.input_mut(|i| {
-            let cmd = |i: &mut egui::InputState, m: Modifiers, k: Key| {
-                i.consume_shortcut(&KeyboardShortcut::new(m, k))
-            };
-            if cmd(i, Modifiers::COMMAND, Key::S) {
-                out.push(Command::Save);
-            }
-            if cmd(i, Modifiers::COMMAND | Modifiers::SHIFT, Key::Z) || cmd(i, Modifiers::COMMAND, Key::Y) {
-                out.push(Command::Redo);
-            }
-            if cmd(i, Modifiers::COMMAND, Key::Z) {
-                out.push(Command::Undo);
-            }
-            if cmd(i, Modifiers::COMMAND, Key::Q) {
-                out.push(Command::Quit);
-            }
-        });
-        if !typing && self.modal.is_none() {
+        if !typing && !modal {
             let rig = self.selected_rig();
             let playing = self.session.is_playing();
             let animator = rig
@@ -633,11 +629,9 @@ impl EditorApp {
                 .and_then(|a| a.current_clip())
                 .map_or(crate::panels::inspector::DEFAULT_FPS, |c| c.frame_rate);
             let frame = 1.0 / fps;
+            let scene_focus = self.ui.focus == Focus::Scene;
             ctx.input_mut(|i| {
                 let key = |i: &mut egui::InputState, k: Key| i.consume_key(Modifiers::NONE, k);
-                if key(i, Key::Space) {
-                    out.push(if playing { Command::Pause } else { Command::Play });
-                }
                 if let Some(r) = &rig {
                     // One frame, landing on the frame grid.
                     let on = |t: f32| (t * fps).round() / fps;
@@ -647,16 +641,12 @@ impl EditorApp {
                     if !playing && key(i, Key::ArrowRight) {
                         out.push(Command::Seek { rig: r.clone(), time: on(time + frame).min(duration) });
                     }
-                    if self.ui.focus == crate::ui_state::Focus::Scene && key(i, Key::Home) {
+                    if scene_focus && key(i, Key::Home) {
                         out.push(Command::Seek { rig: r.clone(), time: 0.0 });
                     }
                     if key(i, Key::End) {
                         out.push(Command::Seek { rig: r.clone(), time: duration });
                     }
-                }
-                let scene_focus = self.ui.focus == crate::ui_state::Focus::Scene;
-                if scene_focus && key(i, Key::F) {
-                    self.ui.frame_selection = true;
                 }
                 if key(i, Key::W) {
                     self.ui.gizmo = crate::viewport::gizmo::GizmoMode::Translate;
@@ -667,42 +657,120 @@ impl EditorApp {
                 if key(i, Key::R) {
                     self.ui.gizmo = crate::viewport::gizmo::GizmoMode::Scale;
                 }
-                if let (Selection::Entity(p), true) = (&self.ui.selection, scene_focus) {
-                    if key(i, Key::Delete)
-                        && let Some(scene) = self.session.scene()
-                    {
-                        out.push(Command::Edit(Box::new(Op::Entity {
-                            scene: scene.to_owned(),
-                            entity: p.clone(),
-                            op: crate::document::EntityOp::Delete,
-                        })));
-                    }
-                    if key(i, Key::F2) {
-                        self.ui.renaming = Some((p.clone(), crate::document::tree::leaf_name(p).to_owned()));
-                    }
+                if let (Selection::Entity(p), true) = (&self.ui.selection, scene_focus)
+                    && key(i, Key::F2)
+                {
+                    self.ui.renaming = Some((p.clone(), crate::document::tree::leaf_name(p).to_owned()));
                 }
             });
-            if out.iter().any(|c| {
-                matches!(c, Command::Edit(op) if matches!(**op, Op::Entity { op: crate::document::EntityOp::Delete, .. }))
-            }) {
-                self.ui.selection = Selection::None;
-            }
         }
         self.commands.extend(out);
     }
 
+    /// Carries out a command of the table (from its shortcut or its menu entry).
+    fn run_ui_command(&mut self, c: UiCommand) {
+        match c {
+            UiCommand::Open => {
+                self.file_purpose = Some(FilePurpose::Open);
+                self.file_dialog.pick_directory();
+            }
+            UiCommand::Import => {
+                self.file_purpose = Some(FilePurpose::Import);
+                self.file_dialog.pick_file();
+            }
+            UiCommand::Save => self.commands.push(Command::Save),
+            UiCommand::SaveAs => {
+                self.file_purpose = Some(FilePurpose::SaveAs);
+                self.file_dialog.pick_directory();
+            }
+            UiCommand::Quit => self.commands.push(Command::Quit),
+            UiCommand::Undo => self.commands.push(Command::Undo),
+            UiCommand::Redo => self.commands.push(Command::Redo),
+            UiCommand::PlayPause => {
+                self.commands.push(if self.session.is_playing() { Command::Pause } else { Command::Play })
+            }
+            _ => {
+                if c.is_edit() {
+                    match self.ui.focus {
+                        Focus::Timeline | Focus::Graph => self.ui.edit_actions.push(c),
+                        Focus::Scene => self.scene_action(c),
+                    }
+                }
+            }
+        }
+    }
+
+    /// An editing command with the scene focused: it acts on the selected entity (with its
+    /// children); a paste puts the copy beside where the copied entity was, under a free name.
+    fn scene_action(&mut self, a: UiCommand) {
+        let Some(scene) = self.session.scene().map(str::to_owned) else { return };
+        let Some(desc) = self.doc.project().scenes.get(&scene) else { return };
+        let selected = match &self.ui.selection {
+            Selection::Entity(p) => Some(p.clone()),
+            _ => None,
+        };
+        if a == UiCommand::Frame {
+            self.ui.frame_selection = true;
+        }
+        if matches!(a, UiCommand::Copy | UiCommand::Cut | UiCommand::Duplicate)
+            && let Some(p) = &selected
+            && let Some(e) = tree::find(desc, p)
+        {
+            self.ui.entity_clipboard = Some((tree::parent_path(p).map(str::to_owned), e.clone()));
+        }
+        if matches!(a, UiCommand::Delete | UiCommand::Cut)
+            && let Some(p) = selected
+        {
+            let op = Op::Entity { scene: scene.clone(), entity: p, op: EntityOp::Delete };
+            let op = if a == UiCommand::Cut {
+                Op::Batch { label: "Cut Entity".into(), ops: vec![op] }
+            } else {
+                op
+            };
+            self.commands.push(Command::Edit(Box::new(op)));
+            self.ui.selection = Selection::None;
+        }
+        if matches!(a, UiCommand::Paste | UiCommand::Duplicate)
+            && let Some((parent, e)) = self.ui.entity_clipboard.clone()
+        {
+            let parent = parent.filter(|p| tree::find(desc, p).is_some());
+            // "Runner 2" pasted again is "Runner 3", not "Runner 2 2".
+            let base = e
+                .name
+                .rsplit_once(' ')
+                .filter(|(_, n)| n.parse::<u32>().is_ok())
+                .map_or(&*e.name, |(b, _)| b);
+            let name = tree::unique_name(desc, parent.as_deref(), base);
+            let mut e = e;
+            e.name.clone_from(&name);
+            let verb = if a == UiCommand::Paste { "Paste Entity" } else { "Duplicate Entity" };
+            let add = Op::AddEntity { scene, parent: parent.clone(), entity: e };
+            self.commands.push(Command::Edit(Box::new(Op::Batch { label: verb.into(), ops: vec![add] })));
+            self.ui.selection = Selection::Entity(tree::join(parent.as_deref(), &name));
+        }
+    }
+
+    /// A menu entry for a command of the table (its text, or `text`, and its shortcut); a click
+    /// runs the command and closes the menu.
+    fn menu_entry(&mut self, ui: &mut egui::Ui, c: UiCommand, text: Option<String>, enabled: bool) {
+        let text = text.unwrap_or_else(|| c.text().to_owned());
+        let b = egui::Button::new(text).shortcut_text(c.shortcut_text(ui.ctx()));
+        let r = ui.add_enabled(enabled, b);
+        crate::probe::mark(ui.ctx(), format!("menu:{}", c.text()), r.rect);
+        if r.clicked() {
+            self.run_ui_command(c);
+            ui.close();
+        }
+    }
+
     fn menu(&mut self, ui: &mut egui::Ui) {
         egui::MenuBar::new().ui(ui, |ui| {
-            ui.menu_button("File", |ui| {
+            let r = ui.menu_button("File", |ui| {
                 if ui.button("New Project").clicked() {
                     self.commands.push(Command::New);
                     ui.close();
                 }
-                if ui.button("Open Project…").clicked() {
-                    self.file_purpose = Some(FilePurpose::Open);
-                    self.file_dialog.pick_directory();
-                    ui.close();
-                }
+                self.menu_entry(ui, UiCommand::Open, None, true);
                 ui.menu_button("Recent", |ui| {
                     if self.recent.is_empty() {
                         ui.weak("none");
@@ -715,66 +783,42 @@ impl EditorApp {
                     }
                 });
                 ui.separator();
-                if ui.button("Import glTF…").clicked() {
-                    self.file_purpose = Some(FilePurpose::Import);
-                    self.file_dialog.pick_file();
-                    ui.close();
-                }
+                self.menu_entry(ui, UiCommand::Import, None, true);
                 if ui.button("Export glTF…").clicked() {
                     self.panels.export.show(&export_context(&self.doc, &self.session));
                     ui.close();
                 }
                 ui.separator();
-                if ui.add(egui::Button::new("Save").shortcut_text("Ctrl+S")).clicked() {
-                    self.commands.push(Command::Save);
-                    ui.close();
-                }
-                if ui.button("Save As…").clicked() {
-                    self.file_purpose = Some(FilePurpose::SaveAs);
-                    self.file_dialog.pick_directory();
-                    ui.close();
-                }
+                self.menu_entry(ui, UiCommand::Save, None, true);
+                self.menu_entry(ui, UiCommand::SaveAs, None, true);
                 ui.separator();
-                if ui.add(egui::Button::new("Quit").shortcut_text("Ctrl+Q")).clicked() {
-                    self.commands.push(Command::Quit);
-                    ui.close();
+                self.menu_entry(ui, UiCommand::Quit, None, true);
+            });
+            crate::probe::mark(ui.ctx(), "menu:File", r.response.rect);
+            let r = ui.menu_button("Edit", |ui| {
+                let undo = self.doc.undo_label().map(|l| format!("Undo {l}"));
+                let can_undo = undo.is_some();
+                self.menu_entry(ui, UiCommand::Undo, undo, can_undo);
+                let redo = self.doc.redo_label().map(|l| format!("Redo {l}"));
+                let can_redo = redo.is_some();
+                self.menu_entry(ui, UiCommand::Redo, redo, can_redo);
+                ui.separator();
+                for c in &UiCommand::EDIT_MENU[2..] {
+                    self.menu_entry(ui, *c, None, true);
                 }
             });
-            ui.menu_button("Edit", |ui| {
-                let undo = self.doc.undo_label().map_or("Undo".to_owned(), |l| format!("Undo {l}"));
-                if ui
-                    .add_enabled(
-                        self.doc.undo_label().is_some(),
-                        egui::Button::new(undo).shortcut_text("Ctrl+Z"),
-                    )
-                    .clicked()
-                {
-                    self.commands.push(Command::Undo);
-                    ui.close();
-                }
-                let redo = self.doc.redo_label().map_or("Redo".to_owned(), |l| format!("Redo {l}"));
-                if ui
-                    .add_enabled(
-                        self.doc.redo_label().is_some(),
-                        egui::Button::new(redo).shortcut_text("Ctrl+Shift+Z"),
-                    )
-                    .clicked()
-                {
-                    self.commands.push(Command::Redo);
-                    ui.close();
-                }
-            });
-            ui.menu_button("View", |ui| {
+            crate::probe::mark(ui.ctx(), "menu:Edit", r.response.rect);
+            let r = ui.menu_button("View", |ui| {
                 ui.checkbox(&mut self.ui.show_skeletons, "Show Skeletons");
                 ui.checkbox(&mut self.ui.show_grid, "Grid");
-                if ui.add(egui::Button::new("Frame Selection").shortcut_text("F")).clicked() {
-                    self.ui.frame_selection = true;
-                    ui.close();
-                }
+                self.menu_entry(ui, UiCommand::Frame, None, true);
             });
-            ui.menu_button("Window", |ui| {
+            crate::probe::mark(ui.ctx(), "menu:View", r.response.rect);
+            let r = ui.menu_button("Window", |ui| {
                 for tab in Tab::ALL {
-                    if ui.button(tab.title()).clicked() {
+                    let r = ui.button(tab.title());
+                    crate::probe::mark(ui.ctx(), format!("menu:{}", tab.title()), r.rect);
+                    if r.clicked() {
                         self.ui.show_tab = Some(tab);
                         ui.close();
                     }
@@ -785,6 +829,7 @@ impl EditorApp {
                     ui.close();
                 }
             });
+            crate::probe::mark(ui.ctx(), "menu:Window", r.response.rect);
         });
     }
 
@@ -970,6 +1015,8 @@ impl EditorApp {
             });
         }
         self.commands.extend(commands);
+        // Editing commands no panel took (the focused one is hidden) lapse.
+        self.ui.edit_actions.clear();
         if let Some(tab) = self.ui.show_tab.take() {
             crate::panels::show_tab(&mut self.dock, tab);
         }
@@ -1029,6 +1076,7 @@ impl EditorApp {
         {
             self.log.push(Level::Warning, "file", format!("autosave failed: {e}"));
         }
+        crate::probe::write(&ctx, &self.panels, &self.ui, &self.doc, &mut self.probe_last);
         if self.quit {
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }

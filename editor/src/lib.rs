@@ -20,10 +20,12 @@
 
 pub mod app;
 pub mod command;
+pub mod command_table;
 pub mod document;
 pub mod import;
 pub mod log;
 pub mod panels;
+pub mod probe;
 pub mod recovery;
 pub mod session;
 pub mod stats;

@@ -68,6 +68,10 @@ pub struct UiState {
     pub onion: Onion,
     /// The panel the keyboard's editing keys (Delete, copy, paste) go to.
     pub focus: Focus,
+    /// Editing commands for the focused panel this frame (from the shortcuts, the clipboard
+    /// events and the Edit menu, through [`crate::command_table`]); the panel takes them, the
+    /// app drops what is left at the end of the frame.
+    pub edit_actions: Vec<crate::command_table::UiCommand>,
     /// Set by a panel that runs a gesture without a held pointer (the timeline's S scale): the
     /// next frame continues the same gesture (one undo step).
     pub hold_gesture: bool,
@@ -79,6 +83,8 @@ pub struct UiState {
     pub graph: Option<String>,
     /// The selected nodes of that graph, by stable id.
     pub graph_selection: Vec<marrow_engine::graph::NodeId>,
+    /// A copied entity (with its subtree) and the path of its parent then (`None`: a root).
+    pub entity_clipboard: Option<(Option<String>, marrow_engine::scene::EntityDesc)>,
     /// Copied graph nodes with the wires among them.
     pub graph_clipboard: GraphClipboard,
     /// Faults found when the project was opened in its graph files (by project-relative path):

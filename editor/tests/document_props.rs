@@ -338,11 +338,7 @@ fn clip_op(c: &ClipAsset, kind: u8, a: u32, b: u32, x: f32) -> ClipOp {
                 [b as usize % 4],
         },
         18 => ClipOp::DeleteKeys(some(1 + b as usize % 3)),
-        19 => ClipOp::MoveKeys {
-            keys: some(1 + b as usize % 3),
-            delta: x * 0.2,
-            snap: b.is_multiple_of(2).then_some(30.0),
-        },
+        19 => ClipOp::MoveKeys { keys: some(1 + b as usize % 3), delta: x * 0.2 },
         20 => ClipOp::ScaleKeys { keys: some(2), pivot: 0.5, factor: 0.5 + x.abs() * 0.3, snap: Some(30.0) },
         21 => ClipOp::SetEasing {
             keys: some(2),

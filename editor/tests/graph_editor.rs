@@ -348,8 +348,8 @@ fn graph_groups_copy_paste_duplicate_delete_align_move_and_wire_drops_undo_to_th
     assert_eq!(h.state().ui.graph_selection, vec![space, adjust]);
 
     // Copy and paste: fresh ids, the wire between them follows, the pasted pair is selected.
-    key(&mut h, Modifiers::COMMAND, Key::C);
-    key(&mut h, Modifiers::COMMAND, Key::V);
+    let text = copy(&mut h).expect("a copy puts the nodes on the system clipboard too");
+    paste(&mut h, &text);
     assert_eq!(h.state().doc.undo_label().as_deref(), Some("Paste 2 Nodes"));
     let (a, b) = (NodeId(4), NodeId(5));
     assert_eq!(g(&h).node(a).unwrap().kind, g(&h).node(space).unwrap().kind);
@@ -486,4 +486,23 @@ fn the_viewport_gizmo_moves_an_adjust_offset_in_one_undo_step() {
     let rig = h.state().session.entity("Runner").unwrap(); // the world was rebuilt by the edit
     let moved = h.state().session.world().rig_pose(rig).unwrap().model[0].w_axis.truncate();
     assert!((moved.x - hips.x - direction.x).abs() < 1e-3, "{hips} -> {moved}");
+}
+
+#[test]
+fn enter_in_the_add_node_search_adds_the_first_node_it_shows() {
+    let dir = sample("locomotion");
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.get_all_by_role_and_label(Role::Button, "New Graph").next().unwrap().click();
+    settle(&mut h);
+    let at = empty_spot(&h);
+    right_click(&mut h, at);
+    // The search box has the keyboard as the menu opens.
+    h.event(egui::Event::Text("timesc".into()));
+    h.run();
+    key(&mut h, Modifiers::NONE, Key::Enter);
+    h.run_steps(3);
+    let g = graph(&h);
+    assert_eq!(g.nodes.len(), 1, "Enter added the filtered node");
+    assert!(matches!(g.nodes[0].kind, NodeKind::TimeScale { .. }), "{:?}", g.nodes[0].kind);
 }

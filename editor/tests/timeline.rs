@@ -141,9 +141,9 @@ fn author_a_clip_on_the_timeline_then_undo_redo_save_and_reload() {
     // Copy the key at 0 and paste it at 0.3.
     let p = key_at(&h, bone_row, 0.0);
     click_at(&mut h, p, Modifiers::NONE);
-    key(&mut h, Modifiers::COMMAND, Key::C);
+    let text = copy(&mut h).expect("a copy puts the keys on the system clipboard too");
     seek(&mut h, 0.3);
-    key(&mut h, Modifiers::COMMAND, Key::V);
+    paste(&mut h, &text);
     assert_eq!(rotation_times(&h), [0.0, 0.3, 0.6]);
 
     // Scale the keys at 0 and 0.3 about the playhead (at 0) by 2: S, move, click.

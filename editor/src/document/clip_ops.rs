@@ -1,8 +1,14 @@
 //! Edits of a clip file's content: clip properties, keys (insert, delete, move, scale, value,
 //! tangents), easing, interpolation and markers. Keys are addressed by bone name, channel and
 //! time ([`KeyRef`]), never by index, so an op stays valid while other keys change. A key that
-//! lands on another key of its channel replaces it, and the step's name says how many keys were
-//! replaced ("Move Keys (replaces 1 key)").
+//! lands on another key of its channel replaces it (only inside that channel), and the step's
+//! name says how many keys were replaced ("Move 15,920 keys (3 replaced)", "Paste Keys
+//! (replaces 1 key)").
+//!
+//! A move shifts every named key by one delta, in plain f32 arithmetic (`time + delta`): it never
+//! re-quantizes a key to a frame grid (the caller snaps the delta so the dragged key lands on a
+//! frame), so keys between frames stay between frames and keys the user did not name never
+//! move or merge, except an unselected key that a moved key lands on.
 //!
 //! Edits that a drag repeats (move, scale, value, tangents, marker move) are stated relative to
 //! the state at the start of the gesture (the document recomputes a merging op from there), so
@@ -91,17 +97,16 @@ pub enum ClipOp {
     },
     /// Deletes keys (an emptied track is removed).
     DeleteKeys(Vec<KeyRef>),
-    /// Moves keys in time by `delta` seconds, each snapped to `snap` frames per second when
-    /// given.
+    /// Moves keys in time by `delta` seconds, all by the same delta (no key is re-snapped). A
+    /// key that would land before 0 is refused (the caller clamps the delta).
     MoveKeys {
         /// The keys, at their times when the gesture started.
         keys: Vec<KeyRef>,
         /// Seconds.
         delta: f32,
-        /// Frame rate to snap to.
-        snap: Option<f32>,
     },
-    /// Scales key times about `pivot` by `factor` (a retime), snapped like a move.
+    /// Scales key times about `pivot` by `factor` (a retime), each key snapped to `snap` frames
+    /// per second when given.
     ScaleKeys {
         /// The keys, at their times when the gesture started.
         keys: Vec<KeyRef>,
@@ -316,6 +321,46 @@ fn edit_tracks(
     Ok(replaced)
 }
 
+/// The keys an op names, grouped per (bone, channel) with sorted times, so that finding whether
+/// a track's key is named costs a binary search, not a scan of every named key (a box
+/// selection of half a mocap clip names 16k keys).
+struct KeySet<'a> {
+    /// Per bone name, the named times of its translation, rotation and scale keys.
+    by_bone: std::collections::HashMap<&'a str, [Vec<f32>; 3]>,
+}
+
+fn channel_index(ch: Channel) -> usize {
+    match ch {
+        Channel::Translation => 0,
+        Channel::Rotation => 1,
+        Channel::Scale => 2,
+    }
+}
+
+impl<'a> KeySet<'a> {
+    fn new(keys: &'a [KeyRef]) -> Self {
+        let mut by_bone: std::collections::HashMap<&'a str, [Vec<f32>; 3]> = Default::default();
+        for k in keys {
+            by_bone.entry(k.bone.as_str()).or_default()[channel_index(k.channel)].push(k.time);
+        }
+        for v in by_bone.values_mut().flat_map(|c| c.iter_mut()) {
+            v.sort_by(f32::total_cmp);
+        }
+        Self { by_bone }
+    }
+
+    /// The named times of `bone`/`ch` (sorted).
+    fn times(&self, bone: &str, ch: Channel) -> &[f32] {
+        self.by_bone.get(bone).map_or(&[], |c| c[channel_index(ch)].as_slice())
+    }
+}
+
+/// Whether sorted `times` holds `t` (within the key-matching tolerance of [`same`]).
+fn named(times: &[f32], t: f32) -> bool {
+    let i = times.partition_point(|x| *x < t);
+    times.get(i).is_some_and(|x| same(*x, t)) || (i > 0 && same(times[i - 1], t))
+}
+
 fn pairs(keys: &[KeyRef]) -> Vec<(String, Channel)> {
     keys.iter().map(|k| (k.bone.clone(), k.channel)).collect()
 }
@@ -333,15 +378,16 @@ fn snapped(t: f32, snap: Option<f32>) -> f32 {
 
 /// Marks and retimes the keys of `bone`/`ch` that `keys` names, with `to(t)` giving new times.
 fn retime<T: Copy>(
-    keys: &[KeyRef],
+    keys: &KeySet<'_>,
     bone: &str,
     ch: Channel,
     list: &mut [EditKey<T>],
     to: &dyn Fn(f32) -> f32,
 ) -> usize {
+    let times = keys.times(bone, ch);
     let mut n = 0;
     for k in list.iter_mut() {
-        if keys.iter().any(|r| r.bone == bone && r.channel == ch && same(r.time, k.time)) {
+        if named(times, k.time) {
             k.time = to(k.time);
             k.moved = true;
             n += 1;
@@ -374,7 +420,27 @@ pub fn interpolation_of(c: &ClipAsset, bone: &str, ch: Channel) -> Option<Interp
 }
 
 fn key_label(n: usize) -> String {
-    if n == 1 { "1 key".to_owned() } else { format!("{n} keys") }
+    if n == 1 { "1 key".to_owned() } else { format!("{} keys", thousands(n)) }
+}
+
+/// `n` with a comma between each group of three digits ("15,920").
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A move's step name: "Move Key", "Move 15,920 keys", with " (3 replaced)" when it landed on
+/// keys.
+fn move_label(moved: usize, replaced: usize) -> String {
+    let what = if moved == 1 { "Move Key".to_owned() } else { format!("Move {}", key_label(moved)) };
+    if replaced > 0 { format!("{what} ({} replaced)", thousands(replaced)) } else { what }
 }
 
 impl ClipOp {
@@ -391,8 +457,7 @@ impl ClipOp {
             },
             ClipOp::DeleteKeys(k) if k.len() == 1 => "Delete Key".to_owned(),
             ClipOp::DeleteKeys(_) => "Delete Keys".to_owned(),
-            ClipOp::MoveKeys { keys, .. } if keys.len() == 1 => "Move Key".to_owned(),
-            ClipOp::MoveKeys { .. } => "Move Keys".to_owned(),
+            ClipOp::MoveKeys { keys, .. } => move_label(keys.len(), 0),
             ClipOp::ScaleKeys { .. } => "Scale Keys".to_owned(),
             ClipOp::SetEasing { .. } => "Set Easing".to_owned(),
             ClipOp::SetInterpolation { .. } => "Set Interpolation".to_owned(),
@@ -431,9 +496,10 @@ impl ClipOp {
             ClipOp::InsertKeys { keys, .. } => replaced = insert_keys(&mut c, keys)?,
             ClipOp::DeleteKeys(keys) => {
                 let mut found = 0;
+                let set = KeySet::new(keys);
                 edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
-                    let hit =
-                        |t: f32| keys.iter().any(|r| r.bone == bone && r.channel == ch && same(r.time, t));
+                    let times = set.times(bone, ch);
+                    let hit = |t: f32| named(times, t);
                     let before = v3.len() + q.len();
                     v3.retain(|k| !hit(k.time));
                     q.retain(|k| !hit(k.time));
@@ -444,35 +510,27 @@ impl ClipOp {
                     return Err(EditError::Invalid("no such keys".into()));
                 }
             }
-            ClipOp::MoveKeys { keys, delta, snap } => {
-                if !delta.is_finite() {
-                    return Err(EditError::Invalid("the move is not finite".into()));
-                }
-                let to = |t: f32| snapped((t + delta).max(0.0), *snap);
-                let mut moved = 0;
-                replaced = edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
-                    moved += retime(keys, bone, ch, v3, &to) + retime(keys, bone, ch, q, &to);
-                    Ok(())
-                })?;
-                if moved == 0 {
-                    return Err(EditError::Invalid("no such keys".into()));
-                }
+            ClipOp::MoveKeys { keys, delta } => {
+                let (moved, r) = move_keys(&mut c, keys, *delta)?;
+                return Ok((c, move_label(moved, r)));
             }
             ClipOp::ScaleKeys { keys, pivot, factor, snap } => {
                 if !(factor.is_finite() && *factor > 0.0 && pivot.is_finite()) {
                     return Err(EditError::Invalid("a scale needs a positive, finite factor".into()));
                 }
                 let to = |t: f32| snapped((pivot + (t - pivot) * factor).max(0.0), *snap);
+                let set = KeySet::new(keys);
                 replaced = edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
-                    retime(keys, bone, ch, v3, &to);
-                    retime(keys, bone, ch, q, &to);
+                    retime(&set, bone, ch, v3, &to);
+                    retime(&set, bone, ch, q, &to);
                     Ok(())
                 })?;
             }
             ClipOp::SetEasing { keys, ease } => {
+                let set = KeySet::new(keys);
                 edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
-                    let hit =
-                        |t: f32| keys.iter().any(|r| r.bone == bone && r.channel == ch && same(r.time, t));
+                    let times = set.times(bone, ch);
+                    let hit = |t: f32| named(times, t);
                     v3.iter_mut().filter(|k| hit(k.time)).for_each(|k| k.easing = *ease);
                     q.iter_mut().filter(|k| hit(k.time)).for_each(|k| k.easing = *ease);
                     Ok(())
@@ -534,6 +592,30 @@ impl ClipOp {
         }
         Ok((c, label))
     }
+}
+
+/// Moves the named keys by `delta` (`time + delta`, nothing re-rounded); returns how many keys
+/// moved and how many unselected keys they replaced.
+fn move_keys(c: &mut ClipAsset, keys: &[KeyRef], delta: f32) -> Result<(usize, usize), EditError> {
+    if !delta.is_finite() {
+        return Err(EditError::Invalid("the move is not finite".into()));
+    }
+    let set = KeySet::new(keys);
+    let to = |t: f32| t + delta;
+    let mut moved = 0;
+    let mut early = false;
+    let replaced = edit_tracks(c, &pairs(keys), &mut |bone, ch, v3, q| {
+        moved += retime(&set, bone, ch, v3, &to) + retime(&set, bone, ch, q, &to);
+        early |= v3.iter().any(|k| k.moved && k.time < 0.0) || q.iter().any(|k| k.moved && k.time < 0.0);
+        Ok(())
+    })?;
+    if moved == 0 {
+        return Err(EditError::Invalid("no such keys".into()));
+    }
+    if early {
+        return Err(EditError::Invalid(format!("the move by {delta} s puts a key before the clip's start")));
+    }
+    Ok((moved, replaced))
 }
 
 /// Clip properties: name, looping, length and frame rate, each checked.

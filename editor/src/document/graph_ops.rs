@@ -1,7 +1,7 @@
 //! Edits of a graph file's content: nodes, wires, settings, parameters, positions.
 //!
 //! Each [`GraphOp`] computes the next graph from the current one and names its undo step from
-//! what it found there ("Connect Clip #1 → Blend2 #3.a (replaces Clip #2)", "Delete 2 Nodes and
+//! what it found there ("Connect Clip #1 -> Blend2 #3.a (replaces Clip #2)", "Delete 2 Nodes and
 //! 3 Wires"). Ops refer to nodes by their stable [`NodeId`]s and to parameters by name, never by
 //! the view's indices, so a step replays the same on a rebuilt view. Node ids are chosen by the
 //! panel when it builds an op (fresh ids from [`AnimGraph::fresh_id`]) so that redo gives the same
@@ -34,6 +34,10 @@ pub fn rename_node_clip_refs(kind: &mut NodeKind, f: &dyn Fn(&mut String) -> boo
 }
 
 /// A node's name in undo steps and messages: its kind and id (`Blend2 #3`), or the kind a file
+/// The arrow of a wire in step names ("Connect Clip #1 -> Blend2 #3.a"): plain ASCII, which
+/// every font draws (the default fonts have no U+2192, which showed as a box in the History).
+pub const ARROW: &str = "->";
+
 /// named for an unknown node.
 pub fn node_title(node: &Node) -> String {
     match &node.kind {
@@ -144,7 +148,7 @@ impl GraphOp {
             GraphOp::Disconnect { .. } => "Disconnect".to_owned(),
             GraphOp::SetNode { field, .. } => format!("Set {field}"),
             GraphOp::AddParameter { name, .. } => format!("Add Parameter {name}"),
-            GraphOp::RenameParameter { from, to } => format!("Rename Parameter {from} → {to}"),
+            GraphOp::RenameParameter { from, to } => format!("Rename Parameter {from} {ARROW} {to}"),
             GraphOp::DeleteParameter { name } => format!("Delete Parameter {name}"),
             GraphOp::SetParameterDefault { name, .. } => format!("Set Default of {name}"),
         }
@@ -215,7 +219,7 @@ impl GraphOp {
             }
             GraphOp::Connect { from, to, pin } => {
                 let (f, t) = check_wire(&g, *from, *to, pin)?;
-                label = format!("Connect {} → {}.{pin}", node_title(&f), node_title(&t));
+                label = format!("Connect {} {ARROW} {}.{pin}", node_title(&f), node_title(&t));
                 if g.input(*to, pin) == Some(*from) {
                     return Ok((g, label)); // already so: the document records no step
                 }
@@ -225,7 +229,7 @@ impl GraphOp {
             }
             GraphOp::Disconnect { to, pin } => {
                 let from = g.input(*to, pin).ok_or_else(|| bad(format!("nothing feeds {to}.{pin}")))?;
-                label = format!("Disconnect {} → {}.{pin}", title(&g, from), title(&g, *to));
+                label = format!("Disconnect {} {ARROW} {}.{pin}", title(&g, from), title(&g, *to));
                 g.disconnect(*to, pin);
             }
             GraphOp::SetNode { node, kind, field } => {
@@ -309,7 +313,7 @@ impl GraphOp {
 pub fn check_wire(g: &AnimGraph, from: NodeId, to: NodeId, pin: &str) -> Result<(Node, Node), EditError> {
     let bad = |m: String| EditError::Invalid(m);
     let (Some(f), Some(t)) = (g.node(from), g.node(to)) else {
-        return Err(bad(format!("a wire names a missing node ({from} → {to})")));
+        return Err(bad(format!("a wire names a missing node ({from} {ARROW} {to})")));
     };
     if from == to {
         return Err(bad("a node cannot feed itself".to_owned()));
@@ -327,7 +331,7 @@ pub fn check_wire(g: &AnimGraph, from: NodeId, to: NodeId, pin: &str) -> Result<
     }
     if feeds(g, to, from) {
         return Err(bad(format!(
-            "{} → {}.{pin} would make a cycle ({} already feeds {})",
+            "{} {ARROW} {}.{pin} would make a cycle ({} already feeds {})",
             node_title(f),
             node_title(t),
             node_title(t),
@@ -359,4 +363,16 @@ fn check_name(name: &str) -> Result<(), EditError> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod glyph_tests {
+    #[test]
+    fn the_wire_arrow_of_step_names_is_drawn_by_the_default_fonts() {
+        let ctx = egui::Context::default();
+        ctx.run_ui(egui::RawInput::default(), |_| {}).textures_delta.clear();
+        let font = egui::FontId::proportional(13.0);
+        let label = format!("Connect Adjust #2 {} TimeScale #4.pose", super::ARROW);
+        assert!(ctx.fonts_mut(|f| f.has_glyphs(&font, &label)), "{label}");
+    }
 }

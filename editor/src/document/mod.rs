@@ -428,11 +428,7 @@ mod clip_tests {
     fn drag_to(d: &mut Document, delta: f32, gesture: u64) {
         let op = Op::Clip {
             path: "clips/stride.clip.ron".into(),
-            op: ClipOp::MoveKeys {
-                keys: vec![KeyRef::new("hips", Channel::Translation, 0.25)],
-                delta,
-                snap: None,
-            },
+            op: ClipOp::MoveKeys { keys: vec![KeyRef::new("hips", Channel::Translation, 0.25)], delta },
         };
         d.apply(&op, gesture).unwrap();
     }
@@ -444,7 +440,7 @@ mod clip_tests {
         // One drag: over the key at 0.5 (replacing it while there), then on to 0.6.
         drag_to(&mut d, 0.25, 9);
         assert_eq!(hips_times(&d), [0.0, 0.5, 0.75, 1.0]);
-        assert_eq!(d.undo_label().as_deref(), Some("Move Key (replaces 1 key)"));
+        assert_eq!(d.undo_label().as_deref(), Some("Move Key (1 replaced)"));
         drag_to(&mut d, 0.35, 9);
         assert_eq!(hips_times(&d), [0.0, 0.5, 0.6, 0.75, 1.0], "the key at 0.5 is back");
         assert_eq!(d.undo_label().as_deref(), Some("Move Key"));
@@ -463,6 +459,6 @@ mod clip_tests {
             [0.0, 0.5, 0.75, 1.0],
             "the key from 0.25 took the place of the one at 0.75"
         );
-        assert_eq!(d.undo_label().as_deref(), Some("Move Key (replaces 1 key)"));
+        assert_eq!(d.undo_label().as_deref(), Some("Move Key (1 replaced)"));
     }
 }

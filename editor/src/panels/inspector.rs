@@ -41,7 +41,14 @@ fn vec3_row(ui: &mut egui::Ui, label: &str, v: Vec3, speed: f64, suffix: &str) -
     let mut changed = false;
     ui.label(label);
     for (i, axis) in ["X", "Y", "Z"].into_iter().enumerate() {
-        let r = ui.add(egui::DragValue::new(&mut out[i]).speed(speed).suffix(suffix).max_decimals(4));
+        // A typed number commits on Enter or focus loss (one edit, not one per keystroke).
+        let r = ui.add(
+            egui::DragValue::new(&mut out[i])
+                .speed(speed)
+                .suffix(suffix)
+                .max_decimals(4)
+                .update_while_editing(false),
+        );
         changed |= named(r, egui::WidgetType::DragValue, &format!("{label} {axis}")).changed();
     }
     ui.end_row();

@@ -74,9 +74,8 @@ impl Outliner {
             }
         }
         let scene_path = scene_path.to_owned();
-        if ui.input(|i| i.pointer.any_pressed())
-            && ui.input(|i| i.pointer.interact_pos()).is_some_and(|p| ui.max_rect().contains(p))
-        {
+        // A press over this panel, not over a menu or window above it.
+        if ui.input(|i| i.pointer.any_pressed()) && ui.rect_contains_pointer(ui.max_rect()) {
             cx.ui.focus = crate::ui_state::Focus::Scene;
         }
         egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
@@ -114,7 +113,10 @@ impl Outliner {
         if let Some(buffer) = renaming {
             rename_row(ui, cx, scene, e, parent, &path, indent, buffer);
         } else {
+            let top = ui.cursor().top();
             entity_row(ui, cx, scene, e, &path, indent);
+            let rows = egui::Rect::from_x_y_ranges(ui.max_rect().x_range(), top..=ui.cursor().top());
+            crate::probe::mark(ui.ctx(), format!("outliner:{path}"), rows);
         }
         // A rig's bones, beneath it.
         if e.animator.is_some()

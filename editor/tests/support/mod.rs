@@ -2,6 +2,8 @@
 //! snapshots of a project folder, and a harness over the whole editor.
 #![allow(dead_code)]
 
+pub mod mocap;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -137,6 +139,36 @@ pub fn drag(h: &mut Harness<'_, EditorApp>, a: egui::Pos2, b: egui::Pos2, steps:
 /// Presses a key with modifiers and runs the UI.
 pub fn key(h: &mut Harness<'_, EditorApp>, modifiers: egui::Modifiers, k: egui::Key) {
     h.key_press_modifiers(modifiers, k);
+    settle(h);
+}
+
+/// Ctrl+C as the real backend delivers it: egui-winit turns it into `Event::Copy` and sends no
+/// key event. Returns the text the app put on the system clipboard in that frame, if any.
+pub fn copy(h: &mut Harness<'_, EditorApp>) -> Option<String> {
+    clipboard_event(h, egui::Event::Copy)
+}
+
+/// Ctrl+X as the real backend delivers it (`Event::Cut`); returns the text put on the system
+/// clipboard, if any.
+pub fn cut(h: &mut Harness<'_, EditorApp>) -> Option<String> {
+    clipboard_event(h, egui::Event::Cut)
+}
+
+fn clipboard_event(h: &mut Harness<'_, EditorApp>, e: egui::Event) -> Option<String> {
+    h.event(e);
+    h.step();
+    let text = h.output().platform_output.commands.iter().find_map(|c| match c {
+        egui::OutputCommand::CopyText(t) => Some(t.clone()),
+        _ => None,
+    });
+    settle(h);
+    text
+}
+
+/// Ctrl+V as the real backend delivers it: `Event::Paste` with the system clipboard's text
+/// (egui-winit sends nothing when the clipboard is empty).
+pub fn paste(h: &mut Harness<'_, EditorApp>, clipboard: &str) {
+    h.event(egui::Event::Paste(clipboard.to_owned()));
     settle(h);
 }
 

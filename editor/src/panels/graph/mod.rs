@@ -33,6 +33,7 @@ use marrow_engine::skeleton::Skeleton;
 
 use super::Cx;
 use crate::command::Command;
+use crate::command_table::UiCommand;
 use crate::document::graph_ops::GraphOp;
 use crate::document::{Op, Slot, Value};
 use crate::ui_state::{Focus, GraphClipboard};
@@ -455,9 +456,8 @@ impl GraphPanel {
         // Nodes deleted (or undone away) leave the selection.
         cx.ui.graph_selection.retain(|n| graph.node(*n).is_some());
         let canvas = ui.available_rect_before_wrap();
-        if ui.input(|i| i.pointer.any_pressed())
-            && ui.input(|i| i.pointer.interact_pos()).is_some_and(|p| canvas.contains(p))
-        {
+        // A press over the canvas, not over a menu or window above it.
+        if ui.input(|i| i.pointer.any_pressed()) && ui.rect_contains_pointer(canvas) {
             cx.ui.focus = Focus::Graph;
         }
         if cx.ui.focus == Focus::Graph && !ui.ctx().egui_wants_keyboard_input() {
@@ -702,30 +702,31 @@ impl GraphPanel {
     }
 
     fn keys(&mut self, ui: &egui::Ui, cx: &mut Cx, path: &str, graph: &AnimGraph) {
-        let pressed = |k: Key, m: Modifiers| ui.ctx().input_mut(|i| i.consume_key(m, k));
+        // The editing commands come from the command table (shortcuts, egui-winit's clipboard
+        // events, the Edit menu) through the app.
+        let actions = std::mem::take(&mut cx.ui.edit_actions);
+        let has = |a: UiCommand| actions.contains(&a);
         let sel = cx.ui.graph_selection.clone();
-        if (pressed(Key::Delete, Modifiers::NONE) || pressed(Key::Backspace, Modifiers::NONE))
-            && !sel.is_empty()
-        {
+        if (has(UiCommand::Copy) || has(UiCommand::Cut) || has(UiCommand::Duplicate)) && !sel.is_empty() {
+            copy(cx, graph, &sel);
+            ui.ctx().copy_text(clipboard_text(&cx.ui.graph_clipboard));
+        }
+        if (has(UiCommand::Delete) || has(UiCommand::Cut)) && !sel.is_empty() {
             delete(cx, path, &sel);
         }
-        if pressed(Key::C, Modifiers::COMMAND) && !sel.is_empty() {
-            copy(cx, graph, &sel);
-        }
-        if pressed(Key::V, Modifiers::COMMAND) {
+        if has(UiCommand::Paste) {
             paste(cx, path, graph, None, "Paste");
         }
-        if pressed(Key::D, Modifiers::COMMAND) && !sel.is_empty() {
-            copy(cx, graph, &sel);
+        if has(UiCommand::Duplicate) && !sel.is_empty() {
             paste(cx, path, graph, None, "Duplicate");
         }
-        if pressed(Key::A, Modifiers::COMMAND) {
+        if has(UiCommand::SelectAll) {
             cx.ui.graph_selection = graph.nodes.iter().map(|n| n.id).collect();
         }
-        if pressed(Key::F, Modifiers::NONE) {
+        if has(UiCommand::Frame) {
             self.frame_all = true;
         }
-        if pressed(Key::Escape, Modifiers::NONE) {
+        if ui.ctx().input_mut(|i| i.consume_key(Modifiers::NONE, Key::Escape)) {
             cx.ui.graph_selection.clear();
         }
     }
@@ -903,6 +904,16 @@ fn copy(cx: &mut Cx, graph: &AnimGraph, ids: &[NodeId]) {
     let wires: Vec<Connection> =
         graph.connections.iter().filter(|c| ids.contains(&c.from) && ids.contains(&c.to)).cloned().collect();
     cx.ui.graph_clipboard = GraphClipboard { nodes, wires };
+}
+
+/// The copied nodes as text for the system clipboard: one title per line.
+fn clipboard_text(clip: &GraphClipboard) -> String {
+    let mut out = format!("Marrow nodes ({})\n", clip.nodes.len());
+    for n in &clip.nodes {
+        out.push_str(&crate::document::graph_ops::node_title(n));
+        out.push('\n');
+    }
+    out
 }
 
 /// Pastes the clipboard with fresh ids (its internal wires follow), at `at` (graph space) or

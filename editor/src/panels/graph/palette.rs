@@ -108,7 +108,8 @@ pub fn menu(ui: &mut egui::Ui, search: &mut String, entries: &[Entry]) -> Option
         r.request_focus();
     }
     let shown: Vec<&Entry> = entries.iter().filter(|e| matches(e, search)).collect();
-    if r.has_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+    // A single-line field gives up the focus on Enter, in the frame Enter arrives.
+    if (r.has_focus() || r.lost_focus()) && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
         return shown.first().map(|e| (*e).clone());
     }
     ui.separator();

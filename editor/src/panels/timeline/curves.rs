@@ -18,7 +18,7 @@ use marrow_engine::track::{Interpolation, Track};
 
 use super::mapping::Mapping;
 use super::model::{self, KeyId};
-use super::{Area, NAMES_WIDTH, TimelinePanel, snap_time};
+use super::{Area, NAMES_WIDTH, TimelinePanel};
 use crate::document::Op;
 use crate::document::clip_ops::{ClipOp, KeyRef, KeyValue};
 use crate::panels::Cx;
@@ -465,17 +465,13 @@ fn drag_key(
         panel.curve.drag = Some(CurveDrag::Key { key, comp, press, time: Some(moves_time) });
         if let Some(kref) = key.to_ref(clip) {
             if moves_time {
-                let delta = snap_time(map.t(p.x) - map.t(press.x), fps);
+                let delta = super::move_delta(map.t(p.x) - map.t(press.x), Some(fps), key.t());
                 cx.edit(Op::Clip {
                     path: area.path.clone(),
-                    op: ClipOp::MoveKeys { keys: vec![kref], delta, snap: Some(fps) },
+                    op: ClipOp::MoveKeys { keys: vec![kref], delta },
                 });
                 panel.selection.clear();
-                panel.selection.insert(KeyId::new(
-                    key.bone as usize,
-                    key.channel,
-                    snap_time((key.t() + delta).max(0.0), fps),
-                ));
+                panel.selection.insert(KeyId::new(key.bone as usize, key.channel, key.t() + delta));
             } else if let Some(v) = super::key_value(clip, key) {
                 let value = with_component(v, comp, axis.v_of(p.y));
                 cx.edit(Op::Clip { path: area.path.clone(), op: ClipOp::SetKeyValue { key: kref, value } });

@@ -2,7 +2,8 @@
 //! channels) and the key rows beside it. Keys are culled to the visible time range by binary
 //! search and drawn by interpolation (a diamond for LINEAR, a square for STEP, a circle for
 //! CUBICSPLINE; eased LINEAR keys in orange). Click, Shift+click and box selection; dragging a
-//! selected key moves the selection (snapped to frames; Alt drags free) as one undo step;
+//! selected key moves the selection by one delta (whole frames; Alt drags free; no key
+//! re-snapped) as one undo step;
 //! right-click for easing and interpolation. Rows scroll with the wheel over the names; a
 //! middle drag pans time.
 //!
@@ -15,7 +16,7 @@ use marrow_engine::track::Interpolation;
 
 use super::mapping::Mapping;
 use super::model::{self, KeyId, Row, RowKind};
-use super::{Area, Drag, dope_draw, NAMES_WIDTH, ROW_HEIGHT, TimelinePanel, easing, snap_time};
+use super::{Area, Drag, NAMES_WIDTH, ROW_HEIGHT, TimelinePanel, dope_draw, easing};
 use crate::document::Op;
 use crate::document::clip_ops::{ClipOp, KeyRef};
 use crate::panels::Cx;
@@ -302,21 +303,16 @@ fn interact(
     let pointer = ui.input(|i| i.pointer.interact_pos());
     match (&panel.drag, pointer) {
         (Some(Drag::Keys { origin, press_t }), Some(p)) if r.dragged() || r.drag_stopped() => {
+            // One delta for every key, whole frames (Alt: free); no key is re-snapped, so keys
+            // between frames stay between frames.
             let alt = ui.input(|i| i.modifiers.alt);
-            let snap = (!alt).then_some(fps);
-            // Move so the pressed key lands on a frame: snap the delta, then each key.
-            let raw = map.t(p.x) - press_t;
-            let delta = if alt { raw } else { snap_time(raw, fps) };
+            let earliest = origin.iter().map(KeyId::t).fold(f32::INFINITY, f32::min);
+            let delta = super::move_delta(map.t(p.x) - press_t, (!alt).then_some(fps), earliest);
             let keys: Vec<KeyRef> = origin.iter().filter_map(|k| k.to_ref(clip)).collect();
-            let next: std::collections::BTreeSet<KeyId> = origin
-                .iter()
-                .map(|k| {
-                    let t = (k.t() + delta).max(0.0);
-                    KeyId::new(k.bone as usize, k.channel, snap.map_or(t, |f| snap_time(t, f)))
-                })
-                .collect();
+            let next: std::collections::BTreeSet<KeyId> =
+                origin.iter().map(|k| KeyId::new(k.bone as usize, k.channel, k.t() + delta)).collect();
             if next != panel.selection || delta == 0.0 {
-                cx.edit(Op::Clip { path: area.path.clone(), op: ClipOp::MoveKeys { keys, delta, snap } });
+                cx.edit(Op::Clip { path: area.path.clone(), op: ClipOp::MoveKeys { keys, delta } });
                 panel.selection = next;
             }
         }

@@ -6,8 +6,8 @@
 //!   Auto Key toggle, Key (K), the dope sheet / curve view switch, All Bones, onion skins and
 //!   audio.
 //! - A ruler in frames and seconds: pressing or dragging scrubs (a preview: no undo step); the
-//!   wheel (or a pinch) zooms around the pointer, Shift+wheel or a middle drag pans, Home or a
-//!   double-click fits the clip; the preview range is a band on the ruler whose ends and middle
+//!   wheel (or a pinch) zooms around the pointer, Shift+wheel or a middle drag pans, F (Frame)
+//!   or a double-click fits the clip, Home goes to the start; the preview range is a band on the ruler whose ends and middle
 //!   drag.
 //! - A marker lane (M adds at the playhead, drag moves snapped, double-click renames, Delete
 //!   removes; markers outside the clip are red) and an event lane where each marker the head
@@ -15,8 +15,9 @@
 //! - The dope sheet ([`dope`]): a summary row, one row per bone in hierarchy order (only bones
 //!   with keys unless All Bones), each opening onto its T, R and S channels; keys drawn by
 //!   interpolation and easing; click, Shift+click and box selection; drag moves (snapped to
-//!   frames; Alt drags free); S scales about the playhead; Delete; Ctrl+C / Ctrl+V paste at the
-//!   playhead onto the same bone names; Ctrl+D duplicates at the playhead.
+//!   whole frames, one delta for every key; Alt drags free); S scales about the playhead; the
+//!   Edit commands of [`crate::command_table`] (Delete, Cut, Copy, Paste at the playhead onto the
+//!   same bone names, Duplicate at the playhead, Select All, Frame) as the app hands them over.
 //! - The curve view ([`curves`]) of the selected channels, and the easing picker ([`easing`]).
 //!
 //! One time <-> x mapping ([`mapping::Mapping`]) serves the ruler, the lanes, the rows and the
@@ -43,6 +44,7 @@ use marrow_engine::skeleton::Skeleton;
 
 use super::Cx;
 use crate::command::Command;
+use crate::command_table::UiCommand;
 use crate::document::clip_ops::{ClipOp, InsertKind, KeyRef, KeyValue, KeyWrite};
 use crate::document::{EntityOp, Op, Slot, Value, tree};
 use crate::ui_state::{Focus, Selection};
@@ -189,6 +191,13 @@ pub struct TimelinePanel {
 
 /// What the Timeline says beside an imported clip.
 pub const READ_ONLY_HINT: &str = "Read-only: this clip is inside an imported model. Make Editable copies it into a clip file you can edit.";
+
+impl TimelinePanel {
+    /// The sorted key times of the clip last shown (the summary row's keys).
+    pub fn shown_times(&self) -> &[f32] {
+        &self.index.all_times
+    }
+}
 
 impl Default for TimelinePanel {
     fn default() -> Self {
@@ -337,9 +346,8 @@ impl TimelinePanel {
         self.index.refresh(doc.revision(), &path, clip);
         self.collect_hits(ui, cx, rig_entity);
         let panel_rect = ui.available_rect_before_wrap();
-        if ui.input(|i| i.pointer.any_pressed())
-            && ui.input(|i| i.pointer.interact_pos()).is_some_and(|p| panel_rect.contains(p))
-        {
+        // A press over this panel, not over a menu or window above it.
+        if ui.input(|i| i.pointer.any_pressed()) && ui.rect_contains_pointer(panel_rect) {
             cx.ui.focus = Focus::Timeline;
         }
         let time = rig_entity.and_then(|e| cx.session.world().animator(e)).map_or(0.0, |a| a.time());
@@ -1074,15 +1082,15 @@ impl TimelinePanel {
     }
 
     fn keys(&mut self, ui: &mut egui::Ui, cx: &mut Cx, clip: &ClipAsset, area: &Area) {
-        use egui::{Key, KeyboardShortcut, Modifiers};
+        use egui::{Key, Modifiers};
         let path = area.path.clone();
         let fps = clip.clip.frame_rate;
-        let (del, copy, paste, dup, scale, marker, key, key_all, home) = ui.ctx().input_mut(|i| {
+        // The editing commands come from the command table (shortcuts, clipboard events, the
+        // Edit menu) through the app; the timeline's own keys are read here.
+        let actions = std::mem::take(&mut cx.ui.edit_actions);
+        let has = |a: UiCommand| actions.contains(&a);
+        let (scale, marker, key, key_all, home) = ui.ctx().input_mut(|i| {
             (
-                i.consume_key(Modifiers::NONE, Key::Delete) || i.consume_key(Modifiers::NONE, Key::Backspace),
-                i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::C)),
-                i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::V)),
-                i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::D)),
                 i.consume_key(Modifiers::NONE, Key::S),
                 i.consume_key(Modifiers::NONE, Key::M),
                 i.consume_key(Modifiers::NONE, Key::K),
@@ -1090,31 +1098,45 @@ impl TimelinePanel {
                 i.consume_key(Modifiers::NONE, Key::Home),
             )
         });
-        if home {
+        if has(UiCommand::Frame) {
             self.fit = true;
         }
-        if del {
+        if home && let Some(rig) = &area.rig {
+            cx.send(Command::Seek { rig: rig.clone(), time: 0.0 });
+        }
+        if has(UiCommand::SelectAll) {
+            self.selection = model::all_ids(clip).into_iter().collect();
+            self.marker = None;
+        }
+        if (has(UiCommand::Copy) || has(UiCommand::Cut) || has(UiCommand::Duplicate))
+            && !self.selection.is_empty()
+        {
+            self.copy(clip);
+            ui.ctx().copy_text(self.clipboard_text());
+        }
+        if has(UiCommand::Delete) || has(UiCommand::Cut) {
             if let Some(m) = self.marker.take() {
                 cx.edit(Op::Clip { path: path.clone(), op: ClipOp::DeleteMarkers(vec![m]) });
             } else if !self.selection.is_empty() {
                 let keys: Vec<KeyRef> = self.selection.iter().filter_map(|k| k.to_ref(clip)).collect();
-                cx.edit(Op::Clip { path: path.clone(), op: ClipOp::DeleteKeys(keys) });
+                let label = if keys.len() == 1 { "Cut Key" } else { "Cut Keys" };
+                let op = Op::Clip { path: path.clone(), op: ClipOp::DeleteKeys(keys) };
+                cx.edit(if has(UiCommand::Cut) {
+                    Op::Batch { label: label.into(), ops: vec![op] }
+                } else {
+                    op
+                });
                 self.selection.clear();
             }
         }
-        if copy || dup {
-            self.copy(clip);
-        }
+        let (paste, dup) = (has(UiCommand::Paste), has(UiCommand::Duplicate));
         if (paste || dup) && !self.clipboard.is_empty() {
             let at = snap_time(area.time, fps);
             let keys: Vec<KeyWrite> = self
                 .clipboard
                 .iter()
                 .filter(|(bone, ..)| clip.bones.contains(bone))
-                .map(|(bone, ch, dt, v)| KeyWrite {
-                    key: KeyRef::new(bone.clone(), *ch, snap_time(at + dt, fps)),
-                    value: *v,
-                })
+                .map(|(bone, ch, dt, v)| KeyWrite { key: KeyRef::new(bone.clone(), *ch, at + dt), value: *v })
                 .collect();
             if !keys.is_empty() {
                 self.selection = keys
@@ -1153,6 +1175,20 @@ impl TimelinePanel {
             self.key_pose(cx, clip, &target, key_all);
         }
         self.scale_step(ui, cx, clip, area);
+    }
+
+    /// The clipboard as text for the system clipboard: one line per key (bone, channel, time
+    /// after the first copied key, value).
+    fn clipboard_text(&self) -> String {
+        let mut out = format!("Marrow keys ({})\n", self.clipboard.len());
+        for (bone, ch, dt, v) in &self.clipboard {
+            let v = match v {
+                KeyValue::Vec3(v) => format!("{} {} {}", v.x, v.y, v.z),
+                KeyValue::Quat(q) => format!("{} {} {} {}", q.x, q.y, q.z, q.w),
+            };
+            out.push_str(&format!("{bone}\t{ch}\t+{dt}\t{v}\n"));
+        }
+        out
     }
 
     fn copy(&mut self, clip: &ClipAsset) {
@@ -1228,6 +1264,14 @@ pub struct Area {
 /// `t` snapped to the nearest frame at `fps`.
 pub fn snap_time(t: f32, fps: f32) -> f32 {
     if fps > 0.0 { (t * fps).round() / fps } else { t }
+}
+
+/// The delta of a key move: the pointer's travel `raw` (seconds) snapped to whole frames at
+/// `fps` (`None`: free), so a dragged key on a frame lands on a frame, and clamped so the
+/// earliest moved key (at `earliest`) stays at or after 0. Every moved key takes this one delta;
+/// no key is re-snapped.
+pub fn move_delta(raw: f32, fps: Option<f32>, earliest: f32) -> f32 {
+    fps.map_or(raw, |f| snap_time(raw, f)).max(-earliest)
 }
 
 fn snap_opt(t: f32, fps: Option<f32>) -> f32 {

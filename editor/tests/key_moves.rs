@@ -1,0 +1,179 @@
+//! Key moves on a clip with the shape of real motion capture (`support::mocap`: the CMU 31-joint
+//! rig, 995 frames sampled every 0.008333 s as a CMU BVH file's `Frame Time` gives them, so the
+//! keys drift off the exact 120 Hz grid by up to 0.33 ms; 31,840 keys),
+//! driven through the Timeline's dope sheet: a selection dragged by ten frames and back keeps
+//! every key and value it did not land on, keys of one channel never end up a fraction of a
+//! millisecond apart, the undo step says how many keys it replaced, and undo all gives the
+//! clip file's original bytes.
+
+mod support;
+
+use egui::Pos2;
+use egui_kittest::Harness;
+use marrow_editor::EditorApp;
+use marrow_editor::panels::timeline::model::{KeyId, RowKind};
+use marrow_engine::clip::Channel;
+use marrow_engine::project::file::ClipAsset;
+use support::mocap::{CLIP, FRAME_TIME, FRAMES};
+use support::*;
+
+/// A temporary folder holding the mocap project.
+fn mocap_project() -> TempDir {
+    let dir = TempDir::new("mocap");
+    mocap::write_project(dir.path());
+    dir
+}
+
+fn clip(h: &Harness<'_, EditorApp>) -> ClipAsset {
+    h.state().doc.project().clips[CLIP].clone()
+}
+
+/// Every key of the clip: (bone, channel, time, value bits).
+fn keys(c: &ClipAsset) -> Vec<(usize, Channel, f32, Vec<u32>)> {
+    let mut out = Vec::new();
+    for (b, ch) in c.clip.channels().iter().enumerate() {
+        if let Some(t) = &ch.translation {
+            for (time, v) in t.times().iter().zip(t.values()) {
+                out.push((b, Channel::Translation, *time, v.to_array().map(f32::to_bits).to_vec()));
+            }
+        }
+        if let Some(t) = &ch.rotation {
+            for (time, v) in t.times().iter().zip(t.values()) {
+                out.push((b, Channel::Rotation, *time, v.to_array().map(f32::to_bits).to_vec()));
+            }
+        }
+    }
+    out
+}
+
+/// The closest two keys of one channel come, seconds.
+fn closest_pair(c: &ClipAsset) -> f32 {
+    let mut best = f32::INFINITY;
+    for ch in c.clip.channels() {
+        for times in [ch.translation.as_ref().map(|t| t.times()), ch.rotation.as_ref().map(|t| t.times())]
+            .into_iter()
+            .flatten()
+        {
+            for w in times.windows(2) {
+                best = best.min(w[1] - w[0]);
+            }
+        }
+    }
+    best
+}
+
+/// Opens the project with the Actor selected (the Timeline shows its clip).
+fn open(dir: &TempDir) -> Harness<'static, EditorApp> {
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Actor");
+    assert!(h.state().panels.timeline.layout.map.is_some(), "the dope sheet is drawn");
+    h
+}
+
+/// Drags the summary row's key at `t` by `frames` frames of 120 Hz (one gesture): past the
+/// target by a few points first, so that egui sees a drag however short the move, then onto it.
+fn drag_summary_key(h: &mut Harness<'_, EditorApp>, t: f32, frames: f32) {
+    let map = h.state().panels.timeline.layout.map.unwrap();
+    let a = h.state().panels.timeline.layout.key(RowKind::Summary, t).expect("the summary row is drawn");
+    let b = Pos2::new(map.x(t + frames / 120.0), a.y);
+    let past = egui::vec2(24.0 * frames.signum(), 0.0);
+    h.hover_at(a);
+    h.run();
+    h.drag_at(a);
+    h.run();
+    for p in [a + past * 0.5, b + past, b] {
+        h.hover_at(p);
+        h.step();
+    }
+    h.drop_at(b);
+    settle(h);
+}
+
+fn select(h: &mut Harness<'_, EditorApp>, c: &ClipAsset, pick: impl Fn(usize) -> bool) -> usize {
+    let sel: std::collections::BTreeSet<KeyId> = keys(c)
+        .iter()
+        .filter(|(_, _, t, _)| pick((t / FRAME_TIME).round() as usize))
+        .map(|(b, ch, t, _)| KeyId::new(*b, *ch, *t))
+        .collect();
+    let n = sel.len();
+    h.state_mut().panels.timeline.selection = sel;
+    settle(h);
+    n
+}
+
+#[test]
+fn every_other_key_of_a_mocap_clip_dragged_ten_frames_and_back_keeps_every_key_and_value() {
+    let dir = mocap_project();
+    let original = files(dir.path());
+    let mut h = open(&dir);
+    let before = keys(&clip(&h));
+    assert_eq!(before.len(), 31_840);
+    let c = clip(&h);
+    let n = select(&mut h, &c, |frame| frame % 2 == 0);
+    assert_eq!(n, 498 * 32);
+
+    drag_summary_key(&mut h, 100.0 * FRAME_TIME, 10.0);
+    let moved = keys(&clip(&h));
+    assert_eq!(moved.len(), 31_840, "no key dropped: {:?}", h.state().doc.undo_label());
+    assert!(closest_pair(&clip(&h)) > 0.004, "no two keys of a channel closer than the spacing");
+
+    drag_summary_key(&mut h, 110.0 * FRAME_TIME, -10.0);
+    let back = keys(&clip(&h));
+    assert_eq!(back.len(), before.len());
+    for (a, b) in before.iter().zip(&back) {
+        assert_eq!((a.0, a.1, &a.3), (b.0, b.1, &b.3), "every value unchanged, bit for bit");
+        // Two f32 roundings (t + d - d): within a few ulps, far below the 1e-5 s of one instant.
+        assert!((a.2 - b.2).abs() <= 4e-6, "time {} came back as {}", a.2, b.2);
+    }
+    assert_eq!(h.state().doc.head(), 2, "two drags, two steps");
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Move 15,936 keys"));
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}
+
+#[test]
+fn the_first_half_of_a_mocap_clip_dragged_ten_frames_replaces_only_the_keys_it_lands_on() {
+    let dir = mocap_project();
+    let original = files(dir.path());
+    let mut h = open(&dir);
+    let before = keys(&clip(&h));
+    let c = clip(&h);
+    let n = select(&mut h, &c, |frame| frame < FRAMES / 2);
+    assert_eq!(n, 497 * 32);
+
+    // The moved keys of frames 487..=496 land on the resting keys of 497..=506 (3.3 us off
+    // in this capture's timing: the same instant), which they replace; nothing else changes.
+    drag_summary_key(&mut h, 200.0 * FRAME_TIME, 10.0);
+    let c = clip(&h);
+    assert_eq!(keys(&c).len(), 31_840 - 10 * 32, "only the ten frames landed on are replaced");
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Move 15,904 keys (320 replaced)"));
+    assert!(closest_pair(&c) > 0.004, "no key left a fraction of a millisecond beside another");
+    let resting: Vec<_> = before.iter().filter(|k| (k.2 / FRAME_TIME).round() as usize >= 507).collect();
+    let now = keys(&c);
+    for k in resting {
+        assert!(now.contains(k), "the unselected key {k:?} is untouched");
+    }
+
+    // And back (a second gesture): the moved keys return to their times; the ten frames they
+    // replaced stay gone (that was the first step; undo brings them back).
+    drag_summary_key(&mut h, 210.0 * FRAME_TIME, -10.0);
+    let c = clip(&h);
+    assert_eq!(keys(&c).len(), 31_840 - 10 * 32);
+    assert!(closest_pair(&c) > 0.004);
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}
+
+#[test]
+fn a_single_key_dragged_ten_frames_replaces_the_key_it_lands_on_instead_of_sitting_beside_it() {
+    let dir = mocap_project();
+    let mut h = open(&dir);
+    let before = keys(&clip(&h));
+    let (b, ch) = (0, Channel::Rotation);
+    let t = clip(&h).clip.channels()[b].rotation.as_ref().unwrap().times()[300];
+    h.state_mut().panels.timeline.selection = [KeyId::new(b, ch, t)].into_iter().collect();
+    settle(&mut h);
+    drag_summary_key(&mut h, t, 10.0);
+    let after = keys(&clip(&h));
+    assert_eq!(after.len(), before.len() - 1, "the key lands on the one ten frames on, replacing it");
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Move Key (1 replaced)"));
+    assert!(closest_pair(&clip(&h)) > 0.004, "not two keys 0.16 ms apart");
+}

@@ -1,0 +1,489 @@
+//! The real application under a real X server: each test starts `Xvfb` on a free display, runs
+//! the `marrow` binary (the one cargo built for this test run) on a copy of a sample project in
+//! a temporary folder, finds its window with `xdotool search --sync --name Marrow`, focuses it,
+//! and drives it with real keys and mouse events through XTEST (`xdotool key ctrl+c`,
+//! `mousemove`, `click`, `mousedown` / `mouseup`): exactly what egui-winit turns into egui events
+//! in a user's session (Ctrl+C / Ctrl+V arrive as `Event::Copy` / `Event::Paste`, never as key
+//! events). The files on disk are compared after Ctrl+S.
+//!
+//! Where to click comes from the editor's test probe (`MARROW_TEST_PROBE`, see
+//! `marrow_editor::probe`): a JSON file of the screen rectangles of menus, outliner rows, dope
+//! sheet rows and keys, and graph nodes, with the document's step count, so a test waits for the
+//! editor to have taken each event instead of sleeping.
+//!
+//! Without Xvfb or xdotool each test prints a loud `SKIPPED` line and passes, unless
+//! `MARROW_REQUIRE_XVFB=1` (set by `.ci/run`), where it fails. A screenshot of the mocap clip in
+//! the dope sheet is written to the test's folder (and copied to `MARROW_SCREENSHOT_DIR` when set).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use marrow_engine::project::Project;
+use serde_json::Value;
+
+/// One editor at a time: the runner has few cores and each editor renders on the CPU.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `true` when the X tools are here; else prints SKIPPED (or fails under MARROW_REQUIRE_XVFB=1).
+fn tools(test: &str) -> bool {
+    let missing: Vec<&str> = ["Xvfb", "xdotool", "import"].into_iter().filter(|t| !have(t)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let why = format!("{} not installed", missing.join(", "));
+    if std::env::var("MARROW_REQUIRE_XVFB").is_ok_and(|v| v == "1") {
+        panic!("{test}: {why}, and MARROW_REQUIRE_XVFB=1");
+    }
+    eprintln!("SKIPPED: real_window::{test}: {why} (set MARROW_REQUIRE_XVFB=1 to fail instead)");
+    false
+}
+
+/// A temporary folder, removed on drop.
+struct Temp(PathBuf);
+
+impl Temp {
+    fn new(tag: &str) -> Temp {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("marrow-real-window-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Temp(p)
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Xvfb and the editor on a project folder; both killed on drop.
+struct Editor {
+    display: String,
+    xvfb: Child,
+    app: Child,
+    win: String,
+    probe: PathBuf,
+    project: PathBuf,
+    tmp: Temp,
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Drop for Editor {
+    fn drop(&mut self) {
+        let _ = self.app.kill();
+        let _ = self.app.wait();
+        let _ = self.xvfb.kill();
+        let _ = self.xvfb.wait();
+    }
+}
+
+fn free_display() -> u32 {
+    (91..400)
+        .find(|n| {
+            !Path::new(&format!("/tmp/.X{n}-lock")).exists()
+                && !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+        })
+        .expect("a free X display number")
+}
+
+impl Editor {
+    /// Starts Xvfb and the editor on `project` (a folder the test owns, inside `tmp`).
+    fn start(tmp: Temp, project: PathBuf) -> Editor {
+        let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let n = free_display();
+        let display = format!(":{n}");
+        let xvfb = Command::new("Xvfb")
+            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb starts");
+        let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
+        let t0 = Instant::now();
+        while !socket.exists() {
+            assert!(t0.elapsed() < Duration::from_secs(20), "Xvfb {display} did not come up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let runtime = tmp.0.join("runtime");
+        let home = tmp.0.join("home");
+        std::fs::create_dir_all(&runtime).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+        }
+        let probe = tmp.0.join("probe.json");
+        let app = Command::new(env!("CARGO_BIN_EXE_marrow"))
+            .arg("edit")
+            .arg(&project)
+            .env("DISPLAY", &display)
+            .env_remove("WAYLAND_DISPLAY")
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("MARROW_TEST_PROBE", &probe)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(tmp.0.join("marrow.log")).unwrap())
+            .spawn()
+            .expect("the marrow binary starts");
+        let mut ed = Editor { display, xvfb, app, win: String::new(), probe, project, tmp, _one: one };
+        let win = ed.xdo(&["search", "--sync", "--onlyvisible", "--name", "Marrow"]);
+        ed.win = win.lines().next().expect("a Marrow window").trim().to_owned();
+        let w = ed.win.clone();
+        ed.xdo(&["windowmove", "--sync", &w, "0", "0"]);
+        ed.xdo(&["windowsize", "--sync", &w, "1280", "800"]);
+        // Keys sent with `--window` are ignored by winit: the window must have the focus.
+        ed.xdo(&["windowfocus", "--sync", &w]);
+        ed.wait("the menu bar drawn", |p| p["rects"]["menu:Edit"].is_array());
+        ed
+    }
+
+    fn xdo(&self, args: &[&str]) -> String {
+        let out =
+            Command::new("xdotool").args(args).env("DISPLAY", &self.display).output().expect("xdotool runs");
+        assert!(out.status.success(), "xdotool {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn probe(&self) -> Value {
+        std::fs::read_to_string(&self.probe)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null)
+    }
+
+    /// Waits (up to 60 s) until the probe satisfies `ok`; fails with a screenshot otherwise.
+    fn wait(&self, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+        let t0 = Instant::now();
+        loop {
+            let p = self.probe();
+            if ok(&p) {
+                return p;
+            }
+            if t0.elapsed() > Duration::from_secs(60) {
+                let shot = self.screenshot("timeout");
+                let log = std::fs::read_to_string(self.tmp.0.join("marrow.log")).unwrap_or_default();
+                panic!("timed out waiting for {what}; screenshot {shot:?}; probe {p}; log:\n{log}");
+            }
+            std::thread::sleep(Duration::from_millis(40));
+        }
+    }
+
+    /// Waits for the document to reach `n` steps after an action.
+    fn wait_steps(&self, n: u64, after: &str) {
+        self.wait(&format!("{n} steps after {after}"), |p| p["steps"].as_u64() == Some(n));
+    }
+
+    fn move_to(&self, x: f64, y: f64) {
+        let (x, y) = (format!("{}", x.round() as i64), format!("{}", y.round() as i64));
+        self.xdo(&["mousemove", "--window", &self.win, &x, &y]);
+        std::thread::sleep(Duration::from_millis(60));
+    }
+
+    /// A press held for a few frames, then released (a press and release within one frame
+    /// would not scrub the ruler).
+    fn click(&self, x: f64, y: f64) {
+        self.move_to(x, y);
+        self.xdo(&["mousedown", "1"]);
+        std::thread::sleep(Duration::from_millis(150));
+        self.xdo(&["mouseup", "1"]);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    /// Presses a key combination (`ctrl+c`).
+    fn key(&self, k: &str) {
+        self.xdo(&["key", k]);
+        std::thread::sleep(Duration::from_millis(120));
+    }
+
+    /// Clicks the middle of the probe's rectangle `name` once it is there.
+    fn click_rect(&self, name: &str) {
+        let p = self.wait(name, |p| p["rects"][name].is_array());
+        let [x0, y0, x1, y1] = rect(&p["rects"][name]);
+        self.click((x0 + x1) / 2.0, (y0 + y1) / 2.0);
+    }
+
+    /// Saves with Ctrl+S and waits until the document is clean.
+    fn save(&self) {
+        self.key("ctrl+s");
+        self.wait("the save", |p| p["dirty"] == Value::Bool(false));
+    }
+
+    fn screenshot(&self, name: &str) -> PathBuf {
+        let path = self.tmp.0.join(format!("{name}.png"));
+        let _ = Command::new("import")
+            .args(["-window", "root"])
+            .arg(&path)
+            .env("DISPLAY", &self.display)
+            .status();
+        if let Some(dir) = std::env::var_os("MARROW_SCREENSHOT_DIR") {
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::copy(&path, Path::new(&dir).join(format!("{name}.png")));
+        }
+        path
+    }
+
+    /// Selects an entity by clicking its outliner row.
+    fn select_entity(&self, name: &str) {
+        let key = format!("outliner:{name}");
+        let p = self.wait(&key, |p| p["rects"][key.as_str()].is_array());
+        let [x0, y0, _, y1] = rect(&p["rects"][key.as_str()]);
+        self.click(x0 + 60.0, (y0 + y1) / 2.0);
+    }
+
+    /// The dope sheet once it shows keys: (summary row y, keys as (t, x)).
+    fn dope(&self) -> (f64, Vec<(f64, f64)>) {
+        let p = self
+            .wait("the dope sheet's keys", |p| p["dope"]["keys"].as_array().is_some_and(|k| !k.is_empty()));
+        let d = &p["dope"];
+        let y = d["rows"].as_array().unwrap().iter().find(|r| r["kind"] == "Summary").expect("a summary row")
+            ["y"]
+            .as_f64()
+            .unwrap();
+        let keys = d["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| (k["t"].as_f64().unwrap(), k["x"].as_f64().unwrap()))
+            .collect();
+        (y, keys)
+    }
+
+    /// The x of time `t` on the dope sheet (its mapping is linear; two keys give it).
+    fn x_of(&self, t: f64) -> f64 {
+        let (_, keys) = self.dope();
+        let (a, b) = (keys[0], *keys.last().unwrap());
+        a.1 + (t - a.0) * (b.1 - a.1) / (b.0 - a.0)
+    }
+
+    /// Clicks the ruler at time `t` (the playhead goes there).
+    fn seek(&self, t: f64) {
+        let p = self.probe();
+        let [_, y0, _, y1] = rect(&p["dope"]["ruler"]);
+        self.click(self.x_of(t), (y0 + y1) / 2.0);
+    }
+
+    fn file(&self, rel: &str) -> Vec<u8> {
+        std::fs::read(self.project.join(rel)).unwrap()
+    }
+}
+
+fn rect(v: &Value) -> [f64; 4] {
+    let a = v.as_array().expect("a rectangle");
+    [0, 1, 2, 3].map(|i| a[i].as_f64().unwrap())
+}
+
+/// A copy of `projects/<name>` in a fresh temporary folder.
+fn sample(name: &str) -> (Temp, PathBuf) {
+    let tmp = Temp::new(name);
+    let project = tmp.0.join(name);
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("projects").join(name), &project);
+    (tmp, project)
+}
+
+fn key_count(project: &Path, clip: &str) -> usize {
+    let p = Project::load(project).unwrap();
+    p.clips[clip]
+        .clip
+        .channels()
+        .iter()
+        .map(|c| {
+            c.translation.as_ref().map_or(0, |t| t.len())
+                + c.rotation.as_ref().map_or(0, |t| t.len())
+                + c.scale.as_ref().map_or(0, |t| t.len())
+        })
+        .sum()
+}
+
+fn key_times(project: &Path, clip: &str) -> Vec<f32> {
+    let p = Project::load(project).unwrap();
+    let mut t: Vec<f32> = p.clips[clip]
+        .clip
+        .channels()
+        .iter()
+        .flat_map(|c| c.translation.iter().chain(c.scale.iter()).flat_map(|t| t.times().to_vec()))
+        .chain(
+            p.clips[clip]
+                .clip
+                .channels()
+                .iter()
+                .flat_map(|c| c.rotation.iter().flat_map(|t| t.times().to_vec())),
+        )
+        .collect();
+    t.sort_by(f32::total_cmp);
+    t.dedup();
+    t
+}
+
+const STRIDE: &str = "clips/stride.clip.ron";
+
+#[test]
+fn keys_copied_with_ctrl_c_and_pasted_with_ctrl_v_are_saved_and_ctrl_z_restores_the_file() {
+    if !tools("keys_copied_with_ctrl_c_and_pasted_with_ctrl_v_are_saved_and_ctrl_z_restores_the_file") {
+        return;
+    }
+    let (tmp, project) = sample("runner");
+    let original = std::fs::read(project.join(STRIDE)).unwrap();
+    let before = key_count(&project, STRIDE);
+    let ed = Editor::start(tmp, project.clone());
+    ed.select_entity("Runner");
+    let (y, keys) = ed.dope();
+    let k = keys.iter().find(|k| (k.0 - 0.25).abs() < 1e-4).expect("a key at 0.25");
+    ed.click(k.1, y);
+    ed.wait("keys selected", |p| p["keys_selected"].as_u64().is_some_and(|n| n > 0));
+    ed.key("ctrl+c");
+    ed.seek(0.4);
+    ed.key("ctrl+v");
+    ed.wait_steps(1, "Ctrl+V");
+    ed.save();
+    assert!(key_count(&project, STRIDE) > before, "the saved clip gained the pasted keys");
+    assert!(key_times(&project, STRIDE).iter().any(|t| (t - 0.4).abs() < 1e-4), "keys at the playhead");
+    ed.key("ctrl+z");
+    ed.wait_steps(0, "Ctrl+Z");
+    ed.save();
+    assert!(ed.file(STRIDE) == original, "undo and save give the original bytes");
+}
+
+#[test]
+fn keys_duplicated_deleted_cut_and_pasted_from_the_edit_menu_in_the_real_window() {
+    if !tools("keys_duplicated_deleted_cut_and_pasted_from_the_edit_menu_in_the_real_window") {
+        return;
+    }
+    let (tmp, project) = sample("runner");
+    let before = key_times(&project, STRIDE);
+    let ed = Editor::start(tmp, project.clone());
+    ed.select_entity("Runner");
+    ed.seek(0.4);
+    let (y, keys) = ed.dope();
+    let at = |t: f64| keys.iter().find(|k| (k.0 - t).abs() < 1e-4).expect("a key").1;
+    // Ctrl+D duplicates the key at 0.25 to the playhead; Delete removes the duplicates.
+    ed.click(at(0.25), y);
+    ed.key("ctrl+d");
+    ed.wait_steps(1, "Ctrl+D");
+    ed.key("Delete");
+    ed.wait_steps(2, "Delete");
+    // Ctrl+X cuts the keys at 0.5; Edit > Paste puts them at the playhead.
+    ed.click(at(0.5), y);
+    ed.wait("keys selected", |p| p["keys_selected"].as_u64().is_some_and(|n| n > 0));
+    ed.key("ctrl+x");
+    ed.wait_steps(3, "Ctrl+X");
+    ed.click_rect("menu:Edit");
+    ed.click_rect("menu:Paste");
+    ed.wait_steps(4, "Edit > Paste");
+    ed.save();
+    let after = key_times(&project, STRIDE);
+    let has = |v: &[f32], t: f32| v.iter().any(|x| (x - t).abs() < 1e-4);
+    assert!(has(&before, 0.5) && !has(&after, 0.5), "the keys at 0.5 were cut: {after:?}");
+    assert!(has(&after, 0.4), "and pasted at the playhead: {after:?}");
+    assert!(has(&after, 0.25), "the duplicated keys stay: {after:?}");
+}
+
+#[test]
+fn graph_nodes_copied_pasted_duplicated_and_deleted_with_real_keys() {
+    if !tools("graph_nodes_copied_pasted_duplicated_and_deleted_with_real_keys") {
+        return;
+    }
+    const GRAPH: &str = "graphs/locomotion.graph.ron";
+    let (tmp, project) = sample("locomotion");
+    let nodes = |p: &Path| Project::load(p).unwrap().graphs[GRAPH].nodes.len();
+    let before = nodes(&project);
+    let ed = Editor::start(tmp, project.clone());
+    ed.select_entity("Runner");
+    ed.click_rect("menu:Window");
+    ed.click_rect("menu:Graph");
+    let p = ed.wait("graph nodes", |p| p["graph"]["nodes"].as_object().is_some_and(|n| !n.is_empty()));
+    // Node 2 is the Adjust (an Output would not paste beside the graph's own).
+    let (id, r) = ("2", rect(&p["graph"]["nodes"]["2"]));
+    // A node's frame, by its top-right corner (the body holds widgets).
+    ed.click(r[2] - 6.0, r[1] + 6.0);
+    ed.wait(&format!("node {id} selected"), |p| p["nodes_selected"] == 1);
+    ed.key("ctrl+c");
+    ed.key("ctrl+v");
+    ed.wait_steps(1, "Ctrl+V");
+    ed.key("ctrl+d");
+    ed.wait_steps(2, "Ctrl+D");
+    ed.key("Delete");
+    ed.wait_steps(3, "Delete");
+    ed.save();
+    assert_eq!(nodes(&project), before + 1, "pasted one, duplicated it, deleted the duplicate");
+}
+
+/// The mocap-like project (shared with the editor's key-move tests).
+#[path = "../editor/tests/support/mocap.rs"]
+mod mocap;
+
+fn mocap_project() -> (Temp, PathBuf) {
+    let tmp = Temp::new("mocap");
+    let root = tmp.0.join("mocap");
+    std::fs::create_dir_all(&root).unwrap();
+    mocap::write_project(&root);
+    (tmp, root)
+}
+
+#[test]
+fn a_mocap_key_dragged_ten_frames_with_the_mouse_replaces_the_keys_it_lands_on() {
+    if !tools("a_mocap_key_dragged_ten_frames_with_the_mouse_replaces_the_keys_it_lands_on") {
+        return;
+    }
+    use mocap::{CLIP, FRAME_TIME};
+    let (tmp, project) = mocap_project();
+    assert_eq!(key_count(&project, CLIP), mocap::FRAMES * 32);
+    let ed = Editor::start(tmp, project.clone());
+    ed.select_entity("Actor");
+    let (y, _) = ed.dope();
+    ed.screenshot("mocap-dope-sheet");
+    // Zoom in around frame 300 (the wheel over the ruler) until a frame is several pixels wide.
+    let t = 300.0 * FRAME_TIME as f64;
+    let ruler = rect(&ed.probe()["dope"]["ruler"]);
+    for _ in 0..12 {
+        let frame_px = ed.x_of(t + 1.0 / 120.0) - ed.x_of(t);
+        if frame_px > 8.0 {
+            break;
+        }
+        ed.move_to(ed.x_of(t), (ruler[1] + ruler[3]) / 2.0);
+        ed.xdo(&["click", "--repeat", "4", "--delay", "40", "4"]);
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    let (x0, x1) = (ed.x_of(t), ed.x_of(t + 10.0 / 120.0));
+    assert!(x1 - x0 > 40.0, "zoomed in: ten frames span {} px", x1 - x0);
+    // Drag the summary key at frame 300 (every channel's key there) by ten frames.
+    ed.move_to(x0, y);
+    ed.xdo(&["mousedown", "1"]);
+    for i in 1..=6 {
+        ed.move_to(x0 + (x1 - x0) * i as f64 / 6.0, y);
+    }
+    ed.xdo(&["mouseup", "1"]);
+    ed.wait_steps(1, "the drag");
+    ed.save();
+    assert_eq!(
+        key_count(&project, CLIP),
+        31_840 - 32,
+        "the 32 moved keys replaced the 32 they landed on, none left 0.1 ms beside another"
+    );
+}
