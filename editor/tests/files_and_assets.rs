@@ -326,10 +326,13 @@ fn export_gltf_from_the_file_menu_writes_the_scene_and_edits_nothing() {
     settle(&mut h);
     click(&mut h, Role::Button, "Export");
     let out = dir.path().join("export/main.gltf");
-    assert!(out.is_file() && dir.path().join("export/main.bin").is_file(), "written beside the project");
     assert!(!h.state().panels.export.open, "the window closes on export");
     assert!(h.state().modal.is_none(), "{:?}", h.state().modal);
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    // Its buffer sits beside it under a content-named `main.<hash>.bin` (#29).
+    let uri = json["buffers"][0]["uri"].as_str().unwrap().to_owned();
+    assert!(uri.starts_with("main.") && uri.ends_with(".bin"), "{uri}");
+    assert!(out.is_file() && dir.path().join("export").join(&uri).is_file(), "written beside the project");
     let anim = &json["animations"][0];
     assert_eq!(anim["name"], "stride");
     assert!(
