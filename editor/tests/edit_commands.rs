@@ -54,3 +54,30 @@ fn an_entity_copied_pasted_duplicated_and_cut_with_the_outliner_focused() {
     assert_eq!(h.state().doc.undo_label().as_deref(), Some("Cut Entity"));
     undo_all_redo_all(&mut h, dir.path(), &original);
 }
+
+#[test]
+fn with_the_timeline_focused_home_goes_to_the_start_and_select_all_takes_every_key() {
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    let map = h.state().panels.timeline.layout.map.expect("the dope sheet is drawn");
+    let y = h.state().panels.timeline.layout.rows[0].1;
+    // A click on the dope sheet gives the timeline the keyboard's editing keys.
+    let at = egui::Pos2::new(map.x(0.6), y);
+    h.hover_at(at);
+    h.run();
+    h.drag_at(at);
+    h.drop_at(at);
+    settle(&mut h);
+    h.state_mut().send(marrow_editor::command::Command::Seek { rig: "Runner".into(), time: 0.5 });
+    settle(&mut h);
+    let time = |h: &Harness<'_, EditorApp>| {
+        let e = h.state().session.entity("Runner").unwrap();
+        h.state().session.world().animator(e).unwrap().time()
+    };
+    assert_eq!(time(&h), 0.5);
+    key(&mut h, Modifiers::NONE, Key::Home);
+    assert_eq!(time(&h), 0.0, "Home goes to the start (it used to fit the view)");
+    key(&mut h, Modifiers::COMMAND, Key::A);
+    assert_eq!(h.state().panels.timeline.selection.len(), 25, "every key of the stride clip");
+}
