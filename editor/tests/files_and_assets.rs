@@ -324,10 +324,15 @@ fn export_gltf_from_the_file_menu_writes_the_scene_and_edits_nothing() {
     settle(&mut h);
     click(&mut h, Role::Button, "Export");
     let out = dir.path().join("export/main.gltf");
-    assert!(out.is_file() && dir.path().join("export/main.bin").is_file(), "written beside the project");
     assert!(!h.state().panels.export.open, "the window closes on export");
     assert!(h.state().modal.is_none(), "{:?}", h.state().modal);
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    // The buffer beside it is named after its content (`main.<8 hex>.bin`).
+    let bin = json["buffers"][0]["uri"].as_str().unwrap();
+    assert!(
+        bin.starts_with("main.") && dir.path().join("export").join(bin).is_file(),
+        "written beside the project"
+    );
     let anim = &json["animations"][0];
     assert_eq!(anim["name"], "stride");
     assert!(
