@@ -387,3 +387,24 @@ fn export_gltf_lists_every_fault_and_offers_no_export_until_they_are_mended() {
     });
     assert!(!dir.path().join("export").exists(), "nothing written");
 }
+
+#[test]
+fn an_import_into_a_project_whose_assets_folder_links_outside_copies_nothing_there() {
+    // Issue 29: the copy into `assets/` followed a linked folder out of the project.
+    let base = std::env::temp_dir().join(format!("marrow-import-link-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (root, outside) = (base.join("project"), base.join("outside"));
+    let project = marrow_engine::project::runner::runner_project();
+    project.save(&root).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::remove_dir_all(root.join("assets")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("assets")).unwrap();
+    let model =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/gltf/SimpleSkin/SimpleSkin.gltf");
+    let faults = marrow_editor::import::run(&model, &root, "scenes/main.scene.ron", &project)
+        .map(|_| ())
+        .expect_err("the import must be refused");
+    assert!(faults.iter().any(|f| f.contains("outside the project folder")), "{faults:?}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "a file was written outside the project");
+    std::fs::remove_dir_all(&base).unwrap();
+}
