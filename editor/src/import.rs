@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use marrow_engine::gltf::ImportedScene;
-use marrow_engine::project::Project;
 use marrow_engine::project::file::ClipAsset;
+use marrow_engine::project::fs::{ProjectRoot, read_regular};
+use marrow_engine::project::{Project, ProjectError, write_atomic};
 
 use crate::document::{Op, Slot, Value, tree};
 
@@ -104,11 +105,14 @@ pub fn run(path: &Path, root: &Path, scene: &str, project: &Project) -> Outcome 
         None => {
             let rel = unique_path(project, root, "assets", &sanitize(&stem), &ext);
             let dest = root.join(&rel);
-            let copy = || -> std::io::Result<()> {
-                std::fs::create_dir_all(dest.parent().unwrap_or(root))?;
-                std::fs::copy(path, &dest)?;
+            // Resolved inside the project first (a linked `assets/` or a dangling link is
+            // refused), read as a regular file, written whole.
+            let copy = || -> Result<(), ProjectError> {
+                let project_root = ProjectRoot::open(root)?;
+                let real = project_root.resolve(&dest)?;
+                write_atomic(&real, &read_regular(path, path)?)?;
                 if ext.eq_ignore_ascii_case(".gltf") {
-                    copy_uris(path, dest.parent().unwrap_or(root))?;
+                    copy_uris(path, &project_root, dest.parent().unwrap_or(root))?;
                 }
                 Ok(())
             };
@@ -125,9 +129,9 @@ pub fn run(path: &Path, root: &Path, scene: &str, project: &Project) -> Outcome 
 }
 
 /// Copies the relative files a `.gltf` names (buffers and images) next to its copy.
-fn copy_uris(gltf: &Path, dest_dir: &Path) -> std::io::Result<()> {
-    let text = std::fs::read_to_string(gltf)?;
-    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else { return Ok(()) };
+fn copy_uris(gltf: &Path, project: &ProjectRoot, dest_dir: &Path) -> Result<(), ProjectError> {
+    let text = read_regular(gltf, gltf)?;
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(&text) else { return Ok(()) };
     let src_dir = gltf.parent().unwrap_or(Path::new("."));
     for key in ["buffers", "images"] {
         for item in json.get(key).and_then(|v| v.as_array()).into_iter().flatten() {
@@ -136,10 +140,9 @@ fn copy_uris(gltf: &Path, dest_dir: &Path) -> std::io::Result<()> {
                 continue;
             }
             let from = src_dir.join(uri);
-            let to = dest_dir.join(uri);
+            let to = project.resolve(&dest_dir.join(uri))?;
             if from.is_file() && !to.exists() {
-                std::fs::create_dir_all(to.parent().unwrap_or(dest_dir))?;
-                std::fs::copy(&from, &to)?;
+                write_atomic(&to, &read_regular(&from, &from)?)?;
             }
         }
     }

@@ -329,10 +329,12 @@ fn export_gltf_from_the_file_menu_writes_the_scene_and_edits_nothing() {
     assert!(!h.state().panels.export.open, "the window closes on export");
     assert!(h.state().modal.is_none(), "{:?}", h.state().modal);
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    // Its buffer sits beside it under a content-named `main.<hash>.bin` (#29).
-    let uri = json["buffers"][0]["uri"].as_str().unwrap().to_owned();
-    assert!(uri.starts_with("main.") && uri.ends_with(".bin"), "{uri}");
-    assert!(out.is_file() && dir.path().join("export").join(&uri).is_file(), "written beside the project");
+    // The buffer beside it is named after its content (`main.<8 hex>.bin`).
+    let bin = json["buffers"][0]["uri"].as_str().unwrap();
+    assert!(
+        bin.starts_with("main.") && dir.path().join("export").join(bin).is_file(),
+        "written beside the project"
+    );
     let anim = &json["animations"][0];
     assert_eq!(anim["name"], "stride");
     assert!(
@@ -386,4 +388,25 @@ fn export_gltf_lists_every_fault_and_offers_no_export_until_they_are_mended() {
         h.get_by_role_and_label(Role::Button, "Export").accesskit_node().is_disabled()
     });
     assert!(!dir.path().join("export").exists(), "nothing written");
+}
+
+#[test]
+fn an_import_into_a_project_whose_assets_folder_links_outside_copies_nothing_there() {
+    // Issue 29: the copy into `assets/` followed a linked folder out of the project.
+    let base = std::env::temp_dir().join(format!("marrow-import-link-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (root, outside) = (base.join("project"), base.join("outside"));
+    let project = marrow_engine::project::runner::runner_project();
+    project.save(&root).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::remove_dir_all(root.join("assets")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("assets")).unwrap();
+    let model =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/gltf/SimpleSkin/SimpleSkin.gltf");
+    let faults = marrow_editor::import::run(&model, &root, "scenes/main.scene.ron", &project)
+        .map(|_| ())
+        .expect_err("the import must be refused");
+    assert!(faults.iter().any(|f| f.contains("outside the project folder")), "{faults:?}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "a file was written outside the project");
+    std::fs::remove_dir_all(&base).unwrap();
 }
