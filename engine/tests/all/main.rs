@@ -20,6 +20,7 @@ mod gltf_spec;
 mod graph;
 mod graph_animator;
 mod graph_file;
+mod hostile_cost;
 mod loader_props;
 mod one_runtime;
 mod particles;
