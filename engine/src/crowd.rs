@@ -33,6 +33,16 @@ pub const MAX_FRAMES: u32 = 4096;
 /// Instances one crowd may hold, at most.
 pub const MAX_INSTANCES: u32 = 1_000_000;
 
+/// The most bytes one crowd's baked table (`clips x frames x bones` matrices of 48 bytes) may
+/// hold: what a GPU storage buffer binding holds by default (`wgpu::Limits::default()`), so a
+/// crowd that bakes can be drawn. A clip listed many times is baked each time, and counted so.
+pub const MAX_TABLE_BYTES: u64 = 128 << 20;
+
+/// The bytes of a table of `clips x frames x bones` matrices.
+pub fn table_bytes(clips: usize, frames: u32, bones: usize) -> u64 {
+    (clips as u64).saturating_mul(frames as u64).saturating_mul(bones as u64).saturating_mul(48)
+}
+
 /// One baked clip's place in the table and how it plays.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BakedClip {
@@ -84,6 +94,22 @@ pub enum BakeError {
     /// No clip to bake.
     #[error("bake: no clip to bake")]
     NoClips,
+    /// The table would pass [`MAX_TABLE_BYTES`].
+    #[error(
+        "bake: {clips} clips x {frames} frames x {bones} bones would bake {} MB of matrices; the limit is {} MB per crowd",
+        bytes >> 20,
+        MAX_TABLE_BYTES >> 20
+    )]
+    TooLarge {
+        /// Clips (each listing counts).
+        clips: usize,
+        /// Frames per clip.
+        frames: u32,
+        /// Bones per frame.
+        bones: usize,
+        /// The table's bytes.
+        bytes: u64,
+    },
     /// A pose job refused.
     #[error("bake: clip {clip:?}: {error}")]
     Job {
@@ -110,6 +136,11 @@ impl BakeJob<'_> {
     pub fn validate(&self) -> Result<(), BakeError> {
         if self.clips.is_empty() {
             return Err(BakeError::NoClips);
+        }
+        let (clips, bones) = (self.clips.len(), self.skeleton.bone_count());
+        let bytes = table_bytes(clips, self.frames, bones);
+        if bytes > MAX_TABLE_BYTES {
+            return Err(BakeError::TooLarge { clips, frames: self.frames, bones, bytes });
         }
         for c in self.clips {
             let min = if c.looping { 1 } else { 2 };

@@ -193,12 +193,15 @@ pub fn bind_grouped(
         })
         .collect();
     // Per group, the segments it may use (indices into `segs`); the whole set for no group.
+    // (Each group's bones as a set, so a group costs its bones plus the segments, not their
+    // product.)
     let all: Vec<u32> = (0..segs.len() as u32).collect();
     let allowed: Vec<Vec<u32>> = group_bones
         .iter()
         .map(|bones| {
+            let set: std::collections::HashSet<u16> = bones.iter().copied().collect();
             let list: Vec<u32> =
-                (0..segs.len() as u32).filter(|&k| bones.contains(&segs[k as usize].bone)).collect();
+                (0..segs.len() as u32).filter(|&k| set.contains(&segs[k as usize].bone)).collect();
             if list.is_empty() { all.clone() } else { list }
         })
         .collect();
@@ -656,13 +659,21 @@ impl ParticleCloud {
         if sample.positions.is_empty() && settings.count > 0 {
             return Err(CloudError::NoSurface { mesh: mesh.name.clone() });
         }
+        // Each bone's first group (one pass over the groups, so each point's lookup is one read
+        // however many groups there are).
+        let mut group_of: std::collections::HashMap<u16, u32> = std::collections::HashMap::new();
+        for (g, bones) in group_bones.iter().enumerate() {
+            for &b in bones {
+                group_of.entry(b).or_insert(g as u32);
+            }
+        }
         let groups: Vec<u32> = sample
             .sources
             .iter()
             .map(|(tri, bary)| {
                 let k = (0..3).max_by(|&a, &b| bary[a].total_cmp(&bary[b])).unwrap_or(0);
                 let bone = dominant.get(tri[k]).copied().unwrap_or(u16::MAX);
-                group_bones.iter().position(|g| g.contains(&bone)).map_or(u32::MAX, |g| g as u32)
+                group_of.get(&bone).copied().unwrap_or(u32::MAX)
             })
             .collect();
         let binding = bind_grouped(&sample.positions, skeleton, settings.falloff, &groups, &group_bones);

@@ -76,6 +76,11 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     if !args.time.is_finite() {
         bail!("--time {}: not a finite number", args.time);
     }
+    if let Some(w) = args.outline
+        && !(w.is_finite() && (1.0..=8.0).contains(&w))
+    {
+        bail!("--outline {w}: must be a width from 1 to 8 pixels");
+    }
     let is_project = args.file.is_dir() || args.file.file_name().is_some_and(|n| n == "project.ron");
     if is_project {
         return run_project(args, width, height);

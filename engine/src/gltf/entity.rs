@@ -6,6 +6,8 @@
 //!
 //! Not here: writing clip files or copying the model (the editor does that).
 
+use std::collections::{HashMap, HashSet};
+
 use crate::math::{Transform, decompose};
 use crate::scene::{AnimatorDesc, EntityDesc, MeshDesc};
 
@@ -18,12 +20,38 @@ pub fn entity_name(name: &str, fallback: &str) -> String {
     if n.is_empty() { fallback.to_owned() } else { n.to_owned() }
 }
 
-fn unique_child(parent: &EntityDesc, name: &str) -> String {
-    let free = |n: &str| !parent.children.iter().any(|c| c.name == n);
-    if free(name) {
-        return name.to_owned();
+/// Names handed out unique among themselves: a name, or the first free `name{sep}k` (k from 2).
+/// Naming each costs the same however many there are: each name remembers the suffix its last
+/// probe ended at, and every `name{sep}k` below it stays taken (names are only added).
+pub(crate) struct UniqueNames {
+    sep: &'static str,
+    taken: HashSet<String>,
+    next: HashMap<String, usize>,
+}
+
+impl UniqueNames {
+    /// No name taken yet; suffixes joined by `sep`.
+    pub(crate) fn new(sep: &'static str) -> Self {
+        Self { sep, taken: HashSet::new(), next: HashMap::new() }
     }
-    (2..).map(|i| format!("{name} {i}")).find(|n| free(n)).unwrap_or_default()
+
+    /// `name`, or the first free `name{sep}k` (k from 2), now taken.
+    pub(crate) fn unique(&mut self, name: &str) -> String {
+        let mut out = name.to_owned();
+        if self.taken.contains(&out) {
+            let mut k = self.next.get(name).copied().unwrap_or(2);
+            loop {
+                out = format!("{name}{}{k}", self.sep);
+                k += 1;
+                if !self.taken.contains(&out) {
+                    break;
+                }
+            }
+            self.next.insert(name.to_owned(), k);
+        }
+        self.taken.insert(out.clone());
+        out
+    }
 }
 
 fn transform_of(m: &glam::Mat4) -> Transform {
@@ -66,6 +94,8 @@ pub fn model_entity(
             }
         })
         .collect();
+    let mut rig_names: Vec<UniqueNames> = rigs.iter().map(|_| UniqueNames::new(" ")).collect();
+    let mut root_names = UniqueNames::new(" ");
     for (n, node) in scene.nodes.iter().enumerate() {
         let Some(mesh) = node.mesh.and_then(|m| scene.meshes.get(m)) else { continue };
         let mut e = EntityDesc {
@@ -76,18 +106,18 @@ pub fn model_entity(
         };
         match node.skin.and_then(|s| scene.skins.get(s)).map(|s| s.rig) {
             Some(r) if r < rigs.len() => {
-                e.name = unique_child(&rigs[r], &e.name);
+                e.name = rig_names[r].unique(&e.name);
                 rigs[r].children.push(e);
             }
             _ => {
                 e.transform = Some(transform_of(&pose.world[n]));
-                e.name = unique_child(&root, &e.name);
+                e.name = root_names.unique(&e.name);
                 root.children.push(e);
             }
         }
     }
     for mut r in rigs {
-        r.name = unique_child(&root, &r.name);
+        r.name = root_names.unique(&r.name);
         root.children.push(r);
     }
     root

@@ -35,7 +35,7 @@ pub use export::{
     DEFAULT_BAKE_BOUND, EasedKeys, ExportError, ExportOptions, ExportReport, JointChoice, WeightChoice,
     export_glb, export_gltf, export_gltf_named,
 };
-pub use import::{import, import_slice};
+pub use import::{BUILD_BUDGET_BYTES, import, import_slice};
 
 use crate::clip::Clip;
 use crate::math::Transform;

@@ -514,12 +514,19 @@ impl ImportAssets {
             .iter()
             .map(|a| (a.name.clone(), a.clips.iter().map(|rc| Arc::new(rc.clip.clone())).collect()))
             .collect();
+        // Each mesh's skin: that of the first node (in glTF order) drawing it with one.
+        let mut skin_of: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        for n in &scene.nodes {
+            if let (Some(m), Some(s)) = (n.mesh, n.skin) {
+                skin_of.entry(m).or_insert(s);
+            }
+        }
         let meshes = scene
             .meshes
             .iter()
             .enumerate()
             .map(|(mi, mesh)| {
-                let skin = scene.nodes.iter().filter(|n| n.mesh == Some(mi)).find_map(|n| n.skin);
+                let skin = skin_of.get(&mi).copied();
                 let rig = skin.and_then(|s| scene.skins.get(s)).map(|s| s.rig);
                 let asset = MeshAsset {
                     mesh: mesh.clone(),
@@ -849,6 +856,11 @@ fn check_clip_files(project: &Project, lib: &Library, root: &Path, errors: &mut 
 fn check_scenes(project: &Project, lib: &Library, root: &Path, errors: &mut Vec<ProjectError>) {
     for (p, scene) in &project.scenes {
         let full = root.join(p);
+        if let Err(crate::scene::SceneError::Reference { entity, field, message }) =
+            crate::scene::check_totals(scene, lib)
+        {
+            errors.push(entity_fault(&full, &entity, field, message));
+        }
         // (entity, its path, the rig it is a direct child of, the rig at or above its parent)
         type Visit<'a> = (&'a EntityDesc, String, Option<Arc<Skeleton>>, Option<Arc<Skeleton>>);
         let mut stack: Vec<Visit> = scene.entities.iter().map(|e| (e, e.name.clone(), None, None)).collect();
@@ -900,9 +912,15 @@ fn check_scenes(project: &Project, lib: &Library, root: &Path, errors: &mut Vec<
             }
             if let Some(c) = &e.crowd {
                 // The rule the World applies when it instantiates the scene: resolve, check, bake.
+                // (On one instance: the placements of a valid count cannot fail, and the scene's
+                // total is checked above; a count past the limit is refused as it stands.)
                 let mut w = World::new();
                 let x = w.spawn(e.name.clone());
-                match w.set_crowd(x, Some(c.clone()), lib) {
+                let mut one = c.clone();
+                if one.count <= crate::crowd::MAX_INSTANCES {
+                    one.count = one.count.min(1);
+                }
+                match w.set_crowd(x, Some(one), lib) {
                     Ok(()) => {}
                     Err(crate::scene::SceneError::Reference { field, message, .. }) => {
                         errors.push(entity_fault(&full, &path, field, message))

@@ -168,6 +168,7 @@ pub fn render_crowd(
         camera.eye = camera.target + dir * (camera.eye - camera.target).length() * 0.75;
         frame.camera = camera;
     }
+    renderer.check_target(width, height)?;
     let target = renderer.create_target(width, height);
     let stats = renderer.render(&pool, &frame, &target)?;
     let rgba = renderer.read_color(&target)?;

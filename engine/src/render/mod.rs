@@ -79,4 +79,8 @@ pub enum RenderError {
     /// Encoding the image failed.
     #[error("image: {0}")]
     Image(String),
+    /// A texture or buffer past what the device allows (`wgpu::Limits`), refused before it is
+    /// created.
+    #[error("too large for this GPU: {0}")]
+    Limit(String),
 }

@@ -1058,6 +1058,51 @@ fn build_pipelines(
     Ok(pipelines)
 }
 
+/// The size to create a storage buffer holding `bytes` at (grown to a power of two, but never
+/// past the device's limits); `RenderError::Limit` naming `what` when `bytes` itself is past
+/// `max_storage_buffer_binding_size` or `max_buffer_size`.
+fn storage_size(device: &wgpu::Device, what: &str, bytes: u64) -> Result<u64, RenderError> {
+    let l = device.limits();
+    let max = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
+    if bytes > max {
+        return Err(RenderError::Limit(format!(
+            "{what}: {} MB in one buffer; this device binds at most {} MB",
+            bytes.div_ceil(1 << 20),
+            max >> 20
+        )));
+    }
+    Ok(bytes.next_power_of_two().min(max))
+}
+
+/// Refuses a `width` x `height` target the device cannot create or read back: a side past
+/// `max_texture_dimension_2d`, or rows (padded to the copy alignment, `texel` bytes a pixel)
+/// past `max_buffer_size`.
+pub(crate) fn check_target_size(
+    device: &wgpu::Device,
+    width: u32,
+    height: u32,
+    texel: u32,
+) -> Result<(), RenderError> {
+    let l = device.limits();
+    let side = l.max_texture_dimension_2d;
+    if width > side || height > side {
+        return Err(RenderError::Limit(format!(
+            "an image of {width}x{height}; this device's textures are at most {side} pixels a side"
+        )));
+    }
+    let row = u64::from(width) * u64::from(texel);
+    let padded = row.next_multiple_of(u64::from(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT));
+    let bytes = padded * u64::from(height);
+    if bytes > l.max_buffer_size {
+        return Err(RenderError::Limit(format!(
+            "an image of {width}x{height} reads back through {} MB; this device's buffers hold at most {} MB",
+            bytes.div_ceil(1 << 20),
+            l.max_buffer_size >> 20
+        )));
+    }
+    Ok(())
+}
+
 fn storage_buffer(device: &wgpu::Device, label: &str, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
@@ -1075,17 +1120,23 @@ struct CrowdBuffers {
 }
 
 impl CrowdBuffers {
-    fn new(device: &wgpu::Device, data: Option<&CrowdData>) -> Self {
-        let size = |n: usize, each: usize| (n * each) as u64;
+    /// Buffers for `data` (refused, naming the buffer, when one is past the device's limits).
+    fn new(device: &wgpu::Device, data: Option<&CrowdData>) -> Result<Self, RenderError> {
+        let size = |n: usize, each: usize| (n as u64).saturating_mul(each as u64);
         let (t, c, i) = data.map_or((0, 0, 0), |d| {
             (size(d.table.len(), 48), size(d.clips.len(), 32), size(d.instances.len(), 64))
         });
         let u = wgpu::BufferUsages::STORAGE;
-        Self {
-            table: storage_buffer(device, "marrow crowd table", t.next_power_of_two(), u),
-            clips: storage_buffer(device, "marrow crowd clips", c.next_power_of_two(), u),
-            instances: storage_buffer(device, "marrow crowd instances", i.next_power_of_two(), u),
-        }
+        let (t, c, i) = (
+            storage_size(device, "the crowd's baked table", t)?,
+            storage_size(device, "the crowd's clips", c)?,
+            storage_size(device, "the crowd's instances", i)?,
+        );
+        Ok(Self {
+            table: storage_buffer(device, "marrow crowd table", t, u),
+            clips: storage_buffer(device, "marrow crowd clips", c, u),
+            instances: storage_buffer(device, "marrow crowd instances", i, u),
+        })
     }
 
     fn fits(&self, d: &CrowdData) -> bool {
@@ -1208,7 +1259,7 @@ impl Renderer {
             storage_buffer(device, "marrow objects", 64 * size_of::<GpuObject>() as u64, U::STORAGE);
         let palette_buffer =
             storage_buffer(device, "marrow palette", 64 * size_of::<Mat4>() as u64, U::STORAGE);
-        let crowd_buffers = CrowdBuffers::new(device, None);
+        let crowd_buffers = CrowdBuffers::new(device, None)?;
         let objects_group =
             objects_group(device, &layouts.objects, &objects_buffer, &palette_buffer, &crowd_buffers);
         let particles_buffer = storage_buffer(
@@ -1316,6 +1367,12 @@ impl Renderer {
     /// The settings it was built with.
     pub fn settings(&self) -> &RendererSettings {
         &self.settings
+    }
+
+    /// Refuses (with [`RenderError::Limit`]) a target of `width` x `height` pixels that this
+    /// device cannot create or read back, before anything is created.
+    pub fn check_target(&self, width: u32, height: u32) -> Result<(), RenderError> {
+        check_target_size(&self.ctx.device, width, height, 4)
     }
 
     /// A colour + depth target of `width` x `height` pixels (at least 1 x 1).
@@ -1540,8 +1597,8 @@ impl Renderer {
             self.order.push((key, i as u32, class));
         }
         self.order.sort_unstable_by_key(|&(k, i, c)| (k, c, i));
-        self.prepare_crowds(frame, &frustum, &mut casters, stats);
-        self.prepare_particles(frame, &mut casters, stats);
+        self.prepare_crowds(frame, &frustum, &mut casters, stats)?;
+        self.prepare_particles(frame, &mut casters, stats)?;
 
         self.build_runs(pool, frame);
         self.prepare_materials(pool);
@@ -1674,7 +1731,7 @@ impl Renderer {
         frustum: &Frustum,
         casters: &mut Option<Aabb>,
         stats: &mut FrameStats,
-    ) {
+    ) -> Result<(), RenderError> {
         // Crowds: each draw culled as a whole by the bounds of every instance at every baked
         // frame; its data uploaded only when its version moves.
         self.crowd_runs.clear();
@@ -1695,7 +1752,7 @@ impl Renderer {
             && (self.uploaded_crowd_version != Some(c.version) || c.version == 0)
         {
             if !self.crowd_buffers.fits(c) {
-                self.crowd_buffers = CrowdBuffers::new(&self.ctx.device, Some(c));
+                self.crowd_buffers = CrowdBuffers::new(&self.ctx.device, Some(c))?;
                 self.objects_group = objects_group(
                     &self.ctx.device,
                     &self.layouts.objects,
@@ -1711,11 +1768,17 @@ impl Renderer {
             self.uploaded_crowd_version = Some(c.version);
             stats.crowd_bytes = c.bytes();
         }
+        Ok(())
     }
 
     /// The particle part of [`Renderer::prepare`]: the discs uploaded (the buffer grown as
     /// needed), their bounds in the light's box when they cast shadows.
-    fn prepare_particles(&mut self, frame: &FrameData, casters: &mut Option<Aabb>, stats: &mut FrameStats) {
+    fn prepare_particles(
+        &mut self,
+        frame: &FrameData,
+        casters: &mut Option<Aabb>,
+        stats: &mut FrameStats,
+    ) -> Result<(), RenderError> {
         // Particles: one instanced draw per pass for the whole set; their bounds (radius
         // included) join the shadow casters so the light's box covers them.
         self.particle_count = frame.particles.len() as u32;
@@ -1726,20 +1789,18 @@ impl Renderer {
             *casters = Some(casters.map_or(b, |c| c.union(b)));
         }
         stats.particles = self.particle_count;
-        let bytes = (frame.particles.len() * size_of::<ParticleInstance>()) as u64;
+        let bytes = (frame.particles.len() as u64).saturating_mul(size_of::<ParticleInstance>() as u64);
         if bytes > self.particles_buffer.size() {
-            self.particles_buffer = storage_buffer(
-                &self.ctx.device,
-                "marrow particles",
-                bytes.next_power_of_two(),
-                wgpu::BufferUsages::STORAGE,
-            );
+            let size = storage_size(&self.ctx.device, "the particles", bytes)?;
+            self.particles_buffer =
+                storage_buffer(&self.ctx.device, "marrow particles", size, wgpu::BufferUsages::STORAGE);
             self.particles_group =
                 particles_group(&self.ctx.device, &self.layouts.particles, &self.particles_buffer);
         }
         if bytes > 0 {
             self.ctx.queue.write_buffer(&self.particles_buffer, 0, bytemuck::cast_slice(&frame.particles));
         }
+        Ok(())
     }
 
     /// The shadow pass (always cleared, so a frame without casters leaves no stale shadow).
@@ -2127,11 +2188,12 @@ impl Renderer {
         h: u32,
         texel: u32,
     ) -> Result<Vec<u8>, RenderError> {
+        check_target_size(&self.ctx.device, w, h, texel)?;
         let row = w * texel;
         let padded = row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
         let buffer = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("marrow read-back"),
-            size: (padded * h) as u64,
+            size: u64::from(padded) * u64::from(h),
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });

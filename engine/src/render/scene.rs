@@ -393,6 +393,7 @@ pub fn render_gltf(
     if let Some(b) = bounds {
         frame.camera = Camera::framing(b, request.width as f32 / request.height.max(1) as f32);
     }
+    renderer.check_target(request.width, request.height)?;
     let target = renderer.create_target(request.width, request.height);
     let stats = renderer.render(&pool, &frame, &target)?;
     let rgba = renderer.read_color(&target)?;
@@ -417,6 +418,7 @@ pub fn render_particles(
         frame.objects.push(ground_under(ground, b, b.min.y, 1.5));
         frame.camera = Camera::framing(b, width as f32 / height.max(1) as f32);
     }
+    renderer.check_target(width, height)?;
     let target = renderer.create_target(width, height);
     let stats = renderer.render(&pool, &frame, &target)?;
     let rgba = renderer.read_color(&target)?;

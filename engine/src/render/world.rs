@@ -698,6 +698,7 @@ pub fn render_world(
     if let Some(b) = bounds {
         frame.camera = super::Camera::framing(b, width as f32 / height.max(1) as f32);
     }
+    renderer.check_target(width, height)?;
     let target = renderer.create_target(width, height);
     let stats = renderer.render(&pool, &frame, &target)?;
     let rgba = renderer.read_color(&target)?;

@@ -45,6 +45,7 @@
 mod desc;
 pub mod fault;
 pub mod socket;
+mod totals;
 
 use std::sync::Arc;
 
@@ -56,6 +57,7 @@ pub use desc::{
 };
 pub use fault::{FaultLatch, FaultLog};
 pub use socket::{BoneSocket, SocketFault, socket_local};
+pub use totals::{MAX_SCENE_INSTANCES, MAX_SCENE_PARTICLES, MAX_SCENE_TABLE_BYTES, check_totals};
 
 use crate::animator::{Animator, AnimatorSettings, MarkerEvent};
 use crate::clip::Clip;
@@ -1236,6 +1238,7 @@ impl World {
             self.register_clip(clip, reference);
         }
         check_sibling_names(desc)?;
+        check_totals(desc, assets)?;
         let mut stack: Vec<(&EntityDesc, Option<Entity>)> =
             desc.entities.iter().rev().map(|d| (d, None)).collect();
         while let Some((d, parent)) = stack.pop() {

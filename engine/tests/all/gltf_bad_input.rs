@@ -207,10 +207,11 @@ fn an_accessor_with_no_data_cannot_ask_for_gigabytes() {
 }
 
 #[test]
-fn an_accessor_shared_by_many_primitives_is_decoded_once_within_the_budget() {
+fn an_accessor_shared_by_many_primitives_is_refused_by_what_it_would_build() {
     let mut c = good();
-    // 40 primitives whose POSITION is one data-less accessor of 6M elements (144 MB decoded):
-    // decoded 40 times, they would pass the 1 GiB budget; decoded once, they fit.
+    // 40 primitives whose POSITION is one data-less accessor of 6M elements: decoded once it
+    // would fit the decoded budget, but the 40 position streams built from it (2.7 GB) are
+    // counted per use and refused before anything is decoded.
     c.json["accessors"]
         .as_array_mut()
         .unwrap()
@@ -219,11 +220,10 @@ fn an_accessor_shared_by_many_primitives_is_decoded_once_within_the_budget() {
     let prims: Vec<Value> = (0..40).map(|_| json!({"attributes": {"POSITION": big}})).collect();
     c.json["meshes"].as_array_mut().unwrap().push(json!({"primitives": prims}));
     c.json["nodes"].as_array_mut().unwrap().push(json!({"name": "many", "mesh": 1}));
-    let p = write("shared_accessor", &c);
-    match gltf::import(&p) {
-        Ok(scene) => assert_eq!(scene.meshes[1].primitives.len(), 40),
-        Err(e) => assert!(!e.to_string().contains("budget"), "{e}"),
-    }
+    let faults = faults_of(&write("shared_accessor", &c));
+    let f = faults.iter().find(|f| f.at == Location::File).unwrap_or_else(|| panic!("{faults:?}"));
+    assert!(f.message.contains("41 primitives and 1 skins would hold 2.7 GB of positions"), "{f}");
+    assert!(f.message.contains("the limit is 512.0 MB of built data per import"), "{f}");
 }
 
 #[test]

@@ -22,6 +22,7 @@ mod gltf_spec;
 mod graph;
 mod graph_animator;
 mod graph_file;
+mod hostile_cost;
 mod hostile_io;
 mod loader_props;
 mod one_runtime;

@@ -17,9 +17,10 @@
 //! component types they were imported in, the smallest that holds them, or a stated one
 //! ([`ExportOptions::joints`], [`ExportOptions::weights`]).
 //!
-//! A skinned-mesh node that is a leaf below another node is written at the scene's root with an
-//! identity transform (glTF ignores a skinned mesh node's transform; the validator warns about
-//! one that is not a root), which moves no vertex.
+//! A skinned-mesh node that is a leaf below another node is written at the scene's root, and
+//! every skinned-mesh node without children that is not a bone with an identity transform
+//! (glTF ignores a skinned mesh node's transform; the validator warns about one that is not a
+//! root or carries a transform), which moves no vertex.
 //!
 //! The output is GLB bytes ([`export_glb`]) or a `.gltf` JSON with its binary buffer beside it
 //! ([`export_gltf`]); writing files (atomically) and turning a project scene into an
@@ -517,7 +518,13 @@ fn to_root(scene: &ImportedScene) -> Vec<bool> {
 fn write_nodes(scene: &ImportedScene, names: &[&str], moved: &[bool]) -> Result<Vec<Value>, ExportError> {
     let mut nodes = Vec::with_capacity(scene.nodes.len());
     for (i, (n, name)) in scene.nodes.iter().zip(names).enumerate() {
-        let t = if moved[i] { &crate::math::Transform::IDENTITY } else { &n.transform };
+        let children: Vec<usize> =
+            n.children.iter().copied().filter(|&c| !moved.get(c).copied().unwrap_or(false)).collect();
+        // A skinned mesh node's own transform is ignored by glTF (its vertices follow the
+        // joints), so it is written as identity (the validator warns about any other) unless
+        // it carries children or is a bone, whose places it sets.
+        let ignored = n.skin.is_some() && n.mesh.is_some() && n.bones.is_empty() && children.is_empty();
+        let t = if moved[i] || ignored { &crate::math::Transform::IDENTITY } else { &n.transform };
         let trs: Vec<f32> = [t.translation.to_array(), t.scale.to_array()]
             .into_iter()
             .flatten()
@@ -532,8 +539,6 @@ fn write_nodes(scene: &ImportedScene, names: &[&str], moved: &[bool]) -> Result<
             "rotation": rotation,
             "scale": t.scale.to_array(),
         });
-        let children: Vec<usize> =
-            n.children.iter().copied().filter(|&c| !moved.get(c).copied().unwrap_or(false)).collect();
         if !children.is_empty() {
             o["children"] = json!(children);
         }
@@ -626,7 +631,15 @@ impl AnimationWriter<'_> {
             EasedKeys::Bake { rate: r, bound } if !eased.is_empty() => {
                 // The baked keys include every source key: checking them checks the track.
                 let rate = r.unwrap_or(rate);
-                let (t, v, segments) = bake::bake(track, rate, bound);
+                let (t, v, segments) = bake::bake(track, rate, bound).map_err(|e| {
+                    ExportError::Option(format!(
+                        "baking {what} {path} ({} segment {}..{}) at bound {bound} would write more than {} keys (the limit per track); use a coarser --bake-bound or a lower --bake-rate, or --linear-easing",
+                        e.easing,
+                        crate::math::Num(e.from),
+                        crate::math::Num(e.to),
+                        bake::MAX_BAKED_KEYS
+                    ))
+                })?;
                 let mut out: Vec<f32> = v.iter().flat_map(&flat).collect();
                 if path == "rotation" {
                     unit_rotations(&mut out);

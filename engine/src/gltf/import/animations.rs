@@ -54,6 +54,9 @@ impl Builder<'_> {
     pub(super) fn animations(&mut self, nodes: &[Node], meshes: &[Mesh], rigs: &[Rig]) -> Vec<Animation> {
         let root = self.root;
         let mut out = Vec::new();
+        if !self.check_animation_cost(nodes, meshes) {
+            return out;
+        }
         for (ai, a) in root.animations.iter().enumerate() {
             let inputs = self.sampler_inputs(ai, a);
             let name = a.name.clone().unwrap_or_else(|| format!("animation{ai}"));
@@ -64,18 +67,20 @@ impl Builder<'_> {
             // Channels Marrow's export added only to carry a clip's length (`extras.holds`) are
             // not the clip's: they are dropped.
             let holds = held_channels(a.extras.as_ref());
+            let mut at = Placing::default();
             for (ci, c) in a.channels.iter().enumerate() {
                 if let Some(n) = c.target.node.filter(|&n| holds.contains(&(n, c.target.path.as_str()))) {
                     // The hold still says which rig plays the clip (an empty clip is a clip).
                     for br in nodes.get(n).map_or(&[][..], |n| &n.bones[..]) {
                         if let Some(rig) = rigs.get(br.rig) {
-                            rig_clip(&mut anim, rig, br.rig);
+                            at.rig_clip(&mut anim, rig, br.rig);
                         }
                     }
                     continue;
                 }
-                self.channel(ai, ci, c, a, &inputs, nodes, meshes, rigs, &mut anim);
+                self.channel((ai, ci), c, a, &inputs, (nodes, meshes, rigs), (&mut anim, &mut at));
             }
+            anim.morphs = at.morphs.into_iter().flatten().collect();
             // Markers (Marrow's export writes them in `extras.markers`): on every clip of the
             // animation; entries without a string name and a finite time are skipped. The clip's
             // looping, frame rate and length come back the same way.
@@ -185,18 +190,14 @@ impl Builder<'_> {
     /// Channel `ci` of animation `ai`: its output checked against its path and sampler, then
     /// into `anim`: a morph weight track per target, a bone track in the clip of each rig the
     /// node is a bone of, or a transform track of a non-joint node.
-    #[allow(clippy::too_many_arguments)]
     fn channel(
         &mut self,
-        ai: usize,
-        ci: usize,
+        (ai, ci): (usize, usize),
         c: &json::Channel,
         a: &json::Animation,
         inputs: &[Option<(Vec<f32>, Interpolation)>],
-        nodes: &[Node],
-        meshes: &[Mesh],
-        rigs: &[Rig],
-        anim: &mut Animation,
+        (nodes, meshes, rigs): (&[Node], &[Mesh], &[Rig]),
+        (anim, placing): (&mut Animation, &mut Placing),
     ) {
         let at = Location::AnimationChannel { animation: ai, channel: ci };
         let Some(node) = c.target.node else { return };
@@ -277,8 +278,7 @@ impl Builder<'_> {
                     tracks.push(tr);
                 }
                 if tracks.len() == targets {
-                    anim.morphs.retain(|m| m.node != node);
-                    anim.morphs.push(MorphAnimation { node, weights: tracks });
+                    placing.morph(node, MorphAnimation { node, weights: tracks });
                 }
             }
             path => {
@@ -308,7 +308,7 @@ impl Builder<'_> {
                     let Some(t) = self.track(sat, interp, &times, v) else { return };
                     Tr::V(t)
                 };
-                place(anim, nodes, rigs, node, path, tr);
+                placing.place(anim, nodes, rigs, node, path, tr);
             }
         }
     }
@@ -320,48 +320,67 @@ enum Tr {
     Q(Track<Quat>),
 }
 
-/// Puts the track of `node`'s `path` into `anim`: a transform animation of a non-joint node,
-/// or a bone channel in the clip of each rig the node is a bone of.
-/// The index of rig `r`'s clip in `anim`, made (empty, as long as the animation) if missing.
-fn rig_clip(anim: &mut Animation, rig: &Rig, r: usize) -> usize {
-    match anim.clips.iter().position(|c| c.rig == r) {
-        Some(i) => i,
-        None => {
+/// Where an animation's clips, node animations and morph animations are, by rig and by node,
+/// so placing each channel costs the same however many there are.
+#[derive(Default)]
+struct Placing {
+    /// Rig -> index into `Animation::clips`.
+    clip_at: HashMap<usize, usize>,
+    /// Node -> index into `Animation::nodes`.
+    node_at: HashMap<usize, usize>,
+    /// The morph animations in the order they were last set (a node's earlier one is left
+    /// `None` and its new one goes last, as a remove-and-push would leave them).
+    morphs: Vec<Option<MorphAnimation>>,
+    /// Node -> index into `morphs`.
+    morph_at: HashMap<usize, usize>,
+}
+
+impl Placing {
+    /// The index of rig `r`'s clip in `anim`, made (empty, as long as the animation) if missing.
+    fn rig_clip(&mut self, anim: &mut Animation, rig: &Rig, r: usize) -> usize {
+        *self.clip_at.entry(r).or_insert_with(|| {
             let mut clip = Clip::new(anim.name.clone(), &rig.skeleton);
             clip.length = anim.duration;
             anim.clips.push(RigClip { rig: r, clip });
             anim.clips.len() - 1
-        }
+        })
     }
-}
 
-fn place(anim: &mut Animation, nodes: &[Node], rigs: &[Rig], node: usize, path: &str, tr: Tr) {
-    if nodes[node].bones.is_empty() {
-        let i = match anim.nodes.iter().position(|n| n.node == node) {
-            Some(i) => i,
-            None => {
+    /// Sets `node`'s morph weight animation (a later channel replaces an earlier one).
+    fn morph(&mut self, node: usize, m: MorphAnimation) {
+        if let Some(old) = self.morph_at.insert(node, self.morphs.len()) {
+            self.morphs[old] = None;
+        }
+        self.morphs.push(Some(m));
+    }
+
+    /// Puts the track of `node`'s `path` into `anim`: a transform animation of a non-joint
+    /// node, or a bone channel in the clip of each rig the node is a bone of.
+    fn place(&mut self, anim: &mut Animation, nodes: &[Node], rigs: &[Rig], node: usize, path: &str, tr: Tr) {
+        if nodes[node].bones.is_empty() {
+            let i = *self.node_at.entry(node).or_insert_with(|| {
                 anim.nodes.push(NodeAnimation {
                     node,
                     animation: PropertyAnimation { length: anim.duration, ..Default::default() },
                 });
                 anim.nodes.len() - 1
+            });
+            let pa = &mut anim.nodes[i].animation;
+            match tr {
+                Tr::Q(t) => pa.rotation = Some(t),
+                Tr::V(t) if path == "translation" => pa.translation = Some(t),
+                Tr::V(t) => pa.scale = Some(t),
             }
-        };
-        let pa = &mut anim.nodes[i].animation;
-        match tr {
-            Tr::Q(t) => pa.rotation = Some(t),
-            Tr::V(t) if path == "translation" => pa.translation = Some(t),
-            Tr::V(t) => pa.scale = Some(t),
-        }
-    } else {
-        for br in &nodes[node].bones {
-            let Some(rig) = rigs.get(br.rig) else { continue };
-            let i = rig_clip(anim, rig, br.rig);
-            let Some(ch) = anim.clips[i].clip.channels_mut().get_mut(br.bone) else { continue };
-            match &tr {
-                Tr::Q(t) => ch.rotation = Some(t.clone()),
-                Tr::V(t) if path == "translation" => ch.translation = Some(t.clone()),
-                Tr::V(t) => ch.scale = Some(t.clone()),
+        } else {
+            for br in &nodes[node].bones {
+                let Some(rig) = rigs.get(br.rig) else { continue };
+                let i = self.rig_clip(anim, rig, br.rig);
+                let Some(ch) = anim.clips[i].clip.channels_mut().get_mut(br.bone) else { continue };
+                match &tr {
+                    Tr::Q(t) => ch.rotation = Some(t.clone()),
+                    Tr::V(t) if path == "translation" => ch.translation = Some(t.clone()),
+                    Tr::V(t) => ch.scale = Some(t.clone()),
+                }
             }
         }
     }
@@ -400,9 +419,9 @@ fn clip_settings(extras: Option<&serde_json::Value>, anim: &mut Animation) {
 }
 
 /// The `(node, path)` targets listed in `extras.holds` (entries of another shape are ignored).
-fn held_channels(extras: Option<&serde_json::Value>) -> Vec<(usize, &str)> {
+fn held_channels(extras: Option<&serde_json::Value>) -> std::collections::HashSet<(usize, &str)> {
     let Some(list) = extras.and_then(|e| e.get("holds")).and_then(|h| h.as_array()) else {
-        return Vec::new();
+        return Default::default();
     };
     list.iter()
         .filter_map(|h| Some((usize::try_from(h.get("node")?.as_u64()?).ok()?, h.get("path")?.as_str()?)))

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 mod animations;
+mod cost;
 mod reach;
 mod skins;
 
@@ -57,6 +58,7 @@ pub fn import_slice(
         warnings: Vec::new(),
         decoded: HashMap::new(),
         decoded_bytes: 0,
+        built_bytes: 0,
     };
     let scene = b.build(file);
     if b.faults.is_empty() {
@@ -72,6 +74,8 @@ pub fn import_slice(
 /// once, however many primitives or samplers share it).
 pub const DECODE_BUDGET_BYTES: usize = 1 << 30;
 
+pub use cost::BUILD_BUDGET_BYTES;
+
 struct Builder<'a> {
     root: &'a Root,
     base_dir: Option<&'a Path>,
@@ -82,6 +86,8 @@ struct Builder<'a> {
     decoded: HashMap<usize, Rc<Decoded>>,
     /// Their bytes, against [`DECODE_BUDGET_BYTES`].
     decoded_bytes: usize,
+    /// Bytes the import will build (counted before building), against [`BUILD_BUDGET_BYTES`].
+    built_bytes: u64,
 }
 
 fn vec3(v: &Option<Vec<f32>>, default: Vec3) -> Option<Vec3> {
@@ -105,18 +111,40 @@ fn try_normalize_q(q: Quat) -> Option<Quat> {
     if (l2 - 1.0).abs() <= 4.0 * f32::EPSILON { Some(q) } else { math::normalize_quat(q) }
 }
 
+/// The scene of an import refused before its meshes were built (its faults say why).
+fn unbuilt(file: &Path, nodes: Vec<Node>, roots: Vec<usize>, order: Vec<usize>) -> ImportedScene {
+    ImportedScene {
+        source: file.to_owned(),
+        nodes,
+        roots,
+        order,
+        meshes: Vec::new(),
+        skins: Vec::new(),
+        rigs: Vec::new(),
+        animations: Vec::new(),
+        materials: Vec::new(),
+        images: Vec::new(),
+        warnings: Vec::new(),
+    }
+}
+
+/// Makes `names` unique: the k-th use of a name becomes `name#k` (or the next free `name#j`).
+/// Linear in the names: each base name remembers where its last probe ended, and every
+/// `name#j` below that is taken for good (names are only ever added).
 fn unique(names: &mut [String]) {
     let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut probed: HashMap<String, usize> = HashMap::new();
     for n in names.iter_mut() {
         let count = seen.entry(n.clone()).or_insert(0);
         *count += 1;
         if *count > 1 {
-            let mut k = *count;
+            let mut k = (*count).max(probed.get(n.as_str()).copied().unwrap_or(0));
             let mut candidate = format!("{n}#{k}");
             while seen.contains_key(&candidate) {
                 k += 1;
                 candidate = format!("{n}#{k}");
             }
+            probed.insert(n.clone(), k + 1);
             seen.insert(candidate.clone(), 1);
             *n = candidate;
         }
@@ -218,8 +246,21 @@ impl Builder<'_> {
                 self.fault(Location::File, format!("requires extension {ext:?}, which is not supported"));
             }
         }
+        for (i, v) in root.buffer_views.iter().enumerate() {
+            // The schema's range, checked on every view (an attribute Marrow does not read is
+            // still the file's, and exported files must be valid).
+            if let Some(s) = v.byte_stride.filter(|s| !(4..=252).contains(s)) {
+                self.fault(
+                    Location::BufferView(i),
+                    format!("byteStride is {s}; the glTF schema allows 4 to 252 (bytes between vertex attribute elements)"),
+                );
+            }
+        }
         let (mut nodes, order, tree_ok) = self.nodes();
         let roots = self.roots(&nodes);
+        if !self.check_mesh_cost() {
+            return unbuilt(file, nodes, roots, order);
+        }
         let meshes = self.meshes();
         for (i, n) in nodes.iter_mut().enumerate() {
             let targets = n.mesh.and_then(|m| meshes.get(m)).map_or(0, |m| m.weights.len());
@@ -270,8 +311,18 @@ impl Builder<'_> {
     fn materials(&mut self) -> (Vec<super::Material>, Vec<super::Image>) {
         let root = self.root;
         let mut images = Vec::with_capacity(root.images.len());
+        // Images naming one bufferView share its bytes (one copy, however many name it).
+        let mut by_view: HashMap<usize, std::sync::Arc<[u8]>> = HashMap::new();
         for (i, im) in root.images.iter().enumerate() {
             let at = Location::Image(i);
+            if let Some(bytes) = im.buffer_view.and_then(|bv| by_view.get(&bv)) {
+                images.push(super::Image {
+                    name: im.name.clone().unwrap_or_else(|| format!("image {i}")),
+                    mime_type: im.mime_type.clone(),
+                    bytes: bytes.clone(),
+                });
+                continue;
+            }
             let bytes: Result<Vec<u8>, String> = match (&im.uri, im.buffer_view) {
                 (_, Some(bv)) => match root.buffer_views.get(bv) {
                     Some(v) => match self.reader.buffers.get(v.buffer).and_then(|b| b.as_ref()) {
@@ -296,10 +347,14 @@ impl Builder<'_> {
                 self.warn(at, format!("{m}; drawn without this texture"));
                 Vec::new()
             });
+            let bytes: std::sync::Arc<[u8]> = bytes.into();
+            if let Some(bv) = im.buffer_view.filter(|_| !bytes.is_empty()) {
+                by_view.insert(bv, bytes.clone());
+            }
             images.push(super::Image {
                 name: im.name.clone().unwrap_or_else(|| format!("image {i}")),
                 mime_type: im.mime_type.clone(),
-                bytes: bytes.into(),
+                bytes,
             });
         }
         let mut materials = Vec::with_capacity(root.materials.len());

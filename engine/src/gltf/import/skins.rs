@@ -9,11 +9,12 @@ impl Builder<'_> {
         let root = self.root;
         let mut skins: Vec<Skin> = Vec::new();
         let mut rigs: Vec<Rig> = Vec::new();
-        let mut skeleton_names: Vec<String> = Vec::new();
-        let mut skin_ids: Vec<usize> = Vec::new();
+        let mut names = RigNames::default();
+        // glTF skin index -> index into `skins` (skins at fault have none).
+        let mut skin_ids: HashMap<usize, usize> = HashMap::new();
         for (si, s) in root.skins.iter().enumerate() {
-            if let Some(skin) = self.skin(si, s, nodes, &mut rigs, &mut skeleton_names) {
-                skin_ids.push(si);
+            if let Some(skin) = self.skin(si, s, nodes, &mut rigs, &mut names) {
+                skin_ids.insert(si, skins.len());
                 skins.push(skin);
             }
         }
@@ -30,7 +31,7 @@ impl Builder<'_> {
         s: &json::Skin,
         nodes: &mut [Node],
         rigs: &mut Vec<Rig>,
-        skeleton_names: &mut Vec<String>,
+        names: &mut RigNames,
     ) -> Option<Skin> {
         let root = self.root;
         let at = Location::Skin(si);
@@ -89,14 +90,18 @@ impl Builder<'_> {
         };
         let JointTree { is_joint, extra_bones, root_joints, root_parent } =
             self.joint_tree(at.clone(), s, nodes)?;
-        // Reuse an identical earlier skin's rig (exact comparison).
-        if let Some(r) = rigs.iter().position(|r| {
+        // Reuse an identical earlier skin's rig (exact comparison; rigs found by a hash of
+        // their joints and inverse binds, so many skins cost no more than one pass).
+        let key = rig_key(&s.joints, &inverse_bind);
+        let same = |r: &Rig| {
             r.joint_nodes == s.joints
                 && r.inverse_bind
                     .iter()
                     .zip(&inverse_bind)
                     .all(|(a, b)| a.to_cols_array().map(f32::to_bits) == b.to_cols_array().map(f32::to_bits))
-        }) {
+        };
+        let found = names.by_key.get(&key).and_then(|list| list.iter().copied().find(|&r| same(&rigs[r])));
+        if let Some(r) = found {
             rigs[r].skins.push(si);
             return Some(Skin {
                 name,
@@ -145,19 +150,14 @@ impl Builder<'_> {
                 None => math::inverse_or_identity(&model[b]),
             };
         }
-        let mut sk_name = name.clone();
-        let mut k = 2;
-        while skeleton_names.contains(&sk_name) {
-            sk_name = format!("{name}#{k}");
-            k += 1;
-        }
-        skeleton_names.push(sk_name.clone());
+        let sk_name = names.names.unique(&name);
         let skeleton = Skeleton { name: sk_name, bone_names, parents, bind_pose, inverse_bind: bone_ib };
         if let Some(f) = find_skeleton_fault(&skeleton) {
             self.fault(at, format!("cannot become a skeleton: {f}"));
             return None;
         }
         let r = rigs.len();
+        names.by_key.entry(key).or_default().push(r);
         for (b, &nd) in bone_nodes.iter().enumerate() {
             nodes[nd].bones.push(BoneRef { rig: r, bone: b });
         }
@@ -181,13 +181,13 @@ impl Builder<'_> {
         nodes: &[Node],
         meshes: &[Mesh],
         skins: &[Skin],
-        skin_ids: &[usize],
+        skin_ids: &HashMap<usize, usize>,
         rigs: &mut [Rig],
     ) {
         let root = self.root;
         for (ni, node) in nodes.iter().enumerate() {
             let Some(si) = node.skin else { continue };
-            let Some(skin) = skin_ids.iter().position(|&x| x == si).and_then(|k| skins.get(k)) else {
+            let Some(skin) = skin_ids.get(&si).and_then(|&k| skins.get(k)) else {
                 continue;
             };
             let rig = skin.rig;
@@ -283,6 +283,32 @@ impl Builder<'_> {
         }
         Some(JointTree { is_joint, extra_bones, root_joints, root_parent })
     }
+}
+
+/// The skeleton names given so far (`name`, then `name#2`, ...) and the rigs by [`rig_key`],
+/// so each skin finds its name and an identical earlier rig in constant time.
+struct RigNames {
+    /// Every skeleton name given.
+    names: crate::gltf::entity::UniqueNames,
+    /// Rigs by the hash of their joints and inverse binds.
+    by_key: HashMap<u64, Vec<usize>>,
+}
+
+impl Default for RigNames {
+    fn default() -> Self {
+        Self { names: crate::gltf::entity::UniqueNames::new("#"), by_key: HashMap::new() }
+    }
+}
+
+/// A hash of a skin's joints and the bits of its inverse bind matrices.
+fn rig_key(joints: &[usize], inverse_bind: &[Mat4]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    joints.hash(&mut h);
+    for m in inverse_bind {
+        m.to_cols_array().map(f32::to_bits).hash(&mut h);
+    }
+    h.finish()
 }
 
 /// What [`Builder::joint_tree`] found.
