@@ -63,6 +63,22 @@ fn render_refuses_bad_size_and_animation() {
 }
 
 #[test]
+fn render_refuses_an_outline_width_out_of_range_naming_the_flag() {
+    // Before #29 these rendered (100 px, or a NaN width) and exited 0.
+    let file = gltf_dir().join("CesiumMan/CesiumMan.glb");
+    let f = file.to_str().unwrap();
+    for w in ["100", "0", "-2", "NaN", "inf"] {
+        let out = std::env::temp_dir().join(format!("marrow-outline-{w}-{}.png", std::process::id()));
+        let flag = format!("--outline={w}");
+        let (code, _, err) = marrow(&["render", f, &flag, "--out", out.to_str().unwrap()]);
+        assert_eq!(code, 1, "--outline {w}: {err}");
+        assert!(err.contains("--outline") && err.contains("from 1 to 8"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!out.exists(), "--outline {w} wrote an image");
+    }
+}
+
+#[test]
 fn render_a_project_scene_through_the_world() {
     if marrow_engine::render::test_device().is_none() {
         return;
