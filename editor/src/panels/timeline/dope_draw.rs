@@ -416,7 +416,7 @@ mod tests {
                         && b.top() >= cy - ROW_HEIGHT * 0.5
                         && b.bottom() <= cy + ROW_HEIGHT * 0.5
                 })
-                .filter(|b| b.height() < ROW_HEIGHT)
+                .filter(|b| b.is_positive() && b.height() < ROW_HEIGHT)
                 .collect();
             assert!(!marks.is_empty(), "{kind:?} shows its keys");
             assert!(marks.len() as f32 <= columns, "{kind:?}: {} marks in {columns} columns", marks.len());
