@@ -20,6 +20,7 @@ mod gltf_spec;
 mod graph;
 mod graph_animator;
 mod graph_file;
+#[cfg(unix)]
 mod hostile_io;
 mod loader_props;
 mod one_runtime;
