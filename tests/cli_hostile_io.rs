@@ -3,7 +3,8 @@
 //! an export (`.glb` and `.gltf` + `.bin`) and `simplify --out` at random moments (seeded) and
 //! checks after each kill that the target is the old version or the new one, whole, with no
 //! journal or temp left that changes the next load. `MARROW_KILL_RUNS=N` sets the kills per
-//! command (default 40).
+//! command (default 40). Unix only (links, device nodes, SIGKILL).
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

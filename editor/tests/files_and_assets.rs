@@ -390,6 +390,7 @@ fn export_gltf_lists_every_fault_and_offers_no_export_until_they_are_mended() {
     assert!(!dir.path().join("export").exists(), "nothing written");
 }
 
+#[cfg(unix)]
 #[test]
 fn an_import_into_a_project_whose_assets_folder_links_outside_copies_nothing_there() {
     // Issue 29: the copy into `assets/` followed a linked folder out of the project.

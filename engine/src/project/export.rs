@@ -600,7 +600,8 @@ pub fn write_export(
 
 /// The buffer file names beside `gltf` that this writer owns and may remove when it replaces
 /// that file: those the current file names that are `<stem>.bin` or `<stem>.<8 hex>.bin`, and any
-/// `<stem>.<8 hex>.bin` no file names (left by a write killed before its JSON was renamed).
+/// `<stem>.<8 hex>.bin` no file names (left by a write killed before its JSON was renamed). The
+/// temps of such buffers whose writer is gone are removed here too.
 fn own_buffers(gltf: &Path, stem: &str) -> Vec<String> {
     let ours = |name: &str| {
         name == format!("{stem}.bin")
@@ -622,6 +623,7 @@ fn own_buffers(gltf: &Path, stem: &str) -> Vec<String> {
         );
     }
     let dir = gltf.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    super::fs::remove_dead_temps(dir, &ours);
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();

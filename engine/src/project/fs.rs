@@ -217,18 +217,20 @@ pub fn parse_temp_name(name: &str) -> Option<(&str, u32)> {
 }
 
 /// Whether the process `pid` may still be running (always true where that cannot be asked).
+#[cfg(unix)]
 pub fn process_alive(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
     }
-    #[cfg(unix)]
-    {
-        let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
-        // SAFETY: kill with signal 0 sends nothing; it only asks whether the process exists.
-        let r = unsafe { libc::kill(pid, 0) };
-        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-    }
-    #[cfg(not(unix))]
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    // SAFETY: kill with signal 0 sends nothing; it only asks whether the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Whether the process `pid` may still be running (always true where that cannot be asked).
+#[cfg(not(unix))]
+pub fn process_alive(_pid: u32) -> bool {
     true
 }
 
@@ -273,13 +275,14 @@ pub fn resolve_write_target(path: &Path) -> Result<PathBuf, ProjectError> {
     Err(fault(path, "too many levels of symbolic links"))
 }
 
-/// Removes the temps of `name` in `dir` whose writer is gone (a write killed on the way).
-fn remove_dead_temps(dir: &Path, name: &str) {
+/// Removes the temps in `dir` of targets `of` accepts whose writer is gone (writes killed on
+/// the way).
+pub fn remove_dead_temps(dir: &Path, of: &dyn Fn(&str) -> bool) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.flatten() {
         let file = e.file_name();
         let Some((target, pid)) = file.to_str().and_then(parse_temp_name) else { continue };
-        if target == name && e.file_type().is_ok_and(|t| t.is_file()) && !process_alive(pid) {
+        if of(target) && e.file_type().is_ok_and(|t| t.is_file()) && !process_alive(pid) {
             let _ = std::fs::remove_file(e.path());
         }
     }
@@ -316,7 +319,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ProjectError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| fault(path, "names no file"))?;
-    remove_dead_temps(&dir, &name);
+    remove_dead_temps(&dir, &|t| t == name);
     let tmp = write_temp(&dir, &name, bytes).map_err(|e| io_error(path, e))?;
     if let Err(e) = std::fs::rename(&tmp, &target) {
         let _ = std::fs::remove_file(&tmp);

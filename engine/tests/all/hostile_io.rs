@@ -1,6 +1,7 @@
 //! Hostile projects on disk (issue 29, file safety): planted save journals, links that leave the
 //! project, devices and FIFOs where files should be, and `check` changing nothing. Every case
-//! leaves everything outside the project byte for byte as it was.
+//! leaves everything outside the project byte for byte as it was. Unix only (links, FIFOs,
+//! devices).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -125,22 +126,10 @@ fn a_journal_renaming_onto_a_folder_is_refused_and_the_project_still_loads() {
     std::fs::remove_dir_all(&base).unwrap();
 }
 
-/// The runner project saved in `dir`, a renamed copy (project and scene), and the renamed
-/// copy's files as a save writes them: (old, new, new files).
-pub(crate) fn saved_and_renamed(dir: &Path) -> (Project, Project, Vec<(String, Vec<u8>)>) {
-    let old = runner_project();
-    old.save(dir).unwrap();
-    let mut new = old.clone();
-    new.manifest.name = "renamed".into();
-    new.scenes.get_mut(SCENE_PATH).unwrap().name = "renamed scene".into();
-    let files = new.to_files().into_iter().map(|(p, t)| (p, t.into_bytes())).collect();
-    (old, new, files)
-}
-
 #[test]
 fn a_truncated_journal_is_not_acted_on() {
     let dir = temp_dir("truncated");
-    let (old, _, files) = saved_and_renamed(&dir);
+    let (old, _, files) = crate::project::saved_and_renamed(&dir);
     let staged = stage_save(&dir, &files, &[]).unwrap();
     std::mem::forget(staged); // the process "dies" here
     // The journal loses its last line (as a cut copy would).

@@ -23,6 +23,7 @@ mod graph;
 mod graph_animator;
 mod graph_file;
 mod hostile_cost;
+#[cfg(unix)]
 mod hostile_io;
 mod loader_props;
 mod one_runtime;

@@ -638,7 +638,7 @@ fn a_scene_five_hundred_entities_deep_saves_and_loads() {
 fn a_save_killed_midway_is_finished_or_forgotten_on_the_next_load() {
     use marrow_engine::project::{SAVE_JOURNAL, stage_save};
     let dir = temp_dir("interrupted-save");
-    let (old, new, files) = crate::hostile_io::saved_and_renamed(&dir);
+    let (old, new, files) = saved_and_renamed(&dir);
     let temps = |dir: &Path| -> usize {
         walk(dir).iter().filter(|p| p.file_name().unwrap().to_string_lossy().contains(".marrow-tmp-")).count()
     };
@@ -663,6 +663,18 @@ fn a_save_killed_midway_is_finished_or_forgotten_on_the_next_load() {
     assert_eq!(Project::load(&dir).unwrap(), old);
     assert_eq!(temps(&dir), 0, "stale temps are removed on the next load");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The runner project saved in `dir`, a renamed copy (project and scene), and the renamed
+/// copy's files as a save writes them: (old, new, new files).
+pub(crate) fn saved_and_renamed(dir: &Path) -> (Project, Project, Vec<(String, Vec<u8>)>) {
+    let old = runner_project();
+    old.save(dir).unwrap();
+    let mut new = old.clone();
+    new.manifest.name = "renamed".into();
+    new.scenes.get_mut(SCENE_PATH).unwrap().name = "renamed scene".into();
+    let files = new.to_files().into_iter().map(|(p, t)| (p, t.into_bytes())).collect();
+    (old, new, files)
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
