@@ -178,6 +178,35 @@ impl Editor {
             .unwrap_or(Value::Null)
     }
 
+    /// The probe once it satisfies `ok`, or `None` after `secs` seconds.
+    fn poll(&self, secs: u64, ok: &impl Fn(&Value) -> bool) -> Option<Value> {
+        let t0 = Instant::now();
+        loop {
+            let p = self.probe();
+            if ok(&p) {
+                return Some(p);
+            }
+            if t0.elapsed() > Duration::from_secs(secs) {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(40));
+        }
+    }
+
+    /// Opens a menu entry (`menu`, then `entry`) until the probe satisfies `ok`: a click that
+    /// lands while the first frames are still being drawn on a loaded machine can miss, so the
+    /// menu is tried up to three times, 15 s each, before it fails like [`Editor::wait`].
+    fn open_until(&self, menu: &str, entry: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+        for _ in 0..3 {
+            self.click_rect(menu);
+            self.click_rect(entry);
+            if let Some(p) = self.poll(15, &ok) {
+                return p;
+            }
+        }
+        self.wait(what, ok)
+    }
+
     /// Waits (up to 60 s) until the probe satisfies `ok`; fails with a screenshot otherwise.
     fn wait(&self, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
         let t0 = Instant::now();
@@ -415,9 +444,9 @@ fn graph_nodes_copied_pasted_duplicated_and_deleted_with_real_keys() {
     let before = nodes(&project);
     let ed = Editor::start(tmp, project.clone());
     ed.select_entity("Runner");
-    ed.click_rect("menu:Window");
-    ed.click_rect("menu:Graph");
-    let p = ed.wait("graph nodes", |p| p["graph"]["nodes"].as_object().is_some_and(|n| !n.is_empty()));
+    let p = ed.open_until("menu:Window", "menu:Graph", "graph nodes", |p| {
+        p["graph"]["nodes"].as_object().is_some_and(|n| !n.is_empty())
+    });
     // Node 2 is the Adjust (an Output would not paste beside the graph's own).
     let (id, r) = ("2", rect(&p["graph"]["nodes"]["2"]));
     // A node's frame, by its top-right corner (the body holds widgets).
