@@ -99,7 +99,9 @@ pub fn choose(detected: SimdLevel, request: Option<&str>) -> (SimdLevel, Option<
         Some(asked) if asked <= detected => (asked, None),
         Some(asked) => (
             detected,
-            Some(format!("MARROW_SIMD={request}: this CPU supports {detected} at most; running at {detected}, not {asked}")),
+            Some(format!(
+                "MARROW_SIMD={request}: this CPU supports {detected} at most; running at {detected}, not {asked}"
+            )),
         ),
         None => (
             detected,
@@ -161,9 +163,13 @@ pub fn test_gate(needed: SimdLevel, what: &str) -> bool {
     }
     let required = std::env::var("MARROW_REQUIRE_SIMD").ok().and_then(|r| SimdLevel::parse(&r));
     if required.is_some_and(|r| r >= needed) {
-        panic!("MARROW_REQUIRE_SIMD asks for {needed}, but this CPU supports {have} at most: {what} cannot run");
+        panic!(
+            "MARROW_REQUIRE_SIMD asks for {needed}, but this CPU supports {have} at most: {what} cannot run"
+        );
     }
-    eprintln!("SKIPPED: {what} needs {needed}; this CPU supports {have} at most (MARROW_REQUIRE_SIMD={needed} makes this a failure)");
+    eprintln!(
+        "SKIPPED: {what} needs {needed}; this CPU supports {have} at most (MARROW_REQUIRE_SIMD={needed} makes this a failure)"
+    );
     false
 }
 

@@ -257,7 +257,9 @@ fn model_poses(clip: &Clip, skeleton: &Skeleton, times: &[f32]) -> Option<Vec<Ma
             .run()
             .ok()?;
         let model = &mut all[k * n..(k + 1) * n];
-        LocalToModelJob { parents: &skeleton.parents, local: &local, adjusts: &[], output: model }.run().ok()?;
+        LocalToModelJob { parents: &skeleton.parents, local: &local, adjusts: &[], output: model }
+            .run()
+            .ok()?;
     }
     Some(all)
 }
@@ -323,7 +325,8 @@ impl Clip {
         let (tolerance, shell) = (finite(options.tolerance), finite(options.shell_distance));
         let n = skeleton.bone_count();
         let (lever, depth) = levers(skeleton);
-        let arm: Vec<f32> = (0..n).map(|b| lever.get(b).copied().unwrap_or(0.0).max(shell).max(1e-6)).collect();
+        let arm: Vec<f32> =
+            (0..n).map(|b| lever.get(b).copied().unwrap_or(0.0).max(shell).max(1e-6)).collect();
         let mut share = vec![tolerance / (depth + 1) as f32; n];
         let keys_before = self.channels().iter().map(key_count).sum();
         let times = measurement_times(self, n);

@@ -75,9 +75,7 @@ impl Project {
             }
             if damaged.iter().all(|d| d.path != rel) {
                 // Through the project's safe reader: inside the folder, a regular file, bounded.
-                let bytes = super::fs::ProjectRoot::open(&root)
-                    .and_then(|r| r.read(&root.join(&rel)))
-                    .ok();
+                let bytes = super::fs::ProjectRoot::open(&root).and_then(|r| r.read(&root.join(&rel))).ok();
                 damaged.push(DamagedFile { path: rel, error: e, bytes });
             }
         }

@@ -45,8 +45,12 @@ fn independent_worst_error(sk: &Skeleton, a: &Clip, b: &Clip, shell: f32) -> (f3
     let pose = |clip: &Clip, time: f32| {
         let (mut local, mut model) = (sk.bind_pose.clone(), vec![Mat4::IDENTITY; n]);
         let mut ctx = SamplingContext::new(n);
-        SamplingJob { clip, bind_pose: &sk.bind_pose, time, context: &mut ctx, output: &mut local }.run().unwrap();
-        LocalToModelJob { parents: &sk.parents, local: &local, adjusts: &[], output: &mut model }.run().unwrap();
+        SamplingJob { clip, bind_pose: &sk.bind_pose, time, context: &mut ctx, output: &mut local }
+            .run()
+            .unwrap();
+        LocalToModelJob { parents: &sk.parents, local: &local, adjusts: &[], output: &mut model }
+            .run()
+            .unwrap();
         model
     };
     let vertices = [Vec3::ZERO, Vec3::X * shell, Vec3::Y * shell, Vec3::Z * shell];
@@ -83,7 +87,10 @@ fn a_capture_shaped_clip_keeps_the_promise_at_every_tolerance() {
             r.keys_after, r.keys_before, r.max_error, r.worst_bone, r.worst_time, r.passes
         );
         assert!(r.max_error <= tol, "tolerance {tol}: reported {r:?}");
-        assert!(true_worst <= tol * 1.0001 + 1e-7, "tolerance {tol}: the true worst error is {true_worst} at bone {bone}, t = {time}");
+        assert!(
+            true_worst <= tol * 1.0001 + 1e-7,
+            "tolerance {tol}: the true worst error is {true_worst} at bone {bone}, t = {time}"
+        );
         assert!(
             (true_worst - r.max_error).abs() <= 1e-6 + 1e-3 * true_worst,
             "the report ({}) is not the true worst error ({true_worst})",
@@ -94,7 +101,10 @@ fn a_capture_shaped_clip_keeps_the_promise_at_every_tolerance() {
         assert_eq!(r.keys_per_bone.iter().sum::<usize>(), r.keys_after);
     }
     // At a tolerance above the capture noise keys go (jitter of 0.3 degrees is signal at 1e-4).
-    assert!(last * 3 < clip.channels().iter().map(|c| c.rotation.as_ref().map_or(0, |t| t.len())).sum::<usize>() * 2);
+    assert!(
+        last * 3
+            < clip.channels().iter().map(|c| c.rotation.as_ref().map_or(0, |t| t.len())).sum::<usize>() * 2
+    );
 }
 
 /// A random chain rig (some bones of zero length) and a noisy clip on it: LINEAR rotations with
@@ -109,9 +119,11 @@ fn random_rig_and_clip(seed: u64, bones: usize, keys: usize, jitter: f32) -> (Sk
     };
     let rig: Vec<(String, u16, marrow_engine::math::Transform)> = (0..bones)
         .map(|i| {
-            let parent = if i == 0 { NO_PARENT } else { ((rnd() * 0.5 + 0.5) * i as f32).min(i as f32 - 1.0) as u16 };
+            let parent =
+                if i == 0 { NO_PARENT } else { ((rnd() * 0.5 + 0.5) * i as f32).min(i as f32 - 1.0) as u16 };
             let len = if rnd() > 0.6 { 0.0 } else { 0.05 + 0.3 * (rnd() * 0.5 + 0.5) };
-            let t = marrow_engine::math::Transform::from_translation(Vec3::new(rnd() * 0.2, len, rnd() * 0.1));
+            let t =
+                marrow_engine::math::Transform::from_translation(Vec3::new(rnd() * 0.2, len, rnd() * 0.1));
             (format!("b{i}"), parent, t)
         })
         .collect();
@@ -124,17 +136,24 @@ fn random_rig_and_clip(seed: u64, bones: usize, keys: usize, jitter: f32) -> (Sk
             .iter()
             .enumerate()
             .map(|(k, &t)| {
-                let q = Quat::from_euler(glam::EulerRot::XYZ, (w * t + p).sin() + jitter * rnd(), 0.3 * (w * t).cos() + jitter * rnd(), jitter * rnd());
+                let q = Quat::from_euler(
+                    glam::EulerRot::XYZ,
+                    (w * t + p).sin() + jitter * rnd(),
+                    0.3 * (w * t).cos() + jitter * rnd(),
+                    jitter * rnd(),
+                );
                 if (b + k) % 3 == 0 { -q } else { q }
             })
             .collect();
         ch.rotation = Track::from_keys(Interpolation::Linear, times.clone(), r).ok();
         if b == 0 {
-            let t: Vec<Vec3> = times.iter().map(|&t| Vec3::new(t, 0.9 + 0.02 * (9.0 * t).sin(), jitter * rnd())).collect();
+            let t: Vec<Vec3> =
+                times.iter().map(|&t| Vec3::new(t, 0.9 + 0.02 * (9.0 * t).sin(), jitter * rnd())).collect();
             ch.translation = Track::from_keys(Interpolation::Linear, times.clone(), t).ok();
         }
         if b % 4 == 2 {
-            let s: Vec<Vec3> = times.iter().map(|&t| Vec3::splat(1.0 + 0.1 * (w * t).sin() + jitter * rnd())).collect();
+            let s: Vec<Vec3> =
+                times.iter().map(|&t| Vec3::splat(1.0 + 0.1 * (w * t).sin() + jitter * rnd())).collect();
             ch.scale = Track::from_keys(Interpolation::Linear, times.clone(), s).ok();
         }
     }

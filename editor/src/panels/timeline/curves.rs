@@ -345,7 +345,8 @@ fn draw_keys(
         let (a, z) = model::visible_range(times, t0, t1);
         let tangents = vec_track(clip, b, ch).filter(|t| t.interpolation() == Interpolation::CubicSpline);
         let dense = z - a > 1
-            && (map.x(times[z - 1]) - map.x(times[a])) / (z - a - 1) as f32 <= super::dope_draw::GLYPH_SPACING;
+            && (map.x(times[z - 1]) - map.x(times[a])) / (z - a - 1) as f32
+                <= super::dope_draw::GLYPH_SPACING;
         let mut last_col = [i64::MIN; 3];
         for (j, &t) in times.iter().enumerate().take(z).skip(a) {
             let id = KeyId::new(b, ch, t);

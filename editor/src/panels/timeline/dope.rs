@@ -308,10 +308,11 @@ fn interact(
             let alt = ui.input(|i| i.modifiers.alt);
             let earliest = origin.iter().map(KeyId::t).fold(f32::INFINITY, f32::min);
             let delta = super::move_delta(map.t(p.x) - press_t, (!alt).then_some(fps), earliest);
-            let keys: Vec<KeyRef> = origin.iter().filter_map(|k| k.to_ref(clip)).collect();
             let next: std::collections::BTreeSet<KeyId> =
                 origin.iter().map(|k| KeyId::new(k.bone as usize, k.channel, k.t() + delta)).collect();
             if next != panel.selection || delta == 0.0 {
+                // The references (a bone name each) only for a frame that sends the move.
+                let keys: Vec<KeyRef> = origin.iter().filter_map(|k| k.to_ref(clip)).collect();
                 cx.edit(Op::Clip { path: area.path.clone(), op: ClipOp::MoveKeys { keys, delta } });
                 panel.selection = next;
             }
