@@ -63,7 +63,10 @@ pub fn run(args: &SimplifyArgs) -> anyhow::Result<ExitCode> {
     let mut first = None;
     for rc in &a.clips {
         let sk = &scene.rigs[rc.rig].skeleton;
-        let options = marrow_engine::simplify::SimplifyOptions { tolerance: args.tolerance, shell_distance: args.shell };
+        let options = marrow_engine::simplify::SimplifyOptions {
+            tolerance: args.tolerance,
+            shell_distance: args.shell,
+        };
         let (reduced, r) = rc.clip.simplify_with(sk, &options);
         let bytes = |c: &marrow_engine::clip::Clip| c.bytes() + c.compiled().bytes();
         let worst = match r.worst_bone.and_then(|b| sk.bone_names.get(b)) {
