@@ -142,6 +142,98 @@ fn out_replaced_by_a_folder_or_in_a_read_only_folder_is_a_named_error_and_nothin
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A small tmpfs mounted for one test (unmounted on drop), or `None` with a loud skip where this
+/// process may not mount (not root, or no `CAP_SYS_ADMIN`).
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(at: &Path, size: &str) -> Option<Self> {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("SKIPPED LOUDLY: cannot mount a {size} tmpfs at {} (needs root with CAP_SYS_ADMIN)", at.display());
+        }
+        ok.then(|| Self(at.to_owned()))
+    }
+
+    fn read_only(&self) {
+        let ok = Command::new("mount").args(["-o", "remount,ro"]).arg(&self.0).status().unwrap();
+        assert!(ok.success(), "remount read-only failed");
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_or_a_read_only_disk_is_a_named_error_and_the_old_file_stays() {
+    let dir = temp_dir("small-disk");
+    // 64 KiB holds the old files but not CesiumMan's export (about 450 KB) or its clip.
+    for (i, ro) in [false, true].into_iter().enumerate() {
+        let Some(disk) = SmallDisk::mount(&dir.join(format!("disk{i}")), "64k") else { return };
+        let commands = writers(&dir.join("x"));
+        let targets = ["glb", "clip.ron"].map(|ext| disk.0.join(format!("old.{ext}")));
+        for t in &targets {
+            std::fs::write(t, "old").unwrap();
+        }
+        if ro {
+            disk.read_only();
+        }
+        for (args, target) in commands.iter().zip(&targets) {
+            let mut args = args.clone();
+            *args.last_mut().unwrap() = target.display().to_string();
+            let (code, out) = run(&args);
+            assert_ne!(code, 0, "{out}");
+            let why = if ro { "Read-only file system" } else { "No space left on device" };
+            assert!(out.contains("old.") && out.contains(why) && !out.contains("wrote"), "{out}");
+            assert_eq!(std::fs::read(target).unwrap(), b"old", "{} changed", target.display());
+        }
+        let mut left: Vec<_> =
+            std::fs::read_dir(&disk.0).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        left.sort();
+        assert_eq!(left, ["old.clip.ron", "old.glb"], "only the old files stay (no temp)");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn check_of_a_fifo_or_a_device_named_as_a_gltf_file_is_refused_quickly() {
+    let dir = temp_dir("check-kinds");
+    let fifo = dir.join("pipe.glb");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success(), "mkfifo failed");
+    let zero = dir.join("zero.glb");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    for (file, kind) in [(&fifo, "a FIFO"), (&zero, "a character device")] {
+        let started = Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_marrow"))
+            .arg("check")
+            .arg(file)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                panic!("check {} hangs (over 10 s)", file.display());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(!out.status.success(), "{text}");
+        assert!(text.contains(&*file.file_name().unwrap().to_string_lossy()) && text.contains(kind), "{text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_gltf_export_names_a_new_buffer_and_removes_the_old_one() {
     let dir = temp_dir("gltf-pair");

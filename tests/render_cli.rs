@@ -208,6 +208,31 @@ fn a_crowd_of_cesium_men_to_png_in_one_draw_per_pass() {
 }
 
 #[test]
+fn a_crowd_past_the_adapters_vertex_budget_is_refused_naming_it() {
+    let Some(ctx) = marrow_engine::render::test_device() else { return };
+    let cpu = ctx.adapter.get_info().device_type == marrow_engine::render::wgpu::DeviceType::Cpu;
+    let budget = ctx.crowd_vertex_budget();
+    // CesiumMan's one skinned primitive has 3,273 vertices: a million instances is 3.27e9.
+    let count = if cpu { 1_000_000 } else { 1_000_000u64.min(budget / 3273 + 1) };
+    if !cpu && count * 3273 <= budget {
+        eprintln!("SKIPPED: --count is at most 1e6, which this GPU's budget ({budget} vertices) holds");
+        return;
+    }
+    let file = gltf_dir().join("CesiumMan/CesiumMan.glb");
+    let out = std::env::temp_dir().join(format!("marrow-crowd-budget-{}.png", std::process::id()));
+    let count = count.to_string();
+    let (code, stdout, stderr) =
+        marrow(&["crowd", file.to_str().unwrap(), "--count", &count, "--size", "64x64", "--out", out.to_str().unwrap()]);
+    assert_ne!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(
+        stderr.contains(&format!("a crowd frame of {count} instances asks 3273000000 skinned vertices"))
+            && stderr.contains(&format!("the limit there is {budget}")),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "an image was written");
+}
+
+#[test]
 fn crowd_refuses_bad_numbers_and_models_without_a_skin() {
     let f = gltf_dir().join("CesiumMan/CesiumMan.glb");
     let f = f.to_str().unwrap();

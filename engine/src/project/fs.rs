@@ -194,6 +194,41 @@ pub fn read_regular(real: &Path, shown: &Path) -> Result<Vec<u8>, ProjectError> 
     Ok(out)
 }
 
+/// Reads the file a user named outside any project (`marrow check FILE.glb`, File > Import):
+/// links are followed, but only a regular file is read (checked before opening and again on
+/// the handle, opened non-blocking so a FIFO cannot hang the reader), and at most `limit`
+/// bytes; anything else is an `InvalidInput` error saying what the path is.
+pub fn read_regular_file(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    let check = |meta: &std::fs::Metadata| {
+        let t = meta.file_type();
+        if !t.is_file() {
+            return Err(refuse(format!("is {}, not a regular file: only regular files are read", kind_name(&t))));
+        }
+        if meta.len() > limit {
+            return Err(refuse(format!("is {} bytes; the limit is {} MB", meta.len(), limit >> 20)));
+        }
+        Ok(())
+    };
+    check(&std::fs::metadata(path)?)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    check(&meta)?;
+    let mut out = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > limit {
+        return Err(refuse(format!("grew past the limit of {} MB while read", limit >> 20)));
+    }
+    Ok(out)
+}
+
 /// A fresh temp file name for a file named `name`: `.NAME.marrow-tmp-PID-RANDOM` (16 hex digits
 /// from the standard library's randomly keyed hasher, the time and a counter).
 pub fn temp_name(name: &str) -> String {

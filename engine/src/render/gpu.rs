@@ -6,6 +6,15 @@
 
 use super::RenderError;
 
+/// [`GpuContext::crowd_vertex_budget`] on a CPU renderer: lavapipe shades a crowd's skinned
+/// vertices (every pass of a frame) at about 0.1 million a second on this project's 2-core CI
+/// machine, so this is a frame of about 40 s there (1,200 CesiumMan instances).
+pub const CPU_CROWD_VERTICES: u64 = 4_000_000;
+
+/// [`GpuContext::crowd_vertex_budget`] on a GPU: 2^32 vertices, a million instances of a
+/// 4,000-vertex character.
+pub const GPU_CROWD_VERTICES: u64 = 1 << 32;
+
 /// One wgpu device and its queue (shared by every renderer object).
 #[derive(Clone, Debug)]
 pub struct GpuContext {
@@ -54,6 +63,19 @@ impl GpuContext {
         queue: wgpu::Queue,
     ) -> Self {
         Self { instance, adapter, device, queue }
+    }
+
+    /// The most crowd vertices one frame may ask of this adapter: the skinned mesh's vertices
+    /// times its instances, summed over a frame's crowd draws ([`CPU_CROWD_VERTICES`] on a
+    /// CPU renderer such as lavapipe, [`GPU_CROWD_VERTICES`] on a GPU). A frame past it is
+    /// refused with [`RenderError::Limit`] before anything is drawn, so a huge crowd is a
+    /// named error and not a frame that takes hours.
+    pub fn crowd_vertex_budget(&self) -> u64 {
+        if self.adapter.get_info().device_type == wgpu::DeviceType::Cpu {
+            CPU_CROWD_VERTICES
+        } else {
+            GPU_CROWD_VERTICES
+        }
     }
 
     /// A one-line description of the adapter (name and backend).

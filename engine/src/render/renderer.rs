@@ -1529,6 +1529,7 @@ impl Renderer {
         frame: &FrameData,
         target: &RenderTarget,
     ) -> Result<FrameStats, RenderError> {
+        self.check_crowd_work(pool, frame)?;
         let mut stats = FrameStats { objects: frame.objects.len() as u32, ..Default::default() };
         let aspect = target.width as f32 / target.height as f32;
         self.prepare(pool, frame, aspect, &mut stats)?;
@@ -1559,6 +1560,27 @@ impl Renderer {
 
     /// Culling, run sorting and the uploads of one frame (objects, palette, frame uniform,
     /// overlay lines).
+    /// Refuses a frame whose crowd draws ask more vertices of the adapter than
+    /// [`GpuContext::crowd_vertex_budget`], naming the count and the limit.
+    fn check_crowd_work(&self, pool: &MeshPool, frame: &FrameData) -> Result<(), RenderError> {
+        let mut vertices = 0u64;
+        let mut instances = 0u64;
+        for d in &frame.crowd_draws {
+            let mesh = pool.get(d.mesh).ok_or(RenderError::UnknownMesh(d.mesh.0))?;
+            vertices = vertices.saturating_add(u64::from(mesh.vertex_count) * u64::from(d.count));
+            instances = instances.max(u64::from(d.first) + u64::from(d.count));
+        }
+        let budget = self.ctx.crowd_vertex_budget();
+        if vertices > budget {
+            return Err(RenderError::Limit(format!(
+                "a crowd frame of {instances} instances asks {vertices} skinned vertices of {}; the limit \
+                 there is {budget} (fewer instances, or a lighter mesh)",
+                self.ctx.describe()
+            )));
+        }
+        Ok(())
+    }
+
     fn prepare(
         &mut self,
         pool: &MeshPool,

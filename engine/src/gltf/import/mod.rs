@@ -27,10 +27,16 @@ use crate::skeleton::{NO_PARENT, Skeleton, find_skeleton_fault};
 use crate::skinning::Aabb;
 use crate::track::{Animatable, Interpolation, Track};
 
-/// Imports a `.gltf` or `.glb` file (buffers are resolved relative to its folder).
+/// The largest `.gltf` or `.glb` file [`import`] reads (1 GiB, the decode budget
+/// [`DECODE_BUDGET_BYTES`]: a larger file could not be decoded within it anyway).
+pub const MAX_FILE_BYTES: u64 = DECODE_BUDGET_BYTES as u64;
+
+/// Imports a `.gltf` or `.glb` file (buffers are resolved relative to its folder). Only a regular
+/// file of at most [`MAX_FILE_BYTES`] is read: a FIFO, a device or a folder is an
+/// [`ImportError::Io`] saying what it is.
 pub fn import(path: impl AsRef<Path>) -> Result<ImportedScene, ImportError> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|source| ImportError::Io {
+    let bytes = crate::project::fs::read_regular_file(path, MAX_FILE_BYTES).map_err(|source| ImportError::Io {
         file: path.to_owned(),
         what: "the file".into(),
         source,
