@@ -728,3 +728,50 @@ fn crowd_instances_skin_on_the_gpu_as_the_cpu_reference_and_upload_once() {
     // Different phases, different poses (relative to where each stands).
     assert!(firsts[0].distance(firsts[1]) > 1e-3, "{firsts:?}");
 }
+
+/// `ctx`'s adapter again, as a device with a small GPU's limits: textures of at most 2,048
+/// pixels a side, storage bindings of at most 1 MB.
+fn small_device(ctx: &GpuContext) -> GpuContext {
+    use marrow_engine::render::wgpu;
+    let mut limits = wgpu::Limits::downlevel_defaults();
+    limits.max_texture_dimension_2d = 2048;
+    limits.max_storage_buffer_binding_size = 1 << 20;
+    limits.max_storage_buffers_per_shader_stage = ctx.adapter.limits().max_storage_buffers_per_shader_stage.min(8);
+    let descriptor = wgpu::DeviceDescriptor { label: Some("small"), required_limits: limits, ..Default::default() };
+    let (device, queue) = pollster::block_on(ctx.adapter.request_device(&descriptor)).unwrap();
+    GpuContext::from_parts(ctx.instance.clone(), ctx.adapter.clone(), device, queue)
+}
+
+#[test]
+fn a_render_past_a_small_gpus_limits_is_a_named_error_not_a_panic() {
+    use marrow_engine::crowd::BakeJob;
+    use marrow_engine::crowd::layout::{Layout, place};
+    use marrow_engine::render::RenderError;
+    use marrow_engine::render::crowd::render_crowd;
+    let Some(big) = test_device() else { return };
+    let ctx = small_device(&big);
+    let scene = model("CesiumMan");
+    // `render --size 8192`: a side past the device's 2,048.
+    let request = RenderRequest { width: 8192, height: 8192, ..Default::default() };
+    match render_gltf(&ctx, &scene, &request) {
+        Err(RenderError::Limit(why)) => {
+            assert!(why.contains("8192x8192") && why.contains("at most 2048 pixels a side"), "{why}")
+        }
+        other => panic!("expected a limit error, got {:?}", other.map(|i| (i.width, i.height))),
+    }
+    // A crowd listing its clip 40 times: 40 baked copies (2.2 MB) past the 1 MB binding.
+    let rig = &scene.rigs[0];
+    let clip = &scene.animations[0].clips[0].clip;
+    let clips = vec![clip; 40];
+    let baked = BakeJob { skeleton: &rig.skeleton, clips: &clips, frames: 60 }.run().unwrap();
+    assert!(baked.bytes() > 1 << 20, "{} bytes", baked.bytes());
+    let placements = place(40, 40, Layout::Grid { spacing: 1.5 }, (0.7, 1.3), 3);
+    let shaders = ShaderSource::Embedded;
+    match render_crowd(&ctx, &scene, &baked, &placements, &[], 0.5, 64, 64, shaders) {
+        Err(RenderError::Limit(why)) => assert!(why.contains("MB in one buffer") && why.contains("at most 1 MB"), "{why}"),
+        other => panic!("expected a limit error, got {:?}", other.map(|i| (i.width, i.height))),
+    }
+    // The same frames fit the full device.
+    let image = render_crowd(&big, &scene, &baked, &placements, &[], 0.5, 64, 64, ShaderSource::Embedded).unwrap();
+    assert_eq!((image.width, image.height), (64, 64));
+}
