@@ -3,7 +3,7 @@
 # not committed; libFuzzer adds what it finds to them). Run from anywhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p fuzz/corpus/gltf_import fuzz/corpus/project_files fuzz/corpus/graph_compile
+mkdir -p fuzz/corpus/gltf_import fuzz/corpus/gltf_structured fuzz/corpus/project_files fuzz/corpus/graph_compile
 # glTF: every sample that carries its data inside (GLB or data: URIs); CesiumMan's texture makes
 # it too large to mutate quickly, so it is left out.
 for f in assets/gltf/*/*.glb assets/gltf/*/*.gltf; do
@@ -20,3 +20,9 @@ for f in project.ron assets/runner.skeleton.ron clips/stride.clip.ron clips/idle
 done
 # Graphs: the sample graph, and the same graph file from the sample project's history forms.
 cp projects/locomotion/graphs/locomotion.graph.ron fuzz/corpus/graph_compile/seed-locomotion
+# Structured glTF: the generator reads its choices from any bytes, so its seeds are varied
+# bytes: the first KiB of each glTF sample (the first byte's low bit picks a valid or a hostile
+# document).
+for f in assets/gltf/*/*.glb assets/gltf/*/*.gltf; do
+  head -c 1024 "$f" >"fuzz/corpus/gltf_structured/seed-$(basename "$f")"
+done

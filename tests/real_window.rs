@@ -516,3 +516,87 @@ fn a_mocap_key_dragged_ten_frames_with_the_mouse_replaces_the_keys_it_lands_on()
         "the 32 moved keys replaced the 32 they landed on, none left 0.1 ms beside another"
     );
 }
+
+/// The editor's resident memory in KiB (`VmRSS` of `/proc/PID/status`).
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The soak (issue 29): the locomotion sample playing with the Graph tab's preview on for
+/// `MARROW_SOAK_MINUTES` minutes (default 2; `.ci/run` runs the default, BENCHMARKS.md has a
+/// 30-minute run), sampled every minute: resident memory after the first minute stays within
+/// 5% of its minute-1 figure, the Log gains no line, and (runs of 10 minutes or more, on a
+/// machine left to them) no frame gap past the first minute is over 100 ms. Each minute's
+/// figures are printed (`soak: minute N ...`), and the whole table at the end.
+#[test]
+fn soak_the_locomotion_sample_playing_with_the_graph_preview_on() {
+    if !tools("soak_the_locomotion_sample_playing_with_the_graph_preview_on") {
+        return;
+    }
+    let minutes: u64 = std::env::var("MARROW_SOAK_MINUTES").ok().and_then(|m| m.parse().ok()).unwrap_or(2).max(2);
+    let (tmp, project) = sample("locomotion");
+    let mut ed = Editor::start(tmp, project);
+    ed.select_entity("Runner");
+    ed.open_until("menu:Window", "menu:Graph", "the graph's preview button", |p| {
+        p["rects"]["graph:preview"].is_array()
+    });
+    ed.click_rect("graph:preview");
+    ed.wait("the preview running", |p| p["rects"]["graph:stop_preview"].is_array());
+    let frames = |p: &Value| p["frames"]["count"].as_u64().unwrap_or(0);
+    let before = frames(&ed.probe());
+    ed.key("space");
+    std::thread::sleep(Duration::from_secs(2));
+    if frames(&ed.probe()) < before + 10 {
+        // Space went to a widget: the play button beside the preview.
+        ed.key("space");
+    }
+    let start = ed.wait("playing (frames drawn without input)", |p| frames(p) > before + 20);
+    let t0 = Instant::now();
+    let log0 = start["log_lines"].as_u64().unwrap();
+    let pid = ed.app.id();
+    let mut rows = Vec::new();
+    for minute in 1..=minutes {
+        let due = Duration::from_secs(60 * minute);
+        while t0.elapsed() < due {
+            std::thread::sleep(Duration::from_millis(500));
+            assert!(ed.app.try_wait().unwrap().is_none(), "the editor exited during the soak");
+        }
+        let p = ed.probe();
+        let (rss, log) = (rss_kib(pid), p["log_lines"].as_u64().unwrap_or(0));
+        let stalls: Vec<(f64, f64)> = p["frames"]["stalls"]
+            .as_array()
+            .map(|a| a.iter().map(|s| (s[0].as_f64().unwrap(), s[1].as_f64().unwrap())).collect())
+            .unwrap_or_default();
+        let since_start = p["frames"]["seconds"].as_f64().unwrap_or(0.0);
+        let offset = since_start - t0.elapsed().as_secs_f64();
+        let late = stalls.iter().filter(|(t, _)| t - offset > 60.0);
+        let longest = late.map(|s| s.1).fold(0.0, f64::max);
+        eprintln!(
+            "soak: minute {minute}: rss {:.1} MB, log lines {log}, frames {}, longest gap past minute 1 {longest:.0} ms",
+            rss as f64 / 1024.0,
+            frames(&p)
+        );
+        rows.push((minute, rss, log, frames(&p), longest));
+    }
+    ed.screenshot("soak-end");
+    eprintln!("soak: minute | rss MB | log lines | frames | longest gap past minute 1 (ms)");
+    for (m, rss, log, f, longest) in &rows {
+        eprintln!("soak: {m} | {:.1} | {log} | {f} | {longest:.0}", *rss as f64 / 1024.0);
+    }
+    let base = rows[0].1 as f64;
+    for (m, rss, log, f, _) in &rows {
+        assert!((*rss as f64) < base * 1.05, "minute {m}: rss {rss} KiB is over 5% above minute 1's {base} KiB");
+        assert_eq!(*log, log0, "minute {m}: the Log grew while playing");
+        assert!(*f > frames(&start), "minute {m}: no frame drawn");
+    }
+    if minutes >= 10 {
+        let longest = rows.iter().map(|r| r.4).fold(0.0, f64::max);
+        assert!(longest <= 100.0, "a frame gap of {longest:.0} ms past the first minute");
+    }
+}

@@ -12,7 +12,11 @@
 //!   first drawn row's key positions (`t`, `x`; at most 4,000), when the dope sheet was drawn;
 //! - `graph`: the graph canvas and its nodes' rectangles by id, when the canvas was drawn;
 //! - `focus`, `keys_selected`, `nodes_selected`, `steps` (the document's head) and `dirty`, so a
-//!   test can wait for the editor to have taken an event.
+//!   test can wait for the editor to have taken an event;
+//! - `log_lines` (the Log's entry count) and `frames`: the frames drawn since start, the
+//!   seconds since the first, and every gap between two frames over 100 ms (`stalls`: its end
+//!   in seconds since the first frame and its length in ms, the last 256 kept; `stall_count` all
+//!   of them), for the soak (`scripts/soak.py`).
 //!
 //! Without the variable nothing is marked or written. Not here: anything the editor reads back.
 
@@ -37,6 +41,46 @@ pub fn enabled() -> bool {
     target().is_some()
 }
 
+/// Frame gaps over this are stalls.
+const STALL_MS: f64 = 100.0;
+
+/// The frame clock the probe reports (`frames`).
+#[derive(Default)]
+struct FrameClock {
+    first: Option<std::time::Instant>,
+    last: Option<std::time::Instant>,
+    frames: u64,
+    stalls: std::collections::VecDeque<(f64, f64)>,
+    stall_count: u64,
+}
+
+impl FrameClock {
+    fn tick(&mut self) -> Value {
+        let now = std::time::Instant::now();
+        let first = *self.first.get_or_insert(now);
+        let since = now.duration_since(first).as_secs_f64();
+        if let Some(last) = self.last {
+            let gap = now.duration_since(last).as_secs_f64() * 1e3;
+            if gap > STALL_MS {
+                self.stall_count += 1;
+                if self.stalls.len() == 256 {
+                    self.stalls.pop_front();
+                }
+                self.stalls.push_back((since, gap));
+            }
+        }
+        self.last = Some(now);
+        self.frames += 1;
+        let stalls: Vec<Value> = self.stalls.iter().map(|(t, ms)| json!([t, ms])).collect();
+        json!({ "count": self.frames, "seconds": since, "stalls": stalls, "stall_count": self.stall_count })
+    }
+}
+
+fn clock() -> &'static std::sync::Mutex<FrameClock> {
+    static CLOCK: OnceLock<std::sync::Mutex<FrameClock>> = OnceLock::new();
+    CLOCK.get_or_init(Default::default)
+}
+
 #[derive(Clone, Default)]
 struct Marks(Vec<(String, Rect)>);
 
@@ -58,7 +102,7 @@ fn px(r: Rect, ppp: f32) -> Value {
 }
 
 /// The probe's JSON for this frame (the marks taken out of `ctx`).
-fn report(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document) -> Value {
+fn report(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, log_lines: usize) -> Value {
     let ppp = ctx.pixels_per_point();
     let marks = ctx.data_mut(|d| d.remove_temp::<Marks>(marks_id())).unwrap_or_default();
     let rects: serde_json::Map<String, Value> = marks.0.into_iter().map(|(n, r)| (n, px(r, ppp))).collect();
@@ -96,13 +140,15 @@ fn report(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document) ->
         "nodes_selected": ui.graph_selection.len(),
         "steps": doc.head(),
         "dirty": doc.is_dirty(),
+        "log_lines": log_lines,
+        "frames": clock().lock().map_or(Value::Null, |mut c| c.tick()),
     })
 }
 
-/// Writes this frame's probe file when the probe is on and the content changed since `last`.
-pub fn write(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, last: &mut String) {
+/// Writes this frame's probe file when the probe is on (`log_lines`: the Log's entry count).
+pub fn write(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, log_lines: usize, last: &mut String) {
     let Some(path) = target() else { return };
-    let text = report(ctx, panels, ui, doc).to_string();
+    let text = report(ctx, panels, ui, doc, log_lines).to_string();
     if text == *last {
         return;
     }

@@ -287,7 +287,8 @@ pub struct World {
     hierarchy: Hierarchy,
     components: Components,
     frame_state: FrameState,
-    clip_refs: Vec<(Arc<Clip>, String)>,
+    /// The reference each clip playing here is saved under, keyed by the clip's address.
+    clip_refs: std::collections::HashMap<usize, (Arc<Clip>, String)>,
 }
 
 /// The entity table: per slot, its generation, whether it is alive and its name; the free slots.
@@ -1268,7 +1269,13 @@ impl World {
             self.hierarchy.parents[e.index as usize] = Some(p);
             self.hierarchy.children[p.index as usize].push(e);
         }
-        let path = self.path(e).unwrap_or_default();
+        // The path names faults only; an entity that can have none skips it (a deep chain of
+        // plain entities would otherwise build a path per level: quadratic).
+        let may_fault = d.animator.is_some()
+            || matches!(d.mesh, Some(MeshDesc::Asset(_)))
+            || d.particles.is_some()
+            || d.crowd.is_some();
+        let path = if may_fault { self.path(e).unwrap_or_default() } else { String::new() };
         self.set_transform(e, d.transform)?;
         if let Some(a) = &d.animator
             && let Some(skeleton) = soft(faults, &path, "animator.rig", assets.skeleton(&a.rig))?
@@ -1339,9 +1346,8 @@ impl World {
 
     /// Registers the reference a clip is saved under (so a fade to it saves by that name).
     pub fn register_clip(&mut self, clip: Arc<Clip>, reference: impl Into<String>) {
-        if !self.clip_refs.iter().any(|(k, _)| Arc::ptr_eq(k, &clip)) {
-            self.clip_refs.push((clip, reference.into()));
-        }
+        // Keyed by the clip's address (the Arc held beside it keeps the address taken).
+        self.clip_refs.entry(Arc::as_ptr(&clip) as usize).or_insert_with(|| (clip, reference.into()));
     }
 
     /// The authored state of this world. Session state is never read: an animator saves the clip
@@ -1354,7 +1360,7 @@ impl World {
                 let a = &c.animator;
                 let clip = a
                     .current_clip()
-                    .and_then(|cur| w.clip_refs.iter().find(|(k, _)| Arc::ptr_eq(k, cur)))
+                    .and_then(|cur| w.clip_refs.get(&(Arc::as_ptr(cur) as usize)))
                     .map(|(_, r)| r.clone())
                     .or_else(|| c.clip.clone());
                 // The authored override belongs to the authored clip; a clip faded to at run time
@@ -1388,13 +1394,31 @@ impl World {
                 morph_weights: w.components.morphs[i].clone(),
                 particles: w.components.particles[i].as_ref().map(|c| c.desc.clone()),
                 crowd: w.components.crowds[i].as_ref().map(|c| c.desc.clone()),
-                children: w.hierarchy.children[i].iter().map(|c| build(w, *c)).collect(),
+                children: Vec::with_capacity(w.hierarchy.children[i].len()),
             }
         }
-        SceneDesc {
-            name: self.name.clone(),
-            entities: self.hierarchy.roots.iter().map(|e| build(self, *e)).collect(),
+        // Iteratively (a scene may nest deeper than a recursion's stack): every entity in
+        // parents-first order with its parent's position, built without children, then each
+        // moved into its parent from the last one back (children arrive reversed).
+        let mut order: Vec<(Entity, Option<usize>)> = Vec::new();
+        let mut stack: Vec<(Entity, Option<usize>)> = self.hierarchy.roots.iter().rev().map(|e| (*e, None)).collect();
+        while let Some((e, parent)) = stack.pop() {
+            let at = order.len();
+            order.push((e, parent));
+            stack.extend(self.hierarchy.children[e.index as usize].iter().rev().map(|c| (*c, Some(at))));
         }
+        let mut built: Vec<Option<EntityDesc>> = order.iter().map(|(e, _)| Some(build(self, *e))).collect();
+        let mut entities = Vec::with_capacity(self.hierarchy.roots.len());
+        for k in (0..order.len()).rev() {
+            let Some(mut d) = built[k].take() else { continue };
+            d.children.reverse();
+            match order[k].1.and_then(|p| built[p].as_mut()) {
+                Some(parent) => parent.children.push(d),
+                None => entities.push(d),
+            }
+        }
+        entities.reverse();
+        SceneDesc { name: self.name.clone(), entities }
     }
 }
 

@@ -3,7 +3,7 @@
 //! (`fuzz/oracle.rs`), so each stays fixed under `cargo test`. The seed samples go through it too,
 //! so the oracle itself is known to accept sound input.
 
-use crate::oracle;
+use crate::{gltf_gen, oracle};
 
 use std::path::{Path, PathBuf};
 
@@ -61,4 +61,44 @@ fn the_oracle_accepts_the_sound_samples() {
         oracle::project(&data).unwrap_or_else(|e| panic!("{path}: {e}"));
     }
     oracle::graph(files[5].1.as_bytes(), &rig).unwrap();
+}
+
+#[test]
+fn gltf_structured_regressions_import_or_refuse_and_play_finite() {
+    replay("gltf_structured", |d| oracle::gltf_bytes(&gltf_gen::generate(d)));
+}
+
+/// The structure-aware generator (`fuzz/gltf_gen.rs`) on 600 seeded inputs: every document goes
+/// through the oracle, and the generator reaches both sides of the importer (documents that
+/// import and play, documents refused) and the amplification shapes, which are refused within
+/// the cost budget rather than built.
+#[test]
+fn the_structured_gltf_generator_feeds_the_oracle() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut imported, mut refused, mut budget) = (0, 0, 0);
+    for case in 0..600 {
+        let len = 64 + (next() % 1024) as usize;
+        let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        let glb = gltf_gen::generate(&data);
+        if let Err(broken) = oracle::gltf_bytes(&glb) {
+            panic!("case {case}: {broken}");
+        }
+        match marrow_engine::gltf::import_slice(&glb, Path::new("gen.glb"), None) {
+            Ok(_) => imported += 1,
+            Err(e) => {
+                refused += 1;
+                budget += usize::from(e.to_string().contains("the limit is"));
+            }
+        }
+    }
+    eprintln!("gltf_gen: {imported} imported, {refused} refused ({budget} by a cost limit)");
+    assert!(imported >= 60, "only {imported} of 600 generated documents import");
+    assert!(refused >= 60, "only {refused} of 600 generated documents are refused");
+    assert!(budget >= 5, "only {budget} of 600 generated documents reach a cost limit");
 }

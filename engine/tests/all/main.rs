@@ -9,6 +9,9 @@ mod support;
 #[path = "../../../fuzz/oracle.rs"]
 mod oracle;
 
+#[path = "../../../fuzz/gltf_gen.rs"]
+mod gltf_gen;
+
 mod animator;
 mod bind_pose_faults;
 mod clip_repair;

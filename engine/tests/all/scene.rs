@@ -356,3 +356,49 @@ fn a_scene_loaded_again_takes_the_same_slots() {
     w.load(desc, &lib).unwrap();
     assert_eq!(slots(&w), first, "every entity keeps its slot index across a reload");
 }
+
+#[test]
+fn a_deep_chain_and_many_rigs_with_their_own_clip_copies_load_and_save_in_linear_time() {
+    use std::time::{Duration, Instant};
+    let sk = chain("one");
+    let assets = Assets { clip: turn(&sk), sk };
+    let n = 20_000;
+    // Groups 1,000 deep (about what a scene file may nest), twenty entities a level: 20k plain
+    // entities, no path built per entity.
+    let mut node = EntityDesc { name: "leaf".into(), ..EntityDesc::default() };
+    for i in 0..n / 20 {
+        let mut children: Vec<EntityDesc> =
+            (0..19).map(|k| EntityDesc { name: format!("s{k}"), ..EntityDesc::default() }).collect();
+        children.push(node);
+        node = EntityDesc { name: format!("g{i}"), children, ..EntityDesc::default() };
+    }
+    let deep = SceneDesc { name: "deep".into(), entities: vec![node] };
+    let t = Instant::now();
+    let w = World::instantiate(&deep, &assets).unwrap_or_else(|e| panic!("{e}"));
+    let saved = w.to_desc();
+    assert!(t.elapsed() < Duration::from_secs(1), "{n} entities 1,000 deep took {:?}", t.elapsed());
+    assert_eq!(w.entities().count(), n + 1);
+    assert_eq!(saved, deep);
+    // 20k rigs whose looping override makes each its own copy of the clip: every copy is
+    // registered under its reference and saved by it (a lookup per rig, not a scan).
+    let rig = |i: usize| EntityDesc {
+        name: format!("r{i}"),
+        transform: Some(Transform::IDENTITY),
+        animator: Some(AnimatorDesc {
+            rig: "sk".into(),
+            clip: Some("turn".into()),
+            graph: None,
+            looping: Some(false),
+            speed: 1.0,
+            play_on_start: true,
+        }),
+        ..EntityDesc::default()
+    };
+    let many = SceneDesc { name: "many".into(), entities: (0..n).map(rig).collect() };
+    let t = Instant::now();
+    let w = World::instantiate(&many, &assets).unwrap_or_else(|e| panic!("{e}"));
+    let saved = w.to_desc();
+    assert!(t.elapsed() < Duration::from_secs(1), "{n} rigs took {:?} to load and save", t.elapsed());
+    assert_eq!(saved.entities.len(), n);
+    assert!(saved.entities.iter().all(|e| e.animator.as_ref().unwrap().clip.as_deref() == Some("turn")));
+}

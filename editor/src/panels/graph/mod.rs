@@ -348,16 +348,16 @@ impl GraphPanel {
             });
         match (&active, &self.preview_rig) {
             (Some(_), _) => {
-                if ui.button("■ Stop Preview").clicked() {
+                let stop = ui.button("■ Stop Preview");
+                crate::probe::mark(ui.ctx(), "graph:stop_preview", stop.rect);
+                if stop.clicked() {
                     cx.send(Command::PreviewGraph(None));
                 }
             }
             (None, Some(rig)) => {
-                if ui
-                    .button("▶ Preview")
-                    .on_hover_text("Play this graph on the rig in the viewport")
-                    .clicked()
-                {
+                let start = ui.button("▶ Preview").on_hover_text("Play this graph on the rig in the viewport");
+                crate::probe::mark(ui.ctx(), "graph:preview", start.rect);
+                if start.clicked() {
                     cx.send(Command::PreviewGraph(Some((rig.clone(), path.to_owned()))));
                 }
             }
