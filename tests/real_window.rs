@@ -600,3 +600,139 @@ fn soak_the_locomotion_sample_playing_with_the_graph_preview_on() {
         assert!(longest <= 100.0, "a frame gap of {longest:.0} ms past the first minute");
     }
 }
+
+/// The dope sheet's clip (`fps`, `read_only`, `time`) once the Timeline shows one.
+fn shown_clip(ed: &Editor) -> Value {
+    ed.wait("a clip in the Timeline", |p| p["dope"]["clip"].is_object())["dope"]["clip"].clone()
+}
+
+#[test]
+fn an_imported_24_fps_clip_shows_read_only_at_24_fps_and_the_ruler_scrubs_to_its_frames() {
+    if !tools("an_imported_24_fps_clip_shows_read_only_at_24_fps_and_the_ruler_scrubs_to_its_frames") {
+        return;
+    }
+    let (tmp, project) = sample("cesium_man");
+    let ed = Editor::start(tmp, project);
+    ed.select_entity("CesiumMan");
+    let (_, keys) = ed.dope();
+    assert!(keys.len() > 10, "the imported clip's keys are drawn: {}", keys.len());
+    let clip = shown_clip(&ed);
+    assert_eq!(clip["read_only"], Value::Bool(true), "{clip}");
+    assert_eq!(clip["fps"].as_f64(), Some(24.0), "CesiumMan's keys are 1/24 s apart: {clip}");
+    // A click on the ruler between two frames lands on a frame of the clip's own rate.
+    let t = 0.55;
+    ed.seek(t);
+    let p = ed.wait("the playhead moved", |p| p["dope"]["clip"]["time"].as_f64().is_some_and(|x| x > 0.3));
+    let time = p["dope"]["clip"]["time"].as_f64().unwrap();
+    let frames = time * 24.0;
+    assert!((frames - frames.round()).abs() < 1e-3, "the playhead at {time} s is not on a 24 fps frame");
+    assert!((time - t).abs() <= 1.0 / 24.0, "the playhead at {time} s, asked {t}");
+}
+
+#[test]
+fn home_in_the_dope_sheet_goes_to_the_start() {
+    if !tools("home_in_the_dope_sheet_goes_to_the_start") {
+        return;
+    }
+    let (tmp, project) = sample("runner");
+    let ed = Editor::start(tmp, project);
+    ed.select_entity("Runner");
+    ed.dope();
+    ed.seek(0.4);
+    ed.wait("the playhead moved", |p| p["dope"]["clip"]["time"].as_f64().is_some_and(|x| x > 0.2));
+    ed.key("Home");
+    let p = ed.wait("the playhead at the start", |p| p["dope"]["clip"]["time"].as_f64() == Some(0.0));
+    assert_eq!(p["focus"], "Timeline", "{}", p["focus"]);
+}
+
+#[test]
+fn a_truncated_clip_file_opens_the_rest_of_the_project_and_a_save_leaves_it_untouched() {
+    if !tools("a_truncated_clip_file_opens_the_rest_of_the_project_and_a_save_leaves_it_untouched") {
+        return;
+    }
+    const GRAPH: &str = "graphs/locomotion.graph.ron";
+    let (tmp, project) = sample("locomotion");
+    let damaged = project.join("clips/sprint.clip.ron");
+    let text = std::fs::read(&damaged).unwrap();
+    let truncated = text[..text.len() / 2].to_vec();
+    std::fs::write(&damaged, &truncated).unwrap();
+    let graph_before = std::fs::read(project.join(GRAPH)).unwrap();
+    let ed = Editor::start(tmp, project.clone());
+    let names_it = |s: &str| s.contains("clips/sprint.clip.ron:");
+    let p = ed.wait("the damaged file in the Log", |p| {
+        p["log_tail"].as_array().is_some_and(|l| l.iter().any(|x| x.as_str().is_some_and(names_it)))
+    });
+    let line = p["log_tail"].as_array().unwrap().iter().filter_map(Value::as_str).find(|s| names_it(s)).unwrap();
+    let place = line.split("clips/sprint.clip.ron:").nth(1).unwrap_or_default();
+    assert!(place.split(':').take(2).all(|n| n.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit())), "file:line:col in {line}");
+    // Everything else is editable: a graph node duplicated with real keys, then saved.
+    ed.select_entity("Runner");
+    let p = ed.open_until("menu:Window", "menu:Graph", "graph nodes", |p| {
+        p["graph"]["nodes"].as_object().is_some_and(|n| !n.is_empty())
+    });
+    let r = rect(&p["graph"]["nodes"]["2"]);
+    ed.click(r[2] - 6.0, r[1] + 6.0);
+    ed.wait("node 2 selected", |p| p["nodes_selected"] == 1);
+    ed.key("ctrl+d");
+    ed.wait_steps(1, "Ctrl+D");
+    ed.save();
+    assert_ne!(std::fs::read(project.join(GRAPH)).unwrap(), graph_before, "the edit was saved");
+    assert_eq!(std::fs::read(&damaged).unwrap(), truncated, "the save left the damaged file as it was");
+}
+
+#[test]
+fn a_scene_naming_a_missing_clip_opens_with_its_rig_and_the_log_says_the_clip_is_missing() {
+    if !tools("a_scene_naming_a_missing_clip_opens_with_its_rig_and_the_log_says_the_clip_is_missing") {
+        return;
+    }
+    let (tmp, project) = sample("runner");
+    let scene = project.join("scenes/main.scene.ron");
+    let text = std::fs::read_to_string(&scene).unwrap().replace("clips/stride.clip.ron", "clips/gone.clip.ron");
+    std::fs::write(&scene, text).unwrap();
+    let ed = Editor::start(tmp, project);
+    // The rig is there to select, and its fault is in the Log.
+    ed.select_entity("Runner");
+    let p = ed.wait("the missing clip in the Log", |p| {
+        p["log_tail"].as_array().is_some_and(|l| l.iter().any(|x| x.as_str().is_some_and(|s| s.contains("gone.clip.ron"))))
+    });
+    let line = p["log_tail"].as_array().unwrap().iter().filter_map(Value::as_str).find(|s| s.contains("gone.clip.ron")).unwrap().to_owned();
+    assert!(line.contains("Runner") && line.contains("animator.clip"), "{line}");
+    let shot = ed.screenshot("missing-clip-bind-pose");
+    // The bind pose is drawn: the viewport is not one flat colour.
+    let out = Command::new("convert").arg(&shot).args(["-crop", "700x300+270+80", "-format", "%[fx:standard_deviation]", "info:"]).output().unwrap();
+    let sd: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0.0);
+    assert!(sd > 0.02, "the viewport looks empty (standard deviation {sd})");
+}
+
+#[test]
+fn enter_in_the_add_node_search_adds_the_filtered_node() {
+    if !tools("enter_in_the_add_node_search_adds_the_filtered_node") {
+        return;
+    }
+    const GRAPH: &str = "graphs/locomotion.graph.ron";
+    let (tmp, project) = sample("locomotion");
+    let nodes = |p: &Path| Project::load(p).unwrap().graphs[GRAPH].nodes.len();
+    let before = nodes(&project);
+    let ed = Editor::start(tmp, project.clone());
+    ed.select_entity("Runner");
+    let p = ed.open_until("menu:Window", "menu:Graph", "graph nodes", |p| {
+        p["graph"]["nodes"].as_object().is_some_and(|n| !n.is_empty())
+    });
+    // A free spot of the canvas: its bottom-left corner area, clear of every node.
+    let canvas = rect(&p["graph"]["canvas"]);
+    let node_rects: Vec<[f64; 4]> = p["graph"]["nodes"].as_object().unwrap().values().map(rect).collect();
+    let spot = (0..40)
+        .flat_map(|i| (0..20).map(move |j| (canvas[0] + 20.0 + i as f64 * 20.0, canvas[3] - 20.0 - j as f64 * 20.0)))
+        .find(|(x, y)| node_rects.iter().all(|r| *x < r[0] - 10.0 || *x > r[2] + 10.0 || *y < r[1] - 10.0 || *y > r[3] + 10.0))
+        .expect("a free spot on the canvas");
+    ed.move_to(spot.0, spot.1);
+    ed.xdo(&["click", "3"]);
+    std::thread::sleep(Duration::from_millis(400));
+    ed.xdo(&["type", "--delay", "60", "blend2"]);
+    ed.key("Return");
+    ed.wait_steps(1, "Enter in the Add Node search");
+    ed.save();
+    assert_eq!(nodes(&project), before + 1, "one node added");
+    let graph = &Project::load(&project).unwrap().graphs[GRAPH];
+    assert!(graph.nodes.iter().any(|n| format!("{:?}", n.kind).starts_with("Blend2")), "the filtered node is a Blend2");
+}

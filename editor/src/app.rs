@@ -1076,7 +1076,7 @@ impl EditorApp {
         {
             self.log.push(Level::Warning, "file", format!("autosave failed: {e}"));
         }
-        crate::probe::write(&ctx, &self.panels, &self.ui, &self.doc, self.log.entries().len(), &mut self.probe_last);
+        crate::probe::write(&ctx, &self.panels, &self.ui, &self.doc, &self.log, &mut self.probe_last);
         if self.quit {
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }

@@ -8,12 +8,14 @@
 //! - `rects`: named rectangles `[x0, y0, x1, y1]` marked this frame with [`mark`]: the menu bar
 //!   buttons (`menu:File`, `menu:Edit`, …), the entries of an open menu (`menu:Copy`, …), the
 //!   outliner's entity rows (`outliner:Runner`);
-//! - `dope`: the dope sheet's ruler and rows rectangles, its rows (`kind`, centre `y`), and the
-//!   first drawn row's key positions (`t`, `x`; at most 4,000), when the dope sheet was drawn;
+//! - `dope`: the dope sheet's ruler and rows rectangles, its rows (`kind`, centre `y`), the
+//!   first drawn row's key positions (`t`, `x`; at most 4,000), and the clip shown (`clip`: its
+//!   `fps`, whether it is `read_only`, the playhead `time`), when the dope sheet was drawn;
 //! - `graph`: the graph canvas and its nodes' rectangles by id, when the canvas was drawn;
 //! - `focus`, `keys_selected`, `nodes_selected`, `steps` (the document's head) and `dirty`, so a
 //!   test can wait for the editor to have taken an event;
-//! - `log_lines` (the Log's entry count) and `frames`: the frames drawn since start, the
+//! - `log_lines` (the Log's entry count), `log_tail` (its last eight lines, `source: text`) and
+//!   `frames`: the frames drawn since start, the
 //!   seconds since the first, and every gap between two frames over 100 ms (`stalls`: its end
 //!   in seconds since the first frame and its length in ms, the last 256 kept; `stall_count` all
 //!   of them), for the soak (`scripts/soak.py`).
@@ -27,6 +29,7 @@ use egui::{Id, Rect};
 use serde_json::{Value, json};
 
 use crate::document::Document;
+use crate::log::EditorLog;
 use crate::panels::Panels;
 use crate::ui_state::UiState;
 
@@ -102,7 +105,7 @@ fn px(r: Rect, ppp: f32) -> Value {
 }
 
 /// The probe's JSON for this frame (the marks taken out of `ctx`).
-fn report(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, log_lines: usize) -> Value {
+fn report(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, log: &EditorLog) -> Value {
     let ppp = ctx.pixels_per_point();
     let marks = ctx.data_mut(|d| d.remove_temp::<Marks>(marks_id())).unwrap_or_default();
     let rects: serde_json::Map<String, Value> = marks.0.into_iter().map(|(n, r)| (n, px(r, ppp))).collect();
@@ -118,7 +121,9 @@ fn report(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, lo
             .take(4000)
             .map(|x| json!({ "t": x, "x": map.x(*x) * ppp }))
             .collect();
+        let shown = t.layout.shown.map(|s| json!({ "fps": s.frame_rate, "read_only": s.read_only, "time": s.time }));
         json!({
+            "clip": shown,
             "ruler": px(t.layout.ruler, ppp),
             "rows_rect": px(t.layout.rows_rect, ppp),
             "rows": rows,
@@ -140,15 +145,16 @@ fn report(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, lo
         "nodes_selected": ui.graph_selection.len(),
         "steps": doc.head(),
         "dirty": doc.is_dirty(),
-        "log_lines": log_lines,
+        "log_lines": log.entries().len(),
+        "log_tail": log.entries().iter().rev().take(8).rev().map(|e| format!("{}: {}", e.source, e.text)).collect::<Vec<_>>(),
         "frames": clock().lock().map_or(Value::Null, |mut c| c.tick()),
     })
 }
 
-/// Writes this frame's probe file when the probe is on (`log_lines`: the Log's entry count).
-pub fn write(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, log_lines: usize, last: &mut String) {
+/// Writes this frame's probe file when the probe is on.
+pub fn write(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, log: &EditorLog, last: &mut String) {
     let Some(path) = target() else { return };
-    let text = report(ctx, panels, ui, doc, log_lines).to_string();
+    let text = report(ctx, panels, ui, doc, log).to_string();
     if text == *last {
         return;
     }

@@ -128,3 +128,41 @@ fn default_layout_with_cesium_man_at_half_a_second() {
     h.mask(egui::Rect::from_min_max(egui::pos2(0.0, 880.0), egui::pos2(400.0, 900.0)));
     h.snapshot("default_layout_cesium_man_0.5s");
 }
+
+#[test]
+fn a_crowd_of_forty_clips_opens_and_one_past_the_adapters_budget_is_left_out_and_logged_once() {
+    let Some(ctx) = marrow_engine::render::test_device() else { return };
+    let cpu = ctx.adapter.get_info().device_type == marrow_engine::render::wgpu::DeviceType::Cpu;
+    let dir = sample("crowd");
+    let scene = dir.path().join("scenes/main.scene.ron");
+    let text = std::fs::read_to_string(&scene).unwrap();
+    let clip = "                    \"assets/CesiumMan.glb#animation0\",\n";
+    // Forty clips (each baked: issue 29's panic inside wgpu), and 1,300 instances of
+    // CesiumMan's 3,273 vertices: 4.25 million, past lavapipe's 4 million.
+    let text = text.replacen(clip, &clip.repeat(40), 1).replace("count: 400,", "count: 1300,");
+    std::fs::write(&scene, text).unwrap();
+    let Some(mut h) = gpu_editor(dir.path()) else { return };
+    for _ in 0..6 {
+        h.run_steps(2);
+        let _ = h.render();
+    }
+    let w = h.state().session.world();
+    let crowd = w.find("Crowd").expect("the crowd entity stays");
+    assert_eq!(w.crowd(crowd).map(|c| c.placements.len()), Some(1300));
+    let log = &h.state().log;
+    let refused = log.count_containing("crowds not drawn");
+    let errors: Vec<_> = log.entries().iter().filter(|e| e.source == "viewport").map(|e| e.text.clone()).collect();
+    if cpu {
+        assert_eq!(refused, 1, "one Log line over twelve frames: {errors:?}");
+        assert!(errors[0].contains("1300 instances") && errors[0].contains("limit there is 4000000"), "{errors:?}");
+    } else {
+        assert_eq!(refused, 0, "{errors:?}");
+    }
+    assert_eq!(errors.len(), refused, "no other viewport fault: {errors:?}");
+    // The rest of the scene is drawn: the ground fills the middle of the viewport.
+    let image = h.render().unwrap();
+    let r = h.get_by_label("3D viewport").rect();
+    let px = image.get_pixel((r.center().x * 1.0) as u32, (r.center().y + r.height() * 0.2) as u32);
+    let sky = image.get_pixel((r.left() + 8.0) as u32, (r.top() + 30.0) as u32);
+    assert_ne!(px, sky, "the ground is drawn");
+}

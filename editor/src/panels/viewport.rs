@@ -72,6 +72,9 @@ pub struct ViewportPanel {
     pub report: ViewportReport,
     extract_key: Option<(u64, u64, u64)>,
     framed: bool,
+    /// The viewport's current fault (an extraction error, crowds left out), so each is logged
+    /// once per occurrence gap: when it appears, not every frame it lasts.
+    fault: Option<String>,
 }
 
 fn view_hash(v: &WorldView) -> u64 {
@@ -441,6 +444,7 @@ impl ViewportPanel {
         let mut report = self.report;
         let mut messages = Vec::new();
         let extract_key = &mut self.extract_key;
+        let fault = &mut self.fault;
         ViewportGpu::with(rs, |g| {
             g.ensure_target((rect.width() * ppp) as u32, (rect.height() * ppp) as u32);
             g.frame.camera = camera;
@@ -462,8 +466,21 @@ impl ViewportPanel {
                         report.joint_matrices = s.joint_matrices;
                         report.morph_uploads = s.morph_uploads;
                     }
-                    Err(e) => messages.push((Level::Error, format!("viewport: {e}"))),
+                    Err(e) => {
+                        let text = format!("viewport: {e}");
+                        if fault.as_deref() != Some(&text) {
+                            messages.push((Level::Error, text.clone()));
+                        }
+                        *fault = Some(text);
+                    }
                 }
+            }
+            let refusal = g.renderer.crowd_refusal().map(|r| format!("crowds not drawn: {r}"));
+            if refusal.is_some() && refusal != *fault {
+                messages.push((Level::Warning, refusal.clone().unwrap_or_default()));
+                *fault = refusal;
+            } else if refusal.is_none() && *extract_key == Some(key) {
+                *fault = None;
             }
             g.frame.camera = camera;
             let uploads = g.renderer.palette_uploads();

@@ -169,6 +169,7 @@ pub fn render_crowd(
         frame.camera = camera;
     }
     renderer.check_target(width, height)?;
+    renderer.check_crowd_work(&pool, &frame)?;
     let target = renderer.create_target(width, height);
     let stats = renderer.render(&pool, &frame, &target)?;
     let rgba = renderer.read_color(&target)?;

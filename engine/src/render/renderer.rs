@@ -248,6 +248,10 @@ pub struct FrameStats {
     pub crowd_instances: u32,
     /// Whether the crowd data was uploaded this frame, and its bytes.
     pub crowd_bytes: u64,
+    /// Crowd draws left out of this frame because together they ask more of the adapter than
+    /// [`GpuContext::crowd_vertex_budget`] (the rest of the frame is drawn; the reason is
+    /// [`Renderer::crowd_refusal`]).
+    pub crowds_refused: u32,
 }
 
 /// An offscreen colour + depth target.
@@ -520,6 +524,8 @@ pub struct Renderer {
     uploaded_crowd_version: Option<u64>,
     /// This frame's crowd draws: (index in `FrameData::crowd_draws`, visible, casts).
     crowd_runs: Vec<(u32, bool, bool)>,
+    /// Why the last frame left its crowds out ([`Renderer::check_crowd_work`]), if it did.
+    crowd_refusal: Option<String>,
     particles_buffer: wgpu::Buffer,
     particles_group: wgpu::BindGroup,
     /// Particles uploaded for this frame.
@@ -1340,6 +1346,7 @@ impl Renderer {
             crowd_buffers,
             uploaded_crowd_version: None,
             crowd_runs: Vec::new(),
+            crowd_refusal: None,
             particles_buffer,
             particles_group,
             particle_count: 0,
@@ -1529,7 +1536,9 @@ impl Renderer {
         frame: &FrameData,
         target: &RenderTarget,
     ) -> Result<FrameStats, RenderError> {
-        self.check_crowd_work(pool, frame)?;
+        // Crowds past the adapter's budget are left out and the rest drawn (a fault never
+        // hides the scene); callers that must not draw a partial frame check first.
+        self.crowd_refusal = self.check_crowd_work(pool, frame).err().map(|e| e.to_string());
         let mut stats = FrameStats { objects: frame.objects.len() as u32, ..Default::default() };
         let aspect = target.width as f32 / target.height as f32;
         self.prepare(pool, frame, aspect, &mut stats)?;
@@ -1560,9 +1569,17 @@ impl Renderer {
 
     /// Culling, run sorting and the uploads of one frame (objects, palette, frame uniform,
     /// overlay lines).
-    /// Refuses a frame whose crowd draws ask more vertices of the adapter than
-    /// [`GpuContext::crowd_vertex_budget`], naming the count and the limit.
-    fn check_crowd_work(&self, pool: &MeshPool, frame: &FrameData) -> Result<(), RenderError> {
+    /// Why the last encoded frame left its crowds out (past [`GpuContext::crowd_vertex_budget`]),
+    /// or `None` when it drew them.
+    pub fn crowd_refusal(&self) -> Option<&str> {
+        self.crowd_refusal.as_deref()
+    }
+
+    /// Refuses (with [`RenderError::Limit`], naming the count and the limit) a frame whose
+    /// crowd draws ask more vertices of the adapter than [`GpuContext::crowd_vertex_budget`].
+    /// [`Renderer::encode`] draws such a frame without its crowds; an offline render that must
+    /// be whole calls this first.
+    pub fn check_crowd_work(&self, pool: &MeshPool, frame: &FrameData) -> Result<(), RenderError> {
         let mut vertices = 0u64;
         let mut instances = 0u64;
         for d in &frame.crowd_draws {
@@ -1755,8 +1772,12 @@ impl Renderer {
         stats: &mut FrameStats,
     ) -> Result<(), RenderError> {
         // Crowds: each draw culled as a whole by the bounds of every instance at every baked
-        // frame; its data uploaded only when its version moves.
+        // frame; its data uploaded only when its version moves. None past the budget.
         self.crowd_runs.clear();
+        if self.crowd_refusal.is_some() {
+            stats.crowds_refused = frame.crowd_draws.len() as u32;
+            return Ok(());
+        }
         for (k, d) in frame.crowd_draws.iter().enumerate() {
             let visible = frustum.intersects(&d.bounds);
             let casts = frame.shadows && d.casts_shadow;

@@ -699,6 +699,7 @@ pub fn render_world(
         frame.camera = super::Camera::framing(b, width as f32 / height.max(1) as f32);
     }
     renderer.check_target(width, height)?;
+    renderer.check_crowd_work(&pool, &frame)?;
     let target = renderer.create_target(width, height);
     let stats = renderer.render(&pool, &frame, &target)?;
     let rgba = renderer.read_color(&target)?;

@@ -104,6 +104,20 @@ pub struct Layout {
     pub rows: Vec<(model::RowKind, f32)>,
     /// The rows' area.
     pub rows_rect: Rect,
+    /// The clip shown: its frame rate, whether it is read-only (inside an imported model), and
+    /// the playhead in seconds (for the test probe).
+    pub shown: Option<ShownClip>,
+}
+
+/// What the Timeline showed this frame ([`Layout::shown`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShownClip {
+    /// The clip's frame rate.
+    pub frame_rate: f32,
+    /// Whether it is shown read-only.
+    pub read_only: bool,
+    /// The rig's playhead, seconds.
+    pub time: f32,
 }
 
 impl Default for Layout {
@@ -115,6 +129,7 @@ impl Default for Layout {
             events: Rect::NOTHING,
             rows: Vec::new(),
             rows_rect: Rect::NOTHING,
+            shown: None,
         }
     }
 }
@@ -351,9 +366,11 @@ impl TimelinePanel {
             cx.ui.focus = Focus::Timeline;
         }
         let time = rig_entity.and_then(|e| cx.session.world().animator(e)).map_or(0.0, |a| a.time());
+        let shown = ShownClip { frame_rate: clip.clip.frame_rate, read_only, time };
         let ctx = Area { rig: target.rig.clone(), rig_entity, path, time, skeleton };
         let mark = cx.command_mark();
         self.body(ui, cx, clip, &ctx);
+        self.layout.shown = Some(shown);
         if read_only {
             // Editing gestures on an imported clip send nothing (selection, scrub and the view
             // still work); the toolbar says why.
@@ -694,7 +711,7 @@ impl TimelinePanel {
         let markers = Rect::from_min_size(ruler.left_bottom(), egui::vec2(ruler.width(), MARKER_HEIGHT));
         let events = Rect::from_min_size(markers.left_bottom(), egui::vec2(ruler.width(), EVENT_HEIGHT));
         let rows = Rect::from_min_max(Pos2::new(full.left(), events.bottom()), full.max);
-        self.layout = Layout { map: Some(map), ruler, markers, events, rows: Vec::new(), rows_rect: rows };
+        self.layout = Layout { map: Some(map), ruler, markers, events, rows: Vec::new(), rows_rect: rows, shown: None };
         ui.allocate_rect(full, Sense::hover());
         let painter = ui.painter_at(full);
         painter.rect_filled(full, 0.0, ui.visuals().extreme_bg_color);
