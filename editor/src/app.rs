@@ -30,6 +30,7 @@ use crate::command_table::UiCommand;
 use crate::document::{Document, EditError, EntityOp, Op, tree};
 use crate::import::ImportJob;
 use crate::log::{EditorLog, Level};
+use crate::notice::{Notice, human_size, written_size};
 use crate::panels::{Cx, Panels, Tab, Viewer, default_layout};
 use crate::recovery::{self, Autosave, Recovery};
 use crate::session::Session;
@@ -136,6 +137,8 @@ pub struct EditorApp {
     pub modal: Option<Modal>,
     /// Recently opened projects, newest first.
     pub recent: Vec<PathBuf>,
+    /// The status bar's transient line (an export done or refused).
+    pub notice: Option<Notice>,
     commands: Vec<Command>,
     gesture: u64,
     render: Option<RenderState>,
@@ -251,6 +254,7 @@ impl EditorApp {
             file_purpose: None,
             autosave: Autosave::new(options.autosave),
             import: None,
+            notice: None,
             quit: false,
             options,
         };
@@ -530,11 +534,16 @@ impl EditorApp {
                 for n in notes {
                     self.log.push(Level::Warning, "export", n);
                 }
+                let size = written_size(path).map_or_else(String::new, |b| format!(", {}", human_size(b)));
+                let name = path
+                    .file_name()
+                    .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+                self.notice = Some(Notice::done(format!("Exported {name}{size}")));
                 self.log.push(
                     Level::Info,
                     "export",
                     format!(
-                        "exported {} ({} animation(s); {} eased segment(s) baked with {} keys, {} written linear)",
+                        "exported {}{size} ({} animation(s); {} eased segment(s) baked with {} keys, {} written linear)",
                         path.display(),
                         report.animations,
                         report.baked_segments,
@@ -546,8 +555,10 @@ impl EditorApp {
             Err(e) => {
                 let faults = e.faults();
                 for f in &faults {
-                    self.log.push(Level::Error, "export", f.clone());
+                    self.log.push(Level::Error, "export", format!("cannot export {}: {f}", path.display()));
                 }
+                self.notice =
+                    Some(Notice::failed(format!("Export of {} failed: nothing written", path.display())));
                 self.modal = Some(Modal::Error {
                     title: format!("Cannot export {}", path.display()),
                     body: format!("Nothing was written.\n\n{}", faults.join("\n")),
@@ -845,6 +856,9 @@ impl EditorApp {
                 ui.separator();
                 ui.add(egui::Spinner::new());
                 ui.weak(format!("importing {}…", job.path().display()));
+            }
+            if self.notice.as_mut().is_some_and(|n| !n.show(ui)) {
+                self.notice = None;
             }
         });
     }

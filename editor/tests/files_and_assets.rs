@@ -411,3 +411,52 @@ fn an_import_into_a_project_whose_assets_folder_links_outside_copies_nothing_the
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "a file was written outside the project");
     std::fs::remove_dir_all(&base).unwrap();
 }
+
+/// A byte count as people read it (the rule the status bar uses: bytes, KiB, MiB).
+fn readable(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} bytes"),
+        1024..1_048_576 => format!("{:.1} KiB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+    }
+}
+
+#[test]
+fn an_export_says_when_it_is_done_naming_the_file_and_its_size_and_a_failure_names_the_file() {
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    click(&mut h, Role::Button, "File");
+    click(&mut h, Role::Button, "Export glTF…");
+    click(&mut h, Role::Button, "Export");
+    let out = dir.path().join("export/main.glb");
+    let size = readable(std::fs::metadata(&out).expect("the export was written").len());
+    // The status bar says so, with the file and its size, and so does the Log.
+    let line = format!("Exported main.glb, {size}");
+    assert!(h.query_by_label(&line).is_some(), "the status bar shows {line:?}");
+    assert_eq!(
+        h.state().log.count_containing(&format!("{}, {size}", out.display())),
+        1,
+        "the Log names file and size"
+    );
+    // It goes away by itself.
+    let now = h.ctx.input(|i| i.time);
+    h.input_mut().time = Some(now + 30.0);
+    h.run_steps(2);
+    assert!(h.query_by_label(&line).is_none(), "the notice is transient");
+    // An export that cannot be written (its folder is a file) names the file, in the Log too.
+    let bad = dir.path().join("project.ron").join("main.glb");
+    click(&mut h, Role::Button, "File");
+    click(&mut h, Role::Button, "Export glTF…");
+    h.state_mut().panels.export.path = bad.display().to_string();
+    settle(&mut h);
+    click(&mut h, Role::Button, "Export");
+    assert!(matches!(&h.state().modal, Some(Modal::Error { title, .. }) if title.contains("main.glb")));
+    let named = h
+        .state()
+        .log
+        .entries()
+        .iter()
+        .filter(|e| e.source == "export" && e.text.contains(&bad.display().to_string()));
+    assert_eq!(named.count(), 1, "the Log's error names {}: {:?}", bad.display(), h.state().log.entries());
+    assert!(h.query_by_label_contains("Export of").is_some(), "the status bar says it failed");
+}
