@@ -163,6 +163,22 @@ impl std::fmt::Debug for EditorApp {
     }
 }
 
+/// The name of the file dialog's glTF filter (File > Import glTF picks through it).
+pub const GLTF_FILTER: &str = "glTF (.gltf, .glb)";
+
+/// The file dialog of Open, Save As, Import and Export, with the glTF filter selected for
+/// picking files.
+fn file_dialog() -> egui_file_dialog::FileDialog {
+    let gltf = |p: &Path| {
+        p.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("gltf") || e.eq_ignore_ascii_case("glb"))
+    };
+    egui_file_dialog::FileDialog::new()
+        .add_file_filter(GLTF_FILTER, egui_file_dialog::Filter::new(gltf))
+        .default_file_filter(GLTF_FILTER)
+}
+
 /// What the File > Export glTF window reads.
 fn export_context<'a>(
     doc: &'a Document,
@@ -250,7 +266,7 @@ impl EditorApp {
             last_frame: None,
             probe_last: String::new(),
             title: String::new(),
-            file_dialog: egui_file_dialog::FileDialog::new(),
+            file_dialog: file_dialog(),
             file_purpose: None,
             autosave: Autosave::new(options.autosave),
             import: None,
@@ -678,6 +694,16 @@ impl EditorApp {
         self.commands.extend(out);
     }
 
+    /// File > Import glTF's file dialog: glTF files only (the filter can be changed in the
+    /// dialog), starting in the project's folder until a file has been picked somewhere.
+    fn open_import_dialog(&mut self) {
+        self.file_purpose = Some(FilePurpose::Import);
+        if let Some(root) = self.doc.root() {
+            self.file_dialog.config_mut().initial_directory = root.to_owned();
+        }
+        self.file_dialog.pick_file();
+    }
+
     /// Carries out a command of the table (from its shortcut or its menu entry).
     fn run_ui_command(&mut self, c: UiCommand) {
         match c {
@@ -685,10 +711,7 @@ impl EditorApp {
                 self.file_purpose = Some(FilePurpose::Open);
                 self.file_dialog.pick_directory();
             }
-            UiCommand::Import => {
-                self.file_purpose = Some(FilePurpose::Import);
-                self.file_dialog.pick_file();
-            }
+            UiCommand::Import => self.open_import_dialog(),
             UiCommand::Save => self.commands.push(Command::Save),
             UiCommand::SaveAs => {
                 self.file_purpose = Some(FilePurpose::SaveAs);
@@ -1039,8 +1062,7 @@ impl EditorApp {
         self.file_dialog(&ctx);
         if self.ui.open_import_dialog {
             self.ui.open_import_dialog = false;
-            self.file_purpose = Some(FilePurpose::Import);
-            self.file_dialog.pick_file();
+            self.open_import_dialog();
         }
         let r = self.panels.viewport.report;
         let ui_ms = t_ui.elapsed().as_secs_f64() * 1e3 - if r.extracted { r.extract_ms } else { 0.0 };

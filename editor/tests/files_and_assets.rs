@@ -460,3 +460,37 @@ fn an_export_says_when_it_is_done_naming_the_file_and_its_size_and_a_failure_nam
     assert_eq!(named.count(), 1, "the Log's error names {}: {:?}", bad.display(), h.state().log.entries());
     assert!(h.query_by_label_contains("Export of").is_some(), "the status bar says it failed");
 }
+
+#[test]
+fn the_import_dialog_opens_in_the_project_and_lists_only_gltf_files() {
+    let dir = sample("runner");
+    std::fs::copy(repo().join("assets/gltf/CesiumMan/CesiumMan.glb"), dir.path().join("CesiumMan.glb"))
+        .unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a model").unwrap();
+    std::fs::create_dir(dir.path().join("reference_folder")).unwrap();
+    let mut h = editor(dir.path());
+    click(&mut h, Role::Button, "File");
+    // The entry's label carries its shortcut too.
+    h.get_by_label_contains("Import glTF…").click();
+    settle(&mut h);
+    // The dialog may read the folder on a thread: give it a moment.
+    for _ in 0..100 {
+        if h.query_by_label_contains("CesiumMan.glb").is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        h.step();
+    }
+    assert!(h.query_by_label_contains("CesiumMan.glb").is_some(), "the project's model is listed");
+    assert!(h.query_by_label_contains("reference_folder").is_some(), "folders are listed");
+    for other in ["project.ron", "notes.txt"] {
+        assert!(h.query_by_label_contains(other).is_none(), "{other} is filtered out");
+    }
+    let shows_filter = h
+        .query_all_by(|n| {
+            [n.label(), n.value()].into_iter().flatten().any(|t| t.contains(marrow_editor::app::GLTF_FILTER))
+        })
+        .next()
+        .is_some();
+    assert!(shows_filter, "the filter is named in the dialog");
+}
