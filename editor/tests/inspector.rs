@@ -1,7 +1,7 @@
 //! The Inspector under real work (issue 24): the Animator card's clip picker offers only the
 //! clips made for the entity's rig (other rigs' clips greyed out under their own heading), and
 //! its warning about a clip for another rig wraps inside the Inspector instead of running past
-//! its edge.
+//! its edge; a bone's pose fields stay in place whether the bone has children or not.
 
 mod support;
 
@@ -89,4 +89,48 @@ fn the_warning_about_another_rigs_clip_wraps_inside_the_inspector() {
     assert!(window.contains_rect(r), "the warning {r:?} lies inside the window {window:?}");
     assert!(r.left() >= inspector_left, "inside the Inspector: {r:?}");
     assert!(r.height() > 20.0, "it wraps onto more than one line: {r:?}");
+}
+
+/// The rectangles of the bone Inspector's pose fields, by label.
+fn pose_fields(h: &Harness<'_, EditorApp>) -> Vec<(String, egui::Rect)> {
+    let mut out = Vec::new();
+    for part in ["Position", "Rotation", "Scale"] {
+        for axis in ["X", "Y", "Z"] {
+            let label = format!("Pose {part} {axis}");
+            let r = h.get_by_label(&label).rect();
+            out.push((label, r));
+        }
+    }
+    out
+}
+
+fn select_bone(h: &mut Harness<'_, EditorApp>, bone: &str) {
+    h.state_mut().ui.selection =
+        marrow_editor::ui_state::Selection::Bone { rig: "Runner".into(), bone: bone.into() };
+    settle(h);
+    h.run_steps(2);
+}
+
+#[test]
+fn the_pose_fields_stay_in_place_between_bones_with_and_without_children() {
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    // thigh_l has a child (shin_l); shin_l has none; hips is a root with two.
+    select_bone(&mut h, "thigh_l");
+    let parent = pose_fields(&h);
+    for bone in ["shin_l", "hips"] {
+        select_bone(&mut h, bone);
+        assert_eq!(pose_fields(&h), parent, "{bone}'s pose fields lie where thigh_l's did");
+    }
+    // A click where thigh_l's Rotation X was lands in shin_l's Rotation X.
+    select_bone(&mut h, "shin_l");
+    let at = parent.iter().find(|(l, _)| l == "Pose Rotation X").unwrap().1.center();
+    h.hover_at(at);
+    h.run();
+    h.drag_at(at);
+    h.run();
+    h.drop_at(at);
+    settle(&mut h);
+    assert!(h.get_by_label("Pose Rotation X").is_focused(), "the click focused the same field");
 }

@@ -584,28 +584,42 @@ impl Inspector {
         };
         card(ui, "Bone", |ui| {
             ui.label(format!("index {b} of {} in skeleton {:?}", sk.bone_count(), sk.name));
-            if let Some(p) = sk.parent(b) {
-                ui.horizontal(|ui| {
-                    ui.label("parent");
-                    if ui.link(&sk.bone_names[p]).clicked() {
-                        cx.ui.selection =
-                            Selection::Bone { rig: rig_path.to_owned(), bone: sk.bone_names[p].clone() };
-                    }
-                });
-            } else {
-                ui.label("a root bone");
-            }
-            let children: Vec<usize> = (0..sk.bone_count()).filter(|&c| sk.parent(c) == Some(b)).collect();
-            if !children.is_empty() {
-                ui.horizontal_wrapped(|ui| {
-                    ui.label("children");
-                    for c in children {
-                        if ui.link(&sk.bone_names[c]).clicked() {
-                            cx.ui.selection =
-                                Selection::Bone { rig: rig_path.to_owned(), bone: sk.bone_names[c].clone() };
+            // The same rows, one line each, for every bone (a root, a leaf): the pose fields
+            // below stay where they are when the selection moves to another bone.
+            let mut go = None;
+            ui.horizontal(|ui| {
+                ui.label("parent");
+                match sk.parent(b) {
+                    Some(p) => {
+                        if ui.link(&sk.bone_names[p]).clicked() {
+                            go = Some(p);
                         }
                     }
+                    None => {
+                        ui.add_enabled(false, egui::Label::new("none (a root bone)"));
+                    }
+                }
+            });
+            let children: Vec<usize> = (0..sk.bone_count()).filter(|&c| sk.parent(c) == Some(b)).collect();
+            ui.horizontal(|ui| {
+                ui.label("children");
+                if children.is_empty() {
+                    ui.add_enabled(false, egui::Label::new("none"));
+                }
+                // Many children scroll sideways rather than wrap onto more lines.
+                egui::ScrollArea::horizontal().id_salt("bone children").show(ui, |ui| {
+                    ui.horizontal(|ui| {
+                        for &c in &children {
+                            if ui.link(&sk.bone_names[c]).clicked() {
+                                go = Some(c);
+                            }
+                        }
+                    });
                 });
+            });
+            if let Some(g) = go {
+                cx.ui.selection =
+                    Selection::Bone { rig: rig_path.to_owned(), bone: sk.bone_names[g].clone() };
             }
         });
         let show = |ui: &mut egui::Ui, t: &Transform| {
