@@ -139,6 +139,9 @@ pub struct EditorApp {
     pub recent: Vec<PathBuf>,
     /// The status bar's transient line (an export done or refused).
     pub notice: Option<Notice>,
+    /// The scale File > Import glTF gives a model: its file's units in metres (the import
+    /// dialog's Units, `crate::import::UNITS`).
+    pub import_scale: f32,
     commands: Vec<Command>,
     gesture: u64,
     render: Option<RenderState>,
@@ -177,6 +180,19 @@ fn file_dialog() -> egui_file_dialog::FileDialog {
     egui_file_dialog::FileDialog::new()
         .add_file_filter(GLTF_FILTER, egui_file_dialog::Filter::new(gltf))
         .default_file_filter(GLTF_FILTER)
+}
+
+/// The import dialog's Units picker: the scale a model is brought in at.
+fn units_picker(ui: &mut egui::Ui, scale: &mut f32) {
+    ui.label("Units of the file");
+    let current = crate::import::UNITS.iter().find(|(_, s)| *s == *scale).map_or("custom", |(n, _)| n);
+    let r = egui::ComboBox::from_id_salt("import units").selected_text(current).show_ui(ui, |ui| {
+        for (name, s) in crate::import::UNITS {
+            ui.selectable_value(scale, s, name);
+        }
+    });
+    crate::panels::inspector::named(r.response, egui::WidgetType::ComboBox, "Units");
+    ui.weak(format!("the model comes in at scale {scale}"));
 }
 
 /// What the File > Export glTF window reads.
@@ -271,6 +287,7 @@ impl EditorApp {
             autosave: Autosave::new(options.autosave),
             import: None,
             notice: None,
+            import_scale: 1.0,
             quit: false,
             options,
         };
@@ -524,7 +541,8 @@ impl EditorApp {
             return;
         };
         let scene = self.session.scene().map(str::to_owned).unwrap_or_default();
-        self.import = Some(ImportJob::start(path.to_owned(), root, scene, self.doc.project().clone()));
+        let project = self.doc.project().clone();
+        self.import = Some(ImportJob::start(path.to_owned(), root, scene, project, self.import_scale));
     }
 
     fn export_window(&mut self, ctx: &egui::Context) {
@@ -965,7 +983,13 @@ impl EditorApp {
     }
 
     fn file_dialog(&mut self, ctx: &egui::Context) {
-        self.file_dialog.update(ctx);
+        if self.file_purpose == Some(FilePurpose::Import) {
+            // The import's options beside the file list: the units the file was made in.
+            let scale = &mut self.import_scale;
+            self.file_dialog.update_with_right_panel_ui(ctx, &mut |ui, _| units_picker(ui, scale));
+        } else {
+            self.file_dialog.update(ctx);
+        }
         if let Some(p) = self.file_dialog.take_picked() {
             match self.file_purpose.take() {
                 Some(FilePurpose::Open) => self.commands.push(Command::Open(p)),

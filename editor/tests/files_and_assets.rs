@@ -494,3 +494,55 @@ fn the_import_dialog_opens_in_the_project_and_lists_only_gltf_files() {
         .is_some();
     assert!(shows_filter, "the filter is named in the dialog");
 }
+
+/// Steps the editor (with short sleeps, for the file dialog's and the import's threads) until
+/// `done` holds; false if it never did within about four seconds.
+fn step_until(
+    h: &mut egui_kittest::Harness<'_, EditorApp>,
+    done: impl Fn(&egui_kittest::Harness<'_, EditorApp>) -> bool,
+) -> bool {
+    for _ in 0..200 {
+        if done(h) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        h.step();
+    }
+    done(h)
+}
+
+#[test]
+fn a_model_made_in_centimetres_imports_at_a_hundredth_in_one_undo_step() {
+    let dir = sample("runner");
+    std::fs::copy(repo().join("assets/gltf/CesiumMan/CesiumMan.glb"), dir.path().join("CesiumMan.glb"))
+        .unwrap();
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click(&mut h, Role::Button, "File");
+    h.get_by_label_contains("Import glTF…").click();
+    settle(&mut h);
+    assert!(
+        step_until(&mut h, |h| h.query_by_label_contains("CesiumMan.glb").is_some()),
+        "the model is listed"
+    );
+    // The dialog asks for the file's units beside the list.
+    click(&mut h, Role::ComboBox, "Units");
+    h.get_by_label("centimetres (x0.01)").click();
+    settle(&mut h);
+    assert_eq!(h.state().import_scale, 0.01);
+    h.get_by_label_contains("CesiumMan.glb").click();
+    settle(&mut h);
+    h.get_by_label("🗀  Open").click();
+    settle(&mut h);
+    assert!(
+        step_until(&mut h, |h| h.state().doc.head() == 1),
+        "the import finished: {:?}",
+        h.state().log.entries()
+    );
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Import CesiumMan.glb"));
+    let scene = &h.state().doc.project().scenes["scenes/main.scene.ron"];
+    let model = scene.entities.iter().find(|e| e.name.starts_with("CesiumMan")).expect("the model's entity");
+    let t = model.transform.expect("a transform");
+    assert_eq!(t.scale, glam::Vec3::splat(0.01), "the entity is scaled to the scene's metres");
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}
