@@ -30,6 +30,7 @@ use crate::command_table::UiCommand;
 use crate::document::{Document, EditError, EntityOp, Op, tree};
 use crate::import::ImportJob;
 use crate::log::{EditorLog, Level};
+use crate::notice::{Notice, human_size, written_size};
 use crate::panels::{Cx, Panels, Tab, Viewer, default_layout};
 use crate::recovery::{self, Autosave, Recovery};
 use crate::session::Session;
@@ -136,6 +137,11 @@ pub struct EditorApp {
     pub modal: Option<Modal>,
     /// Recently opened projects, newest first.
     pub recent: Vec<PathBuf>,
+    /// The status bar's transient line (an export done or refused).
+    pub notice: Option<Notice>,
+    /// The scale File > Import glTF gives a model: its file's units in metres (the import
+    /// dialog's Units, `crate::import::UNITS`).
+    pub import_scale: f32,
     commands: Vec<Command>,
     gesture: u64,
     render: Option<RenderState>,
@@ -158,6 +164,35 @@ impl std::fmt::Debug for EditorApp {
             .field("modal", &self.modal)
             .finish_non_exhaustive()
     }
+}
+
+/// The name of the file dialog's glTF filter (File > Import glTF picks through it).
+pub const GLTF_FILTER: &str = "glTF (.gltf, .glb)";
+
+/// The file dialog of Open, Save As, Import and Export, with the glTF filter selected for
+/// picking files.
+fn file_dialog() -> egui_file_dialog::FileDialog {
+    let gltf = |p: &Path| {
+        p.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("gltf") || e.eq_ignore_ascii_case("glb"))
+    };
+    egui_file_dialog::FileDialog::new()
+        .add_file_filter(GLTF_FILTER, egui_file_dialog::Filter::new(gltf))
+        .default_file_filter(GLTF_FILTER)
+}
+
+/// The import dialog's Units picker: the scale a model is brought in at.
+fn units_picker(ui: &mut egui::Ui, scale: &mut f32) {
+    ui.label("Units of the file");
+    let current = crate::import::UNITS.iter().find(|(_, s)| *s == *scale).map_or("custom", |(n, _)| n);
+    let r = egui::ComboBox::from_id_salt("import units").selected_text(current).show_ui(ui, |ui| {
+        for (name, s) in crate::import::UNITS {
+            ui.selectable_value(scale, s, name);
+        }
+    });
+    crate::panels::inspector::named(r.response, egui::WidgetType::ComboBox, "Units");
+    ui.weak(format!("the model comes in at scale {scale}"));
 }
 
 /// What the File > Export glTF window reads.
@@ -247,10 +282,12 @@ impl EditorApp {
             last_frame: None,
             probe_last: String::new(),
             title: String::new(),
-            file_dialog: egui_file_dialog::FileDialog::new(),
+            file_dialog: file_dialog(),
             file_purpose: None,
             autosave: Autosave::new(options.autosave),
             import: None,
+            notice: None,
+            import_scale: 1.0,
             quit: false,
             options,
         };
@@ -504,7 +541,8 @@ impl EditorApp {
             return;
         };
         let scene = self.session.scene().map(str::to_owned).unwrap_or_default();
-        self.import = Some(ImportJob::start(path.to_owned(), root, scene, self.doc.project().clone()));
+        let project = self.doc.project().clone();
+        self.import = Some(ImportJob::start(path.to_owned(), root, scene, project, self.import_scale));
     }
 
     fn export_window(&mut self, ctx: &egui::Context) {
@@ -530,11 +568,16 @@ impl EditorApp {
                 for n in notes {
                     self.log.push(Level::Warning, "export", n);
                 }
+                let size = written_size(path).map_or_else(String::new, |b| format!(", {}", human_size(b)));
+                let name = path
+                    .file_name()
+                    .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+                self.notice = Some(Notice::done(format!("Exported {name}{size}")));
                 self.log.push(
                     Level::Info,
                     "export",
                     format!(
-                        "exported {} ({} animation(s); {} eased segment(s) baked with {} keys, {} written linear)",
+                        "exported {}{size} ({} animation(s); {} eased segment(s) baked with {} keys, {} written linear)",
                         path.display(),
                         report.animations,
                         report.baked_segments,
@@ -546,8 +589,10 @@ impl EditorApp {
             Err(e) => {
                 let faults = e.faults();
                 for f in &faults {
-                    self.log.push(Level::Error, "export", f.clone());
+                    self.log.push(Level::Error, "export", format!("cannot export {}: {f}", path.display()));
                 }
+                self.notice =
+                    Some(Notice::failed(format!("Export of {} failed: nothing written", path.display())));
                 self.modal = Some(Modal::Error {
                     title: format!("Cannot export {}", path.display()),
                     body: format!("Nothing was written.\n\n{}", faults.join("\n")),
@@ -667,6 +712,16 @@ impl EditorApp {
         self.commands.extend(out);
     }
 
+    /// File > Import glTF's file dialog: glTF files only (the filter can be changed in the
+    /// dialog), starting in the project's folder until a file has been picked somewhere.
+    fn open_import_dialog(&mut self) {
+        self.file_purpose = Some(FilePurpose::Import);
+        if let Some(root) = self.doc.root() {
+            self.file_dialog.config_mut().initial_directory = root.to_owned();
+        }
+        self.file_dialog.pick_file();
+    }
+
     /// Carries out a command of the table (from its shortcut or its menu entry).
     fn run_ui_command(&mut self, c: UiCommand) {
         match c {
@@ -674,10 +729,7 @@ impl EditorApp {
                 self.file_purpose = Some(FilePurpose::Open);
                 self.file_dialog.pick_directory();
             }
-            UiCommand::Import => {
-                self.file_purpose = Some(FilePurpose::Import);
-                self.file_dialog.pick_file();
-            }
+            UiCommand::Import => self.open_import_dialog(),
             UiCommand::Save => self.commands.push(Command::Save),
             UiCommand::SaveAs => {
                 self.file_purpose = Some(FilePurpose::SaveAs);
@@ -846,6 +898,9 @@ impl EditorApp {
                 ui.add(egui::Spinner::new());
                 ui.weak(format!("importing {}…", job.path().display()));
             }
+            if self.notice.as_mut().is_some_and(|n| !n.show(ui)) {
+                self.notice = None;
+            }
         });
     }
 
@@ -928,7 +983,13 @@ impl EditorApp {
     }
 
     fn file_dialog(&mut self, ctx: &egui::Context) {
-        self.file_dialog.update(ctx);
+        if self.file_purpose == Some(FilePurpose::Import) {
+            // The import's options beside the file list: the units the file was made in.
+            let scale = &mut self.import_scale;
+            self.file_dialog.update_with_right_panel_ui(ctx, &mut |ui, _| units_picker(ui, scale));
+        } else {
+            self.file_dialog.update(ctx);
+        }
         if let Some(p) = self.file_dialog.take_picked() {
             match self.file_purpose.take() {
                 Some(FilePurpose::Open) => self.commands.push(Command::Open(p)),
@@ -1025,8 +1086,7 @@ impl EditorApp {
         self.file_dialog(&ctx);
         if self.ui.open_import_dialog {
             self.ui.open_import_dialog = false;
-            self.file_purpose = Some(FilePurpose::Import);
-            self.file_dialog.pick_file();
+            self.open_import_dialog();
         }
         let r = self.panels.viewport.report;
         let ui_ms = t_ui.elapsed().as_secs_f64() * 1e3 - if r.extracted { r.extract_ms } else { 0.0 };

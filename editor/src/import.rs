@@ -2,7 +2,8 @@
 //! collected), copied into the project's `assets/` folder, and becomes one undoable step that
 //! lists the model, writes each of its clips as an editable clip file, and adds an entity for it
 //! to the scene: a rig entity per skin (its Animator on the model's skeleton and first clip) with
-//! the skinned meshes beneath it, and the static meshes at their nodes' transforms.
+//! the skinned meshes beneath it, and the static meshes at their nodes' transforms; the entity
+//! scaled by the units the file was authored in (chosen in the file dialog, [`UNITS`]).
 //!
 //! Not here: the importer itself (`marrow_engine::gltf`).
 
@@ -29,6 +30,34 @@ pub struct Imported {
 
 type Outcome = Result<Imported, Vec<String>>;
 
+impl Imported {
+    /// The import with its entity scaled by `scale` about the scene's origin (its transform's
+    /// translation and scale; 1 leaves it as it is). The model's files are not touched.
+    pub fn scaled(mut self, scale: f32) -> Self {
+        if scale != 1.0
+            && scale.is_finite()
+            && scale > 0.0
+            && let Op::AddFiles { entity: Some((_, _, e)), .. } = &mut self.op
+        {
+            let mut t = e.transform.unwrap_or(marrow_engine::math::Transform::IDENTITY);
+            t.translation *= scale;
+            t.scale *= scale;
+            e.transform = Some(t);
+        }
+        self
+    }
+}
+
+/// The units a model's file may be authored in, as the scale that brings it to the scene's
+/// metres: (menu text, scale).
+pub const UNITS: [(&str, f32); 5] = [
+    ("metres (x1)", 1.0),
+    ("centimetres (x0.01)", 0.01),
+    ("millimetres (x0.001)", 0.001),
+    ("inches (x0.0254)", 0.0254),
+    ("feet (x0.3048)", 0.3048),
+];
+
 /// An import running on a background thread.
 #[derive(Debug)]
 pub struct ImportJob {
@@ -38,12 +67,12 @@ pub struct ImportJob {
 
 impl ImportJob {
     /// Starts importing `path` into the project in `root` (a copy of `project`, adding to
-    /// `scene`).
-    pub fn start(path: PathBuf, root: PathBuf, scene: String, project: Project) -> Self {
+    /// `scene`), its entity scaled by `scale` (the file's units in metres, [`UNITS`]).
+    pub fn start(path: PathBuf, root: PathBuf, scene: String, project: Project, scale: f32) -> Self {
         let (tx, rx) = mpsc::channel();
         let p = path.clone();
         std::thread::spawn(move || {
-            let _ = tx.send(run(&p, &root, &scene, &project));
+            let _ = tx.send(run(&p, &root, &scene, &project).map(|i| i.scaled(scale)));
         });
         Self { path, rx }
     }

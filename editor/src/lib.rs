@@ -24,6 +24,7 @@ pub mod command_table;
 pub mod document;
 pub mod import;
 pub mod log;
+pub mod notice;
 pub mod panels;
 pub mod probe;
 pub mod recovery;

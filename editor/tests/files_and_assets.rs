@@ -411,3 +411,138 @@ fn an_import_into_a_project_whose_assets_folder_links_outside_copies_nothing_the
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "a file was written outside the project");
     std::fs::remove_dir_all(&base).unwrap();
 }
+
+/// A byte count as people read it (the rule the status bar uses: bytes, KiB, MiB).
+fn readable(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} bytes"),
+        1024..1_048_576 => format!("{:.1} KiB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+    }
+}
+
+#[test]
+fn an_export_says_when_it_is_done_naming_the_file_and_its_size_and_a_failure_names_the_file() {
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    click(&mut h, Role::Button, "File");
+    click(&mut h, Role::Button, "Export glTF…");
+    click(&mut h, Role::Button, "Export");
+    let out = dir.path().join("export/main.glb");
+    let size = readable(std::fs::metadata(&out).expect("the export was written").len());
+    // The status bar says so, with the file and its size, and so does the Log.
+    let line = format!("Exported main.glb, {size}");
+    assert!(h.query_by_label(&line).is_some(), "the status bar shows {line:?}");
+    assert_eq!(
+        h.state().log.count_containing(&format!("{}, {size}", out.display())),
+        1,
+        "the Log names file and size"
+    );
+    // It goes away by itself.
+    let now = h.ctx.input(|i| i.time);
+    h.input_mut().time = Some(now + 30.0);
+    h.run_steps(2);
+    assert!(h.query_by_label(&line).is_none(), "the notice is transient");
+    // An export that cannot be written (its folder is a file) names the file, in the Log too.
+    let bad = dir.path().join("project.ron").join("main.glb");
+    click(&mut h, Role::Button, "File");
+    click(&mut h, Role::Button, "Export glTF…");
+    h.state_mut().panels.export.path = bad.display().to_string();
+    settle(&mut h);
+    click(&mut h, Role::Button, "Export");
+    assert!(matches!(&h.state().modal, Some(Modal::Error { title, .. }) if title.contains("main.glb")));
+    let named = h
+        .state()
+        .log
+        .entries()
+        .iter()
+        .filter(|e| e.source == "export" && e.text.contains(&bad.display().to_string()));
+    assert_eq!(named.count(), 1, "the Log's error names {}: {:?}", bad.display(), h.state().log.entries());
+    assert!(h.query_by_label_contains("Export of").is_some(), "the status bar says it failed");
+}
+
+#[test]
+fn the_import_dialog_opens_in_the_project_and_lists_only_gltf_files() {
+    let dir = sample("runner");
+    std::fs::copy(repo().join("assets/gltf/CesiumMan/CesiumMan.glb"), dir.path().join("CesiumMan.glb"))
+        .unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a model").unwrap();
+    std::fs::create_dir(dir.path().join("reference_folder")).unwrap();
+    let mut h = editor(dir.path());
+    click(&mut h, Role::Button, "File");
+    // The entry's label carries its shortcut too.
+    h.get_by_label_contains("Import glTF…").click();
+    settle(&mut h);
+    // The dialog may read the folder on a thread: give it a moment.
+    for _ in 0..100 {
+        if h.query_by_label_contains("CesiumMan.glb").is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        h.step();
+    }
+    assert!(h.query_by_label_contains("CesiumMan.glb").is_some(), "the project's model is listed");
+    assert!(h.query_by_label_contains("reference_folder").is_some(), "folders are listed");
+    for other in ["project.ron", "notes.txt"] {
+        assert!(h.query_by_label_contains(other).is_none(), "{other} is filtered out");
+    }
+    let shows_filter = h
+        .query_all_by(|n| {
+            [n.label(), n.value()].into_iter().flatten().any(|t| t.contains(marrow_editor::app::GLTF_FILTER))
+        })
+        .next()
+        .is_some();
+    assert!(shows_filter, "the filter is named in the dialog");
+}
+
+/// Steps the editor (with short sleeps, for the file dialog's and the import's threads) until
+/// `done` holds; false if it never did within about four seconds.
+fn step_until(
+    h: &mut egui_kittest::Harness<'_, EditorApp>,
+    done: impl Fn(&egui_kittest::Harness<'_, EditorApp>) -> bool,
+) -> bool {
+    for _ in 0..200 {
+        if done(h) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        h.step();
+    }
+    done(h)
+}
+
+#[test]
+fn a_model_made_in_centimetres_imports_at_a_hundredth_in_one_undo_step() {
+    let dir = sample("runner");
+    std::fs::copy(repo().join("assets/gltf/CesiumMan/CesiumMan.glb"), dir.path().join("CesiumMan.glb"))
+        .unwrap();
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click(&mut h, Role::Button, "File");
+    h.get_by_label_contains("Import glTF…").click();
+    settle(&mut h);
+    assert!(
+        step_until(&mut h, |h| h.query_by_label_contains("CesiumMan.glb").is_some()),
+        "the model is listed"
+    );
+    // The dialog asks for the file's units beside the list.
+    click(&mut h, Role::ComboBox, "Units");
+    h.get_by_label("centimetres (x0.01)").click();
+    settle(&mut h);
+    assert_eq!(h.state().import_scale, 0.01);
+    h.get_by_label_contains("CesiumMan.glb").click();
+    settle(&mut h);
+    h.get_by_label("🗀  Open").click();
+    settle(&mut h);
+    assert!(
+        step_until(&mut h, |h| h.state().doc.head() == 1),
+        "the import finished: {:?}",
+        h.state().log.entries()
+    );
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Import CesiumMan.glb"));
+    let scene = &h.state().doc.project().scenes["scenes/main.scene.ron"];
+    let model = scene.entities.iter().find(|e| e.name.starts_with("CesiumMan")).expect("the model's entity");
+    let t = model.transform.expect("a transform");
+    assert_eq!(t.scale, glam::Vec3::splat(0.01), "the entity is scaled to the scene's metres");
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}

@@ -281,6 +281,9 @@ fn a_hostile_graph_file_opens_with_every_fault_on_its_node_and_stays_editable() 
     settle(&mut h);
     click(&mut h, Role::Button, "Graph");
     h.run_steps(3);
+    // The graph opens at zoom 1 and is wider than the canvas: show all of it.
+    click(&mut h, Role::Button, "Frame All");
+    h.run_steps(12);
     let panel = &h.state().panels.graph;
     let on = |n: u32| panel.faults(NodeId(n)).join(" | ");
     assert!(on(1).contains("lies on a cycle"), "cycle: {}", on(1));
@@ -505,4 +508,85 @@ fn enter_in_the_add_node_search_adds_the_first_node_it_shows() {
     let g = graph(&h);
     assert_eq!(g.nodes.len(), 1, "Enter added the filtered node");
     assert!(matches!(g.nodes[0].kind, NodeKind::TimeScale { .. }), "{:?}", g.nodes[0].kind);
+}
+
+/// The locomotion sample's graph in the Graph tab of the default-sized editor (its canvas is
+/// far smaller than the graph at zoom 1).
+fn locomotion_graph() -> (TempDir, Harness<'static, EditorApp>) {
+    let dir = sample("locomotion");
+    let mut h = editor(dir.path());
+    click(&mut h, Role::Button, "Graph");
+    h.run_steps(12);
+    (dir, h)
+}
+
+fn assert_all_nodes_inside(h: &Harness<'_, EditorApp>, what: &str) {
+    let rep = report(h);
+    let canvas = rep.canvas.unwrap();
+    assert_eq!(
+        rep.node_rects.len(),
+        graph_at(h, "graphs/locomotion.graph.ron").nodes.len(),
+        "{what}: every node drawn"
+    );
+    for (n, r) in &rep.node_rects {
+        assert!(
+            canvas.contains_rect(r.expand(8.0)),
+            "{what}: node {n} {r:?} not inside {canvas:?} with a margin"
+        );
+    }
+}
+
+fn graph_at(h: &Harness<'_, EditorApp>, path: &str) -> marrow_engine::graph::AnimGraph {
+    h.state().doc.project().graphs[path].clone()
+}
+
+#[test]
+fn frame_all_and_f_fit_every_node_including_the_output_in_a_small_canvas() {
+    let (_dir, mut h) = locomotion_graph();
+    // A click on the empty canvas gives the Graph the keyboard.
+    let rep = report(&h);
+    let canvas = rep.canvas.unwrap();
+    let spot = (0..40)
+        .flat_map(|i| (0..40).map(move |j| (i, j)))
+        .map(|(i, j)| canvas.shrink(10.0).lerp_inside(egui::vec2(i as f32 / 39.0, j as f32 / 39.0)))
+        .find(|p| rep.node_rects.values().all(|r| !r.expand(6.0).contains(*p)))
+        .expect("an empty spot on the canvas");
+    h.hover_at(spot);
+    h.run();
+    h.drag_at(spot);
+    h.run();
+    h.drop_at(spot);
+    settle(&mut h);
+    assert_eq!(h.state().ui.focus, marrow_editor::ui_state::Focus::Graph);
+    key(&mut h, Modifiers::NONE, Key::F);
+    h.run_steps(12);
+    assert_all_nodes_inside(&h, "F");
+    // Zoom back in by the wheel, then the toolbar's Frame All.
+    let canvas = report(&h).canvas.unwrap();
+    h.hover_at(canvas.center());
+    h.event(egui::Event::Zoom(3.0));
+    h.run_steps(3);
+    assert!(report(&h).scale > 0.9, "zoomed in: {}", report(&h).scale);
+    click(&mut h, Role::Button, "Frame All");
+    h.run_steps(12);
+    assert_all_nodes_inside(&h, "Frame All");
+}
+
+#[test]
+fn a_graph_opens_at_a_zoom_where_node_text_is_the_ui_text_size_with_the_output_in_view() {
+    let (_dir, h) = locomotion_graph();
+    let rep = report(&h);
+    assert!(rep.scale >= 0.99, "node text drawn at {} of the UI's size", rep.scale);
+    let output = graph_at(&h, "graphs/locomotion.graph.ron")
+        .nodes
+        .iter()
+        .find(|n| matches!(n.kind, NodeKind::Output))
+        .unwrap()
+        .id;
+    let canvas = rep.canvas.unwrap();
+    assert!(
+        canvas.contains_rect(rep.node_rects[&output]),
+        "Output {:?} inside {canvas:?}",
+        rep.node_rects[&output]
+    );
 }

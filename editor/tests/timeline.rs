@@ -13,7 +13,7 @@ mod support;
 use egui::accesskit::Role;
 use egui::{Key, Modifiers, Pos2};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use marrow_editor::EditorApp;
 use marrow_editor::document::Document;
 use marrow_editor::panels::timeline::model::RowKind;
@@ -98,24 +98,7 @@ fn author_a_clip_on_the_timeline_then_undo_redo_save_and_reload() {
     // The dope sheet shows the bone; its row holds both keys. Ease the first: right-click it,
     // Easing…, easeInOutBack.
     let bone_row = RowKind::Bone(1);
-    let k0 = key_at(&h, bone_row, 0.0);
-    h.hover_at(k0);
-    h.run();
-    h.event(egui::Event::PointerButton {
-        pos: k0,
-        button: egui::PointerButton::Secondary,
-        pressed: true,
-        modifiers: Modifiers::NONE,
-    });
-    h.event(egui::Event::PointerButton {
-        pos: k0,
-        button: egui::PointerButton::Secondary,
-        pressed: false,
-        modifiers: Modifiers::NONE,
-    });
-    settle(&mut h);
-    h.get_by_label("Easing…").click();
-    settle(&mut h);
+    open_easing_picker(&mut h, bone_row, 0.0);
     h.get_by_label("easeInOutBack").click();
     settle(&mut h);
     let eased = clip(&h).clip.channels()[1].rotation.as_ref().unwrap().key_easings()[0];
@@ -327,20 +310,7 @@ fn a_clip_eased_on_the_timeline_exports_within_the_bake_bound_of_marrows_evaluat
     turn_x_ring(&mut h, -0.8);
     // Ease the first key through the dope sheet's menu: easeInOutBack overshoots, so linear
     // keys cannot say it without baking.
-    let k0 = key_at(&h, RowKind::Bone(1), 0.0);
-    h.hover_at(k0);
-    h.run();
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos: k0,
-            button: egui::PointerButton::Secondary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-    }
-    settle(&mut h);
-    h.get_by_label("Easing…").click();
-    settle(&mut h);
+    open_easing_picker(&mut h, RowKind::Bone(1), 0.0);
     h.get_by_label("easeInOutBack").click();
     settle(&mut h);
     let authored = clip(&h).clip;
@@ -397,4 +367,85 @@ fn a_clip_eased_on_the_timeline_exports_within_the_bake_bound_of_marrows_evaluat
     );
     // Exporting edited nothing: the new clip and its keys are the only steps.
     assert_eq!(h.state().doc.undo_label().as_deref(), Some("Set Easing"));
+}
+
+/// Right-clicks the key at `t` on `row` and opens Easing… from its menu.
+fn open_easing_picker(h: &mut Harness<'_, EditorApp>, row: RowKind, t: f32) {
+    let k = key_at(h, row, t);
+    h.hover_at(k);
+    h.run();
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos: k,
+            button: egui::PointerButton::Secondary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    settle(h);
+    h.get_by_label("Easing…").click();
+    settle(h);
+}
+
+fn picker_selects(h: &Harness<'_, EditorApp>, name: &str) -> bool {
+    h.get_by_label(name).accesskit_node().toggled() == Some(egui::accesskit::Toggled::True)
+}
+
+#[test]
+fn the_easing_picker_names_and_selects_the_current_easing_of_the_key() {
+    let dir = sample("runner");
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    // The hips' translation key at 0 eases its segment with easeInOutSine (the sample's file).
+    open_easing_picker(&mut h, RowKind::Bone(0), 0.0);
+    assert!(h.query_by_label("Now: easeInOutSine").is_some(), "the picker names the key's easing");
+    assert!(picker_selects(&h, "easeInOutSine"), "its entry is shown selected");
+    assert!(!picker_selects(&h, "easeInOutBack") && !picker_selects(&h, "Track default"));
+    h.get_by_label("easeInOutBack").click();
+    settle(&mut h);
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Set Easing"));
+    // Opened again, it shows the easing just chosen.
+    open_easing_picker(&mut h, RowKind::Bone(0), 0.0);
+    assert!(h.query_by_label("Now: easeInOutBack").is_some());
+    assert!(picker_selects(&h, "easeInOutBack") && !picker_selects(&h, "easeInOutSine"));
+    // The last key starts no segment: the track default.
+    h.get_by_label("Close window").click();
+    settle(&mut h);
+    open_easing_picker(&mut h, RowKind::Bone(0), 1.0);
+    assert!(h.query_by_label("Now: the track default").is_some());
+    assert!(picker_selects(&h, "Track default"));
+    h.get_by_label("Close window").click();
+    settle(&mut h);
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}
+
+/// The key glyph drawn at `at` (the cached key marks), as (corner count, fill).
+fn glyph_at(h: &Harness<'_, EditorApp>, at: Pos2) -> (usize, egui::Color32) {
+    let shapes = h.state().panels.timeline.key_marks().shapes();
+    let found = shapes.iter().find_map(|s| match s {
+        egui::Shape::Path(p)
+            if s.visual_bounding_rect().contains(at) && s.visual_bounding_rect().height() < 16.0 =>
+        {
+            Some((p.points.len(), p.fill))
+        }
+        _ => None,
+    });
+    found.unwrap_or_else(|| panic!("no key glyph at {at:?}"))
+}
+
+#[test]
+fn an_eased_key_has_its_own_glyph_on_its_bone_row_and_the_summary() {
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    h.run_steps(2);
+    // Every key at 0 starts an eased segment; the keys at 1 (the clip's end) start none.
+    for row in [RowKind::Bone(0), RowKind::Summary] {
+        let (eased, eased_fill) = glyph_at(&h, key_at(&h, row, 0.0));
+        let (plain, plain_fill) = glyph_at(&h, key_at(&h, row, 1.0));
+        assert_eq!(plain, 4, "{row:?}: a plain LINEAR key is a diamond");
+        assert_ne!(eased, plain, "{row:?}: an eased key has another shape");
+        assert_ne!(eased_fill, plain_fill, "{row:?}: and another colour");
+    }
 }

@@ -166,3 +166,88 @@ fn a_crowd_of_forty_clips_opens_and_one_past_the_adapters_budget_is_left_out_and
     let sky = image.get_pixel((r.left() + 8.0) as u32, (r.top() + 30.0) as u32);
     assert_ne!(px, sky, "the ground is drawn");
 }
+
+/// The share of the viewport's height `b` spans on screen (panics unless all of it is in view).
+fn span_in_view(h: &Harness<'_, EditorApp>, b: marrow_engine::skinning::Aabb) -> f32 {
+    let v = view(h);
+    let (mut top, mut bottom) = (f32::MAX, f32::MIN);
+    for i in 0..8 {
+        let pick = |bit: usize, lo: f32, hi: f32| if i & bit == 0 { lo } else { hi };
+        let p = Vec3::new(pick(1, b.min.x, b.max.x), pick(2, b.min.y, b.max.y), pick(4, b.min.z, b.max.z));
+        let s = v.project(p).expect("in front of the camera");
+        assert!(v.rect.expand(0.5).contains(s), "corner {p} is on screen: {s:?} in {:?}", v.rect);
+        top = top.min(s.y);
+        bottom = bottom.max(s.y);
+    }
+    (bottom - top) / v.rect.height()
+}
+
+/// CesiumMan's posed joints, as a world box.
+fn joints(h: &Harness<'_, EditorApp>) -> marrow_engine::skinning::Aabb {
+    let w = h.state().session.world();
+    marrow_editor::viewport::framing::skeleton_bounds(w, &[w.find("CesiumMan").unwrap()])
+        .expect("the rig is posed")
+}
+
+/// Moves the camera away from the scene, as a user who has orbited and zoomed out.
+fn look_elsewhere(h: &mut Harness<'_, EditorApp>) {
+    let cam = &mut h.state_mut().ui.camera;
+    cam.target = Vec3::new(3.0, 0.0, 3.0);
+    cam.distance = 12.0;
+    cam.yaw = 1.1;
+    h.run_steps(2);
+}
+
+/// Selects CesiumMan in the Outliner and presses F there.
+fn frame_cesium_man(h: &mut Harness<'_, EditorApp>) {
+    click_row(h, "CesiumMan");
+    key(h, Modifiers::NONE, Key::F);
+    h.run_steps(3);
+}
+
+/// The orbit pivot lies inside the joints' box, well above the feet.
+fn assert_pivot_in_the_middle(h: &Harness<'_, EditorApp>, joints: marrow_engine::skinning::Aabb) {
+    let t = h.state().ui.camera.target;
+    let (lo, hi) = (joints.min - Vec3::splat(0.05), joints.max + Vec3::splat(0.05));
+    assert!(t.cmpge(lo).all() && t.cmple(hi).all(), "pivot {t} inside the character {joints:?}");
+    let height = joints.max.y - joints.min.y;
+    assert!(t.y > joints.min.y + 0.35 * height, "pivot {t} not at the feet of {joints:?}");
+}
+
+#[test]
+fn f_frames_the_selected_character_whole_filling_the_view_about_its_centre() {
+    let dir = sample("cesium_man");
+    let Some(mut h) = gpu_editor(dir.path()) else { return };
+    h.run_steps(3);
+    look_elsewhere(&mut h);
+    frame_cesium_man(&mut h);
+    // The body as posed on screen (skinned on the CPU): in view, filling most of its height.
+    let w = h.state().session.world();
+    let body =
+        marrow_editor::viewport::framing::skinned_bounds(w, w.find("CesiumMan/Body").unwrap()).unwrap();
+    let span = span_in_view(&h, body);
+    assert!(span > 0.75, "the body spans {span} of the view's height");
+    span_in_view(&h, joints(&h));
+    assert_pivot_in_the_middle(&h, joints(&h));
+}
+
+#[test]
+fn f_frames_a_rig_that_draws_nothing_by_its_skeleton_not_the_whole_scene() {
+    use marrow_editor::document::{EntityOp, Op};
+    let dir = sample("cesium_man");
+    let Some(mut h) = gpu_editor(dir.path()) else { return };
+    for child in ["CesiumMan/Body", "CesiumMan/Hat"] {
+        h.state_mut().send(Command::Edit(Box::new(Op::Entity {
+            scene: "scenes/main.scene.ron".into(),
+            entity: child.into(),
+            op: EntityOp::Delete,
+        })));
+        settle(&mut h);
+    }
+    h.run_steps(3);
+    look_elsewhere(&mut h);
+    frame_cesium_man(&mut h);
+    let span = span_in_view(&h, joints(&h));
+    assert!(span > 0.75, "the skeleton spans {span} of the view's height");
+    assert_pivot_in_the_middle(&h, joints(&h));
+}

@@ -13,8 +13,10 @@ use egui::{Color32, RichText};
 use glam::{EulerRot, Quat, Vec3};
 use marrow_engine::clip::find_clip_fault;
 use marrow_engine::math::Transform;
+use marrow_engine::project::Library;
 use marrow_engine::scene::AssetSource;
 use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SocketDesc};
+use marrow_engine::skeleton::Skeleton;
 
 use super::Cx;
 use crate::command::Command;
@@ -33,6 +35,44 @@ pub(crate) fn named(r: egui::Response, kind: egui::WidgetType, label: &str) -> e
     let label = label.to_owned();
     r.widget_info(move || egui::WidgetInfo::labeled(kind, true, &label));
     r
+}
+
+/// Whether the clips at `reference` animate the skeleton `sk` (some clip of the file is made
+/// for it by name).
+fn clip_is_for(lib: &Library, reference: &str, sk: &Skeleton) -> bool {
+    lib.clips(reference).iter().any(|c| c.skeleton == sk.name)
+}
+
+/// The Animator's clip menu: "(none)", the clips made for the rig's skeleton, then the other
+/// rigs' clips greyed out under their own heading (they cannot be picked). Without a resolved
+/// rig every clip is listed. Returns the choice.
+fn clip_menu(
+    ui: &mut egui::Ui,
+    lib: &Library,
+    current: Option<&str>,
+    sk: Option<&Skeleton>,
+) -> Option<Option<String>> {
+    let mut chosen = None;
+    if ui.selectable_label(current.is_none(), "(none)").clicked() {
+        chosen = Some(None);
+    }
+    let (mine, others): (Vec<&str>, Vec<&str>) =
+        lib.clip_refs().partition(|c| sk.is_none_or(|sk| clip_is_for(lib, c, sk)));
+    for c in mine {
+        if ui.selectable_label(current == Some(c), c).clicked() {
+            chosen = Some(Some(c.to_owned()));
+        }
+    }
+    if !others.is_empty() {
+        ui.separator();
+        ui.weak("For other rigs:");
+        for c in others {
+            let rig = lib.clips(c).first().map_or(String::new(), |x| x.skeleton.clone());
+            ui.add_enabled(false, egui::Button::selectable(current == Some(c), c))
+                .on_disabled_hover_text(format!("made for skeleton {rig:?}"));
+        }
+    }
+    chosen
 }
 
 /// Three-number row: returns the edited vector when a number changed.
@@ -237,28 +277,11 @@ impl Inspector {
 
             ui.label("Clip");
             let mut clip: Option<Option<String>> = None;
-            ui.horizontal(|ui| {
-                egui::ComboBox::from_id_salt("clip picker")
-                    .selected_text(a.clip.as_deref().unwrap_or("(none)"))
-                    .width(220.0)
-                    .show_ui(ui, |ui| {
-                        if ui.selectable_label(a.clip.is_none(), "(none)").clicked() {
-                            clip = Some(None);
-                        }
-                        for c in lib.clip_refs() {
-                            if ui.selectable_label(a.clip.as_deref() == Some(c), c).clicked() {
-                                clip = Some(Some(c.to_owned()));
-                            }
-                        }
-                    });
-                // A clip made for another rig is named here, in red.
-                if let (Some(c), Some(sk)) = (&a.clip, &rig_skeleton)
-                    && let Ok(clip) = lib.clip(c, sk)
-                    && let Some(fault) = find_clip_fault(&clip, sk)
-                {
-                    ui.label(RichText::new(format!("⚠ {fault}")).color(Color32::from_rgb(235, 90, 80)));
-                }
-            });
+            let r = egui::ComboBox::from_id_salt("clip picker")
+                .selected_text(a.clip.as_deref().unwrap_or("(none)"))
+                .width(220.0)
+                .show_ui(ui, |ui| clip = clip_menu(ui, lib, a.clip.as_deref(), rig_skeleton.as_deref()));
+            named(r.response, egui::WidgetType::ComboBox, "Clip");
             if let Some(c) = clip {
                 set(cx, &|d| d.clip = c.clone());
             }
@@ -300,6 +323,16 @@ impl Inspector {
             }
             ui.end_row();
         });
+        // A clip made for another rig is named here, in red, wrapped to the Inspector's width.
+        if let (Some(c), Some(sk)) = (&a.clip, &rig_skeleton)
+            && let Ok(clip) = lib.clip(c, sk)
+            && let Some(fault) = find_clip_fault(&clip, sk)
+        {
+            ui.add(
+                egui::Label::new(RichText::new(format!("⚠ {fault}")).color(Color32::from_rgb(235, 90, 80)))
+                    .wrap(),
+            );
+        }
         // What the rig cannot play: it stands in its bind pose until this is fixed.
         for f in cx.session.entity_faults(path) {
             let text = format!("⚠ {}: {} (the bind pose stands)", f.field, f.message);
@@ -551,28 +584,42 @@ impl Inspector {
         };
         card(ui, "Bone", |ui| {
             ui.label(format!("index {b} of {} in skeleton {:?}", sk.bone_count(), sk.name));
-            if let Some(p) = sk.parent(b) {
-                ui.horizontal(|ui| {
-                    ui.label("parent");
-                    if ui.link(&sk.bone_names[p]).clicked() {
-                        cx.ui.selection =
-                            Selection::Bone { rig: rig_path.to_owned(), bone: sk.bone_names[p].clone() };
-                    }
-                });
-            } else {
-                ui.label("a root bone");
-            }
-            let children: Vec<usize> = (0..sk.bone_count()).filter(|&c| sk.parent(c) == Some(b)).collect();
-            if !children.is_empty() {
-                ui.horizontal_wrapped(|ui| {
-                    ui.label("children");
-                    for c in children {
-                        if ui.link(&sk.bone_names[c]).clicked() {
-                            cx.ui.selection =
-                                Selection::Bone { rig: rig_path.to_owned(), bone: sk.bone_names[c].clone() };
+            // The same rows, one line each, for every bone (a root, a leaf): the pose fields
+            // below stay where they are when the selection moves to another bone.
+            let mut go = None;
+            ui.horizontal(|ui| {
+                ui.label("parent");
+                match sk.parent(b) {
+                    Some(p) => {
+                        if ui.link(&sk.bone_names[p]).clicked() {
+                            go = Some(p);
                         }
                     }
+                    None => {
+                        ui.add_enabled(false, egui::Label::new("none (a root bone)"));
+                    }
+                }
+            });
+            let children: Vec<usize> = (0..sk.bone_count()).filter(|&c| sk.parent(c) == Some(b)).collect();
+            ui.horizontal(|ui| {
+                ui.label("children");
+                if children.is_empty() {
+                    ui.add_enabled(false, egui::Label::new("none"));
+                }
+                // Many children scroll sideways rather than wrap onto more lines.
+                egui::ScrollArea::horizontal().id_salt("bone children").show(ui, |ui| {
+                    ui.horizontal(|ui| {
+                        for &c in &children {
+                            if ui.link(&sk.bone_names[c]).clicked() {
+                                go = Some(c);
+                            }
+                        }
+                    });
                 });
+            });
+            if let Some(g) = go {
+                cx.ui.selection =
+                    Selection::Bone { rig: rig_path.to_owned(), bone: sk.bone_names[g].clone() };
             }
         });
         let show = |ui: &mut egui::Ui, t: &Transform| {

@@ -12,7 +12,6 @@ use egui::{Color32, Pos2, RichText, Sense};
 use egui_wgpu::RenderState;
 use glam::{Mat4, Vec2, Vec3};
 use marrow_engine::math::Transform;
-use marrow_engine::render::world::drawn_bounds;
 use marrow_engine::render::{WorldRenderer, WorldView, pick_bone};
 use marrow_engine::scene::{Entity, SocketDesc, World};
 use marrow_engine::skinning::Aabb;
@@ -21,6 +20,7 @@ use super::Cx;
 use crate::document::{EntityOp, Op, tree};
 use crate::log::Level;
 use crate::ui_state::Selection;
+use crate::viewport::framing::framing_bounds;
 use crate::viewport::gizmo::{self, Drag, Gizmo, GizmoMode, View};
 use crate::viewport::gpu::{ViewportCallback, ViewportGpu};
 
@@ -502,7 +502,10 @@ impl ViewportPanel {
                     Some(e) => vec![e],
                     None => world.rigs().chain(world.crowds()).collect(),
                 };
-                frame_to = drawn_bounds(world, &g.frame, &roots).or(g.world.bounds());
+                // A character frames whole and tight (skinned at its pose, with its joints); a
+                // rig with nothing drawn yet (a model just imported, or no mesh) by its joints,
+                // never by the whole scene's box (which put the pivot on the ground).
+                frame_to = framing_bounds(world, &g.frame, &roots).or(g.world.bounds());
             }
         });
         self.report = report;

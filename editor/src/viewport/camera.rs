@@ -75,16 +75,37 @@ impl OrbitCamera {
         self.distance = (self.distance * (-steps * 0.1).exp()).clamp(1e-3, 1e5);
     }
 
-    /// Frames `bounds`: the target moves to its centre and the distance fits its bounding
-    /// sphere in view at `aspect`.
+    /// The share of the view's smaller half-extent a framed box may fill (the rest is margin).
+    pub const FRAME_FILL: f32 = 0.9;
+
+    /// Frames `bounds` from the current direction: the target (the orbit pivot) moves to the
+    /// box's centre and the distance is the smallest at which every corner of the box lies
+    /// inside [`Self::FRAME_FILL`] of the view at `aspect`, so a tall character fills most of
+    /// the view's height rather than the circle around it.
     pub fn frame(&mut self, bounds: Aabb, aspect: f32) {
         let center = (bounds.min + bounds.max) * 0.5;
-        let radius = ((bounds.max - bounds.min).length() * 0.5).max(0.05);
-        let half_v = self.fov_y * 0.5;
-        let half_h = (half_v.tan() * aspect.max(1e-3)).atan();
-        let half = half_v.min(half_h);
+        // A point or a flat box still gets some room.
+        let half = ((bounds.max - bounds.min) * 0.5).max(Vec3::splat(0.025));
         self.target = center;
-        self.distance = radius / half.sin() * 1.1;
+        let (sy, cy) = self.yaw.sin_cos();
+        let (sp, cp) = self.pitch.sin_cos();
+        // From the eye towards the target, and the view's right and up.
+        let forward = -Vec3::new(sy * cp, sp, cy * cp);
+        let right = forward.cross(Vec3::Y).normalize_or(Vec3::X);
+        let up = right.cross(forward);
+        let tan_v = (self.fov_y * 0.5).tan() * Self::FRAME_FILL;
+        let tan_h = (self.fov_y * 0.5).tan() * aspect.max(1e-3) * Self::FRAME_FILL;
+        let mut distance: f32 = 0.0;
+        for i in 0..8 {
+            let sign = |bit: usize| if i & bit == 0 { -1.0 } else { 1.0 };
+            let r = Vec3::new(half.x * sign(1), half.y * sign(2), half.z * sign(4));
+            // A corner at depth `distance + r·forward` from the eye is inside when its offsets
+            // across the view are within the view's half-extents at that depth.
+            let along = r.dot(forward);
+            distance = distance.max(r.dot(right).abs() / tan_h - along).max(r.dot(up).abs() / tan_v - along);
+        }
+        // The eye stays outside the box.
+        self.distance = distance.max(half.length() * 1.05).clamp(1e-3, 1e5);
     }
 }
 
@@ -103,6 +124,30 @@ mod tests {
             let p = m * corner.extend(1.0);
             assert!((p.x / p.w).abs() <= 1.0 && (p.y / p.w).abs() <= 1.0, "{corner} in view");
         }
+    }
+
+    #[test]
+    fn a_tall_box_fills_most_of_the_views_height() {
+        let mut c = OrbitCamera::default();
+        // A standing character: 0.5 wide, 1.8 tall, 0.3 deep.
+        let b = Aabb { min: Vec3::new(-0.25, 0.0, -0.15), max: Vec3::new(0.25, 1.8, 0.15) };
+        c.frame(b, 1.6);
+        let m = c.clip_from_world(1.6);
+        let (mut lo, mut hi) = (f32::MAX, f32::MIN);
+        for i in 0..8 {
+            let p = Vec3::new(
+                if i & 1 == 0 { b.min.x } else { b.max.x },
+                if i & 2 == 0 { b.min.y } else { b.max.y },
+                if i & 4 == 0 { b.min.z } else { b.max.z },
+            );
+            let q = m * p.extend(1.0);
+            let (x, y) = (q.x / q.w, q.y / q.w);
+            assert!(x.abs() <= 0.91 && y.abs() <= 0.91, "corner {p} at ({x}, {y}) inside the margin");
+            lo = lo.min(y);
+            hi = hi.max(y);
+        }
+        assert!((hi - lo) / 2.0 > 0.85, "the box spans {} of the view's height", (hi - lo) / 2.0);
+        assert_eq!(c.target, Vec3::new(0.0, 0.9, 0.0), "the pivot is the box's centre");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The viewport's parts: the orbit camera, the transform gizmo (drawn with egui's painter
+//! The viewport's parts: the orbit camera, what F frames (`framing`), the transform gizmo (drawn with egui's painter
 //! through the camera), and the GPU side (the engine renderer living in egui-wgpu's callback
 //! resources, drawn through a paint callback that shares eframe's device).
 //!
@@ -6,5 +6,6 @@
 //! (`crate::panels::viewport`).
 
 pub mod camera;
+pub mod framing;
 pub mod gizmo;
 pub mod gpu;

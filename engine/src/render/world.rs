@@ -720,6 +720,12 @@ pub fn subtree(world: &World, e: Entity) -> impl Iterator<Item = Entity> + '_ {
 /// `world`), their crowds and particle clouds included; `None` when none of them drew anything.
 pub fn drawn_bounds(world: &World, frame: &FrameData, roots: &[Entity]) -> Option<Aabb> {
     let entities: Vec<Entity> = roots.iter().flat_map(|r| subtree(world, *r)).collect();
+    drawn_bounds_of(world, frame, &entities)
+}
+
+/// The union of the drawn bounds of exactly `entities` (not what lies below them) in `frame`,
+/// their crowds and particle clouds included; `None` when none of them drew anything.
+pub fn drawn_bounds_of(world: &World, frame: &FrameData, entities: &[Entity]) -> Option<Aabb> {
     let ids: Vec<u32> = entities.iter().map(|e| e.index + 1).collect();
     let meshes = frame.objects.iter().filter(|o| ids.contains(&o.pick_id)).filter_map(|o| o.bounds);
     let crowds = frame.crowd_draws.iter().filter(|d| ids.contains(&d.pick_id)).map(|d| d.bounds);

@@ -15,6 +15,7 @@
 //! Not here: compiling or playing graphs (the engine), applying edits (the app), the viewport.
 
 pub mod details;
+pub mod framing;
 pub mod palette;
 pub mod params;
 pub mod view;
@@ -37,6 +38,7 @@ use crate::command_table::UiCommand;
 use crate::document::graph_ops::GraphOp;
 use crate::document::{Op, Slot, Value};
 use crate::ui_state::{Focus, GraphClipboard};
+use framing::Framing;
 use view::{GraphView, GraphViewer, NodeAction};
 
 /// The canvas widget's id (pan, zoom and snarl's own state live under it).
@@ -49,7 +51,7 @@ const STYLE: SnarlStyle = SnarlStyle {
     collapsible: Some(true),
     bg_pattern: Some(BackgroundPattern::new()),
     node_layout: Some(NodeLayout::coil()),
-    min_scale: Some(0.2),
+    min_scale: Some(framing::MIN_SCALE),
     max_scale: Some(2.0),
     // Graph units are screen points at zoom 1 (positions and node sizes agree).
     crisp_magnified_text: Some(false),
@@ -98,6 +100,9 @@ pub struct GraphReport {
     pub weight_labels: usize,
     /// The canvas rectangle.
     pub canvas: Option<Rect>,
+    /// The canvas zoom (screen points per graph unit; node text is drawn at the UI's text
+    /// size times this).
+    pub scale: f32,
     /// Screen position of each input pin (node, pin name).
     pub in_pins: HashMap<(NodeId, String), Pos2>,
     /// Screen position of each node's output pin.
@@ -115,10 +120,13 @@ pub struct GraphPanel {
     /// A note for the status line (a refused wire).
     message: Option<String>,
     status: Status,
-    /// Frame All on the next frame.
-    frame_all: bool,
-    /// Frames left to keep framing all.
-    framing: u8,
+    /// Framing asked for on the next frame.
+    frame: Option<Framing>,
+    /// The framing in progress and the frames left to keep it.
+    framing: Option<(Framing, u8)>,
+    /// The zoom Frame All reached this framing (it only zooms out while it holds, so nodes
+    /// that turn compact when zoomed out cannot make it swing back).
+    framing_cap: f32,
     /// Node rectangles of the last frame, graph space.
     rects: HashMap<NodeId, Rect>,
     /// Node body sizes of the last frame (off-screen nodes keep them without drawing).
@@ -146,6 +154,11 @@ impl GraphPanel {
     /// Messages on no node (no Output, a doubled parameter).
     pub fn general_faults(&self) -> &[String] {
         &self.status.general
+    }
+
+    /// Frames every node on the next frames, as Frame All and F do.
+    pub fn frame_all(&mut self) {
+        self.frame = Some(Framing::All);
     }
 
     /// Draws the tab.
@@ -257,7 +270,7 @@ impl GraphPanel {
                         if ui.selectable_label(current.as_deref() == Some(g), g).clicked() {
                             cx.ui.graph = Some(g.clone());
                             cx.ui.graph_selection.clear();
-                            self.frame_all = true;
+                            self.frame = Some(Framing::Open);
                         }
                     }
                 });
@@ -270,7 +283,7 @@ impl GraphPanel {
             self.preview_controls(ui, cx, &path);
             ui.separator();
             if ui.button("Frame All").on_hover_text("F").clicked() {
-                self.frame_all = true;
+                self.frame_all();
             }
             ui.toggle_value(&mut show_params, "Parameters").on_hover_text("Show the parameters panel");
             ui.toggle_value(&mut show_details, "Details").on_hover_text("Show the node details panel");
@@ -450,7 +463,7 @@ impl GraphPanel {
     ) {
         let shown_before = self.view.shows(path);
         if self.view.sync(cx.doc.revision(), path, graph) && !shown_before {
-            self.frame_all = true; // a graph opened: show all of it
+            self.frame = Some(Framing::Open); // a graph opened: readable, centred on its nodes
             self.last_snarl_selection.clear();
         }
         // Nodes deleted (or undone away) leave the selection.
@@ -490,21 +503,26 @@ impl GraphPanel {
             prev_rects: &self.rects,
             body_sizes: std::mem::take(&mut self.body_sizes),
         };
-        // Frame All holds for a few frames: the first uses estimated node sizes (and may be
+        // A framing holds for a few frames: the first uses estimated node sizes (and may be
         // discarded by a first layout), the next ones the measured rectangles
         // (Ten frames: side panels may still settle their widths from stored sizes; a press on
         // the canvas ends it early.)
-        if std::mem::take(&mut self.frame_all) {
-            self.framing = 10;
+        if let Some(how) = self.frame.take() {
+            self.framing = Some((how, 10));
+            self.framing_cap = 1.0;
         }
         if ui.input(|i| i.pointer.any_down())
             && ui.input(|i| i.pointer.interact_pos()).is_some_and(|p| canvas.contains(p))
         {
-            self.framing = 0;
+            self.framing = None;
         }
-        if self.framing > 0 {
-            self.framing -= 1;
-            viewer.set_transform = Some(fit(viewer.prev_rects, graph, canvas));
+        if let Some((how, left)) = self.framing {
+            self.framing = (left > 1).then_some((how, left - 1));
+            let t = framing::transform(viewer.prev_rects, graph, canvas, how, self.framing_cap);
+            if framing::measured(viewer.prev_rects, graph) {
+                self.framing_cap = t.scaling;
+            }
+            viewer.set_transform = Some(t);
             ui.ctx().request_repaint();
         }
         let id = canvas_id();
@@ -587,7 +605,8 @@ impl GraphPanel {
     /// This frame's measurements in screen space (nodes and pins), for tests and benchmarks.
     fn measure(&self, d: &Drawn, canvas: Rect, weight_labels: usize) -> GraphReport {
         let t = d.transform;
-        let mut report = GraphReport { canvas: Some(canvas), weight_labels, ..GraphReport::default() };
+        let mut report =
+            GraphReport { canvas: Some(canvas), scale: t.scaling, weight_labels, ..GraphReport::default() };
         for (n, r) in &d.rects {
             report.node_rects.insert(*n, t * *r);
             if let Some(&y) = d.out_rows.get(n) {
@@ -724,7 +743,7 @@ impl GraphPanel {
             cx.ui.graph_selection = graph.nodes.iter().map(|n| n.id).collect();
         }
         if has(UiCommand::Frame) {
-            self.frame_all = true;
+            self.frame_all();
         }
         if ui.ctx().input_mut(|i| i.consume_key(Modifiers::NONE, Key::Escape)) {
             cx.ui.graph_selection.clear();
@@ -880,23 +899,6 @@ fn graph_skeleton(cx: &Cx, path: &str, graph: &AnimGraph) -> Option<Arc<Skeleton
         }
     }
     world.rigs().next().and_then(|r| world.animator(r)).map(|a| a.skeleton().clone())
-}
-
-/// The transform that shows every node of `graph` inside `canvas`.
-fn fit(rects: &HashMap<NodeId, Rect>, graph: &AnimGraph, canvas: Rect) -> TSTransform {
-    let mut bb = Rect::NOTHING;
-    for n in &graph.nodes {
-        let r = rects.get(&n.id).copied().unwrap_or_else(|| {
-            Rect::from_min_size(Pos2::new(n.position[0], n.position[1]), Vec2::new(160.0, 90.0))
-        });
-        bb = bb.union(r);
-    }
-    if !bb.is_positive() {
-        return TSTransform::from_translation(canvas.center().to_vec2());
-    }
-    let bb = bb.expand(40.0);
-    let s = (canvas.width() / bb.width()).min(canvas.height() / bb.height()).clamp(0.6, 1.0);
-    TSTransform::new(canvas.center().to_vec2() - bb.center().to_vec2() * s, s)
 }
 
 fn copy(cx: &mut Cx, graph: &AnimGraph, ids: &[NodeId]) {

@@ -397,8 +397,9 @@ fn key_menu(panel: &mut TimelinePanel, ui: &mut egui::Ui, cx: &mut Cx, clip: &Cl
     );
     if ui.add_enabled(n > 0, egui::Button::new("Easing…")).clicked() {
         let keys: Vec<KeyRef> = panel.selection.iter().filter_map(|k| k.to_ref(clip)).collect();
-        panel.picker =
-            Some(easing::EasingPicker::new(keys, ui.ctx().pointer_latest_pos().unwrap_or_default()));
+        let current = easing::Current::of(panel.selection.iter().filter_map(|k| model::key_ease(clip, *k)));
+        let at = ui.ctx().pointer_latest_pos().unwrap_or_default();
+        panel.picker = Some(easing::EasingPicker::new(keys, current, at));
         ui.close();
     }
     ui.menu_button("Interpolation", |ui| {

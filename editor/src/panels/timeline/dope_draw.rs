@@ -4,7 +4,8 @@
 //! occupied pixel column, more opaque where more keys fall in it, selected columns in the
 //! selection colour, neighbouring columns of one colour joined into one rectangle. Otherwise
 //! each column's keys draw as one glyph (a diamond for LINEAR, a square for STEP, a circle for
-//! CUBICSPLINE; eased LINEAR keys in orange; selected if any of its keys is).
+//! CUBICSPLINE; a LINEAR key starting an eased segment as an orange hexagon, on its channel row
+//! and on its bone's and the summary row; selected if any of its keys is).
 //!
 //! The marks are built once per (document revision, clip, time mapping, key area, pixels per
 //! point, visible rows, selection) and reused while none of these changed ([`KeyCache`]), so a
@@ -207,9 +208,18 @@ fn build(f: &Frame, ppp: f32) -> Vec<Shape> {
         let sel = selected
             .as_ref()
             .map_or_else(|| vec![false; z - a], |s| selected_flags(&times[a..z], s.of(kind)));
+        // A bone or summary row marks a time eased when a key there starts an eased segment.
+        let eased_times: &[f32] = match kind {
+            RowKind::Summary => &f.index.all_eased,
+            RowKind::Bone(b) => f.index.bone_eased.get(b).map_or(&[], Vec::as_slice),
+            RowKind::Channel(..) => &[],
+        };
         let look = |i: usize| match kind {
             RowKind::Channel(b, ch) => model::key_look(f.clip, b, ch, a + i),
-            _ => KeyLook { interpolation: Interpolation::Linear, eased: false },
+            _ => KeyLook {
+                interpolation: Interpolation::Linear,
+                eased: !eased_times.is_empty() && model::holds(eased_times, times[a + i]),
+            },
         };
         let row = Row { times: &times[a..z], selected: &sel, cy, small: kind == RowKind::Summary };
         let n = z - a;
@@ -317,6 +327,19 @@ pub fn key_shape(at: Pos2, look: KeyLook, selected: bool, small: bool) -> Shape 
         Interpolation::CubicSpline => {
             Shape::Circle(egui::epaint::CircleShape { center: at, radius: r * 0.9, fill, stroke })
         }
+        // An eased key: a hexagon, wider than the diamond, pointed at its two ends.
+        Interpolation::Linear if look.eased => Shape::convex_polygon(
+            vec![
+                at + egui::vec2(-r * 1.2, 0.0),
+                at + egui::vec2(-r * 0.5, -r),
+                at + egui::vec2(r * 0.5, -r),
+                at + egui::vec2(r * 1.2, 0.0),
+                at + egui::vec2(r * 0.5, r),
+                at + egui::vec2(-r * 0.5, r),
+            ],
+            fill,
+            stroke,
+        ),
         Interpolation::Linear => Shape::convex_polygon(
             vec![
                 at + egui::vec2(0.0, -r),

@@ -1,6 +1,7 @@
 //! The easing picker: the 31 named curves, each drawn small and named, and a cubic Bézier
-//! editor with two draggable handles. Choosing one sets the easing of the segments the selected
-//! keys start (one undo step); "Track default" clears the per-key easing.
+//! editor with two draggable handles. The keys' current easing is named and its entry shown
+//! selected (a Bézier opens in the editor). Choosing one sets the easing of the segments the
+//! selected keys start (one undo step); "Track default" clears the per-key easing.
 //!
 //! Not here: how easing applies (`marrow_engine::easing`).
 
@@ -9,11 +10,43 @@ use marrow_engine::easing::{CubicBezier, Ease, Easing};
 
 use crate::document::clip_ops::{ClipOp, KeyRef};
 
+/// The easing the picked keys hold now.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Current {
+    /// Every key holds this (`None`: the track's default).
+    Same(Option<Ease>),
+    /// The keys differ.
+    Mixed,
+}
+
+impl Current {
+    /// What `eases` (one per key) have in common.
+    pub fn of(eases: impl IntoIterator<Item = Option<Ease>>) -> Self {
+        let mut it = eases.into_iter();
+        let Some(first) = it.next() else { return Self::Mixed };
+        if it.all(|e| e == first) { Self::Same(first) } else { Self::Mixed }
+    }
+
+    /// The line the picker shows.
+    fn text(&self) -> String {
+        match self {
+            Self::Same(None) => "Now: the track default".to_owned(),
+            Self::Same(Some(Ease::Named(e))) => format!("Now: {}", e.name()),
+            Self::Same(Some(Ease::Bezier(b))) => {
+                format!("Now: cubic-bezier({:.2}, {:.2}, {:.2}, {:.2})", b.x1, b.y1, b.x2, b.y2)
+            }
+            Self::Mixed => "Now: mixed (the keys differ)".to_owned(),
+        }
+    }
+}
+
 /// The picker window's state.
 #[derive(Clone, Debug)]
 pub struct EasingPicker {
     /// The keys whose easing is set.
     pub keys: Vec<KeyRef>,
+    /// Their easing when the picker opened.
+    pub current: Current,
     /// The Bézier being edited: (x1, y1, x2, y2).
     pub bezier: [f32; 4],
     /// Where the window opens.
@@ -37,9 +70,13 @@ pub fn paint_curve(p: &egui::Painter, rect: Rect, f: impl Fn(f32) -> f32, color:
 }
 
 impl EasingPicker {
-    /// A picker for `keys` opening at `at`.
-    pub fn new(keys: Vec<KeyRef>, at: Pos2) -> Self {
-        Self { keys, bezier: [0.25, 0.1, 0.25, 1.0], at, closed: false }
+    /// A picker for `keys`, whose easing is `current`, opening at `at`.
+    pub fn new(keys: Vec<KeyRef>, current: Current, at: Pos2) -> Self {
+        let bezier = match current {
+            Current::Same(Some(Ease::Bezier(b))) => [b.x1, b.y1, b.x2, b.y2],
+            _ => [0.25, 0.1, 0.25, 1.0],
+        };
+        Self { keys, current, bezier, at, closed: false }
     }
 
     /// Shows the window; returns the op when a curve was chosen.
@@ -59,20 +96,30 @@ impl EasingPicker {
                     if n == 1 { "" } else { "s" },
                     if n == 1 { "it" } else { "each" }
                 ));
-                if ui.button("Track default").clicked() {
+                ui.strong(self.current.text());
+                if ui.selectable_label(self.current == Current::Same(None), "Track default").clicked() {
                     chosen = Some(None);
                 }
                 egui::Grid::new("easing grid").spacing([4.0, 4.0]).show(ui, |ui| {
                     for (i, e) in Easing::ALL.iter().enumerate() {
                         let (rect, r) = ui.allocate_exact_size(egui::vec2(76.0, 52.0), Sense::click());
                         let name = e.name();
-                        r.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Button, true, name));
-                        let fill = if r.hovered() {
+                        let now = self.current == Current::Same(Some(Ease::Named(*e)));
+                        r.widget_info(|| {
+                            egui::WidgetInfo::selected(egui::WidgetType::Button, true, now, name)
+                        });
+                        let fill = if now {
+                            ui.visuals().selection.bg_fill
+                        } else if r.hovered() {
                             ui.visuals().widgets.hovered.bg_fill
                         } else {
                             ui.visuals().widgets.inactive.bg_fill
                         };
                         ui.painter().rect_filled(rect, 3.0, fill);
+                        if now {
+                            let stroke = ui.visuals().selection.stroke;
+                            ui.painter().rect_stroke(rect, 3.0, stroke, egui::StrokeKind::Inside);
+                        }
                         let plot =
                             Rect::from_min_size(rect.min, egui::vec2(rect.width(), rect.height() - 12.0));
                         paint_curve(ui.painter(), plot, |x| e.apply(x), Color32::from_rgb(240, 170, 80));

@@ -85,6 +85,10 @@ pub struct ClipIndex {
     pub bone_times: Vec<Vec<f32>>,
     /// The sorted, deduplicated times of every key.
     pub all_times: Vec<f32>,
+    /// Per bone, the sorted times at which one of its channels' keys starts an eased segment.
+    pub bone_eased: Vec<Vec<f32>>,
+    /// The sorted times at which any key starts an eased segment.
+    pub all_eased: Vec<f32>,
     /// Total number of keys.
     pub key_count: usize,
 }
@@ -117,25 +121,35 @@ impl ClipIndex {
         }
         self.bone_times.clear();
         self.all_times.clear();
+        self.bone_eased.clear();
+        self.all_eased.clear();
         self.key_count = 0;
-        for ch in clip.clip.channels() {
-            let mut t: Vec<f32> = Vec::new();
-            for times in [
-                ch.translation.as_ref().map(|x| x.times()),
-                ch.rotation.as_ref().map(|x| x.times()),
-                ch.scale.as_ref().map(|x| x.times()),
-            ]
-            .into_iter()
-            .flatten()
-            {
-                self.key_count += times.len();
-                t = merge_times(&t, times);
+        for b in 0..clip.clip.channels().len() {
+            let (mut t, mut eased): (Vec<f32>, Vec<f32>) = (Vec::new(), Vec::new());
+            for info in CHANNELS.iter().filter_map(|ch| track_info(clip, b, *ch)) {
+                self.key_count += info.times.len();
+                t = merge_times(&t, info.times);
+                let here: Vec<f32> =
+                    info.times.iter().enumerate().filter(|(i, _)| info.eased(*i)).map(|(_, x)| *x).collect();
+                if !here.is_empty() {
+                    eased = merge_times(&eased, &here);
+                }
             }
             self.all_times = merge_times(&self.all_times, &t);
+            if !eased.is_empty() {
+                self.all_eased = merge_times(&self.all_eased, &eased);
+            }
             self.bone_times.push(t);
+            self.bone_eased.push(eased);
         }
         self.key = Some((revision, path.to_owned()));
     }
+}
+
+/// Whether the sorted `times` hold `t` (within the 1e-6 the index merges times by).
+pub fn holds(times: &[f32], t: f32) -> bool {
+    let i = times.partition_point(|x| *x < t - 1e-6);
+    times.get(i).is_some_and(|x| (*x - t).abs() < 1e-6)
 }
 
 /// Whether bone `b` of the clip has any key.
@@ -143,37 +157,60 @@ pub fn bone_has_keys(clip: &ClipAsset, b: usize) -> bool {
     clip.clip.channels().get(b).is_some_and(|c| !c.is_empty())
 }
 
+/// What drawing and the easing picker read of one channel's track, whatever its value type.
+struct TrackInfo<'a> {
+    interpolation: Interpolation,
+    times: &'a [f32],
+    easings: &'a [Option<Ease>],
+    default: Ease,
+}
+
+impl TrackInfo<'_> {
+    /// Whether key `i` starts an eased segment (drawn as such): a LINEAR track whose key (or
+    /// track default) easing is not linear.
+    fn eased(&self, i: usize) -> bool {
+        let ease = self.easings.get(i).copied().flatten().unwrap_or(self.default);
+        !ease.is_linear() && self.interpolation == Interpolation::Linear
+    }
+}
+
+fn track_info(clip: &ClipAsset, b: usize, ch: Channel) -> Option<TrackInfo<'_>> {
+    let c = clip.clip.channels().get(b)?;
+    macro_rules! info {
+        ($t:expr) => {
+            $t.as_ref().map(|t| TrackInfo {
+                interpolation: t.interpolation(),
+                times: t.times(),
+                easings: t.key_easings(),
+                default: t.default_easing(),
+            })
+        };
+    }
+    match ch {
+        Channel::Translation => info!(c.translation),
+        Channel::Rotation => info!(c.rotation),
+        Channel::Scale => info!(c.scale),
+    }
+}
+
 /// The times of a channel's keys (empty without a track).
 pub fn channel_times(clip: &ClipAsset, b: usize, ch: Channel) -> &[f32] {
-    let Some(c) = clip.clip.channels().get(b) else { return &[] };
-    match ch {
-        Channel::Translation => c.translation.as_ref().map_or(&[], |t| t.times()),
-        Channel::Rotation => c.rotation.as_ref().map_or(&[], |t| t.times()),
-        Channel::Scale => c.scale.as_ref().map_or(&[], |t| t.times()),
-    }
+    track_info(clip, b, ch).map_or(&[], |t| t.times)
 }
 
 /// How key `i` of a channel looks.
 pub fn key_look(clip: &ClipAsset, b: usize, ch: Channel, i: usize) -> KeyLook {
-    let eased = |e: Option<&Option<Ease>>, d: Ease| e.copied().flatten().unwrap_or(d);
-    let Some(c) = clip.clip.channels().get(b) else {
-        return KeyLook { interpolation: Interpolation::Linear, eased: false };
-    };
-    let (interpolation, ease) = match ch {
-        Channel::Translation => c
-            .translation
-            .as_ref()
-            .map(|t| (t.interpolation(), eased(t.key_easings().get(i), t.default_easing()))),
-        Channel::Rotation => c
-            .rotation
-            .as_ref()
-            .map(|t| (t.interpolation(), eased(t.key_easings().get(i), t.default_easing()))),
-        Channel::Scale => {
-            c.scale.as_ref().map(|t| (t.interpolation(), eased(t.key_easings().get(i), t.default_easing())))
-        }
-    }
-    .unwrap_or((Interpolation::Linear, Ease::default()));
-    KeyLook { interpolation, eased: !ease.is_linear() && interpolation == Interpolation::Linear }
+    track_info(clip, b, ch).map_or(KeyLook { interpolation: Interpolation::Linear, eased: false }, |t| {
+        KeyLook { interpolation: t.interpolation, eased: t.eased(i) }
+    })
+}
+
+/// The easing key `k` holds for the segment it starts (`Some(None)`: the track's default), or
+/// `None` when the clip has no such key.
+pub fn key_ease(clip: &ClipAsset, k: KeyId) -> Option<Option<Ease>> {
+    let t = track_info(clip, k.bone as usize, k.channel)?;
+    let i = t.times.iter().position(|x| x.to_bits() == k.time)?;
+    Some(t.easings.get(i).copied().flatten())
 }
 
 /// The dope sheet's rows: the summary, then each bone (with keys, unless `all_bones`) in bone

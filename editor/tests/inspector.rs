@@ -1,0 +1,136 @@
+//! The Inspector under real work (issue 24): the Animator card's clip picker offers only the
+//! clips made for the entity's rig (other rigs' clips greyed out under their own heading), and
+//! its warning about a clip for another rig wraps inside the Inspector instead of running past
+//! its edge; a bone's pose fields stay in place whether the bone has children or not.
+
+mod support;
+
+use egui::accesskit::Role;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use marrow_editor::EditorApp;
+use support::*;
+
+const CESIUM_CLIP: &str = "assets/CesiumMan.glb#animation0";
+
+/// The runner sample with CesiumMan's model among its assets: clips for two rigs. With
+/// `runner_clip`, the Runner's Animator plays that clip.
+fn two_rigs(runner_clip: Option<&str>) -> TempDir {
+    let dir = sample("runner");
+    std::fs::copy(
+        repo().join("assets/gltf/CesiumMan/CesiumMan.glb"),
+        dir.path().join("assets/CesiumMan.glb"),
+    )
+    .unwrap();
+    let edit = |rel: &str, from: &str, to: &str| {
+        let p = dir.path().join(rel);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains(from), "{rel} holds {from}");
+        std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+    };
+    edit(
+        "project.ron",
+        "\"assets/runner.skeleton.ron\",",
+        "\"assets/runner.skeleton.ron\",\n        \"assets/CesiumMan.glb\",",
+    );
+    if let Some(c) = runner_clip {
+        edit("scenes/main.scene.ron", "clip: \"clips/stride.clip.ron\"", &format!("clip: {c:?}"));
+    }
+    dir
+}
+
+#[test]
+fn the_clip_picker_offers_the_rigs_clips_and_greys_out_other_rigs_clips() {
+    let dir = two_rigs(None);
+    let mut h = editor(dir.path());
+    assert!(
+        h.state().session.library().clip_refs().any(|c| c == CESIUM_CLIP),
+        "CesiumMan's walk is in the library"
+    );
+    click_row(&mut h, "Runner");
+    // The Assets panel lists the clips too: the menu's entries are the nodes the click adds.
+    let ids = |h: &Harness<'_, EditorApp>, label: &str| -> Vec<_> {
+        h.get_all_by_label(label).map(|n| n.accesskit_node().id()).collect()
+    };
+    let before = [ids(&h, "clips/stride.clip.ron"), ids(&h, CESIUM_CLIP)];
+    click(&mut h, Role::ComboBox, "Clip");
+    let entry = |h: &Harness<'_, EditorApp>, k: usize, label: &str| {
+        let new: Vec<_> =
+            h.get_all_by_label(label).filter(|n| !before[k].contains(&n.accesskit_node().id())).collect();
+        assert_eq!(new.len(), 1, "one menu entry {label}");
+        new[0].accesskit_node().is_disabled()
+    };
+    assert!(!entry(&h, 0, "clips/stride.clip.ron"), "the runner's own clip can be picked");
+    assert!(entry(&h, 1, CESIUM_CLIP), "a clip for CesiumMan's skeleton cannot be picked for the runner");
+    assert!(h.query_by_label("For other rigs:").is_some(), "under its own heading");
+    let other =
+        h.get_all_by_label(CESIUM_CLIP).find(|n| !before[1].contains(&n.accesskit_node().id())).unwrap();
+    other.click();
+    settle(&mut h);
+    assert_eq!(h.state().doc.head(), 0, "clicking it changed nothing");
+}
+
+#[test]
+fn the_warning_about_another_rigs_clip_wraps_inside_the_inspector() {
+    let dir = two_rigs(Some(CESIUM_CLIP));
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    h.run_steps(2);
+    let window = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1440.0, 900.0));
+    let warning = h
+        .query_all_by(|n| {
+            n.role() == Role::Label
+                && n.value().is_some_and(|l| l.starts_with('⚠') && l.contains("was authored for skeleton"))
+        })
+        .next()
+        .expect("the Animator card names the clip made for another rig");
+    let r = warning.rect();
+    let inspector_left = h.get_by_role_and_label(Role::ComboBox, "Clip").rect().left() - 120.0;
+    assert!(window.contains_rect(r), "the warning {r:?} lies inside the window {window:?}");
+    assert!(r.left() >= inspector_left, "inside the Inspector: {r:?}");
+    assert!(r.height() > 20.0, "it wraps onto more than one line: {r:?}");
+}
+
+/// The rectangles of the bone Inspector's pose fields, by label.
+fn pose_fields(h: &Harness<'_, EditorApp>) -> Vec<(String, egui::Rect)> {
+    let mut out = Vec::new();
+    for part in ["Position", "Rotation", "Scale"] {
+        for axis in ["X", "Y", "Z"] {
+            let label = format!("Pose {part} {axis}");
+            let r = h.get_by_label(&label).rect();
+            out.push((label, r));
+        }
+    }
+    out
+}
+
+fn select_bone(h: &mut Harness<'_, EditorApp>, bone: &str) {
+    h.state_mut().ui.selection =
+        marrow_editor::ui_state::Selection::Bone { rig: "Runner".into(), bone: bone.into() };
+    settle(h);
+    h.run_steps(2);
+}
+
+#[test]
+fn the_pose_fields_stay_in_place_between_bones_with_and_without_children() {
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    // thigh_l has a child (shin_l); shin_l has none; hips is a root with two.
+    select_bone(&mut h, "thigh_l");
+    let parent = pose_fields(&h);
+    for bone in ["shin_l", "hips"] {
+        select_bone(&mut h, bone);
+        assert_eq!(pose_fields(&h), parent, "{bone}'s pose fields lie where thigh_l's did");
+    }
+    // A click where thigh_l's Rotation X was lands in shin_l's Rotation X.
+    select_bone(&mut h, "shin_l");
+    let at = parent.iter().find(|(l, _)| l == "Pose Rotation X").unwrap().1.center();
+    h.hover_at(at);
+    h.run();
+    h.drag_at(at);
+    h.run();
+    h.drop_at(at);
+    settle(&mut h);
+    assert!(h.get_by_label("Pose Rotation X").is_focused(), "the click focused the same field");
+}
