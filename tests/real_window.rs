@@ -117,7 +117,8 @@ impl Editor {
         let n = free_display();
         let display = format!(":{n}");
         let xvfb = Command::new("Xvfb")
-            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            // `-s 0`: no screen saver (it would blank the screen after ten minutes of no input).
+            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-s", "0"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -601,6 +602,12 @@ fn soak_the_locomotion_sample_playing_with_the_graph_preview_on() {
     }
 }
 
+/// The first of the Log's last lines (the probe's `log_tail`) that `ok` accepts, once there is one.
+fn log_line(ed: &Editor, what: &str, ok: impl Fn(&str) -> bool) -> String {
+    let p = ed.wait(what, |p| p["log_tail"].as_array().is_some_and(|l| l.iter().filter_map(Value::as_str).any(&ok)));
+    p["log_tail"].as_array().unwrap().iter().filter_map(Value::as_str).find(|s| ok(s)).unwrap().to_owned()
+}
+
 /// The dope sheet's clip (`fps`, `read_only`, `time`) once the Timeline shows one.
 fn shown_clip(ed: &Editor) -> Value {
     ed.wait("a clip in the Timeline", |p| p["dope"]["clip"].is_object())["dope"]["clip"].clone()
@@ -659,10 +666,7 @@ fn a_truncated_clip_file_opens_the_rest_of_the_project_and_a_save_leaves_it_unto
     let graph_before = std::fs::read(project.join(GRAPH)).unwrap();
     let ed = Editor::start(tmp, project.clone());
     let names_it = |s: &str| s.contains("clips/sprint.clip.ron:");
-    let p = ed.wait("the damaged file in the Log", |p| {
-        p["log_tail"].as_array().is_some_and(|l| l.iter().any(|x| x.as_str().is_some_and(names_it)))
-    });
-    let line = p["log_tail"].as_array().unwrap().iter().filter_map(Value::as_str).find(|s| names_it(s)).unwrap();
+    let line = log_line(&ed, "the damaged file in the Log", names_it);
     let place = line.split("clips/sprint.clip.ron:").nth(1).unwrap_or_default();
     assert!(place.split(':').take(2).all(|n| n.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit())), "file:line:col in {line}");
     // Everything else is editable: a graph node duplicated with real keys, then saved.
@@ -692,10 +696,7 @@ fn a_scene_naming_a_missing_clip_opens_with_its_rig_and_the_log_says_the_clip_is
     let ed = Editor::start(tmp, project);
     // The rig is there to select, and its fault is in the Log.
     ed.select_entity("Runner");
-    let p = ed.wait("the missing clip in the Log", |p| {
-        p["log_tail"].as_array().is_some_and(|l| l.iter().any(|x| x.as_str().is_some_and(|s| s.contains("gone.clip.ron"))))
-    });
-    let line = p["log_tail"].as_array().unwrap().iter().filter_map(Value::as_str).find(|s| s.contains("gone.clip.ron")).unwrap().to_owned();
+    let line = log_line(&ed, "the missing clip in the Log", |s| s.contains("gone.clip.ron"));
     assert!(line.contains("Runner") && line.contains("animator.clip"), "{line}");
     let shot = ed.screenshot("missing-clip-bind-pose");
     // The bind pose is drawn: the viewport is not one flat colour.
@@ -735,4 +736,47 @@ fn enter_in_the_add_node_search_adds_the_filtered_node() {
     assert_eq!(nodes(&project), before + 1, "one node added");
     let graph = &Project::load(&project).unwrap().graphs[GRAPH];
     assert!(graph.nodes.iter().any(|n| format!("{:?}", n.kind).starts_with("Blend2")), "the filtered node is a Blend2");
+}
+
+#[test]
+fn frame_all_in_the_graph_toolbar_and_f_fit_every_node_inside_the_canvas() {
+    if !tools("frame_all_in_the_graph_toolbar_and_f_fit_every_node_inside_the_canvas") {
+        return;
+    }
+    let (tmp, project) = sample("locomotion");
+    let ed = Editor::start(tmp, project);
+    ed.select_entity("Runner");
+    ed.open_until("menu:Window", "menu:Graph", "graph nodes", |p| {
+        p["graph"]["nodes"].as_object().is_some_and(|n| n.len() >= 4)
+    });
+    let inside = |p: &Value| {
+        let c = rect(&p["graph"]["canvas"]);
+        p["graph"]["nodes"].as_object().is_some_and(|n| {
+            n.values().map(rect).all(|r| r[0] >= c[0] && r[1] >= c[1] && r[2] <= c[2] && r[3] <= c[3])
+        })
+    };
+    // Scroll the graph away (the wheel over the canvas zooms in on the Output's corner) so some
+    // node leaves the canvas, then F over the canvas brings every node back inside.
+    let p = ed.probe();
+    let c = rect(&p["graph"]["canvas"]);
+    // Wheel up over the canvas's bottom-right corner (zooming in about it) until a node leaves.
+    let push_off = || {
+        for _ in 0..6 {
+            ed.move_to(c[2] - 10.0, c[3] - 10.0);
+            ed.xdo(&["click", "--repeat", "6", "--delay", "60", "4"]);
+            if ed.poll(3, &|p: &Value| !inside(p)).is_some() {
+                return;
+            }
+        }
+        ed.wait("a node off the canvas", |p| !inside(p));
+    };
+    push_off();
+    ed.click(c[0] + 12.0, c[1] + 12.0);
+    ed.key("f");
+    let p = ed.wait("every node inside the canvas after F", inside);
+    assert_eq!(p["focus"], "Graph", "{}", p["focus"]);
+    // The toolbar's Frame All does the same.
+    push_off();
+    ed.click_rect("graph:frame_all");
+    ed.wait("every node inside the canvas after Frame All", inside);
 }

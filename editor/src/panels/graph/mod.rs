@@ -282,7 +282,9 @@ impl GraphPanel {
             ui.separator();
             self.preview_controls(ui, cx, &path);
             ui.separator();
-            if ui.button("Frame All").on_hover_text("F").clicked() {
+            let frame_all = ui.button("Frame All").on_hover_text("F");
+            crate::probe::mark(ui.ctx(), "graph:frame_all", frame_all.rect);
+            if frame_all.clicked() {
                 self.frame_all();
             }
             ui.toggle_value(&mut show_params, "Parameters").on_hover_text("Show the parameters panel");
