@@ -491,17 +491,31 @@ fn a_mocap_key_dragged_ten_frames_with_the_mouse_replaces_the_keys_it_lands_on()
     // Zoom in around frame 300 (the wheel over the ruler) until a frame is several pixels wide.
     let t = 300.0 * FRAME_TIME as f64;
     let ruler = rect(&ed.probe()["dope"]["ruler"]);
-    for _ in 0..12 {
+    // One wheel step at a time (several in one burst can overshoot until the ten frames run
+    // past the sheet's right edge), each waited for.
+    for _ in 0..60 {
         let frame_px = ed.x_of(t + 1.0 / 120.0) - ed.x_of(t);
-        if frame_px > 8.0 {
+        if frame_px > 6.0 {
             break;
         }
         ed.move_to(ed.x_of(t), (ruler[1] + ruler[3]) / 2.0);
-        ed.xdo(&["click", "--repeat", "4", "--delay", "40", "4"]);
-        std::thread::sleep(Duration::from_millis(700));
+        let before = ed.x_of(t + 1.0) - ed.x_of(t);
+        ed.xdo(&["click", "4"]);
+        ed.poll(5, &|p: &Value| {
+            let k = p["dope"]["keys"].as_array().map_or(0, Vec::len);
+            k > 1 && {
+                let keys = p["dope"]["keys"].as_array().unwrap();
+                let (a, b) = (&keys[0], &keys[k - 1]);
+                let px = (b["x"].as_f64().unwrap() - a["x"].as_f64().unwrap())
+                    / (b["t"].as_f64().unwrap() - a["t"].as_f64().unwrap());
+                (px - before).abs() > 1e-3
+            }
+        });
     }
     let (x0, x1) = (ed.x_of(t), ed.x_of(t + 10.0 / 120.0));
+    let rows = rect(&ed.probe()["dope"]["rows_rect"]);
     assert!(x1 - x0 > 40.0, "zoomed in: ten frames span {} px", x1 - x0);
+    assert!(x0 > rows[0] && x1 < rows[2], "the drag stays on the sheet: {x0}..{x1} in {rows:?}");
     // Drag the summary key at frame 300 (every channel's key there) by ten frames.
     ed.move_to(x0, y);
     ed.xdo(&["mousedown", "1"]);
