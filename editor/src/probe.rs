@@ -121,7 +121,8 @@ fn report(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, lo
             .take(4000)
             .map(|x| json!({ "t": x, "x": map.x(*x) * ppp }))
             .collect();
-        let shown = t.layout.shown.map(|s| json!({ "fps": s.frame_rate, "read_only": s.read_only, "time": s.time }));
+        let shown =
+            t.layout.shown.map(|s| json!({ "fps": s.frame_rate, "read_only": s.read_only, "time": s.time }));
         json!({
             "clip": shown,
             "ruler": px(t.layout.ruler, ppp),
@@ -152,7 +153,14 @@ fn report(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, lo
 }
 
 /// Writes this frame's probe file when the probe is on.
-pub fn write(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, log: &EditorLog, last: &mut String) {
+pub fn write(
+    ctx: &egui::Context,
+    panels: &Panels,
+    ui: &UiState,
+    doc: &Document,
+    log: &EditorLog,
+    last: &mut String,
+) {
     let Some(path) = target() else { return };
     let text = report(ctx, panels, ui, doc, log).to_string();
     if text == *last {
