@@ -287,6 +287,14 @@ impl Editor {
         self.click(x0 + 60.0, (y0 + y1) / 2.0);
     }
 
+    /// Selects `rig` and opens the Graph tab (Window > Graph) until its nodes are drawn.
+    fn open_graph_of(&self, rig: &str) -> Value {
+        self.select_entity(rig);
+        self.open_until("menu:Window", "menu:Graph", "graph nodes", |p| {
+            p["graph"]["nodes"].as_object().is_some_and(|n| !n.is_empty())
+        })
+    }
+
     /// The dope sheet once it shows keys: (summary row y, keys as (t, x)).
     fn dope(&self) -> (f64, Vec<(f64, f64)>) {
         let p = self
@@ -444,10 +452,7 @@ fn graph_nodes_copied_pasted_duplicated_and_deleted_with_real_keys() {
     let nodes = |p: &Path| Project::load(p).unwrap().graphs[GRAPH].nodes.len();
     let before = nodes(&project);
     let ed = Editor::start(tmp, project.clone());
-    ed.select_entity("Runner");
-    let p = ed.open_until("menu:Window", "menu:Graph", "graph nodes", |p| {
-        p["graph"]["nodes"].as_object().is_some_and(|n| !n.is_empty())
-    });
+    let p = ed.open_graph_of("Runner");
     // Node 2 is the Adjust (an Output would not paste beside the graph's own).
     let (id, r) = ("2", rect(&p["graph"]["nodes"]["2"]));
     // A node's frame, by its top-right corner (the body holds widgets).
@@ -684,10 +689,7 @@ fn a_truncated_clip_file_opens_the_rest_of_the_project_and_a_save_leaves_it_unto
     let place = line.split("clips/sprint.clip.ron:").nth(1).unwrap_or_default();
     assert!(place.split(':').take(2).all(|n| n.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit())), "file:line:col in {line}");
     // Everything else is editable: a graph node duplicated with real keys, then saved.
-    ed.select_entity("Runner");
-    let p = ed.open_until("menu:Window", "menu:Graph", "graph nodes", |p| {
-        p["graph"]["nodes"].as_object().is_some_and(|n| !n.is_empty())
-    });
+    let p = ed.open_graph_of("Runner");
     let r = rect(&p["graph"]["nodes"]["2"]);
     ed.click(r[2] - 6.0, r[1] + 6.0);
     ed.wait("node 2 selected", |p| p["nodes_selected"] == 1);
@@ -729,10 +731,7 @@ fn enter_in_the_add_node_search_adds_the_filtered_node() {
     let nodes = |p: &Path| Project::load(p).unwrap().graphs[GRAPH].nodes.len();
     let before = nodes(&project);
     let ed = Editor::start(tmp, project.clone());
-    ed.select_entity("Runner");
-    let p = ed.open_until("menu:Window", "menu:Graph", "graph nodes", |p| {
-        p["graph"]["nodes"].as_object().is_some_and(|n| !n.is_empty())
-    });
+    let p = ed.open_graph_of("Runner");
     // A free spot of the canvas: its bottom-left corner area, clear of every node.
     let canvas = rect(&p["graph"]["canvas"]);
     let node_rects: Vec<[f64; 4]> = p["graph"]["nodes"].as_object().unwrap().values().map(rect).collect();
