@@ -288,11 +288,22 @@ impl Editor {
     }
 
     /// Selects `rig` and opens the Graph tab (Window > Graph) until its nodes are drawn.
+    /// The canvas settles first (a graph opens framed over its first frames): the nodes'
+    /// rectangles must be the same in two probes 400 ms apart.
     fn open_graph_of(&self, rig: &str) -> Value {
         self.select_entity(rig);
-        self.open_until("menu:Window", "menu:Graph", "graph nodes", |p| {
+        let mut p = self.open_until("menu:Window", "menu:Graph", "graph nodes", |p| {
             p["graph"]["nodes"].as_object().is_some_and(|n| !n.is_empty())
-        })
+        });
+        for _ in 0..50 {
+            std::thread::sleep(Duration::from_millis(400));
+            let next = self.probe();
+            if next["graph"]["nodes"] == p["graph"]["nodes"] {
+                return next;
+            }
+            p = next;
+        }
+        p
     }
 
     /// The dope sheet once it shows keys: (summary row y, keys as (t, x)).
