@@ -203,7 +203,10 @@ pub fn read_regular_file(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     let check = |meta: &std::fs::Metadata| {
         let t = meta.file_type();
         if !t.is_file() {
-            return Err(refuse(format!("is {}, not a regular file: only regular files are read", kind_name(&t))));
+            return Err(refuse(format!(
+                "is {}, not a regular file: only regular files are read",
+                kind_name(&t)
+            )));
         }
         if meta.len() > limit {
             return Err(refuse(format!("is {} bytes; the limit is {} MB", meta.len(), limit >> 20)));
