@@ -12,9 +12,9 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use marrow_editor::cx::Cx;
 use marrow_editor::document::Document;
 use marrow_editor::log::EditorLog;
-use marrow_editor::panels::Cx;
 use marrow_editor::panels::graph::GraphPanel;
 use marrow_editor::session::Session;
 use marrow_editor::stats::Stats;

@@ -22,20 +22,24 @@ use std::time::{Duration, Instant};
 
 use egui_dock::{DockArea, DockState};
 use egui_wgpu::RenderState;
+use marrow_engine::graph::AnimGraph;
 use marrow_engine::project::{Project, ProjectError};
 use marrow_engine::render::ShaderSource;
 
 use crate::command::Command;
 use crate::command_table::UiCommand;
-use crate::document::{Document, EditError, EntityOp, Op, tree};
+use crate::cx::Cx;
+use crate::dock::{Tab, default_layout};
+use crate::document::{Document, EditError, EntityOp, Op, Slot, Value, tree};
 use crate::import::ImportJob;
 use crate::log::{EditorLog, Level};
 use crate::notice::{Notice, human_size, written_size};
-use crate::panels::{Cx, Panels, Tab, Viewer, default_layout};
+use crate::panels::{Panels, Viewer};
 use crate::recovery::{self, Autosave, Recovery};
 use crate::session::Session;
 use crate::stats::Stats;
 use crate::ui_state::{Focus, Selection, UiState};
+use crate::viewport::gizmo::GizmoMode;
 use crate::viewport::gpu::ViewportGpu;
 
 /// A sound played when a marker of that name is crossed (the runner's footsteps), given by
@@ -144,6 +148,8 @@ pub struct EditorApp {
     pub import_scale: f32,
     commands: Vec<Command>,
     gesture: u64,
+    /// A panel asked to keep the gesture open through the next frame ([`Command::HoldGesture`]).
+    hold_gesture: bool,
     render: Option<RenderState>,
     options: AppOptions,
     last_frame: Option<f64>,
@@ -191,7 +197,7 @@ fn units_picker(ui: &mut egui::Ui, scale: &mut f32) {
             ui.selectable_value(scale, s, name);
         }
     });
-    crate::panels::inspector::named(r.response, egui::WidgetType::ComboBox, "Units");
+    crate::widgets::named(r.response, egui::WidgetType::ComboBox, "Units");
     ui.weak(format!("the model comes in at scale {scale}"));
 }
 
@@ -242,7 +248,7 @@ impl EditorApp {
                 // A layout saved by an older build may lack newer tabs.
                 for tab in Tab::ALL {
                     if app.dock.find_tab(&tab).is_none() {
-                        crate::panels::show_tab(&mut app.dock, tab);
+                        crate::dock::show_tab(&mut app.dock, tab);
                     }
                 }
             }
@@ -278,6 +284,7 @@ impl EditorApp {
             recent: Vec::new(),
             commands: Vec::new(),
             gesture: 0,
+            hold_gesture: false,
             render,
             last_frame: None,
             probe_last: String::new(),
@@ -330,7 +337,7 @@ impl EditorApp {
                 self.doc = doc;
                 self.session = Session::new();
                 self.ui.selection = Selection::None;
-                self.ui.frame_selection = true;
+                self.panels.viewport.request_frame();
                 self.panels = Panels::default();
                 self.log.push(Level::Info, "file", format!("opened {}", path.display()));
                 for f in &repaired {
@@ -514,7 +521,44 @@ impl EditorApp {
             Command::ExportGltf { scene, path, options } => self.export(&scene, &path, &options),
             Command::Quit => self.guarded(After::Quit),
             Command::ResetLayout => self.dock = default_layout(),
+            Command::NewGraph => self.new_graph(),
+            Command::ShowTab(tab) => crate::dock::show_tab(&mut self.dock, tab),
+            Command::OpenImportDialog => self.open_import_dialog(),
+            Command::FrameSelection => self.panels.viewport.request_frame(),
+            Command::HoldGesture => self.hold_gesture = true,
+            Command::PlaySound(name) => {
+                if let Some(s) = &self.options.marker_sound {
+                    (s.0)(&name);
+                }
+            }
+            Command::Log { level, source, text } => self.log.push(level, source, text),
         }
+    }
+
+    /// Adds an empty graph file under a free name and opens it in the Graph tab.
+    fn new_graph(&mut self) {
+        let project = self.doc.project();
+        let taken =
+            |p: &str| project.graphs.contains_key(p) || project.manifest.graphs.iter().any(|g| g == p);
+        let path = (1..)
+            .map(|i| {
+                if i == 1 {
+                    "graphs/graph.graph.ron".to_owned()
+                } else {
+                    format!("graphs/graph{i}.graph.ron")
+                }
+            })
+            .find(|p| !taken(p))
+            .unwrap_or_default();
+        self.edit(Op::AddFiles {
+            label: "New Graph".into(),
+            binary: Vec::new(),
+            files: vec![(Slot::Graph(path.clone()), Value::Graph(AnimGraph::new()))],
+            entity: None,
+        });
+        self.ui.graph = Some(path);
+        self.ui.graph_selection.clear();
+        crate::dock::show_tab(&mut self.dock, Tab::Graph);
     }
 
     fn edit(&mut self, op: Op) {
@@ -613,7 +657,7 @@ impl EditorApp {
                 self.edit(result.op);
                 if let Some(p) = entity {
                     self.ui.selection = Selection::Entity(p);
-                    self.ui.frame_selection = true;
+                    self.panels.viewport.request_frame();
                 }
                 self.import = None;
             }
@@ -634,82 +678,45 @@ impl EditorApp {
         }
     }
 
+    /// The rig the transport keys (Left/Right, Home/End) act on: [`tree::active_rig`] of the
+    /// shown scene, the same rule the timeline follows.
     fn selected_rig(&self) -> Option<String> {
-        let world = self.session.world();
-        let mut at = self.ui.selection.entity().and_then(|p| world.find(p));
-        while let Some(e) = at {
-            if world.animator(e).is_some() {
-                return world.path(e);
-            }
-            at = world.parent(e);
-        }
-        world.rigs().next().and_then(|r| world.path(r))
+        let scene = self.doc.project().scenes.get(self.session.scene()?)?;
+        tree::active_rig(scene, self.ui.selection.entity())
     }
 
     fn shortcuts(&mut self, ctx: &egui::Context) {
-        use egui::{Key, Modifiers};
         let typing = ctx.egui_wants_keyboard_input();
         // The command table's shortcuts and egui-winit's clipboard events (a modal dialog takes
         // the keys, except saving, undoing and quitting).
         let modal = self.modal.is_some();
-        for c in ctx.input_mut(|i| UiCommand::read(i, typing || modal)) {
+        for c in ctx.input_mut(|i| UiCommand::read(i, typing || modal, self.ui.focus)) {
             if !(modal && matches!(c, UiCommand::Open | UiCommand::Import | UiCommand::SaveAs)) {
                 self.run_ui_command(c);
             }
         }
-        let mut out = Vec::new();
-        if !typing && !modal {
-            let rig = self.selected_rig();
-            let playing = self.session.is_playing();
-            let animator = rig
-                .as_deref()
-                .and_then(|r| self.session.entity(r))
-                .and_then(|e| self.session.world().animator(e));
-            let time = animator.map_or(0.0, |a| a.time());
-            let duration = rig
-                .as_deref()
-                .and_then(|r| self.session.entity(r))
-                .map_or(0.0, |e| self.session.head_length(e));
-            let fps = animator
-                .and_then(|a| a.current_clip())
-                .map_or(crate::panels::inspector::DEFAULT_FPS, |c| c.frame_rate);
-            let frame = 1.0 / fps;
-            let scene_focus = self.ui.focus == Focus::Scene;
-            ctx.input_mut(|i| {
-                let key = |i: &mut egui::InputState, k: Key| i.consume_key(Modifiers::NONE, k);
-                if let Some(r) = &rig {
-                    // One frame, landing on the frame grid.
-                    let on = |t: f32| (t * fps).round() / fps;
-                    if !playing && key(i, Key::ArrowLeft) {
-                        out.push(Command::Seek { rig: r.clone(), time: on(time - frame).max(0.0) });
-                    }
-                    if !playing && key(i, Key::ArrowRight) {
-                        out.push(Command::Seek { rig: r.clone(), time: on(time + frame).min(duration) });
-                    }
-                    if scene_focus && key(i, Key::Home) {
-                        out.push(Command::Seek { rig: r.clone(), time: 0.0 });
-                    }
-                    if key(i, Key::End) {
-                        out.push(Command::Seek { rig: r.clone(), time: duration });
-                    }
-                }
-                if key(i, Key::W) {
-                    self.ui.gizmo = crate::viewport::gizmo::GizmoMode::Translate;
-                }
-                if key(i, Key::E) {
-                    self.ui.gizmo = crate::viewport::gizmo::GizmoMode::Rotate;
-                }
-                if key(i, Key::R) {
-                    self.ui.gizmo = crate::viewport::gizmo::GizmoMode::Scale;
-                }
-                if let (Selection::Entity(p), true) = (&self.ui.selection, scene_focus)
-                    && key(i, Key::F2)
-                {
-                    self.ui.renaming = Some((p.clone(), crate::document::tree::leaf_name(p).to_owned()));
-                }
-            });
-        }
-        self.commands.extend(out);
+    }
+
+    /// The transport keys of the table (a frame back or on while paused, landing on the frame
+    /// grid; the start or the end) on the active rig.
+    fn transport_command(&mut self, c: UiCommand) {
+        let Some(rig) = self.selected_rig() else { return };
+        let Some(e) = self.session.entity(&rig) else { return };
+        let animator = self.session.world().animator(e);
+        let time = animator.map_or(0.0, |a| a.time());
+        let duration = self.session.head_length(e);
+        let fps =
+            animator.and_then(|a| a.current_clip()).map_or(crate::posing::DEFAULT_FPS, |c| c.frame_rate);
+        let on = |t: f32| (t * fps).round() / fps;
+        let playing = self.session.is_playing();
+        let time = match c {
+            UiCommand::PreviousFrame if !playing => on(time - 1.0 / fps).max(0.0),
+            UiCommand::NextFrame if !playing => on(time + 1.0 / fps).min(duration),
+            UiCommand::GoToStart => 0.0,
+            UiCommand::GoToEnd => duration,
+            _ => return,
+        };
+        self.commands.push(Command::Seek { rig, time });
     }
 
     /// File > Import glTF's file dialog: glTF files only (the filter can be changed in the
@@ -741,6 +748,22 @@ impl EditorApp {
             UiCommand::PlayPause => {
                 self.commands.push(if self.session.is_playing() { Command::Pause } else { Command::Play })
             }
+            UiCommand::NewProject => self.commands.push(Command::New),
+            UiCommand::ExportGltf => self.panels.export.show(&export_context(&self.doc, &self.session)),
+            UiCommand::ToggleSkeletons => self.ui.show_skeletons = !self.ui.show_skeletons,
+            UiCommand::ToggleGrid => self.ui.show_grid = !self.ui.show_grid,
+            UiCommand::ResetLayout => self.commands.push(Command::ResetLayout),
+            UiCommand::GizmoMove => self.ui.gizmo = GizmoMode::Translate,
+            UiCommand::GizmoRotate => self.ui.gizmo = GizmoMode::Rotate,
+            UiCommand::GizmoScale => self.ui.gizmo = GizmoMode::Scale,
+            UiCommand::Rename => {
+                if let (Selection::Entity(p), Focus::Scene) = (&self.ui.selection, self.ui.focus) {
+                    self.ui.renaming = Some((p.clone(), tree::leaf_name(p).to_owned()));
+                }
+            }
+            UiCommand::PreviousFrame | UiCommand::NextFrame | UiCommand::GoToStart | UiCommand::GoToEnd => {
+                self.transport_command(c)
+            }
             _ => {
                 if c.is_edit() {
                     match self.ui.focus {
@@ -762,7 +785,7 @@ impl EditorApp {
             _ => None,
         };
         if a == UiCommand::Frame {
-            self.ui.frame_selection = true;
+            self.panels.viewport.request_frame();
         }
         if matches!(a, UiCommand::Copy | UiCommand::Cut | UiCommand::Duplicate)
             && let Some(p) = &selected
@@ -806,7 +829,10 @@ impl EditorApp {
     /// runs the command and closes the menu.
     fn menu_entry(&mut self, ui: &mut egui::Ui, c: UiCommand, text: Option<String>, enabled: bool) {
         let text = text.unwrap_or_else(|| c.text().to_owned());
-        let b = egui::Button::new(text).shortcut_text(c.shortcut_text(ui.ctx()));
+        let shortcut = c.shortcut_text(ui.ctx());
+        let b = egui::Button::new(text);
+        // A command without a shortcut keeps its label exactly its text.
+        let b = if shortcut.is_empty() { b } else { b.shortcut_text(shortcut) };
         let r = ui.add_enabled(enabled, b);
         crate::probe::mark(ui.ctx(), format!("menu:{}", c.text()), r.rect);
         if r.clicked() {
@@ -818,10 +844,7 @@ impl EditorApp {
     fn menu(&mut self, ui: &mut egui::Ui) {
         egui::MenuBar::new().ui(ui, |ui| {
             let r = ui.menu_button("File", |ui| {
-                if ui.button("New Project").clicked() {
-                    self.commands.push(Command::New);
-                    ui.close();
-                }
+                self.menu_entry(ui, UiCommand::NewProject, None, true);
                 self.menu_entry(ui, UiCommand::Open, None, true);
                 ui.menu_button("Recent", |ui| {
                     if self.recent.is_empty() {
@@ -836,10 +859,7 @@ impl EditorApp {
                 });
                 ui.separator();
                 self.menu_entry(ui, UiCommand::Import, None, true);
-                if ui.button("Export glTF…").clicked() {
-                    self.panels.export.show(&export_context(&self.doc, &self.session));
-                    ui.close();
-                }
+                self.menu_entry(ui, UiCommand::ExportGltf, None, true);
                 ui.separator();
                 self.menu_entry(ui, UiCommand::Save, None, true);
                 self.menu_entry(ui, UiCommand::SaveAs, None, true);
@@ -861,8 +881,19 @@ impl EditorApp {
             });
             crate::probe::mark(ui.ctx(), "menu:Edit", r.response.rect);
             let r = ui.menu_button("View", |ui| {
-                ui.checkbox(&mut self.ui.show_skeletons, "Show Skeletons");
-                ui.checkbox(&mut self.ui.show_grid, "Grid");
+                for (c, mut on) in [
+                    (UiCommand::ToggleSkeletons, self.ui.show_skeletons),
+                    (UiCommand::ToggleGrid, self.ui.show_grid),
+                ] {
+                    if ui.checkbox(&mut on, c.text()).clicked() {
+                        self.run_ui_command(c);
+                    }
+                }
+                ui.separator();
+                for c in [UiCommand::GizmoMove, UiCommand::GizmoRotate, UiCommand::GizmoScale] {
+                    self.menu_entry(ui, c, None, true);
+                }
+                ui.separator();
                 self.menu_entry(ui, UiCommand::Frame, None, true);
             });
             crate::probe::mark(ui.ctx(), "menu:View", r.response.rect);
@@ -871,15 +902,12 @@ impl EditorApp {
                     let r = ui.button(tab.title());
                     crate::probe::mark(ui.ctx(), format!("menu:{}", tab.title()), r.rect);
                     if r.clicked() {
-                        self.ui.show_tab = Some(tab);
+                        self.commands.push(Command::ShowTab(tab));
                         ui.close();
                     }
                 }
                 ui.separator();
-                if ui.button("Reset Layout").clicked() {
-                    self.commands.push(Command::ResetLayout);
-                    ui.close();
-                }
+                self.menu_entry(ui, UiCommand::ResetLayout, None, true);
             });
             crate::probe::mark(ui.ctx(), "menu:Window", r.response.rect);
         });
@@ -1030,7 +1058,7 @@ impl EditorApp {
         self.last_frame = Some(now);
         // A new gesture starts whenever no pointer button is held (unless a panel holds one
         // open, as the timeline's scale does).
-        if !ctx.input(|i| i.pointer.any_down()) && !std::mem::take(&mut self.ui.hold_gesture) {
+        if !ctx.input(|i| i.pointer.any_down()) && !std::mem::take(&mut self.hold_gesture) {
             self.gesture += 1;
         }
         // 1. The session.
@@ -1078,16 +1106,9 @@ impl EditorApp {
         self.commands.extend(commands);
         // Editing commands no panel took (the focused one is hidden) lapse.
         self.ui.edit_actions.clear();
-        if let Some(tab) = self.ui.show_tab.take() {
-            crate::panels::show_tab(&mut self.dock, tab);
-        }
         self.modals(&ctx);
         self.export_window(&ctx);
         self.file_dialog(&ctx);
-        if self.ui.open_import_dialog {
-            self.ui.open_import_dialog = false;
-            self.open_import_dialog();
-        }
         let r = self.panels.viewport.report;
         let ui_ms = t_ui.elapsed().as_secs_f64() * 1e3 - if r.extracted { r.extract_ms } else { 0.0 };
         self.stats.record_ui(ui_ms.max(0.0));
@@ -1104,14 +1125,6 @@ impl EditorApp {
         }
         if r.submit_ms > 0.0 {
             self.stats.submit.add(r.submit_ms);
-        }
-        for (level, m) in std::mem::take(&mut self.panels.viewport.messages) {
-            self.log.push(level, "viewport", m);
-        }
-        for name in std::mem::take(&mut self.panels.timeline.sounds) {
-            if let Some(s) = &self.options.marker_sound {
-                (s.0)(&name);
-            }
         }
         // 4. Commands, in one place (their effects show on the next frame: ask for one).
         let commands = std::mem::take(&mut self.commands);

@@ -1,12 +1,16 @@
 //! Commands: what panels ask for while the UI runs. The app applies them in one place after the
 //! UI (as the rerun viewer's command queue does): authored changes go to the document as edits,
-//! transport and scrub go to the session, file commands to the app.
+//! transport and scrub go to the session, file, dock, Log and sound requests to the app. A panel
+//! has no other way to reach beyond its own state and the UI state: no flags for the app to
+//! poll, no outboxes to drain.
 //!
 //! Not here: how each command is carried out (`crate::app`).
 
 use std::path::PathBuf;
 
+use crate::dock::Tab;
 use crate::document::Op;
+use crate::log::Level;
 
 /// One request from the UI.
 #[derive(Clone, Debug, PartialEq)]
@@ -97,4 +101,26 @@ pub enum Command {
     Quit,
     /// Window > Reset Layout.
     ResetLayout,
+    /// A new empty graph file (graphs/graph.graph.ron, graph2, ...), opened in the Graph tab.
+    NewGraph,
+    /// Bring a tab to the front (adding it to the layout if it lacks it).
+    ShowTab(Tab),
+    /// Open File > Import glTF's file dialog.
+    OpenImportDialog,
+    /// Frame the selection in the viewport on the next frame (F, View > Frame Selection).
+    FrameSelection,
+    /// Keep the current gesture open through the next frame although no pointer button is
+    /// held (the timeline's S scale), so its edits stay one undo step.
+    HoldGesture,
+    /// Play a marker's sound (the timeline's audio toggle); silent without a sound player.
+    PlaySound(String),
+    /// A line for the Log.
+    Log {
+        /// How serious.
+        level: Level,
+        /// Which part of the editor says it (`viewport`, `timeline`...).
+        source: &'static str,
+        /// The line.
+        text: String,
+    },
 }

@@ -14,6 +14,8 @@
 
 use egui::{Key, KeyboardShortcut, Modifiers};
 
+use crate::ui_state::Focus;
+
 /// A command of the menus and the keyboard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UiCommand {
@@ -48,6 +50,32 @@ pub enum UiCommand {
     Frame,
     /// Play or pause the selected rig.
     PlayPause,
+    /// File > New Project.
+    NewProject,
+    /// File > Export glTF (opens the export window).
+    ExportGltf,
+    /// View > Show Skeletons (a toggle).
+    ToggleSkeletons,
+    /// View > Grid (a toggle).
+    ToggleGrid,
+    /// Window > Reset Layout.
+    ResetLayout,
+    /// The gizmo moves (View > Move).
+    GizmoMove,
+    /// The gizmo rotates (View > Rotate).
+    GizmoRotate,
+    /// The gizmo scales (View > Scale).
+    GizmoScale,
+    /// Rename the selected entity in the Outliner.
+    Rename,
+    /// One frame back, on the frame grid, while paused.
+    PreviousFrame,
+    /// One frame on, on the frame grid, while paused.
+    NextFrame,
+    /// To the clip's start (the timeline's own Home when it has the keyboard).
+    GoToStart,
+    /// To the clip's end.
+    GoToEnd,
 }
 
 const fn ks(modifiers: Modifiers, key: Key) -> KeyboardShortcut {
@@ -59,7 +87,7 @@ const CMD_SHIFT: Modifiers = Modifiers::COMMAND.plus(Modifiers::SHIFT);
 impl UiCommand {
     /// Every command, in the order the key handler tries them (a shortcut with more modifiers
     /// before the one it extends: Ctrl+Shift+Z before Ctrl+Z).
-    pub const ALL: [UiCommand; 15] = [
+    pub const ALL: [UiCommand; 28] = [
         UiCommand::Open,
         UiCommand::Import,
         UiCommand::SaveAs,
@@ -75,6 +103,19 @@ impl UiCommand {
         UiCommand::SelectAll,
         UiCommand::Frame,
         UiCommand::PlayPause,
+        UiCommand::NewProject,
+        UiCommand::ExportGltf,
+        UiCommand::ToggleSkeletons,
+        UiCommand::ToggleGrid,
+        UiCommand::ResetLayout,
+        UiCommand::GizmoMove,
+        UiCommand::GizmoRotate,
+        UiCommand::GizmoScale,
+        UiCommand::Rename,
+        UiCommand::PreviousFrame,
+        UiCommand::NextFrame,
+        UiCommand::GoToStart,
+        UiCommand::GoToEnd,
     ];
 
     /// The Edit menu, in order.
@@ -108,6 +149,19 @@ impl UiCommand {
             UiCommand::SelectAll => "Select All",
             UiCommand::Frame => "Frame Selection",
             UiCommand::PlayPause => "Play / Pause",
+            UiCommand::NewProject => "New Project",
+            UiCommand::ExportGltf => "Export glTF…",
+            UiCommand::ToggleSkeletons => "Show Skeletons",
+            UiCommand::ToggleGrid => "Grid",
+            UiCommand::ResetLayout => "Reset Layout",
+            UiCommand::GizmoMove => "Move",
+            UiCommand::GizmoRotate => "Rotate",
+            UiCommand::GizmoScale => "Scale",
+            UiCommand::Rename => "Rename",
+            UiCommand::PreviousFrame => "Previous Frame",
+            UiCommand::NextFrame => "Next Frame",
+            UiCommand::GoToStart => "Go to Start",
+            UiCommand::GoToEnd => "Go to End",
         }
     }
 
@@ -129,6 +183,14 @@ impl UiCommand {
         const SELECT_ALL: [KeyboardShortcut; 1] = [ks(Modifiers::COMMAND, Key::A)];
         const FRAME: [KeyboardShortcut; 1] = [ks(Modifiers::NONE, Key::F)];
         const PLAY: [KeyboardShortcut; 1] = [ks(Modifiers::NONE, Key::Space)];
+        const MOVE: [KeyboardShortcut; 1] = [ks(Modifiers::NONE, Key::W)];
+        const ROTATE: [KeyboardShortcut; 1] = [ks(Modifiers::NONE, Key::E)];
+        const SCALE: [KeyboardShortcut; 1] = [ks(Modifiers::NONE, Key::R)];
+        const RENAME: [KeyboardShortcut; 1] = [ks(Modifiers::NONE, Key::F2)];
+        const PREVIOUS: [KeyboardShortcut; 1] = [ks(Modifiers::NONE, Key::ArrowLeft)];
+        const NEXT: [KeyboardShortcut; 1] = [ks(Modifiers::NONE, Key::ArrowRight)];
+        const START: [KeyboardShortcut; 1] = [ks(Modifiers::NONE, Key::Home)];
+        const END: [KeyboardShortcut; 1] = [ks(Modifiers::NONE, Key::End)];
         match self {
             UiCommand::Open => &OPEN,
             UiCommand::Import => &IMPORT,
@@ -145,6 +207,19 @@ impl UiCommand {
             UiCommand::SelectAll => &SELECT_ALL,
             UiCommand::Frame => &FRAME,
             UiCommand::PlayPause => &PLAY,
+            UiCommand::NewProject
+            | UiCommand::ExportGltf
+            | UiCommand::ToggleSkeletons
+            | UiCommand::ToggleGrid
+            | UiCommand::ResetLayout => &[],
+            UiCommand::GizmoMove => &MOVE,
+            UiCommand::GizmoRotate => &ROTATE,
+            UiCommand::GizmoScale => &SCALE,
+            UiCommand::Rename => &RENAME,
+            UiCommand::PreviousFrame => &PREVIOUS,
+            UiCommand::NextFrame => &NEXT,
+            UiCommand::GoToStart => &START,
+            UiCommand::GoToEnd => &END,
         }
     }
 
@@ -155,7 +230,19 @@ impl UiCommand {
 
     /// Whether a focused text field takes this command's keys instead (it edits its own text).
     pub fn yields_to_text(self) -> bool {
-        self.is_edit() || self == UiCommand::PlayPause
+        self.is_edit() || self.is_plain_key()
+    }
+
+    /// Whether the command's shortcut is a plain key (Space, W, F2, an arrow...), which a text
+    /// field or a modal dialog keeps for itself.
+    pub fn is_plain_key(self) -> bool {
+        self.shortcuts().first().is_some_and(|s| s.modifiers.is_none())
+    }
+
+    /// Whether the focused panel handles this command's key itself (the timeline's Home goes
+    /// to the start and shows it), so the table leaves the key to it.
+    pub fn left_to_panel(self, focus: Focus) -> bool {
+        self == UiCommand::GoToStart && focus == Focus::Timeline
     }
 
     /// Whether this is an editing command, which the focused panel carries out on its own
@@ -176,7 +263,7 @@ impl UiCommand {
     /// Consumes this frame's shortcuts and clipboard events from `input`, in table order; with
     /// `typing` (a text field has the keyboard) only the commands that do not
     /// [yield to text](Self::yields_to_text).
-    pub fn read(input: &mut egui::InputState, typing: bool) -> Vec<UiCommand> {
+    pub fn read(input: &mut egui::InputState, typing: bool, focus: Focus) -> Vec<UiCommand> {
         let mut out = Vec::new();
         if !typing {
             // What egui-winit sends for Ctrl+X / Ctrl+C / Ctrl+V (no key events come with them).
@@ -194,7 +281,7 @@ impl UiCommand {
             });
         }
         for c in UiCommand::ALL {
-            if typing && c.yields_to_text() {
+            if (typing && c.yields_to_text()) || c.left_to_panel(focus) {
                 continue;
             }
             if c.shortcuts().iter().any(|s| input.consume_shortcut(s)) && !out.contains(&c) {
@@ -236,10 +323,14 @@ mod tests {
             ..Default::default()
         };
         let mut got = Vec::new();
-        ctx.run_ui(raw, |ui| got = ui.ctx().input_mut(|i| UiCommand::read(i, false))).textures_delta.clear();
+        ctx.run_ui(raw, |ui| got = ui.ctx().input_mut(|i| UiCommand::read(i, false, Focus::Scene)))
+            .textures_delta
+            .clear();
         assert_eq!(got, [UiCommand::Copy, UiCommand::Paste, UiCommand::Cut]);
         let raw = egui::RawInput { events: vec![egui::Event::Copy], ..Default::default() };
-        ctx.run_ui(raw, |ui| got = ui.ctx().input_mut(|i| UiCommand::read(i, true))).textures_delta.clear();
+        ctx.run_ui(raw, |ui| got = ui.ctx().input_mut(|i| UiCommand::read(i, true, Focus::Scene)))
+            .textures_delta
+            .clear();
         assert!(got.is_empty(), "a text field keeps its clipboard");
     }
 }

@@ -21,17 +21,21 @@
 pub mod app;
 pub mod command;
 pub mod command_table;
+pub mod cx;
+pub mod dock;
 pub mod document;
 pub mod import;
 pub mod log;
 pub mod notice;
 pub mod panels;
+pub mod posing;
 pub mod probe;
 pub mod recovery;
 pub mod session;
 pub mod stats;
 pub mod ui_state;
 pub mod viewport;
+pub mod widgets;
 
 use std::path::PathBuf;
 use std::sync::Arc;

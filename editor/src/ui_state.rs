@@ -56,12 +56,8 @@ pub struct UiState {
     pub show_grid: bool,
     /// The transform gizmo's mode.
     pub gizmo: GizmoMode,
-    /// Set by F (or View > Frame Selection): the viewport frames the selection next frame.
-    pub frame_selection: bool,
     /// An entity being renamed in the outliner: (path, text typed so far).
     pub renaming: Option<(String, String)>,
-    /// Set by a panel: the app opens the Import glTF dialog.
-    pub open_import_dialog: bool,
     /// Auto Key: posing writes keys at the playhead (else it is a temporary pose).
     pub auto_key: bool,
     /// Onion skins.
@@ -72,9 +68,6 @@ pub struct UiState {
     /// events and the Edit menu, through [`crate::command_table`]); the panel takes them, the
     /// app drops what is left at the end of the frame.
     pub edit_actions: Vec<crate::command_table::UiCommand>,
-    /// Set by a panel that runs a gesture without a held pointer (the timeline's S scale): the
-    /// next frame continues the same gesture (one undo step).
-    pub hold_gesture: bool,
     /// Copy Pose: local transforms by bone name.
     pub pose_clipboard: Vec<(String, marrow_engine::math::Transform)>,
     /// The rig the timeline works on (onion skins are drawn for it).
@@ -90,8 +83,6 @@ pub struct UiState {
     /// Faults found when the project was opened in its graph files (by project-relative path):
     /// shown on their nodes until the project is opened again.
     pub graph_load_faults: Vec<(String, marrow_engine::graph::GraphFileError)>,
-    /// Set by a panel: the app brings this tab to the front (adding it to the layout if needed).
-    pub show_tab: Option<crate::panels::Tab>,
     /// An Adjust node's Offset entry the viewport's gizmo edits (graph path, node, entry index),
     /// while the graph previews on a rig.
     pub adjust_gizmo: Option<(String, marrow_engine::graph::NodeId, usize)>,

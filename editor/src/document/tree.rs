@@ -140,6 +140,29 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The path of the rig (an entity with an Animator) at `path` or the nearest above it.
+pub fn rig_at_or_above(scene: &SceneDesc, path: &str) -> Option<String> {
+    let mut p = Some(path.to_owned());
+    while let Some(x) = p {
+        if find(scene, &x).is_some_and(|e| e.animator.is_some()) {
+            return Some(x);
+        }
+        p = parent_path(&x).map(str::to_owned);
+    }
+    None
+}
+
+/// Every rig entity's path in the scene, parents before children.
+pub fn rigs(scene: &SceneDesc) -> Vec<String> {
+    all_paths(scene).into_iter().filter(|p| find(scene, p).is_some_and(|e| e.animator.is_some())).collect()
+}
+
+/// The rig the transport and the timeline act on when nothing else says: the rig at or above
+/// the selected path, else the scene's first rig.
+pub fn active_rig(scene: &SceneDesc, selected: Option<&str>) -> Option<String> {
+    selected.and_then(|p| rig_at_or_above(scene, p)).or_else(|| rigs(scene).into_iter().next())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,8 +5,8 @@
 
 use egui::RichText;
 
-use super::Cx;
 use crate::command::Command;
+use crate::cx::Cx;
 
 /// The History panel.
 #[derive(Debug, Default)]

@@ -4,7 +4,7 @@
 
 use egui::{Color32, RichText};
 
-use super::Cx;
+use crate::cx::Cx;
 use crate::log::Level;
 
 /// The Log panel.

@@ -1,14 +1,16 @@
-//! The dockable panels. Each is a small struct in its own file with
+//! The dockable panels. Each is a small struct in its own file (or folder) with
 //! `fn ui(&mut self, ui, cx: &mut Cx)`: it reads the document and the session through the
-//! narrow [`Cx`], may change UI state (selection, camera) directly, and changes the project only
-//! by sending commands that the app applies after the UI ran.
+//! narrow [`Cx`], may change UI state (selection, camera) directly, and changes anything else
+//! (the project, the transport, the dock, the Log, sounds) only by sending
+//! [`crate::command::Command`]s that the app applies after the UI ran. No panel imports
+//! another panel's file: what two panels share lives outside `panels/` (`crate::cx`,
+//! `crate::widgets`, `crate::posing`, `crate::dock`, `crate::document`), and
+//! `scripts/panel-imports.py` (run by `.ci/run`) fails on a sibling import.
 //!
-//! Not here: applying commands, saving, the dock layout's storage (see `crate::app`).
+//! Not here: applying commands, saving, the dock layout and its storage (`crate::app`,
+//! `crate::dock`).
 
 pub mod assets;
-pub mod cloud_card;
-pub mod crowd_card;
-pub mod damaged_view;
 pub mod export_dialog;
 pub mod graph;
 pub mod history;
@@ -20,168 +22,9 @@ pub mod timeline;
 pub mod viewport;
 
 use egui_dock::TabViewer;
-use egui_wgpu::RenderState;
-use marrow_engine::scene::SceneDesc;
-use serde::{Deserialize, Serialize};
 
-use crate::command::Command;
-use crate::document::{Document, Op};
-use crate::log::EditorLog;
-use crate::session::Session;
-use crate::stats::Stats;
-use crate::ui_state::UiState;
-
-/// What a panel sees: the document and session to read, UI state to change, and the command
-/// queue to send edits and transport requests to.
-pub struct Cx<'a> {
-    /// The document (read only: change it with [`Cx::edit`]).
-    pub doc: &'a Document,
-    /// The running session (read only: change it with commands).
-    pub session: &'a Session,
-    /// UI state (selection, camera, view toggles).
-    pub ui: &'a mut UiState,
-    /// The log.
-    pub log: &'a EditorLog,
-    /// Frame statistics.
-    pub stats: &'a Stats,
-    /// eframe's wgpu state (none in logic-only tests).
-    pub render: Option<&'a RenderState>,
-    commands: &'a mut Vec<Command>,
-}
-
-impl<'a> Cx<'a> {
-    /// A context over the app's parts.
-    pub fn new(
-        doc: &'a Document,
-        session: &'a Session,
-        ui: &'a mut UiState,
-        log: &'a EditorLog,
-        stats: &'a Stats,
-        render: Option<&'a RenderState>,
-        commands: &'a mut Vec<Command>,
-    ) -> Self {
-        Self { doc, session, ui, log, stats, render, commands }
-    }
-
-    /// Queues a command.
-    pub fn send(&mut self, c: Command) {
-        self.commands.push(c);
-    }
-
-    /// Queues an authored change.
-    pub fn edit(&mut self, op: Op) {
-        self.commands.push(Command::Edit(Box::new(op)));
-    }
-
-    /// A mark in the command queue, for [`Cx::withhold_edits_since`].
-    pub fn command_mark(&self) -> usize {
-        self.commands.len()
-    }
-
-    /// Drops the authored changes queued since `mark` (a read-only view: its gestures send no
-    /// edit), keeping every other command; returns how many were dropped.
-    pub fn withhold_edits_since(&mut self, mark: usize) -> usize {
-        let before = self.commands.len();
-        let mut i = 0;
-        self.commands.retain(|c| {
-            i += 1;
-            i <= mark || !matches!(c, Command::Edit(_))
-        });
-        before - self.commands.len()
-    }
-
-    /// The active scene: its path and authored description.
-    pub fn scene(&self) -> Option<(&'a str, &'a SceneDesc)> {
-        let path = self.session.scene()?;
-        let (k, d) = self.doc.project().scenes.get_key_value(path)?;
-        Some((k.as_str(), d))
-    }
-}
-
-/// The panels a dock tab can show.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Tab {
-    /// The 3D view.
-    Viewport,
-    /// The entity tree.
-    Outliner,
-    /// Cards for the selection.
-    Inspector,
-    /// Skeletons, clips, graphs.
-    Assets,
-    /// Undo history.
-    History,
-    /// Timings and counters.
-    Stats,
-    /// Faults and warnings.
-    Log,
-    /// Clip authoring: dope sheet, curves, markers.
-    Timeline,
-    /// The blend/adjust graph editor.
-    Graph,
-}
-
-impl Tab {
-    /// The tab's title.
-    pub fn title(self) -> &'static str {
-        match self {
-            Tab::Viewport => "Viewport",
-            Tab::Outliner => "Outliner",
-            Tab::Inspector => "Inspector",
-            Tab::Assets => "Assets",
-            Tab::History => "History",
-            Tab::Stats => "Stats",
-            Tab::Log => "Log",
-            Tab::Timeline => "Timeline",
-            Tab::Graph => "Graph",
-        }
-    }
-
-    /// Every tab.
-    pub const ALL: [Tab; 9] = [
-        Tab::Viewport,
-        Tab::Outliner,
-        Tab::Inspector,
-        Tab::Assets,
-        Tab::History,
-        Tab::Stats,
-        Tab::Log,
-        Tab::Timeline,
-        Tab::Graph,
-    ];
-}
-
-/// The default dock layout: outliner and assets on the left, the viewport in the middle, the
-/// inspector on the right, the timeline (with log, stats and history) below.
-pub fn default_layout() -> egui_dock::DockState<Tab> {
-    use egui_dock::NodeIndex;
-    let mut ds = egui_dock::DockState::new(vec![Tab::Viewport]);
-    let s = ds.main_surface_mut();
-    let [center, left] = s.split_left(NodeIndex::root(), 0.2, vec![Tab::Outliner]);
-    let _ = s.split_below(left, 0.6, vec![Tab::Assets]);
-    let [center, _right] = s.split_right(center, 0.72, vec![Tab::Inspector]);
-    let _ = s.split_below(center, 0.5, vec![Tab::Timeline, Tab::Graph, Tab::Log, Tab::Stats, Tab::History]);
-    ds
-}
-
-/// Brings `tab` to the front of its leaf, adding it next to the Timeline (or to the focused leaf)
-/// when the layout lacks it (a layout saved by an older build).
-pub fn show_tab(dock: &mut egui_dock::DockState<Tab>, tab: Tab) {
-    if dock.find_tab(&tab).is_none() {
-        match dock.find_tab(&Tab::Timeline) {
-            Some(at) => {
-                let path = egui_dock::NodePath { surface: at.surface, node: at.node };
-                if let Ok(leaf) = dock.leaf_mut(path) {
-                    leaf.append_tab(tab);
-                }
-            }
-            None => dock.push_to_focused_leaf(tab),
-        }
-    }
-    if let Some(at) = dock.find_tab(&tab) {
-        let _ = dock.set_active_tab(at);
-    }
-}
+use crate::cx::Cx;
+use crate::dock::Tab;
 
 /// Every panel's own state.
 #[derive(Debug, Default)]

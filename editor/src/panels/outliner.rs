@@ -4,15 +4,15 @@
 //! (onto the empty space below the tree: to the root), and the context menu adds an empty
 //! entity, a box or an imported model, renames and deletes.
 //!
-//! Not here: applying the edits (`crate::app`), the selection's cards (`super::inspector`).
+//! Not here: applying the edits (`crate::app`), the selection's cards (the Inspector panel).
 
 use egui::{Color32, RichText, Sense};
 use marrow_engine::math::Transform;
 use marrow_engine::scene::{EntityDesc, MeshDesc};
 use marrow_engine::skeleton::Skeleton;
 
-use super::Cx;
 use crate::command::Command;
+use crate::cx::Cx;
 use crate::document::{EntityOp, Op, tree};
 use crate::ui_state::Selection;
 
@@ -314,7 +314,7 @@ fn add_menu(ui: &mut egui::Ui, cx: &mut Cx, scene: &str, parent: Option<&str>) {
         }
     }
     if ui.button("Import Model…").clicked() {
-        cx.ui.open_import_dialog = true;
+        cx.send(Command::OpenImportDialog);
         ui.close();
     }
 }

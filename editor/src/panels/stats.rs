@@ -8,7 +8,7 @@
 
 use egui_plot::{Line, Plot, PlotPoints};
 
-use super::Cx;
+use crate::cx::Cx;
 use crate::session::Ema;
 
 /// The Stats panel.

@@ -16,7 +16,8 @@ use marrow_engine::render::{WorldRenderer, WorldView, pick_bone};
 use marrow_engine::scene::{Entity, SocketDesc, World};
 use marrow_engine::skinning::Aabb;
 
-use super::Cx;
+use crate::command::Command;
+use crate::cx::Cx;
 use crate::document::{EntityOp, Op, tree};
 use crate::log::Level;
 use crate::ui_state::Selection;
@@ -66,12 +67,13 @@ enum Target {
 #[derive(Debug, Default)]
 pub struct ViewportPanel {
     drag: Option<(Drag, Target)>,
-    /// Messages for the Log (shader reloads, pick failures).
-    pub messages: Vec<(Level, String)>,
     /// This frame's measurements.
     pub report: ViewportReport,
     extract_key: Option<(u64, u64, u64)>,
     framed: bool,
+    /// Frame the selection on the next frame (F, the toolbar's Frame, or the app's
+    /// [`ViewportPanel::request_frame`]).
+    frame_pending: bool,
     /// The viewport's current fault (an extraction error, crowds left out), so each is logged
     /// once per occurrence gap: when it appears, not every frame it lasts.
     fault: Option<String>,
@@ -265,7 +267,7 @@ impl ViewportPanel {
                     gizmo::Handle::Turn(_) => &[marrow_engine::clip::Channel::Rotation],
                     gizmo::Handle::Stretch(_) => &[marrow_engine::clip::Channel::Scale],
                 };
-                crate::panels::timeline::pose_bone(cx, rig, *bone, local, channels);
+                crate::posing::pose_bone(cx, rig, *bone, local, channels);
             } else if let Some(p) = response.interact_pointer_pos()
                 && let Some(local) = drag.local_at(&view, p)
                 && let Some((scene, _)) = cx.scene()
@@ -334,7 +336,7 @@ impl ViewportPanel {
             ui.checkbox(&mut cx.ui.show_skeletons, "Skeletons");
             ui.checkbox(&mut cx.ui.show_grid, "Grid");
             if ui.button("Frame").on_hover_text("F: frame the selection").clicked() {
-                cx.ui.frame_selection = true;
+                self.frame_pending = true;
             }
         });
     }
@@ -400,7 +402,11 @@ impl ViewportPanel {
                 }
             }
             Some(Ok(None)) => cx.ui.selection = Selection::None,
-            Some(Err(e)) => self.messages.push((Level::Error, format!("picking failed: {e}"))),
+            Some(Err(e)) => cx.send(Command::Log {
+                level: Level::Error,
+                source: "viewport",
+                text: format!("picking failed: {e}"),
+            }),
             None => {}
         }
     }
@@ -438,7 +444,7 @@ impl ViewportPanel {
             },
         );
         let camera = cx.ui.camera.camera();
-        let frame_request = std::mem::take(&mut cx.ui.frame_selection) || !self.framed;
+        let frame_request = std::mem::take(&mut self.frame_pending) || !self.framed;
         let selection_path = cx.ui.selection.entity().map(str::to_owned);
         let mut frame_to: Option<Aabb> = None;
         let mut report = self.report;
@@ -509,7 +515,9 @@ impl ViewportPanel {
             }
         });
         self.report = report;
-        self.messages.extend(messages);
+        for (level, text) in messages {
+            cx.send(Command::Log { level, source: "viewport", text });
+        }
         if let Some(b) = frame_to {
             cx.ui.camera.frame(b, rect.width() / rect.height().max(1.0));
             self.framed = true;
@@ -535,6 +543,12 @@ impl ViewportPanel {
             Color32::from_white_alpha(200),
         );
         let _ = RichText::new("");
+    }
+
+    /// Frames the selection on the next frame (the app's F, View > Frame Selection, an opened
+    /// project or an import).
+    pub fn request_frame(&mut self) {
+        self.frame_pending = true;
     }
 
     /// Whether a gizmo drag is in progress.

@@ -216,7 +216,7 @@ pub fn app_gizmo(
     ui.adjust_gizmo = app.ui.adjust_gizmo.clone();
     ui.gizmo = mode;
     ui.camera = app.ui.camera;
-    let cx = marrow_editor::panels::Cx::new(
+    let cx = marrow_editor::cx::Cx::new(
         &app.doc,
         &app.session,
         &mut ui,

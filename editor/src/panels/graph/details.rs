@@ -22,7 +22,7 @@ use marrow_engine::skeleton::{NO_PARENT, Skeleton};
 use super::view::{adjust_name, input_pins, short};
 use crate::command::Command;
 use crate::document::graph_ops::{GraphOp, node_title};
-use crate::panels::inspector::named;
+use crate::widgets::named;
 
 /// What the details panel reads.
 pub struct DetailsCx<'a> {

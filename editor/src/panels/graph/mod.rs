@@ -32,11 +32,11 @@ use marrow_engine::graph::{AnimGraph, Connection, GraphError, GraphInstance, Nod
 use marrow_engine::scene::AssetSource;
 use marrow_engine::skeleton::Skeleton;
 
-use super::Cx;
 use crate::command::Command;
 use crate::command_table::UiCommand;
+use crate::cx::Cx;
+use crate::document::Op;
 use crate::document::graph_ops::GraphOp;
-use crate::document::{Op, Slot, Value};
 use crate::ui_state::{Focus, GraphClipboard};
 use framing::Framing;
 use view::{GraphView, GraphViewer, NodeAction};
@@ -274,9 +274,9 @@ impl GraphPanel {
                         }
                     }
                 });
-            super::inspector::named(r.response, egui::WidgetType::ComboBox, "Graph");
+            crate::widgets::named(r.response, egui::WidgetType::ComboBox, "Graph");
             if ui.button("New Graph").on_hover_text("An empty graph file in graphs/").clicked() {
-                new_graph(cx);
+                cx.send(Command::NewGraph);
             }
             let Some(path) = current else { return };
             ui.separator();
@@ -370,7 +370,8 @@ impl GraphPanel {
                 }
             }
             (None, Some(rig)) => {
-                let start = ui.button("▶ Preview").on_hover_text("Play this graph on the rig in the viewport");
+                let start =
+                    ui.button("▶ Preview").on_hover_text("Play this graph on the rig in the viewport");
                 crate::probe::mark(ui.ctx(), "graph:preview", start.rect);
                 if start.clicked() {
                     cx.send(Command::PreviewGraph(Some((rig.clone(), path.to_owned()))));
@@ -396,7 +397,7 @@ impl GraphPanel {
             let mut s = shown.min(len);
             ui.spacing_mut().slider_width = 110.0;
             let r = ui.add(egui::Slider::new(&mut s, 0.0..=len).suffix(" s").max_decimals(2));
-            if super::inspector::named(r, egui::WidgetType::Slider, "Preview time").changed() {
+            if crate::widgets::named(r, egui::WidgetType::Slider, "Preview time").changed() {
                 t = s;
                 cx.send(Command::Seek { rig: p.rig.clone(), time: t });
             }
@@ -988,30 +989,4 @@ fn disconnect_all(cx: &mut Cx, path: &str, graph: &AnimGraph, node: NodeId) {
     }
     let title = graph.node(node).map_or_else(|| node.to_string(), crate::document::graph_ops::node_title);
     cx.edit(Op::Batch { label: format!("Disconnect {title}"), ops });
-}
-
-/// Adds an empty graph file (graphs/graph.graph.ron, graph2, ...) and opens it.
-pub(crate) fn new_graph(cx: &mut Cx) {
-    let project = cx.doc.project();
-    let taken = |p: &str| project.graphs.contains_key(p) || project.manifest.graphs.iter().any(|g| g == p);
-    let path =
-        (1..)
-            .map(|i| {
-                if i == 1 {
-                    "graphs/graph.graph.ron".to_owned()
-                } else {
-                    format!("graphs/graph{i}.graph.ron")
-                }
-            })
-            .find(|p| !taken(p))
-            .unwrap_or_default();
-    cx.edit(Op::AddFiles {
-        label: "New Graph".into(),
-        binary: Vec::new(),
-        files: vec![(Slot::Graph(path.clone()), Value::Graph(AnimGraph::new()))],
-        entity: None,
-    });
-    cx.ui.graph = Some(path);
-    cx.ui.graph_selection.clear();
-    cx.ui.show_tab = Some(super::Tab::Graph);
 }

@@ -7,11 +7,11 @@
 use egui::{Color32, RichText};
 use marrow_engine::graph::{AnimGraph, NodeKind, ParamValue};
 
-use super::super::Cx;
 use crate::command::Command;
+use crate::cx::Cx;
 use crate::document::Op;
 use crate::document::graph_ops::{GraphOp, node_title, parameter_uses};
-use crate::panels::inspector::named;
+use crate::widgets::named;
 
 /// The parameters list's own state.
 #[derive(Debug, Default)]

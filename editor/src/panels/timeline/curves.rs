@@ -19,9 +19,9 @@ use marrow_engine::track::{Interpolation, Track};
 use super::mapping::Mapping;
 use super::model::{self, KeyId};
 use super::{Area, NAMES_WIDTH, TimelinePanel};
+use crate::cx::Cx;
 use crate::document::Op;
 use crate::document::clip_ops::{ClipOp, KeyRef, KeyValue};
-use crate::panels::Cx;
 use crate::ui_state::Selection;
 
 const AXIS: [Color32; 3] =

@@ -17,9 +17,9 @@ use marrow_engine::track::Interpolation;
 use super::mapping::Mapping;
 use super::model::{self, KeyId, Row, RowKind};
 use super::{Area, Drag, NAMES_WIDTH, ROW_HEIGHT, TimelinePanel, dope_draw, easing};
+use crate::cx::Cx;
 use crate::document::Op;
 use crate::document::clip_ops::{ClipOp, KeyRef};
-use crate::panels::Cx;
 use crate::ui_state::Selection;
 
 fn channel_name(ch: Channel) -> &'static str {

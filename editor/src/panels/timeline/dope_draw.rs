@@ -359,10 +359,10 @@ mod tests {
 
     use super::*;
     use crate::command::Command;
+    use crate::cx::Cx;
     use crate::document::clip_ops::ClipOp;
     use crate::document::{Document, Op};
     use crate::log::EditorLog;
-    use crate::panels::Cx;
     use crate::panels::timeline::{NAMES_WIDTH, ROW_HEIGHT, TimelinePanel};
     use crate::session::Session;
     use crate::stats::Stats;

@@ -37,16 +37,16 @@ use std::sync::Arc;
 
 use egui::{Color32, Pos2, Rect, RichText, Sense, Stroke};
 use marrow_engine::clip::Channel;
-use marrow_engine::math::Transform;
 use marrow_engine::project::file::ClipAsset;
 use marrow_engine::scene::{AssetSource, Entity};
 use marrow_engine::skeleton::Skeleton;
 
-use super::Cx;
 use crate::command::Command;
 use crate::command_table::UiCommand;
+use crate::cx::Cx;
 use crate::document::clip_ops::{ClipOp, InsertKind, KeyRef, KeyValue, KeyWrite};
 use crate::document::{EntityOp, Op, Slot, Value, tree};
+use crate::posing::snap_time;
 use crate::ui_state::{Focus, Selection};
 use mapping::{Mapping, TimeView};
 use model::{ClipIndex, KeyId};
@@ -195,8 +195,6 @@ pub struct TimelinePanel {
     /// Curve view state.
     pub curve: curves::CurveState,
     rig: Option<String>,
-    /// Markers crossed since the last frame with audio on (the app plays them).
-    pub sounds: Vec<String>,
     /// Where the last frame drew things.
     pub layout: Layout,
     /// The imported clip shown read-only, and the clip-file form it is drawn from.
@@ -237,7 +235,6 @@ impl Default for TimelinePanel {
             scroll: 0.0,
             curve: curves::CurveState::default(),
             rig: None,
-            sounds: Vec::new(),
             layout: Layout::default(),
             viewed: None,
             key_marks: dope_draw::KeyCache::default(),
@@ -245,26 +242,14 @@ impl Default for TimelinePanel {
     }
 }
 
-/// The rig entity at or above `path` in the scene (the entity with an Animator).
+/// The rig at or above `path` in the shown scene.
 fn rig_at_or_above(cx: &Cx, path: &str) -> Option<String> {
-    let (_, scene) = cx.scene()?;
-    let mut p = Some(path.to_owned());
-    while let Some(x) = p {
-        if tree::find(scene, &x).is_some_and(|e| e.animator.is_some()) {
-            return Some(x);
-        }
-        p = tree::parent_path(&x).map(str::to_owned);
-    }
-    None
+    tree::rig_at_or_above(cx.scene()?.1, path)
 }
 
-/// Every rig entity path of the scene.
+/// Every rig entity path of the shown scene.
 fn rigs(cx: &Cx) -> Vec<String> {
-    let Some((_, scene)) = cx.scene() else { return Vec::new() };
-    tree::all_paths(scene)
-        .into_iter()
-        .filter(|p| tree::find(scene, p).is_some_and(|e| e.animator.is_some()))
-        .collect()
+    cx.scene().map_or_else(Vec::new, |(_, s)| tree::rigs(s))
 }
 
 impl TimelinePanel {
@@ -429,9 +414,10 @@ impl TimelinePanel {
     }
 
     /// Records the marker hits of the shown rig (event lane, audio).
-    fn collect_hits(&mut self, ui: &egui::Ui, cx: &Cx, rig: Option<Entity>) {
+    fn collect_hits(&mut self, ui: &egui::Ui, cx: &mut Cx, rig: Option<Entity>) {
         let now = ui.input(|i| i.time);
         let since = self.seen_hits.unwrap_or_else(|| cx.session.next_hit());
+        let mut sounds = Vec::new();
         for (_, h) in cx.session.hits_since(since) {
             if Some(h.rig) != rig {
                 continue;
@@ -444,7 +430,7 @@ impl TimelinePanel {
                 seen: now,
             });
             if self.audio {
-                self.sounds.push(h.name.clone());
+                sounds.push(h.name.clone());
             }
         }
         if self.events.len() > 64 {
@@ -452,6 +438,9 @@ impl TimelinePanel {
             self.events.drain(..n);
         }
         self.seen_hits = Some(cx.session.next_hit());
+        for name in sounds {
+            cx.send(Command::PlaySound(name));
+        }
     }
 
     fn toolbar(
@@ -711,7 +700,8 @@ impl TimelinePanel {
         let markers = Rect::from_min_size(ruler.left_bottom(), egui::vec2(ruler.width(), MARKER_HEIGHT));
         let events = Rect::from_min_size(markers.left_bottom(), egui::vec2(ruler.width(), EVENT_HEIGHT));
         let rows = Rect::from_min_max(Pos2::new(full.left(), events.bottom()), full.max);
-        self.layout = Layout { map: Some(map), ruler, markers, events, rows: Vec::new(), rows_rect: rows, shown: None };
+        self.layout =
+            Layout { map: Some(map), ruler, markers, events, rows: Vec::new(), rows_rect: rows, shown: None };
         ui.allocate_rect(full, Sense::hover());
         let painter = ui.painter_at(full);
         painter.rect_filled(full, 0.0, ui.visuals().extreme_bg_color);
@@ -1224,7 +1214,6 @@ impl TimelinePanel {
     /// click confirms, Escape or a right click cancels. One undo step.
     fn scale_step(&mut self, ui: &mut egui::Ui, cx: &mut Cx, clip: &ClipAsset, area: &Area) {
         let Some(s) = &mut self.scaling else { return };
-        cx.ui.hold_gesture = true;
         let x = ui.input(|i| i.pointer.hover_pos()).map_or(s.x0, |p| p.x);
         let factor = (1.0 + (x - s.x0) / 200.0).max(0.05);
         let (confirm, cancel) = ui.input(|i| {
@@ -1257,7 +1246,9 @@ impl TimelinePanel {
         ui.ctx().request_repaint();
         if confirm || cancel {
             self.scaling = None;
-            cx.ui.hold_gesture = false;
+        } else {
+            // No pointer is held: keep the gesture open so the scale stays one undo step.
+            cx.send(Command::HoldGesture);
         }
         let _ = area.time;
     }
@@ -1276,11 +1267,6 @@ pub struct Area {
     pub time: f32,
     /// The rig's skeleton.
     pub skeleton: Option<std::sync::Arc<Skeleton>>,
-}
-
-/// `t` snapped to the nearest frame at `fps`.
-pub fn snap_time(t: f32, fps: f32) -> f32 {
-    if fps > 0.0 { (t * fps).round() / fps } else { t }
 }
 
 /// The delta of a key move: the pointer's travel `raw` (seconds) snapped to whole frames at
@@ -1313,151 +1299,5 @@ pub fn key_value(clip: &ClipAsset, k: KeyId) -> Option<KeyValue> {
         Channel::Rotation => {
             c.rotation.as_ref().and_then(|tr| find(tr.times()).map(|i| KeyValue::Quat(tr.values()[i])))
         }
-    }
-}
-
-/// Writes keys for a bone's posed transform at `time` for the channels a gizmo mode edits
-/// (Auto Key): translation for a move, rotation for a turn, scale for a stretch.
-pub fn pose_keys(bone: &str, time: f32, t: &Transform, channels: &[Channel]) -> Vec<KeyWrite> {
-    channels
-        .iter()
-        .map(|ch| KeyWrite {
-            key: KeyRef::new(bone, *ch, time),
-            value: match ch {
-                Channel::Translation => KeyValue::Vec3(t.translation),
-                Channel::Rotation => KeyValue::Quat(t.rotation),
-                Channel::Scale => KeyValue::Vec3(t.scale),
-            },
-        })
-        .collect()
-}
-
-/// Poses bone `bone` of the rig at `rig` with local transform `local` (the viewport gizmo, the
-/// inspector's fields, a pasted pose): with Auto Key on and an editable clip, keys for
-/// `channels` at the playhead (snapped to the clip's frames; a drag is one step); otherwise a
-/// temporary pose shown until the playhead moves.
-pub fn pose_bone(cx: &mut Cx, rig: &str, bone: usize, local: Transform, channels: &[Channel]) {
-    pose_bones(cx, rig, &[(bone, local)], channels);
-}
-
-/// [`pose_bone`] for several bones at once (a pasted pose): one undo step with Auto Key.
-pub fn pose_bones(cx: &mut Cx, rig: &str, bones: &[(usize, Transform)], channels: &[Channel]) {
-    let world = cx.session.world();
-    let Some(e) = cx.session.entity(rig) else { return };
-    let Some(a) = world.animator(e) else { return };
-    let names = &a.skeleton().bone_names;
-    let clip_path = cx
-        .scene()
-        .and_then(|(_, s)| tree::find(s, rig))
-        .and_then(|x| x.animator.as_ref())
-        .and_then(|x| x.clip.clone())
-        .filter(|c| cx.doc.project().clips.get(c).is_some_and(|c| c.bones == *names));
-    match (cx.ui.auto_key, clip_path) {
-        (true, Some(path)) => {
-            let fps = cx.doc.project().clips[&path].clip.frame_rate;
-            let time = snap_time(a.time(), fps);
-            let keys: Vec<KeyWrite> = bones
-                .iter()
-                .filter_map(|(b, t)| Some(pose_keys(names.get(*b)?, time, t, channels)))
-                .flatten()
-                .collect();
-            cx.edit(Op::Clip { path, op: ClipOp::InsertKeys { keys, kind: InsertKind::KeyPose } });
-        }
-        _ => {
-            for (b, t) in bones {
-                cx.send(Command::PoseBone { rig: rig.to_owned(), bone: *b, transform: Some(*t) });
-            }
-        }
-    }
-}
-
-/// Copy Pose: the local transforms on screen of `bones` of the rig at `rig` (all when empty).
-pub fn copy_pose(cx: &mut Cx, rig: &str, bones: &[usize]) {
-    let Some(e) = cx.session.entity(rig) else { return };
-    let world = cx.session.world();
-    let (Some(a), Some(pose)) = (world.animator(e), world.rig_pose(e)) else { return };
-    let names = &a.skeleton().bone_names;
-    let all: Vec<usize> = if bones.is_empty() { (0..names.len()).collect() } else { bones.to_vec() };
-    cx.ui.pose_clipboard =
-        all.iter().filter_map(|b| Some((names.get(*b)?.clone(), *pose.local.get(*b)?))).collect();
-}
-
-/// Paste Pose (or Paste Mirrored: each bone onto its other side, mirrored across X) onto the
-/// rig at `rig`, by bone name.
-pub fn paste_pose(cx: &mut Cx, rig: &str, mirrored: bool) {
-    let Some(e) = cx.session.entity(rig) else { return };
-    let Some(a) = cx.session.world().animator(e) else { return };
-    let sk = a.skeleton().clone();
-    let bones: Vec<(usize, Transform)> = cx
-        .ui
-        .pose_clipboard
-        .iter()
-        .filter_map(|(name, t)| {
-            if mirrored {
-                let target = mirror_name(name).unwrap_or_else(|| name.clone());
-                Some((sk.index_of(&target)?, mirror_transform(t)))
-            } else {
-                Some((sk.index_of(name)?, *t))
-            }
-        })
-        .collect();
-    pose_bones(cx, rig, &bones, &[Channel::Translation, Channel::Rotation, Channel::Scale]);
-}
-
-/// The bone name mirrored left to right by the usual suffixes and words (`_l`/`_r`, `.L`/`.R`,
-/// `Left`/`Right`); `None` for a name with no side.
-pub fn mirror_name(name: &str) -> Option<String> {
-    for (a, b) in [
-        ("_l", "_r"),
-        ("_L", "_R"),
-        (".l", ".r"),
-        (".L", ".R"),
-        ("_left", "_right"),
-        ("Left", "Right"),
-        ("left", "right"),
-    ] {
-        for (x, y) in [(a, b), (b, a)] {
-            if let Some(stem) = name.strip_suffix(x) {
-                return Some(format!("{stem}{y}"));
-            }
-            if let Some(rest) = name.strip_prefix(x.trim_start_matches(['_', '.'])) {
-                let y = y.trim_start_matches(['_', '.']);
-                if x.starts_with(char::is_uppercase) && rest.starts_with(char::is_uppercase) {
-                    return Some(format!("{y}{rest}"));
-                }
-            }
-        }
-    }
-    None
-}
-
-/// A local transform mirrored across the YZ plane (x negated).
-pub fn mirror_transform(t: &Transform) -> Transform {
-    Transform {
-        translation: glam::Vec3::new(-t.translation.x, t.translation.y, t.translation.z),
-        rotation: glam::Quat::from_xyzw(t.rotation.x, -t.rotation.y, -t.rotation.z, t.rotation.w),
-        scale: t.scale,
-    }
-}
-
-#[cfg(test)]
-mod mirror_tests {
-    use super::*;
-
-    #[test]
-    fn names_mirror_by_their_side_and_unsided_names_do_not() {
-        assert_eq!(mirror_name("thigh_l").as_deref(), Some("thigh_r"));
-        assert_eq!(mirror_name("Hand.R").as_deref(), Some("Hand.L"));
-        assert_eq!(mirror_name("LeftArm").as_deref(), Some("RightArm"));
-        assert_eq!(mirror_name("upperarm_right").as_deref(), Some("upperarm_left"));
-        assert_eq!(mirror_name("spine"), None);
-        let t = Transform {
-            translation: glam::Vec3::new(0.2, 1.0, 0.1),
-            rotation: glam::Quat::from_rotation_y(0.5),
-            scale: glam::Vec3::ONE,
-        };
-        let m = mirror_transform(&t);
-        assert_eq!(m.translation.x, -0.2);
-        assert!((m.rotation * glam::Vec3::X).z > 0.0 && (t.rotation * glam::Vec3::X).z < 0.0);
     }
 }

@@ -10,9 +10,9 @@ use egui::RichText;
 use marrow_engine::particles::{CloudSettings, SpringSettings};
 use marrow_engine::scene::{AssetSource, EntityDesc, ParticleCloudDesc};
 
-use super::Cx;
-use super::inspector::named;
+use crate::cx::Cx;
 use crate::document::EntityOp;
+use crate::widgets::named;
 
 /// The card's body for `e`'s cloud `p` (entity at `path`).
 pub fn cloud_card(

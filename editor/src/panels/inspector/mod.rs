@@ -1,6 +1,6 @@
 //! The Inspector: cards for the selection. For an entity: Transform, Animator (pickers, speed,
 //! the preview transport and scrub), Bone Socket, Expressions (morph targets), Mesh, Particle
-//! Cloud (`super::cloud_card`), Crowd (`super::crowd_card`). For a bone:
+//! Cloud (`cloud_card`), Crowd (`crowd_card`). For a bone:
 //! its place in the skeleton and its bind and current pose.
 //!
 //! Authored fields send edits (a drag of a number is one undo step: the app merges the edits of
@@ -18,24 +18,19 @@ use marrow_engine::scene::AssetSource;
 use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SocketDesc};
 use marrow_engine::skeleton::Skeleton;
 
-use super::Cx;
 use crate::command::Command;
+use crate::cx::Cx;
 use crate::document::{EntityOp, Op, tree};
+use crate::posing::DEFAULT_FPS;
 use crate::ui_state::Selection;
+use crate::widgets::named;
 
-/// The frame rate the transport shows frames at (clips without their own rate).
-pub const DEFAULT_FPS: f32 = 30.0;
+mod cloud_card;
+mod crowd_card;
 
 /// The Inspector panel.
 #[derive(Debug, Default)]
 pub struct Inspector;
-
-/// Labels the last widget for accessibility (tests find it by this label).
-pub(crate) fn named(r: egui::Response, kind: egui::WidgetType, label: &str) -> egui::Response {
-    let label = label.to_owned();
-    r.widget_info(move || egui::WidgetInfo::labeled(kind, true, &label));
-    r
-}
 
 /// Whether the clips at `reference` animate the skeleton `sk` (some clip of the file is made
 /// for it by name).
@@ -188,7 +183,7 @@ impl Inspector {
         }
         if let Some(c) = &e.crowd {
             card(ui, "Crowd", |ui| {
-                super::crowd_card::crowd_card(ui, cx, path, c, &edit);
+                crowd_card::crowd_card(ui, cx, path, c, &edit);
                 if ui.button("Remove Crowd").clicked() {
                     edit(cx, EntityOp::SetCrowd(None));
                 }
@@ -196,7 +191,7 @@ impl Inspector {
         }
         if let Some(p) = &e.particles {
             card(ui, "Particle Cloud", |ui| {
-                super::cloud_card::cloud_card(ui, cx, path, p, &edit);
+                cloud_card::cloud_card(ui, cx, path, p, &edit);
                 if ui.button("Remove Particle Cloud").clicked() {
                     edit(cx, EntityOp::SetParticles(None));
                 }
@@ -228,13 +223,13 @@ impl Inspector {
                 );
             }
             if e.particles.is_none()
-                && let Some(cloud) = super::cloud_card::new_cloud(cx, e)
+                && let Some(cloud) = cloud_card::new_cloud(cx, e)
                 && ui.button("Add Particle Cloud").clicked()
             {
                 edit(cx, EntityOp::SetParticles(Some(cloud)));
             }
             if e.crowd.is_none()
-                && let Some(crowd) = super::crowd_card::new_crowd(cx)
+                && let Some(crowd) = crowd_card::new_crowd(cx)
                 && ui.button("Add Crowd").clicked()
             {
                 edit(cx, EntityOp::SetCrowd(Some(crowd)));
@@ -340,14 +335,14 @@ impl Inspector {
         }
         ui.horizontal(|ui| {
             if ui.button("Copy Pose").on_hover_text("Every bone's pose on screen").clicked() {
-                crate::panels::timeline::copy_pose(cx, path, &[]);
+                crate::posing::copy_pose(cx, path, &[]);
             }
             let can = !cx.ui.pose_clipboard.is_empty();
             if ui.add_enabled(can, egui::Button::new("Paste Pose")).clicked() {
-                crate::panels::timeline::paste_pose(cx, path, false);
+                crate::posing::paste_pose(cx, path, false);
             }
             if ui.add_enabled(can, egui::Button::new("Paste Mirrored")).clicked() {
-                crate::panels::timeline::paste_pose(cx, path, true);
+                crate::posing::paste_pose(cx, path, true);
             }
         });
         ui.separator();
@@ -398,11 +393,8 @@ impl Inspector {
                 .clamping(egui::SliderClamping::Never),
         );
         // Scrubbing snaps to the clip's frames (Alt: free), as the Timeline's ruler does.
-        let t = if ui.input(|i| i.modifiers.alt) {
-            t
-        } else {
-            crate::panels::timeline::snap_time(t, fps).min(duration)
-        };
+        let t =
+            if ui.input(|i| i.modifiers.alt) { t } else { crate::posing::snap_time(t, fps).min(duration) };
         if r.changed() && t != time {
             cx.send(Command::Seek { rig: path.to_owned(), time: t });
         }
@@ -659,18 +651,18 @@ impl Inspector {
                     if next.scale != t.scale {
                         channels.push(Channel::Scale);
                     }
-                    crate::panels::timeline::pose_bone(cx, rig_path, b, next, &channels);
+                    crate::posing::pose_bone(cx, rig_path, b, next, &channels);
                 }
                 ui.horizontal(|ui| {
                     if ui.button("Copy Pose").on_hover_text("This bone's pose").clicked() {
-                        crate::panels::timeline::copy_pose(cx, rig_path, &[b]);
+                        crate::posing::copy_pose(cx, rig_path, &[b]);
                     }
                     let can = !cx.ui.pose_clipboard.is_empty();
                     if ui.add_enabled(can, egui::Button::new("Paste Pose")).clicked() {
-                        crate::panels::timeline::paste_pose(cx, rig_path, false);
+                        crate::posing::paste_pose(cx, rig_path, false);
                     }
                     if ui.add_enabled(can, egui::Button::new("Paste Mirrored")).clicked() {
-                        crate::panels::timeline::paste_pose(cx, rig_path, true);
+                        crate::posing::paste_pose(cx, rig_path, true);
                     }
                 });
             });

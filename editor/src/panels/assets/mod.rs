@@ -9,8 +9,11 @@
 
 use egui::RichText;
 
-use super::Cx;
+use crate::command::Command;
+use crate::cx::Cx;
 use crate::document::{EntityOp, Op, tree};
+
+pub mod damaged_view;
 
 /// The Assets panel.
 #[derive(Debug, Default)]
@@ -18,7 +21,7 @@ pub struct AssetsPanel {
     /// An asset being renamed: (path, text so far).
     renaming: Option<(String, String)>,
     /// The damaged file shown as text, if one is.
-    pub viewing: Option<super::damaged_view::DamagedView>,
+    pub viewing: Option<damaged_view::DamagedView>,
 }
 
 impl AssetsPanel {
@@ -44,7 +47,7 @@ impl AssetsPanel {
                 .on_hover_text("An empty blend/adjust graph, opened in the Graph tab")
                 .clicked()
             {
-                super::graph::new_graph(cx);
+                cx.send(Command::NewGraph);
             }
         });
         egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
@@ -90,7 +93,7 @@ impl AssetsPanel {
                 ui.horizontal(|ui| {
                     if ui.button("View Text").on_hover_text(format!("{} as it is on disk", d.path)).clicked()
                     {
-                        self.viewing = Some(super::damaged_view::DamagedView::new(d));
+                        self.viewing = Some(damaged_view::DamagedView::new(d));
                     }
                     if ui
                         .button("Remove from Project")
@@ -139,7 +142,7 @@ impl AssetsPanel {
         if section == "Graphs" && r.double_clicked() {
             cx.ui.graph = Some(item.to_owned());
             cx.ui.graph_selection.clear();
-            cx.ui.show_tab = Some(super::Tab::Graph);
+            cx.send(Command::ShowTab(crate::dock::Tab::Graph));
         }
         if section == "Graphs" {
             r.clone().on_hover_text("Double-click: edit it in the Graph tab");
@@ -148,7 +151,7 @@ impl AssetsPanel {
             if section == "Graphs" && ui.button("Edit in Graph Tab").clicked() {
                 cx.ui.graph = Some(item.to_owned());
                 cx.ui.graph_selection.clear();
-                cx.ui.show_tab = Some(super::Tab::Graph);
+                cx.send(Command::ShowTab(crate::dock::Tab::Graph));
                 ui.close();
             }
             if section == "Clips" && ui.button("Use on Selected Animator").clicked() {

@@ -9,9 +9,9 @@
 use marrow_engine::crowd::layout::Layout;
 use marrow_engine::scene::{AssetSource, CrowdDesc};
 
-use super::Cx;
-use super::inspector::named;
+use crate::cx::Cx;
 use crate::document::EntityOp;
+use crate::widgets::named;
 
 /// The card's body for the crowd `c` of the entity at `path`.
 pub fn crowd_card(
