@@ -44,7 +44,7 @@
 //! - [`easing`]: the 31 named easing curves and a cubic Bézier.
 //! - [`track`]: keyframe tracks (STEP, LINEAR eased, CUBICSPLINE).
 //! - [`clip`]: clips (per-bone channels, markers) and [`clip::find_clip_fault`].
-//! - [`compiled_clip`]: a clip's derived sampling form (tracks sharing key times, frame-major).
+//! - `compiled_clip` (internal, hidden from the docs): a clip's derived sampling form (tracks sharing key times, frame-major).
 //!   Both build on the bone channel type ([`clip::BoneChannels`]), which lives in a module below
 //!   them, so neither imports the other's data.
 //! - [`scene`]: the run-time scene: entities in a hierarchy, rigs with Animators, bone sockets,
@@ -52,7 +52,7 @@
 //! - [`skeleton`]: skeletons (`parent < index`) and [`skeleton::find_skeleton_fault`].
 //! - [`pose`]: the pose jobs (sample, blend, local-to-model with adjusts, palette) and the
 //!   packed [`pose::PoseBuffer`].
-//! - [`playback`]: playhead arithmetic and the marker sweep rule.
+//! - `playback` (internal, hidden from the docs): playhead arithmetic and the marker sweep rule.
 //! - [`animator`]: one character's player: crossfades, bone adjusts, marker events.
 //! - [`clock`]: the fixed-tick simulation clock.
 //! - [`project`]: project, scene, clip and skeleton files (versioned RON, authored state only),
@@ -67,7 +67,7 @@
 //! - [`simplify`]: key reduction of clips to a model-space tolerance.
 //! - [`crowd`]: clips baked into a table of skinning matrices for instanced crowds.
 //! - [`particles`]: point clouds bound to bone segments (two influences), posed, with springs.
-//! - [`synthetic`]: generated rigs and dense clips for benchmarks and tests.
+//! - `synthetic` (internal, hidden from the docs): generated rigs and dense clips for benchmarks and tests.
 //! - `render` (cargo feature `render`): the wgpu renderer (GPU skinning, morphs, shadows,
 //!   skeleton overlay, hot-reloaded shaders); the animation core above never imports it.
 //!
@@ -106,6 +106,10 @@ pub mod animator;
 mod channels;
 pub mod clip;
 pub mod clock;
+// Engine internals that the editor, the tests and the benchmarks reach into, but that are no
+// supported API for an embedder (they change without notice): hidden from the docs. An
+// embedder uses `Clip`, `Animator`, `World` and the jobs (see `prelude`).
+#[doc(hidden)]
 pub mod compiled_clip;
 pub mod crowd;
 pub mod easing;
@@ -116,6 +120,7 @@ pub mod math;
 pub mod mesh;
 pub mod morph;
 pub mod particles;
+#[doc(hidden)]
 pub mod playback;
 pub mod pose;
 pub mod project;
@@ -127,6 +132,7 @@ pub mod simd;
 pub mod simplify;
 pub mod skeleton;
 pub mod skinning;
+#[doc(hidden)]
 pub mod synthetic;
 pub mod track;
 
