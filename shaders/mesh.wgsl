@@ -117,6 +117,17 @@ fn fs_forward(in: ForwardOut) -> @location(0) vec4<f32> {
     return vec4<f32>(diffuse + vec3<f32>(spec), 1.0);
 }
 
+// Onion skins: a ghost of a rig at another time, in its object's colour, lit softly (no texture,
+// no shadow) and translucent by the colour's alpha.
+@fragment
+fn fs_ghost(in: ForwardOut) -> @location(0) vec4<f32> {
+    let n = normalize(in.normal);
+    let l = -normalize(frame.light_direction.xyz);
+    let tint = base_factor(in.instance);
+    let shade = 0.6 + 0.4 * max(dot(n, l), 0.0);
+    return vec4<f32>(tint.rgb * shade, tint.a);
+}
+
 // Outline mask: the silhouettes of the objects flagged for the outline (the others are moved
 // behind the near plane, clipped away); outline.wgsl then draws around them.
 @vertex

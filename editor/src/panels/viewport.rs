@@ -197,7 +197,8 @@ fn adjust_gizmo(cx: &Cx, world: &World) -> Option<(Gizmo, Target)> {
 }
 
 /// Onion skins: the rig's pose `count` ghosts before and after its playhead, `step` frames
-/// (of its clip's rate) apart; the past tinted blue, the future green, fading with distance.
+/// (of its clip's rate) apart, each its skeleton and its skinned meshes drawn translucent; the
+/// past tinted blue, the future green, fading with distance.
 fn onion_ghosts(
     world: &World,
     rig: Entity,
@@ -215,8 +216,8 @@ fn onion_ghosts(
             }
             let fade = 1.0 - (k - 1) as f32 / onion.count.max(1) as f32 * 0.7;
             let color = if sign < 0 { [0.35, 0.55, 1.0, 0.8 * fade] } else { [0.35, 1.0, 0.55, 0.8 * fade] };
-            if let Some(model) = world.pose_at(rig, t) {
-                out.push(marrow_engine::render::Ghost { rig, model, color });
+            if let Some((model, palette)) = world.pose_and_palette_at(rig, t) {
+                out.push(marrow_engine::render::Ghost { rig, model, palette, color });
             }
         }
     }

@@ -45,18 +45,26 @@ pub struct WorldView {
     pub selected: Vec<Entity>,
     /// A selected bone (rig, bone index): highlighted in the overlay.
     pub selected_bone: Option<(Entity, usize)>,
-    /// Onion skins: extra poses of a rig drawn as tinted skeletons (the rig, its
-    /// `model_from_bone` matrices at another time, the tint).
+    /// Onion skins: extra poses of a rig, each drawn as a tinted skeleton and, when the ghost
+    /// carries a palette, its skinned meshes translucent in the tint (see [`Ghost`]).
     pub ghosts: Vec<Ghost>,
 }
 
-/// A rig's pose at another time, drawn as a tinted skeleton (onion skins).
+/// How much of a ghost's tint alpha its meshes are drawn with (its skeleton lines take all of
+/// it): a mesh ghost covers more of the view than its lines, so it is fainter.
+pub const GHOST_MESH_ALPHA: f32 = 0.4;
+
+/// A rig's pose at another time (onion skins): its skeleton drawn in the tint, and its skinned
+/// meshes drawn translucent in the tint (alpha: the tint's) when `palette` is given.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ghost {
     /// The rig.
     pub rig: Entity,
     /// Its `model_from_bone` matrices at that time.
     pub model: Vec<Mat4>,
+    /// Its skinning palette at that time (`model_from_bone * bone_from_bind`, one per bone, as
+    /// [`World::pose_and_palette_at`] gives it); empty: skeleton lines only.
+    pub palette: Vec<Mat4>,
     /// Linear RGBA tint.
     pub color: [f32; 4],
 }
@@ -239,6 +247,8 @@ impl WorldRenderer {
         frame.palette_version = pose_version;
         self.extract_palettes(world, frame, &mut stats);
         let mut all: Option<Aabb> = None;
+        // The skinned primitives of each rig (for its onion skin ghosts).
+        let mut rig_prims: Vec<(Entity, MeshHandle)> = Vec::new();
         let selected = |e: Entity| {
             let mut at = Some(e);
             while let Some(x) = at {
@@ -319,6 +329,9 @@ impl WorldRenderer {
                     mesh = slot.stream.handle;
                     inflate = morph::inflation(slot.stream.state.weights(), &p.max_delta);
                 }
+                if let Some((r, _, _)) = posed {
+                    rig_prims.push((r, p.handle));
+                }
                 let gpu = pool.get(mesh).ok_or(RenderError::UnknownMesh(mesh.0))?;
                 let base = skinned_bounds.unwrap_or_else(|| gpu.bounds.transformed(&world_from_model));
                 let scale = world_from_model
@@ -355,6 +368,7 @@ impl WorldRenderer {
             self.skeleton_lines(world, &mut frame.lines);
         }
         self.ghost_lines(world, &mut frame.lines);
+        self.ghost_meshes(world, &rig_prims, frame);
         self.stats = stats;
         Ok(())
     }
@@ -540,6 +554,37 @@ impl WorldRenderer {
         }
         self.crowd_data = Some(Arc::new(data));
         Ok(())
+    }
+
+    /// Appends the onion skins' meshes: each ghost with a palette gets it appended to the
+    /// frame's palette and a translucent draw of each skinned primitive of its rig
+    /// (`rig_prims`, the rig's drawn primitives without their morphs) in its tint. A frame with
+    /// ghosts uploads its palette every frame (version 0): the ghost palettes change with the
+    /// onion settings, which the pose version does not count.
+    fn ghost_meshes(&self, world: &World, rig_prims: &[(Entity, MeshHandle)], frame: &mut FrameData) {
+        for g in self.view.ghosts.iter().filter(|g| !g.palette.is_empty()) {
+            let rig_world = world.world_matrix(g.rig).unwrap_or(Mat4::IDENTITY);
+            let offset = frame.palette.len() as u32;
+            let mut any = false;
+            for (_, mesh) in rig_prims.iter().filter(|(r, _)| *r == g.rig) {
+                any = true;
+                frame.ghosts.push(DrawObject {
+                    mesh: *mesh,
+                    world_from_model: rig_world,
+                    color: [g.color[0], g.color[1], g.color[2], g.color[3] * GHOST_MESH_ALPHA],
+                    material: 0,
+                    palette_offset: offset,
+                    bounds: None,
+                    casts_shadow: false,
+                    outlined: false,
+                    pick_id: 0,
+                });
+            }
+            if any {
+                frame.palette.extend_from_slice(&g.palette);
+                frame.palette_version = 0;
+            }
+        }
     }
 
     /// Appends the onion skins: each ghost's skeleton, bone to parent, in its tint.

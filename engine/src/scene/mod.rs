@@ -693,13 +693,21 @@ impl World {
     /// without touching the running animator (a copy is posed: allocates; for editor previews
     /// such as onion skins, not per-frame runtime work).
     pub fn pose_at(&self, rig: Entity, time: f32) -> Option<Vec<Mat4>> {
+        self.pose_and_palette_at(rig, time).map(|(model, _)| model)
+    }
+
+    /// [`World::pose_at`] with the skinning palette of that pose (`model_from_bone *
+    /// bone_from_bind` per bone, as the rig's meshes are skinned with): what a mesh onion skin
+    /// draws with.
+    pub fn pose_and_palette_at(&self, rig: Entity, time: f32) -> Option<(Vec<Mat4>, Vec<Mat4>)> {
         let mut a = self.animator(rig)?.clone();
         a.seek(time);
         a.advance(0.0);
         let mut buf = PoseBuffer::new();
         let slot = buf.add_rig(a.skeleton().bone_count());
         a.evaluate(buf.rig_mut(slot)?).ok()?;
-        Some(buf.rig(slot)?.model.to_vec())
+        let pose = buf.rig(slot)?;
+        Some((pose.model.to_vec(), pose.palette.to_vec()))
     }
 
     /// The packed pose buffer (all rigs' palettes, for one GPU upload).
@@ -1401,7 +1409,8 @@ impl World {
         // parents-first order with its parent's position, built without children, then each
         // moved into its parent from the last one back (children arrive reversed).
         let mut order: Vec<(Entity, Option<usize>)> = Vec::new();
-        let mut stack: Vec<(Entity, Option<usize>)> = self.hierarchy.roots.iter().rev().map(|e| (*e, None)).collect();
+        let mut stack: Vec<(Entity, Option<usize>)> =
+            self.hierarchy.roots.iter().rev().map(|e| (*e, None)).collect();
         while let Some((e, parent)) = stack.pop() {
             let at = order.len();
             order.push((e, parent));

@@ -775,3 +775,85 @@ fn a_render_past_a_small_gpus_limits_is_a_named_error_not_a_panic() {
     let image = render_crowd(&big, &scene, &baked, &placements, &[], 0.5, 64, 64, ShaderSource::Embedded).unwrap();
     assert_eq!((image.width, image.height), (64, 64));
 }
+
+/// CesiumMan's project world, walked to `t`, rendered with `ghosts` (onion skins) through the
+/// world extraction, framed on the bind-pose character so both renders share one camera.
+fn render_world_with_ghosts(ctx: &GpuContext, ghosts_at: &[f32], palettes: bool) -> (Vec<u8>, FrameData, usize) {
+    use marrow_engine::project::{Library, Project};
+    use marrow_engine::render::{Ghost, WorldRenderer};
+    use marrow_engine::scene::World;
+    let dir = support::project_dir("cesium_man");
+    let project = Project::load(&dir).unwrap();
+    let lib = Library::load(&project, &dir).unwrap();
+    let desc = project.scenes.values().next().unwrap();
+    let mut world = World::new();
+    world.load(desc, &lib).unwrap();
+    world.frame(0, 1.0 / 60.0);
+    let rig = world.rigs().next().unwrap();
+    let mut wr = WorldRenderer::new();
+    wr.view.grid = false;
+    wr.view.ghosts = ghosts_at
+        .iter()
+        .map(|t| {
+            let (model, palette) = world.pose_and_palette_at(rig, *t).unwrap();
+            Ghost { rig, model, palette: if palettes { palette } else { Vec::new() }, color: [0.35, 0.55, 1.0, 0.8] }
+        })
+        .collect();
+    let mut pool = MeshPool::new();
+    let mut frame = FrameData::default();
+    wr.extract(ctx, &mut pool, &world, 1, &mut frame).unwrap();
+    // Framed on the character (its skinned primitives' posed bounds), room for its stride.
+    let b = frame
+        .objects
+        .iter()
+        .filter(|o| pool.get(o.mesh).is_some_and(|m| m.is_skinned()))
+        .filter_map(|o| o.bounds)
+        .reduce(marrow_engine::skinning::Aabb::union)
+        .unwrap();
+    let grown = marrow_engine::skinning::Aabb { min: b.min - Vec3::splat(0.3), max: b.max + Vec3::splat(0.3) };
+    frame.camera = Camera::framing(grown, 1.0);
+    let mut renderer = Renderer::new(ctx, RendererSettings::default()).unwrap();
+    let target = renderer.create_target(128, 128);
+    renderer.render(&pool, &frame, &target).unwrap();
+    let skinned = frame.objects.iter().filter(|o| pool.get(o.mesh).is_some_and(|m| m.is_skinned())).count();
+    (renderer.read_color(&target).unwrap(), frame, skinned)
+}
+
+#[test]
+fn onion_skin_ghosts_draw_the_rigs_meshes_translucent_in_their_tint_at_their_pose() {
+    let Some(ctx) = test_device() else { return };
+    let (plain, frame, _) = render_world_with_ghosts(&ctx, &[], true);
+    assert!(frame.ghosts.is_empty());
+    // Skeleton lines only (what onion skins were): a thin change.
+    let (lines, _, _) = render_world_with_ghosts(&ctx, &[0.35, 0.7], false);
+    // Mesh ghosts: one translucent draw per skinned primitive per ghost, on palettes appended
+    // after the rig's own.
+    let (ghosted, frame, skinned) = render_world_with_ghosts(&ctx, &[0.35, 0.7], true);
+    assert!(skinned > 0);
+    assert_eq!(frame.ghosts.len(), 2 * skinned, "one ghost draw per skinned primitive per ghost");
+    let bones = frame.palette.len() / 3;
+    assert_eq!(frame.palette.len(), 3 * bones, "the rig's palette and one per ghost");
+    assert!(frame.ghosts.iter().all(|g| g.palette_offset as usize >= bones && !g.casts_shadow && g.pick_id == 0));
+    assert!(frame.ghosts.iter().all(|g| g.color[3] < 0.8 && g.color[3] > 0.0), "ghost meshes are translucent");
+    if let Ok(d) = std::env::var("MARROW_DUMP") {
+        for (n, img) in [("plain", &plain), ("lines", &lines), ("ghosted", &ghosted)] {
+            std::fs::write(format!("{d}/{n}.rgba"), img).unwrap();
+        }
+    }
+    let rows = 0..128;
+    let by_lines = diff_fraction(&plain, &lines, 128, rows.clone());
+    let by_meshes = diff_fraction(&plain, &ghosted, 128, rows);
+    assert!(
+        by_meshes > 2.0 * by_lines && by_meshes > 0.015,
+        "mesh ghosts change {by_meshes} of the view, skeleton lines alone {by_lines}"
+    );
+    // The changed pixels lean to the tint (blue over the grey background and the body).
+    let (mut blue, mut changed) = (0, 0);
+    for (p, q) in plain.chunks(4).zip(ghosted.chunks(4)) {
+        if p[..3].iter().zip(&q[..3]).any(|(a, b)| a.abs_diff(*b) > 8) {
+            changed += 1;
+            blue += (q[2] as i32 - p[2] as i32 > q[0] as i32 - p[0] as i32) as usize;
+        }
+    }
+    assert!(blue * 10 > changed * 8, "{blue} of {changed} changed pixels turned toward the blue tint");
+}

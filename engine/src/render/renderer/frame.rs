@@ -91,6 +91,11 @@ pub struct FrameData {
     pub crowd_draws: Vec<CrowdDraw>,
     /// The crowds' clock (seconds), read by the vertex shader.
     pub crowd_time: f32,
+    /// Onion skin ghosts: meshes drawn translucent in their colour's alpha at the end of the
+    /// forward pass (depth-tested against the scene, writing no depth), never in the depth,
+    /// shadow, outline or pick passes. Their `palette_offset` points at palettes appended to
+    /// [`FrameData::palette`] for the ghost poses.
+    pub ghosts: Vec<DrawObject>,
 }
 
 /// Every crowd's GPU data: the baked matrices (three rows each), the baked clips, the instances.
@@ -151,6 +156,7 @@ impl Default for FrameData {
             crowd: None,
             crowd_draws: Vec::new(),
             crowd_time: 0.0,
+            ghosts: Vec::new(),
         }
     }
 }
@@ -164,6 +170,7 @@ impl FrameData {
         self.depth_lines.clear();
         self.particles.clear();
         self.crowd_draws.clear();
+        self.ghosts.clear();
     }
 }
 

@@ -150,6 +150,8 @@ pub struct Renderer {
     order: Vec<(u64, u32, u8)>,
     gpu_objects: Vec<GpuObject>,
     runs: Vec<Run>,
+    /// This frame's onion skin ghosts, one run each (their objects follow the sorted ones).
+    ghost_runs: Vec<Run>,
     uploaded_palette_version: u64,
     palette_uploads: u64,
     shader_error: Option<ShaderError>,
@@ -401,6 +403,7 @@ impl Renderer {
             material_sampler,
             order: Vec::new(),
             gpu_objects: Vec::new(),
+            ghost_runs: Vec::new(),
             runs: Vec::new(),
             uploaded_palette_version: 0,
             palette_uploads: 0,

@@ -164,7 +164,7 @@ impl Renderer {
 
         self.build_runs(pool, frame);
         self.prepare_materials(pool);
-        let any_skinned = self.runs.iter().any(|r| r.skinned);
+        let any_skinned = self.runs.iter().chain(&self.ghost_runs).any(|r| r.skinned);
         let palette_bytes = (frame.palette.len() * size_of::<[[f32; 4]; 4]>()) as u64;
         self.grow(
             (self.gpu_objects.len() * size_of::<GpuObject>()) as u64,
@@ -264,6 +264,28 @@ impl Renderer {
                 }
                 r.casters.1 = n + 1;
             }
+        }
+        // Onion skin ghosts after the sorted objects, one run each (drawn in order).
+        self.ghost_runs.clear();
+        for g in &frame.ghosts {
+            let Some(mesh) = pool.get(g.mesh) else { continue };
+            let n = self.gpu_objects.len() as u32;
+            self.gpu_objects.push(GpuObject {
+                world_from_model: mat(&g.world_from_model),
+                color: g.color,
+                palette_offset: g.palette_offset,
+                flags: 0,
+                pick_id: 0,
+                pad: 0,
+            });
+            self.ghost_runs.push(Run {
+                key: 0,
+                material: 0,
+                mesh: g.mesh,
+                skinned: mesh.is_skinned(),
+                visible: (n, n + 1),
+                casters: (n, n),
+            });
         }
     }
 
@@ -511,6 +533,8 @@ impl Renderer {
         );
         self.draw_crowds(&mut pass, pool, frame, 0, stats);
         self.draw_particles(&mut pass, 0, stats);
+        // Translucent ghosts last, over the opaque scene.
+        draw_runs(&mut pass, pool, &self.ghost_runs, &self.pipelines.ghost, |r| r.visible, stats);
     }
 
     /// The outline: the visible silhouettes of the objects flagged [`DrawObject::outlined`]

@@ -30,6 +30,9 @@ pub(super) struct Layouts {
 /// Pipelines indexed `[static, skinned]`.
 pub(super) struct Pipelines {
     pub(super) forward: [wgpu::RenderPipeline; 2],
+    /// Onion skin ghosts: the forward pass's vertex stage, a soft tint, alpha blended, no depth
+    /// writes.
+    pub(super) ghost: [wgpu::RenderPipeline; 2],
     pub(super) depth: [wgpu::RenderPipeline; 2],
     pub(super) shadow: [wgpu::RenderPipeline; 2],
     /// Outline mask (silhouettes), then the full-screen outline.
@@ -204,12 +207,14 @@ pub(super) struct MeshPipelineDesc<'a> {
     pub(super) bias: wgpu::DepthBiasState,
     /// The colour target (`None`: a depth-only pass whose fragment stage only discards).
     pub(super) format: Option<wgpu::TextureFormat>,
+    /// Blending into the colour target (`None`: replace).
+    pub(super) blend: Option<wgpu::BlendState>,
 }
 
 pub(super) fn mesh_pipeline(device: &wgpu::Device, d: MeshPipelineDesc<'_>) -> wgpu::RenderPipeline {
     let targets: Vec<Option<wgpu::ColorTargetState>> = d
         .format
-        .map(|format| wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL })
+        .map(|format| wgpu::ColorTargetState { format, blend: d.blend, write_mask: wgpu::ColorWrites::ALL })
         .into_iter()
         .map(Some)
         .collect();
@@ -328,6 +333,7 @@ pub(super) fn particle_pipelines(
                 compare: wgpu::CompareFunction::LessEqual,
                 bias,
                 format: color.then_some(COLOR_FORMAT),
+                blend: None,
             },
         )
     };
@@ -362,6 +368,21 @@ pub(super) fn mesh_pass_desc<'a>(
             compare: wgpu::CompareFunction::LessEqual,
             bias: none,
             format: Some(COLOR_FORMAT),
+            blend: None,
+        },
+        "ghost" => MeshPipelineDesc {
+            label: "marrow onion ghost",
+            module: m,
+            layout: &layouts.forward,
+            buffers: skinned,
+            vs: "vs_forward",
+            fs: Some("fs_ghost"),
+            cull: Some(wgpu::Face::Back),
+            depth_write: false,
+            compare: wgpu::CompareFunction::LessEqual,
+            bias: none,
+            format: Some(COLOR_FORMAT),
+            blend: Some(wgpu::BlendState::ALPHA_BLENDING),
         },
         "depth" => MeshPipelineDesc {
             label: "marrow depth pre-pass",
@@ -375,6 +396,7 @@ pub(super) fn mesh_pass_desc<'a>(
             compare: wgpu::CompareFunction::LessEqual,
             bias: none,
             format: Some(COLOR_FORMAT),
+            blend: None,
         },
         "shadow" => MeshPipelineDesc {
             label: "marrow shadow",
@@ -388,6 +410,7 @@ pub(super) fn mesh_pass_desc<'a>(
             compare: wgpu::CompareFunction::LessEqual,
             bias: wgpu::DepthBiasState { constant: 2, slope_scale: 2.0, clamp: 0.0 },
             format: Some(COLOR_FORMAT),
+            blend: None,
         },
         "pick" => MeshPipelineDesc {
             label: "marrow pick",
@@ -401,6 +424,7 @@ pub(super) fn mesh_pass_desc<'a>(
             compare: wgpu::CompareFunction::LessEqual,
             bias: none,
             format: Some(PICK_FORMAT),
+            blend: None,
         },
         _ => MeshPipelineDesc {
             label: "marrow outline mask",
@@ -414,6 +438,7 @@ pub(super) fn mesh_pass_desc<'a>(
             compare: wgpu::CompareFunction::LessEqual,
             bias: none,
             format: Some(MASK_FORMAT),
+            blend: None,
         },
     }
 }
@@ -531,6 +556,7 @@ pub(super) fn build_pipelines(
     let skin_debug_crowd = compute("skin_debug.wgsl CROWD", &debug_crowd_src);
     let pipelines = Pipelines {
         forward: [make(0, "forward"), make(1, "forward")],
+        ghost: [make(0, "ghost"), make(1, "ghost")],
         depth: [make(0, "depth"), make(1, "depth")],
         shadow: [make(0, "shadow"), make(1, "shadow")],
         mask: [make(0, "mask"), make(1, "mask")],
