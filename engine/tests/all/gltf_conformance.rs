@@ -388,9 +388,12 @@ fn primitive(
     }
 }
 
+/// A track's key times, its values flattened and its interpolation.
+type Keys = (Vec<f32>, Vec<f32>, Interpolation);
+
 /// A track's keys as glTF stores them: times, and values flattened (cubic: in-tangent, value,
 /// out-tangent per key).
-fn keys<T: Animatable>(t: &Track<T>, flat: impl Fn(T) -> Vec<f32>) -> (Vec<f32>, Vec<f32>, Interpolation) {
+fn keys<T: Animatable>(t: &Track<T>, flat: impl Fn(T) -> Vec<f32>) -> Keys {
     let values = if t.interpolation() == Interpolation::CubicSpline {
         (0..t.len())
             .flat_map(|k| [t.in_tangents()[k], t.values()[k], t.out_tangents()[k]])
@@ -431,7 +434,7 @@ fn marrow_keys(
     a: &marrow_engine::gltf::Animation,
     node: usize,
     path: Property,
-) -> Vec<Option<(Vec<f32>, Vec<f32>, Interpolation)>> {
+) -> Vec<Option<Keys>> {
     let v3 = |v: Vec3| v.to_array().to_vec();
     let q4 = |q: Quat| q.to_array().to_vec();
     let Some(n) = scene.nodes.get(node) else { return vec![None] };

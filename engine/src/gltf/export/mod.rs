@@ -22,6 +22,12 @@
 //! (glTF ignores a skinned mesh node's transform; the validator warns about one that is not a
 //! root or carries a transform), which moves no vertex.
 //!
+//! The document is built from the `gltf-json` crate's types (the gltf-rs schema): indices are
+//! typed `Index<T>`, and component types, accessor types, buffer targets, topologies,
+//! interpolations and channel paths are its enums, so no glTF constant is spelled here; the
+//! `extras` Marrow adds are typed values of their own (`extras.rs`). The GLB container (header,
+//! JSON and BIN chunks) is written here.
+//!
 //! The output is GLB bytes ([`export_glb`]) or a `.gltf` JSON with its binary buffer beside it
 //! ([`export_gltf`]); writing files (atomically) and turning a project scene into an
 //! [`ImportedScene`] is [`crate::project::export`]'s work. Materials are written as Marrow
