@@ -17,7 +17,8 @@ use glam::{Mat4, Quat, Vec3};
 use gltf::animation::Property;
 use gltf::animation::util::ReadOutputs;
 use marrow_engine::gltf::{
-    ExportOptions, ImportedScene, JointFormat, WeightFormat, export_glb, export_gltf, import,
+    EasedKeys, ExportOptions, ImportedScene, JointChoice, JointFormat, WeightChoice, WeightFormat,
+    export_glb, export_gltf, import,
 };
 use marrow_engine::project::export::scene_for_export;
 use marrow_engine::project::{Library, Project};
@@ -623,15 +624,15 @@ fn conforms(path: &Path, what: &str) {
     assert!(faults.is_empty(), "{what}: the gltf crate and Marrow disagree:\n{}", faults.join("\n"));
 }
 
-/// `scene` exported as GLB and as `.gltf` + `.bin` into `dir`, each read with both readers.
-fn exports_conform(scene: &ImportedScene, dir: &Path, stem: &str) {
-    let opts = ExportOptions::default();
-    let (glb, _) = export_glb(scene, &opts).unwrap_or_else(|e| panic!("{stem}: {e}"));
+/// `scene` exported with `opts` as GLB and as `.gltf` + `.bin` into `dir`, each read with both
+/// readers.
+fn exports_conform(scene: &ImportedScene, opts: &ExportOptions, dir: &Path, stem: &str) {
+    let (glb, _) = export_glb(scene, opts).unwrap_or_else(|e| panic!("{stem}: {e}"));
     let glb_path = dir.join(format!("{stem}.glb"));
     std::fs::write(&glb_path, glb).unwrap();
     conforms(&glb_path, &format!("{stem} exported as GLB"));
     let bin = format!("{stem} data.bin");
-    let (json, bytes, _) = export_gltf(scene, &opts, &bin).unwrap_or_else(|e| panic!("{stem}: {e}"));
+    let (json, bytes, _) = export_gltf(scene, opts, &bin).unwrap_or_else(|e| panic!("{stem}: {e}"));
     std::fs::write(dir.join(&bin), bytes).unwrap();
     let gltf_path = dir.join(format!("{stem}.gltf"));
     std::fs::write(&gltf_path, json).unwrap();
@@ -651,7 +652,17 @@ fn every_export_of_a_sample_model_reads_the_same_with_the_gltf_crate() {
     for m in MODELS {
         let scene = import(gltf_dir().join(m)).unwrap();
         let stem = Path::new(m).file_stem().unwrap().to_str().unwrap();
-        exports_conform(&scene, &dir, stem);
+        exports_conform(&scene, &ExportOptions::default(), &dir, stem);
+    }
+    // Skin streams in the smallest and in stated component types.
+    let man = import(gltf_dir().join("CesiumMan/CesiumMan.glb")).unwrap();
+    for (tag, joints, weights) in [
+        ("smallest", JointChoice::Smallest, WeightChoice::Smallest),
+        ("u8", JointChoice::Exactly(JointFormat::U8), WeightChoice::Exactly(WeightFormat::Unorm8)),
+        ("u16", JointChoice::Exactly(JointFormat::U16), WeightChoice::Exactly(WeightFormat::Unorm16)),
+    ] {
+        let opts = ExportOptions { joints, weights, ..Default::default() };
+        exports_conform(&man, &opts, &dir, &format!("CesiumMan-{tag}"));
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -664,7 +675,10 @@ fn every_export_of_a_sample_project_reads_the_same_with_the_gltf_crate() {
         let project = Project::load(&pd).unwrap();
         let lib = Library::load(&project, &pd).unwrap();
         let export = scene_for_export(&project, &lib, None).unwrap_or_else(|e| panic!("{name}: {e}"));
-        exports_conform(&export.scene, &dir, name);
+        exports_conform(&export.scene, &ExportOptions::default(), &dir, name);
+        // Eased keys written linear instead of baked.
+        let linear = ExportOptions { eased: EasedKeys::Linear, ..Default::default() };
+        exports_conform(&export.scene, &linear, &dir, &format!("{name}-linear"));
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
