@@ -819,3 +819,20 @@ fn a_clip_that_only_shares_its_skeletons_name_is_left_out_with_a_note_not_refuse
         export.notes
     );
 }
+
+#[test]
+fn a_primitive_mode_gltf_has_no_topology_for_is_refused_naming_the_primitive() {
+    let mut a = import(gltf_dir().join("RiggedSimple/RiggedSimple.glb")).unwrap();
+    a.meshes[0].primitives[0].mode = 7;
+    let e = export_glb(&a).unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, marrow_engine::gltf::ExportError::Refused { .. }), "{text}");
+    assert!(text.contains("mesh 0") && text.contains("primitive 0") && text.contains("mode 7"), "{text}");
+    // Every glTF topology (0 points .. 6 triangle fan) is written and read back as it was.
+    for mode in 0..=6 {
+        a.meshes[0].primitives[0].mode = mode;
+        let json = glb_json(&export_glb(&a).unwrap());
+        let written = json["meshes"][0]["primitives"][0]["mode"].as_u64().unwrap_or(4);
+        assert_eq!(written, u64::from(mode), "mode {mode} (absent means 4, triangles)");
+    }
+}

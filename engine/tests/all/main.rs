@@ -21,6 +21,7 @@ mod easing;
 mod frame_rate;
 mod fuzz_regressions;
 mod gltf_bad_input;
+mod gltf_conformance;
 mod gltf_spec;
 mod graph;
 mod graph_animator;

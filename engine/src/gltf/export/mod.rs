@@ -22,6 +22,12 @@
 //! (glTF ignores a skinned mesh node's transform; the validator warns about one that is not a
 //! root or carries a transform), which moves no vertex.
 //!
+//! The document is built from the `gltf-json` crate's types (the gltf-rs schema): indices are
+//! typed `Index<T>`, and component types, accessor types, buffer targets, topologies,
+//! interpolations and channel paths are its enums, so no glTF constant is spelled here; the
+//! `extras` Marrow adds are typed values of their own (`extras.rs`). The GLB container (header,
+//! JSON and BIN chunks) is written here.
+//!
 //! The output is GLB bytes ([`export_glb`]) or a `.gltf` JSON with its binary buffer beside it
 //! ([`export_gltf`]); writing files (atomically) and turning a project scene into an
 //! [`ImportedScene`] is [`crate::project::export`]'s work. Materials are written as Marrow
@@ -29,10 +35,23 @@
 //! and roughness 1, which is how Marrow draws them; other material inputs are not kept on import.
 
 mod bake;
+mod extras;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-use serde_json::{Value, json};
+use gltf_json::accessor::{ComponentType, GenericComponentType, Type};
+use gltf_json::animation::{self, Channel, Sampler};
+use gltf_json::animation::{Interpolation as GltfInterpolation, Property};
+use gltf_json::buffer::{Target, View};
+use gltf_json::image::MimeType;
+use gltf_json::material::{PbrBaseColorFactor, PbrMetallicRoughness, StrengthFactor};
+use gltf_json::mesh::Primitive;
+use gltf_json::mesh::{Mode, MorphTarget, Semantic};
+use gltf_json::scene::UnitQuaternion;
+use gltf_json::validation::{Checked::Valid, USize64};
+use gltf_json::{
+    Accessor, Animation, Asset, Buffer, Image, Index, Material, Mesh, Node, Root, Scene, Skin, Texture,
+};
 
 use super::ImportedScene;
 use crate::mesh::{JointFormat, SkinStream, WeightFormat};
@@ -154,35 +173,78 @@ impl ExportError {
     }
 }
 
-/// Binary chunk and the JSON arrays that describe it.
+/// `i` as a glTF index. Saturating: no scene with 2^32 nodes, meshes or accessors fits in
+/// memory, and an index Marrow holds past its list (a scene built in code) stays past it.
+fn index<T>(i: usize) -> Index<T> {
+    Index::new(u32::try_from(i).unwrap_or(u32::MAX))
+}
+
+/// Binary chunk and the glTF objects that describe it.
 struct Bin {
     bytes: Vec<u8>,
-    views: Vec<Value>,
-    accessors: Vec<Value>,
+    views: Vec<View>,
+    accessors: Vec<Accessor>,
     /// Sampler inputs already written, by their bits, to share one accessor.
-    inputs: HashMap<Vec<u32>, usize>,
+    inputs: HashMap<Vec<u32>, Index<Accessor>>,
 }
 
 impl Bin {
-    fn push(&mut self, data: &[u8], count: usize, ct: u32, kind: &str, target: Option<u32>) -> usize {
+    /// Appends `data` (4-byte aligned) as a buffer view of buffer 0.
+    fn view(&mut self, data: &[u8], target: Option<Target>) -> Index<View> {
         while !self.bytes.len().is_multiple_of(4) {
             self.bytes.push(0);
         }
-        let mut view = json!({"buffer": 0, "byteOffset": self.bytes.len(), "byteLength": data.len()});
-        if let Some(t) = target {
-            view["target"] = json!(t);
-        }
-        self.views.push(view);
+        self.views.push(View {
+            buffer: Index::new(0),
+            byte_length: USize64::from(data.len()),
+            byte_offset: Some(USize64::from(self.bytes.len())),
+            byte_stride: None,
+            name: None,
+            target: target.map(Valid),
+            extensions: None,
+            extras: None,
+        });
         self.bytes.extend_from_slice(data);
-        self.accessors.push(
-            json!({"bufferView": self.views.len() - 1, "componentType": ct, "count": count, "type": kind}),
-        );
-        self.accessors.len() - 1
+        index(self.views.len() - 1)
     }
 
-    fn floats(&mut self, v: &[f32], comps: usize, kind: &str, bounds: bool, target: Option<u32>) -> usize {
+    /// Appends `data` as a view and an accessor of `count` elements over it.
+    fn push(
+        &mut self,
+        data: &[u8],
+        count: usize,
+        ct: ComponentType,
+        kind: Type,
+        target: Option<Target>,
+    ) -> Index<Accessor> {
+        let view = self.view(data, target);
+        self.accessors.push(Accessor {
+            buffer_view: Some(view),
+            byte_offset: None,
+            count: USize64::from(count),
+            component_type: Valid(GenericComponentType(ct)),
+            extensions: None,
+            extras: None,
+            type_: Valid(kind),
+            min: None,
+            max: None,
+            name: None,
+            normalized: false,
+            sparse: None,
+        });
+        index(self.accessors.len() - 1)
+    }
+
+    /// The accessor at `a` (one this `Bin` made).
+    fn accessor(&mut self, a: Index<Accessor>) -> &mut Accessor {
+        &mut self.accessors[a.value()]
+    }
+
+    /// Float components of `kind`, with their per-component `min`/`max` when `bounds`.
+    fn floats(&mut self, v: &[f32], kind: Type, bounds: bool, target: Option<Target>) -> Index<Accessor> {
+        let comps = kind.multiplicity();
         let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let a = self.push(&bytes, v.len() / comps.max(1), 5126, kind, target);
+        let a = self.push(&bytes, v.len() / comps.max(1), ComponentType::F32, kind, target);
         if bounds && !v.is_empty() {
             let (mut lo, mut hi) = (vec![f32::INFINITY; comps], vec![f32::NEG_INFINITY; comps]);
             for c in v.chunks_exact(comps) {
@@ -191,29 +253,44 @@ impl Bin {
                     hi[k] = hi[k].max(c[k]);
                 }
             }
-            self.accessors[a]["min"] = json!(lo);
-            self.accessors[a]["max"] = json!(hi);
+            // Each bound the f64 of its f32, as the validator compares them with the data.
+            let widen =
+                |b: Vec<f32>| gltf_json::Value::from(b.into_iter().map(f64::from).collect::<Vec<_>>());
+            let acc = self.accessor(a);
+            acc.min = Some(widen(lo));
+            acc.max = Some(widen(hi));
         }
         a
     }
 
     /// A sampler input accessor for `times`, shared with any earlier identical one.
-    fn input(&mut self, times: &[f32]) -> usize {
+    fn input(&mut self, times: &[f32]) -> Index<Accessor> {
         let key: Vec<u32> = times.iter().map(|t| t.to_bits()).collect();
         if let Some(&a) = self.inputs.get(&key) {
             return a;
         }
-        let a = self.floats(times, 1, "SCALAR", true, None);
+        let a = self.floats(times, Type::Scalar, true, None);
         self.inputs.insert(key, a);
         a
     }
 }
 
-fn interpolation_name(i: Interpolation) -> &'static str {
+fn interpolation(i: Interpolation) -> GltfInterpolation {
     match i {
-        Interpolation::Step => "STEP",
-        Interpolation::Linear => "LINEAR",
-        Interpolation::CubicSpline => "CUBICSPLINE",
+        Interpolation::Step => GltfInterpolation::Step,
+        Interpolation::Linear => GltfInterpolation::Linear,
+        Interpolation::CubicSpline => GltfInterpolation::CubicSpline,
+    }
+}
+
+/// The animated property a channel path names (`weights` for anything else: the writer uses only
+/// the four).
+fn property(path: &str) -> Property {
+    match path {
+        "translation" => Property::Translation,
+        "rotation" => Property::Rotation,
+        "scale" => Property::Scale,
+        _ => Property::MorphTargetWeights,
     }
 }
 
@@ -284,29 +361,28 @@ fn weight_format(s: &SkinStream, choice: WeightChoice) -> WeightFormat {
     }
 }
 
+/// A primitive's attributes by semantic.
+type Attributes = BTreeMap<gltf_json::validation::Checked<Semantic>, Index<Accessor>>;
+
 /// JOINTS_0 and WEIGHTS_0 of one primitive, in the chosen component types.
-fn skin_attributes(
-    bin: &mut Bin,
-    s: &SkinStream,
-    opts: &ExportOptions,
-    attributes: &mut serde_json::Map<String, Value>,
-) {
+fn skin_attributes(bin: &mut Bin, s: &SkinStream, opts: &ExportOptions, attributes: &mut Attributes) {
     let n = s.joints.len();
+    let vertex = Some(Target::ArrayBuffer);
     let joints = match joint_format(s, opts.joints) {
         JointFormat::U8 => {
             let j: Vec<u8> = s.joints.iter().flatten().map(|&x| x as u8).collect();
-            bin.push(&j, n, 5121, "VEC4", Some(34962))
+            bin.push(&j, n, ComponentType::U8, Type::Vec4, vertex)
         }
         JointFormat::U16 => {
             let j: Vec<u8> = s.joints.iter().flatten().flat_map(|x| x.to_le_bytes()).collect();
-            bin.push(&j, n, 5123, "VEC4", Some(34962))
+            bin.push(&j, n, ComponentType::U16, Type::Vec4, vertex)
         }
     };
-    attributes.insert("JOINTS_0".into(), json!(joints));
+    attributes.insert(Valid(Semantic::Joints(0)), joints);
     let weights = match weight_format(s, opts.weights) {
         WeightFormat::Float => {
             let w: Vec<f32> = s.weights.iter().flatten().copied().collect();
-            bin.floats(&w, 4, "VEC4", false, Some(34962))
+            bin.floats(&w, Type::Vec4, false, vertex)
         }
         WeightFormat::Unorm16 => {
             let w: Vec<u8> = s
@@ -315,17 +391,18 @@ fn skin_attributes(
                 .flat_map(|w| quantize(w, 65535))
                 .flat_map(|x| (x as u16).to_le_bytes())
                 .collect();
-            bin.push(&w, n, 5123, "VEC4", Some(34962))
+            let a = bin.push(&w, n, ComponentType::U16, Type::Vec4, vertex);
+            bin.accessor(a).normalized = true;
+            a
         }
         WeightFormat::Unorm8 => {
             let w: Vec<u8> = s.weights.iter().flat_map(|w| quantize(w, 255)).map(|x| x as u8).collect();
-            bin.push(&w, n, 5121, "VEC4", Some(34962))
+            let a = bin.push(&w, n, ComponentType::U8, Type::Vec4, vertex);
+            bin.accessor(a).normalized = true;
+            a
         }
     };
-    if bin.accessors[weights]["componentType"] != json!(5126) {
-        bin.accessors[weights]["normalized"] = json!(true);
-    }
-    attributes.insert("WEIGHTS_0".into(), json!(weights));
+    attributes.insert(Valid(Semantic::Weights(0)), weights);
 }
 
 fn flat3(v: &[[f32; 3]]) -> Vec<f32> {
@@ -336,88 +413,119 @@ fn check_finite(what: impl FnOnce() -> String, v: &[f32]) -> Result<(), ExportEr
     if v.iter().all(|x| x.is_finite()) { Ok(()) } else { Err(ExportError::NotFinite { what: what() }) }
 }
 
-/// One primitive's JSON, its data pushed into `bin`.
+/// The glTF topology `mode` names (0 points .. 6 triangle fan); another is refused.
+fn mode(mode: u32, at: &str) -> Result<Mode, ExportError> {
+    Ok(match mode {
+        0 => Mode::Points,
+        1 => Mode::Lines,
+        2 => Mode::LineLoop,
+        3 => Mode::LineStrip,
+        4 => Mode::Triangles,
+        5 => Mode::TriangleStrip,
+        6 => Mode::TriangleFan,
+        other => {
+            return Err(ExportError::Refused {
+                faults: vec![format!("{at}: mode {other} is not a glTF topology (0 to 6)")],
+            });
+        }
+    })
+}
+
+/// One primitive's morph targets, their data pushed into `bin` (`positions`: the primitive's,
+/// for the zero target written in place of an empty one).
+fn write_targets(
+    bin: &mut Bin,
+    p: &crate::mesh::Primitive,
+    positions: usize,
+    at: &str,
+) -> Result<Vec<MorphTarget>, ExportError> {
+    let mut targets = Vec::with_capacity(p.targets.len());
+    for (ti, t) in p.targets.iter().enumerate() {
+        let mut stream = |name: &str, v: &[[f32; 3]], bounds: bool| -> Result<_, ExportError> {
+            if v.is_empty() {
+                return Ok(None);
+            }
+            let v = flat3(v);
+            check_finite(|| format!("{at} morph target {ti} {name}"), &v)?;
+            Ok(Some(bin.floats(&v, Type::Vec3, bounds, None)))
+        };
+        let mut o = MorphTarget {
+            positions: stream("POSITION", &t.positions, true)?,
+            normals: stream("NORMAL", &t.normals, false)?,
+            tangents: stream("TANGENT", &t.tangents, false)?,
+        };
+        if o.positions.is_none() && o.normals.is_none() && o.tangents.is_none() {
+            // A target must move something: an empty one moves every position by zero.
+            let zeros = vec![0.0f32; positions];
+            o.positions = Some(bin.floats(&zeros, Type::Vec3, true, None));
+        }
+        targets.push(o);
+    }
+    Ok(targets)
+}
+
+/// One primitive, its data pushed into `bin`.
 fn write_primitive(
     bin: &mut Bin,
     p: &crate::mesh::Primitive,
     opts: &ExportOptions,
     materials: usize,
     at: &str,
-) -> Result<Value, ExportError> {
+) -> Result<Primitive, ExportError> {
+    let mode = mode(p.mode, at)?;
     let pos = flat3(&p.positions);
     check_finite(|| format!("{at} POSITION"), &pos)?;
-    let mut attributes = serde_json::Map::new();
-    attributes.insert("POSITION".into(), json!(bin.floats(&pos, 3, "VEC3", true, Some(34962))));
-    let mut optional = |name: &str, v: Vec<f32>, comps: usize, kind: &str| -> Result<(), ExportError> {
+    let vertex = Some(Target::ArrayBuffer);
+    let mut attributes = Attributes::new();
+    attributes.insert(Valid(Semantic::Positions), bin.floats(&pos, Type::Vec3, true, vertex));
+    let mut optional = |semantic: Semantic, v: Vec<f32>, kind: Type| -> Result<(), ExportError> {
         if !v.is_empty() {
-            check_finite(|| format!("{at} {name}"), &v)?;
-            attributes.insert(name.into(), json!(bin.floats(&v, comps, kind, false, Some(34962))));
+            check_finite(|| format!("{at} {}", semantic.to_string()), &v)?;
+            attributes.insert(Valid(semantic), bin.floats(&v, kind, false, vertex));
         }
         Ok(())
     };
-    optional("NORMAL", flat3(&p.normals), 3, "VEC3")?;
-    optional("TANGENT", p.tangents.iter().flatten().copied().collect(), 4, "VEC4")?;
-    optional("TEXCOORD_0", p.uvs.iter().flatten().copied().collect(), 2, "VEC2")?;
-    optional("COLOR_0", p.colors.iter().flatten().copied().collect(), 4, "VEC4")?;
+    optional(Semantic::Normals, flat3(&p.normals), Type::Vec3)?;
+    optional(Semantic::Tangents, p.tangents.iter().flatten().copied().collect(), Type::Vec4)?;
+    optional(Semantic::TexCoords(0), p.uvs.iter().flatten().copied().collect(), Type::Vec2)?;
+    optional(Semantic::Colors(0), p.colors.iter().flatten().copied().collect(), Type::Vec4)?;
     if let Some(s) = &p.skin {
         skin_attributes(bin, s, opts, &mut attributes);
     }
-    let mut prim = json!({"attributes": attributes, "mode": p.mode});
-    if let Some(m) = p.material.filter(|&m| m < materials) {
-        prim["material"] = json!(m);
-    }
-    if let Some(ix) = &p.indices {
+    let indices = p.indices.as_ref().map(|ix| {
         let b: Vec<u8> = ix.iter().flat_map(|x| x.to_le_bytes()).collect();
-        prim["indices"] = json!(bin.push(&b, ix.len(), 5125, "SCALAR", Some(34963)));
-    }
-    if !p.targets.is_empty() {
-        let mut targets = Vec::with_capacity(p.targets.len());
-        for (ti, t) in p.targets.iter().enumerate() {
-            let mut o = serde_json::Map::new();
-            if !t.positions.is_empty() {
-                let v = flat3(&t.positions);
-                check_finite(|| format!("{at} morph target {ti} POSITION"), &v)?;
-                o.insert("POSITION".into(), json!(bin.floats(&v, 3, "VEC3", true, None)));
-            }
-            if !t.normals.is_empty() {
-                let v = flat3(&t.normals);
-                check_finite(|| format!("{at} morph target {ti} NORMAL"), &v)?;
-                o.insert("NORMAL".into(), json!(bin.floats(&v, 3, "VEC3", false, None)));
-            }
-            if !t.tangents.is_empty() {
-                let v = flat3(&t.tangents);
-                check_finite(|| format!("{at} morph target {ti} TANGENT"), &v)?;
-                o.insert("TANGENT".into(), json!(bin.floats(&v, 3, "VEC3", false, None)));
-            }
-            if o.is_empty() {
-                // A target must move something: an empty one moves every position by zero.
-                let zeros = vec![0.0f32; pos.len()];
-                o.insert("POSITION".into(), json!(bin.floats(&zeros, 3, "VEC3", true, None)));
-            }
-            targets.push(Value::Object(o));
-        }
-        prim["targets"] = json!(targets);
-    }
-    Ok(prim)
+        bin.push(&b, ix.len(), ComponentType::U32, Type::Scalar, Some(Target::ElementArrayBuffer))
+    });
+    let targets = if p.targets.is_empty() { None } else { Some(write_targets(bin, p, pos.len(), at)?) };
+    Ok(Primitive {
+        attributes,
+        extensions: None,
+        extras: None,
+        indices,
+        material: p.material.filter(|&m| m < materials).map(index),
+        mode: Valid(mode),
+        targets,
+    })
 }
 
 fn write_meshes(
     bin: &mut Bin,
     scene: &ImportedScene,
     opts: &ExportOptions,
-) -> Result<Vec<Value>, ExportError> {
+) -> Result<Vec<Mesh>, ExportError> {
     let mut meshes = Vec::with_capacity(scene.meshes.len());
     for (mi, m) in scene.meshes.iter().enumerate() {
-        let mut prims = Vec::with_capacity(m.primitives.len());
+        let mut primitives = Vec::with_capacity(m.primitives.len());
         for (pi, p) in m.primitives.iter().enumerate() {
             let at = format!("mesh {mi} ({:?}) primitive {pi}", m.name);
-            prims.push(write_primitive(bin, p, opts, scene.materials.len(), &at)?);
+            primitives.push(write_primitive(bin, p, opts, scene.materials.len(), &at)?);
         }
-        let mut mesh = json!({"name": m.name, "primitives": prims});
+        let mut mesh =
+            Mesh { extensions: None, extras: None, name: Some(m.name.clone()), primitives, weights: None };
         if !m.weights.is_empty() {
             check_finite(|| format!("mesh {mi} ({:?}) default morph weights", m.name), &m.weights)?;
-            mesh["weights"] = json!(m.weights);
-            mesh["extras"] = json!({"targetNames": m.target_names});
+            mesh.weights = Some(m.weights.clone());
+            mesh.extras = Some(extras::raw(&extras::MeshExtras { target_names: &m.target_names })?);
         }
         meshes.push(mesh);
     }
@@ -438,46 +546,65 @@ fn image_type(i: &crate::mesh::Image) -> Option<&'static str> {
 
 /// Materials, textures and images: one texture per embedded image; a material whose image
 /// cannot be embedded keeps its colour without the texture.
-fn write_materials(bin: &mut Bin, scene: &ImportedScene) -> (Vec<Value>, Vec<Value>, Vec<Value>) {
+fn write_materials(bin: &mut Bin, scene: &ImportedScene) -> (Vec<Material>, Vec<Texture>, Vec<Image>) {
     let mut images = Vec::new();
     let mut texture_of = vec![None; scene.images.len()];
     for (i, img) in scene.images.iter().enumerate() {
         let Some(mime) = image_type(img) else { continue };
-        while !bin.bytes.len().is_multiple_of(4) {
-            bin.bytes.push(0);
-        }
-        bin.views.push(json!({"buffer": 0, "byteOffset": bin.bytes.len(), "byteLength": img.bytes.len()}));
-        bin.bytes.extend_from_slice(&img.bytes);
-        images.push(json!({"name": img.name, "bufferView": bin.views.len() - 1, "mimeType": mime}));
+        let view = bin.view(&img.bytes, None);
+        images.push(Image {
+            buffer_view: Some(view),
+            mime_type: Some(MimeType(mime.to_owned())),
+            name: Some(img.name.clone()),
+            uri: None,
+            extensions: None,
+            extras: None,
+        });
         texture_of[i] = Some(images.len() - 1);
     }
-    let textures: Vec<Value> = (0..images.len()).map(|i| json!({"source": i})).collect();
+    let textures: Vec<Texture> = (0..images.len())
+        .map(|i| Texture { name: None, sampler: None, source: index(i), extensions: None, extras: None })
+        .collect();
     let materials = scene
         .materials
         .iter()
         .map(|m| {
-            let mut pbr =
-                json!({"baseColorFactor": m.base_color, "metallicFactor": 0.0, "roughnessFactor": 1.0});
-            if let Some(t) = m.base_color_texture.and_then(|i| texture_of.get(i).copied().flatten()) {
-                pbr["baseColorTexture"] = json!({"index": t});
+            let texture = m.base_color_texture.and_then(|i| texture_of.get(i).copied().flatten());
+            Material {
+                name: Some(m.name.clone()),
+                pbr_metallic_roughness: PbrMetallicRoughness {
+                    base_color_factor: PbrBaseColorFactor(m.base_color),
+                    base_color_texture: texture.map(|t| gltf_json::texture::Info {
+                        index: index(t),
+                        tex_coord: 0,
+                        extensions: None,
+                        extras: None,
+                    }),
+                    metallic_factor: StrengthFactor(0.0),
+                    roughness_factor: StrengthFactor(1.0),
+                    ..Default::default()
+                },
+                ..Default::default()
             }
-            json!({"name": m.name, "pbrMetallicRoughness": pbr})
         })
         .collect();
     (materials, textures, images)
 }
 
-fn write_skins(bin: &mut Bin, scene: &ImportedScene) -> Result<Vec<Value>, ExportError> {
+fn write_skins(bin: &mut Bin, scene: &ImportedScene) -> Result<Vec<Skin>, ExportError> {
     let mut skins = Vec::with_capacity(scene.skins.len());
     for s in &scene.skins {
         let ib: Vec<f32> = s.inverse_bind.iter().flat_map(|m| m.to_cols_array()).collect();
         check_finite(|| format!("skin {:?} inverse bind matrices", s.name), &ib)?;
-        let a = bin.floats(&ib, 16, "MAT4", false, None);
-        let mut skin = json!({"name": s.name, "joints": s.joints, "inverseBindMatrices": a});
-        if let Some(r) = s.skeleton_root {
-            skin["skeleton"] = json!(r);
-        }
-        skins.push(skin);
+        let a = bin.floats(&ib, Type::Mat4, false, None);
+        skins.push(Skin {
+            extensions: None,
+            extras: None,
+            inverse_bind_matrices: Some(a),
+            joints: s.joints.iter().copied().map(index).collect(),
+            name: Some(s.name.clone()),
+            skeleton: s.skeleton_root.map(index),
+        });
     }
     Ok(skins)
 }
@@ -515,11 +642,16 @@ fn to_root(scene: &ImportedScene) -> Vec<bool> {
         .collect()
 }
 
-fn write_nodes(scene: &ImportedScene, names: &[&str], moved: &[bool]) -> Result<Vec<Value>, ExportError> {
+fn write_nodes(scene: &ImportedScene, names: &[&str], moved: &[bool]) -> Result<Vec<Node>, ExportError> {
     let mut nodes = Vec::with_capacity(scene.nodes.len());
     for (i, (n, name)) in scene.nodes.iter().zip(names).enumerate() {
-        let children: Vec<usize> =
-            n.children.iter().copied().filter(|&c| !moved.get(c).copied().unwrap_or(false)).collect();
+        let children: Vec<Index<Node>> = n
+            .children
+            .iter()
+            .copied()
+            .filter(|&c| !moved.get(c).copied().unwrap_or(false))
+            .map(index)
+            .collect();
         // A skinned mesh node's own transform is ignored by glTF (its vertices follow the
         // joints), so it is written as identity (the validator warns about any other) unless
         // it carries children or is a bone, whose places it sets.
@@ -533,31 +665,26 @@ fn write_nodes(scene: &ImportedScene, names: &[&str], moved: &[bool]) -> Result<
         check_finite(|| format!("node {name:?} transform"), &trs)?;
         let mut rotation = t.rotation.to_array();
         unit_rotations(&mut rotation);
-        let mut o = json!({
-            "name": name,
-            "translation": t.translation.to_array(),
-            "rotation": rotation,
-            "scale": t.scale.to_array(),
+        // The node's own weights, when they differ from its mesh's defaults.
+        let defaults = n.mesh.and_then(|m| scene.meshes.get(m)).map(|m| m.weights.as_slice()).unwrap_or(&[]);
+        let own = n.mesh.is_some()
+            && !n.morph_weights.is_empty()
+            && n.morph_weights.len() == defaults.len()
+            && n.morph_weights != defaults;
+        if own {
+            check_finite(|| format!("node {name:?} morph weights"), &n.morph_weights)?;
+        }
+        nodes.push(Node {
+            name: Some((*name).to_owned()),
+            translation: Some(t.translation.to_array()),
+            rotation: Some(UnitQuaternion(rotation)),
+            scale: Some(t.scale.to_array()),
+            children: if children.is_empty() { None } else { Some(children) },
+            mesh: n.mesh.map(index),
+            weights: own.then(|| n.morph_weights.clone()),
+            skin: n.skin.map(index),
+            ..Default::default()
         });
-        if !children.is_empty() {
-            o["children"] = json!(children);
-        }
-        if let Some(m) = n.mesh {
-            o["mesh"] = json!(m);
-            // The node's own weights, when they differ from the mesh's defaults.
-            let defaults = scene.meshes.get(m).map(|m| m.weights.as_slice()).unwrap_or(&[]);
-            if !n.morph_weights.is_empty()
-                && n.morph_weights.len() == defaults.len()
-                && n.morph_weights != defaults
-            {
-                check_finite(|| format!("node {name:?} morph weights"), &n.morph_weights)?;
-                o["weights"] = json!(n.morph_weights);
-            }
-        }
-        if let Some(s) = n.skin {
-            o["skin"] = json!(s);
-        }
-        nodes.push(o);
     }
     Ok(nodes)
 }
@@ -567,17 +694,17 @@ struct AnimationWriter<'a> {
     bin: &'a mut Bin,
     opts: &'a ExportOptions,
     names: &'a [&'a str],
-    samplers: Vec<Value>,
-    channels: Vec<Value>,
+    samplers: Vec<Sampler>,
+    channels: Vec<Channel>,
     /// Targets written (glTF allows one channel per node and path).
     targets: std::collections::HashSet<(usize, &'static str)>,
     /// The last key time written.
     last_key: f32,
-    baked: Vec<Value>,
+    baked: Vec<extras::Segment>,
     /// The rate the baked segments started from and the largest error they were left with.
     bake_rate: f32,
     bake_error: f32,
-    linearized: Vec<Value>,
+    linearized: Vec<extras::Segment>,
     report: &'a mut ExportReport,
 }
 
@@ -596,16 +723,30 @@ impl AnimationWriter<'_> {
         }
         self.last_key = times.iter().copied().fold(self.last_key, f32::max);
         let kind = match comps {
-            4 => "VEC4",
-            3 => "VEC3",
-            _ => "SCALAR",
+            4 => Type::Vec4,
+            3 => Type::Vec3,
+            _ => Type::Scalar,
         };
         let input = self.bin.input(times);
-        let output = self.bin.floats(out, comps, kind, false, None);
-        self.samplers
-            .push(json!({"input": input, "output": output, "interpolation": interpolation_name(interp)}));
-        self.channels
-            .push(json!({"sampler": self.samplers.len() - 1, "target": {"node": node, "path": path}}));
+        let output = self.bin.floats(out, kind, false, None);
+        self.samplers.push(Sampler {
+            input,
+            output,
+            interpolation: Valid(interpolation(interp)),
+            extensions: None,
+            extras: None,
+        });
+        self.channels.push(Channel {
+            sampler: index(self.samplers.len() - 1),
+            target: animation::Target {
+                node: index(node),
+                path: Valid(property(path)),
+                extensions: None,
+                extras: None,
+            },
+            extensions: None,
+            extras: None,
+        });
     }
 
     /// Writes one track: as held, or with its eased segments baked or linearized.
@@ -650,14 +791,28 @@ impl AnimationWriter<'_> {
                     self.bake_error = self.bake_error.max(s.error);
                     self.report.baked_segments += 1;
                     self.report.baked_keys += s.samples;
-                    self.baked.push(json!({"node": name, "path": path, "from": s.from, "to": s.to, "easing": s.easing, "samples": s.samples}));
+                    self.baked.push(extras::Segment {
+                        node: name.to_owned(),
+                        path,
+                        from: f64::from(s.from),
+                        to: f64::from(s.to),
+                        easing: s.easing.clone(),
+                        samples: Some(s.samples),
+                    });
                 }
                 self.channel(node, path, &t, &out, comps, Interpolation::Linear);
             }
             _ => {
                 for (i, e) in &eased {
                     self.report.linearized_segments += 1;
-                    self.linearized.push(json!({"node": name, "path": path, "from": times[*i], "to": times[*i + 1], "easing": bake::ease_name(*e)}));
+                    self.linearized.push(extras::Segment {
+                        node: name.to_owned(),
+                        path,
+                        from: f64::from(times[*i]),
+                        to: f64::from(times[*i + 1]),
+                        easing: bake::ease_name(*e),
+                        samples: None,
+                    });
                 }
                 let mut out = outputs(track, &flat);
                 check_finite(|| format!("{what} {path} keys"), &out)?;
@@ -754,7 +909,7 @@ fn write_animation(
     opts: &ExportOptions,
     names: &[&str],
     report: &mut ExportReport,
-) -> Result<Value, ExportError> {
+) -> Result<Animation, ExportError> {
     let a = &scene.animations[ai];
     let mut w = AnimationWriter {
         bin,
@@ -781,40 +936,37 @@ fn write_animation(
         write_morph_animation(&mut w, ai, m)?;
     }
     let hold = hold_channel(&mut w, scene, a);
-    let mut extras = serde_json::Map::new();
+    let mut extras = extras::AnimationExtras::default();
     // A clip played by several rigs of one skeleton is one animation: its markers and settings
     // once.
     if let Some(c) = a.clips.first().map(|rc| &rc.clip) {
-        if !c.markers().is_empty() {
-            let markers: Vec<Value> =
-                c.markers().iter().map(|m| json!({"name": m.name, "time": m.time})).collect();
-            extras.insert("markers".into(), json!(markers));
-        }
-        extras.insert("looping".into(), json!(c.looping));
-        extras.insert("frameRate".into(), json!(c.frame_rate));
+        extras.markers =
+            c.markers().iter().map(|m| extras::Marker { name: &m.name, time: f64::from(m.time) }).collect();
+        extras.looping = Some(c.looping);
+        extras.frame_rate = Some(f64::from(c.frame_rate));
         if c.length.is_finite() && c.length > 0.0 {
-            extras.insert("length".into(), json!(c.length));
+            extras.length = Some(f64::from(c.length));
         }
     }
-    if let Some(h) = hold {
-        extras.insert("holds".into(), json!([h]));
-    }
+    extras.holds.extend(hold);
     if let EasedKeys::Bake { bound, .. } = opts.eased
         && !w.baked.is_empty()
     {
-        extras.insert(
-            "baked".into(),
-            json!({"rate": w.bake_rate, "bound": bound, "error": w.bake_error, "segments": w.baked}),
-        );
+        extras.baked = Some(extras::Baked {
+            rate: f64::from(w.bake_rate),
+            bound: f64::from(bound),
+            error: f64::from(w.bake_error),
+            segments: std::mem::take(&mut w.baked),
+        });
     }
-    if !w.linearized.is_empty() {
-        extras.insert("linearized".into(), json!(w.linearized));
-    }
-    let mut anim = json!({"name": a.name, "samplers": w.samplers, "channels": w.channels});
-    if !extras.is_empty() {
-        anim["extras"] = Value::Object(extras);
-    }
-    Ok(anim)
+    extras.linearized = std::mem::take(&mut w.linearized);
+    Ok(Animation {
+        extras: if extras.is_empty() { None } else { Some(extras::raw(&extras)?) },
+        channels: w.channels,
+        name: Some(a.name.clone()),
+        samplers: w.samplers,
+        extensions: None,
+    })
 }
 
 /// One rig's clip: its bones' tracks on the rig's bone nodes.
@@ -847,7 +999,11 @@ fn write_clip(
 /// a target nothing else animates, so every player sees the whole clip; listed in
 /// `extras.holds` as `{ "node", "path" }`, which Marrow's importer drops again. Returns that
 /// entry.
-fn hold_channel(w: &mut AnimationWriter, scene: &ImportedScene, a: &super::Animation) -> Option<Value> {
+fn hold_channel(
+    w: &mut AnimationWriter,
+    scene: &ImportedScene,
+    a: &super::Animation,
+) -> Option<extras::Hold> {
     let duration = if a.duration.is_finite() { a.duration.max(0.0) } else { 0.0 };
     if !w.channels.is_empty() && w.last_key + 1.0e-6 >= duration {
         return None;
@@ -875,7 +1031,7 @@ fn hold_channel(w: &mut AnimationWriter, scene: &ImportedScene, a: &super::Anima
         }
         let comps = one.len();
         w.channel(node, path, &times, &out, comps, Interpolation::Step);
-        return Some(json!({"node": node, "path": path}));
+        return Some(extras::Hold { node, path });
     }
     None
 }
@@ -913,8 +1069,8 @@ fn check_options(opts: &ExportOptions) -> Result<(), ExportError> {
     Ok(())
 }
 
-/// The glTF JSON of `scene` and its binary buffer.
-fn build(scene: &ImportedScene, opts: &ExportOptions) -> Result<(Value, Vec<u8>, ExportReport), ExportError> {
+/// The glTF document of `scene` and its binary buffer (the buffer's `uri` not yet set).
+fn build(scene: &ImportedScene, opts: &ExportOptions) -> Result<(Root, Vec<u8>, ExportReport), ExportError> {
     check_options(opts)?;
     let chosen = selected_animations(scene, opts)?;
     let mut bin = Bin { bytes: Vec::new(), views: Vec::new(), accessors: Vec::new(), inputs: HashMap::new() };
@@ -932,34 +1088,41 @@ fn build(scene: &ImportedScene, opts: &ExportOptions) -> Result<(Value, Vec<u8>,
         animations.push(write_animation(&mut bin, scene, ai, opts, &names, &mut report)?);
     }
     report.animations = animations.len();
-    let mut root = json!({
-        "asset": {"version": "2.0", "generator": "Marrow"},
-        "scene": 0,
-        "scenes": [{"nodes": roots}],
-        "nodes": nodes,
-    });
-    if !meshes.is_empty() {
-        root["meshes"] = json!(meshes);
-    }
-    for (key, list) in [("materials", materials), ("textures", textures), ("images", images)] {
-        if !list.is_empty() {
-            root[key] = json!(list);
-        }
-    }
-    if !skins.is_empty() {
-        root["skins"] = json!(skins);
-    }
-    if !animations.is_empty() {
-        root["animations"] = json!(animations);
-    }
     while !bin.bytes.len().is_multiple_of(4) {
         bin.bytes.push(0);
     }
-    if !bin.bytes.is_empty() {
-        root["buffers"] = json!([{"byteLength": bin.bytes.len()}]);
-        root["bufferViews"] = json!(bin.views);
-        root["accessors"] = json!(bin.accessors);
-    }
+    let buffers = if bin.bytes.is_empty() {
+        Vec::new()
+    } else {
+        vec![Buffer {
+            byte_length: USize64::from(bin.bytes.len()),
+            name: None,
+            uri: None,
+            extensions: None,
+            extras: None,
+        }]
+    };
+    let root = Root {
+        asset: Asset { version: "2.0".into(), generator: Some("Marrow".into()), ..Default::default() },
+        scene: Some(Index::new(0)),
+        scenes: vec![Scene {
+            nodes: roots.into_iter().map(index).collect(),
+            name: None,
+            extensions: None,
+            extras: None,
+        }],
+        nodes,
+        meshes,
+        materials,
+        textures,
+        images,
+        skins,
+        animations,
+        buffers,
+        buffer_views: bin.views,
+        accessors: bin.accessors,
+        ..Default::default()
+    };
     Ok((root, bin.bytes, report))
 }
 
@@ -969,7 +1132,7 @@ pub fn export_glb(
     opts: &ExportOptions,
 ) -> Result<(Vec<u8>, ExportReport), ExportError> {
     let (root, bin, report) = build(scene, opts)?;
-    let mut text = serde_json::to_vec(&root).map_err(|e| ExportError::Write(e.to_string()))?;
+    let mut text = root.to_vec().map_err(|e| ExportError::Write(e.to_string()))?;
     while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
@@ -1028,9 +1191,9 @@ pub fn export_gltf_named(
 ) -> Result<(Vec<u8>, Vec<u8>, String, ExportReport), ExportError> {
     let (mut root, bin, report) = build(scene, opts)?;
     let name = bin_name(&bin);
-    if !bin.is_empty() {
-        root["buffers"][0]["uri"] = json!(uri_encode(&name));
+    if let Some(buffer) = root.buffers.first_mut() {
+        buffer.uri = Some(uri_encode(&name));
     }
-    let text = serde_json::to_vec_pretty(&root).map_err(|e| ExportError::Write(e.to_string()))?;
+    let text = root.to_vec_pretty().map_err(|e| ExportError::Write(e.to_string()))?;
     Ok((text, bin, name, report))
 }
