@@ -632,7 +632,10 @@ fn every_node_kind_is_offered_and_its_references_are_kept() {
         let graph_op = |op: GraphOp| Op::Graph { path: path.clone(), op };
         doc.apply(&graph_op(GraphOp::RemoveNodes(vec![NodeId(1)])), 1).unwrap();
         doc.apply(
-            &graph_op(GraphOp::AddParameter { name: EXAMPLE_PARAMETER.into(), default: ParamValue::Float(0.0) }),
+            &graph_op(GraphOp::AddParameter {
+                name: EXAMPLE_PARAMETER.into(),
+                default: ParamValue::Float(0.0),
+            }),
             2,
         )
         .unwrap();

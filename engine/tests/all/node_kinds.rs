@@ -117,7 +117,12 @@ fn every_kind_round_trips_through_its_file() {
         let (g, _) = graph_around(&example);
         let text = save_graph(&g).unwrap();
         for s in info.settings {
-            assert!(text.contains(&format!("{}:", s.name)), "{}: the file lacks {:?}:\n{text}", info.name, s.name);
+            assert!(
+                text.contains(&format!("{}:", s.name)),
+                "{}: the file lacks {:?}:\n{text}",
+                info.name,
+                s.name
+            );
         }
         let (back, errors) = load_graph(&text).unwrap();
         assert_eq!(back, g, "{}", info.name);
@@ -160,7 +165,8 @@ fn every_kind_compiles_and_evaluates() {
             inst.advance(0.1);
             inst.evaluate(&sk, &mut out).unwrap_or_else(|e| panic!("{}: {e}", info.name));
             assert!(
-                out.iter().all(|t| t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite()),
+                out.iter()
+                    .all(|t| t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite()),
                 "{}",
                 info.name
             );
