@@ -12,10 +12,10 @@ use super::super::view::short;
 use crate::command::Command;
 use crate::panels::inspector::named;
 
-#[allow(clippy::too_many_arguments)]
 /// The BlendSpace1D's editor: the axis (samples dragged along it, the current position as a
 /// draggable point that drives the preview, weights and the shared phase while it plays) and
 /// the sample list.
+#[allow(clippy::too_many_arguments)]
 pub fn editor(
     ui: &mut Ui,
     cx: &DetailsCx,
