@@ -159,10 +159,9 @@ impl DetailsPanel {
             NodeKind::Output => {
                 ui.weak("The graph's result: the pose fed to its input is what the rig plays.");
             }
-            NodeKind::Parameter { .. }
-            | NodeKind::Blend2 { .. }
-            | NodeKind::Additive { .. }
-            | NodeKind::TimeScale { .. } => {
+            // A kind with no editor of its own ([`super::nodes`]): its described settings are
+            // on the node.
+            _ => {
                 ui.weak("Its settings are on the node.");
             }
         }

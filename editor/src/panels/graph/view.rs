@@ -530,7 +530,6 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                         ui.weak(format!("= {v:.3}"));
                     }
                 }
-                NodeKind::Blend2 { .. } | NodeKind::Additive { .. } | NodeKind::TimeScale { .. } => {}
                 NodeKind::Mask { subtrees, .. } => {
                     let names: Vec<&str> = subtrees.iter().map(|s| s.bone.as_str()).collect();
                     ui.weak(if names.is_empty() { "no bones chosen".to_owned() } else { names.join(", ") });
@@ -561,7 +560,8 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                     ui.colored_label(Color32::from_rgb(0xe0, 0x90, 0x60), format!("unknown kind {kind:?}"));
                     ui.weak("kept as written; replace or delete it");
                 }
-                NodeKind::Output => {}
+                // The rest show only what their description gives (the float constants above).
+                _ => {}
             }
         });
         self.body_sizes.insert(id, body.response.rect.size());
@@ -878,7 +878,6 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
                 let _ = write!(out, " = {x:.3}");
             }
         }
-        NodeKind::Blend2 { .. } | NodeKind::Additive { .. } | NodeKind::TimeScale { .. } => {}
         NodeKind::Mask { subtrees, .. } => {
             let _ = write!(out, "\n{} bone subtree(s)", subtrees.len());
         }
@@ -899,7 +898,8 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
         NodeKind::Unknown { kind, .. } => {
             let _ = write!(out, "unknown kind {kind:?}");
         }
-        NodeKind::Output => {}
+        // The rest show only what their description gives (the float constants above).
+        _ => {}
     }
     out
 }
