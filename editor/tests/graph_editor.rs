@@ -671,3 +671,47 @@ fn every_node_kind_is_offered_and_its_references_are_kept() {
     }
     assert!(KINDS.iter().any(|k| k.palette == Palette::Never), "the Unknown kind is never offered");
 }
+
+/// The canvas's Add Node menu shows a button for every kind its description offers (the
+/// Parameter once per parameter, the Output only while the graph has none) and none for a kind
+/// only a file can name.
+#[test]
+fn the_add_node_menu_shows_every_offered_node_kind() {
+    use marrow_engine::graph::{KINDS, Palette};
+
+    let dir = sample("locomotion");
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.get_all_by_role_and_label(Role::Button, "New Graph").next().unwrap().click();
+    settle(&mut h);
+    h.get_by_label("New parameter name").focus();
+    h.run();
+    h.get_by_label("New parameter name").type_text("example");
+    settle(&mut h);
+    click(&mut h, Role::Button, "Add Parameter");
+    let at = empty_spot(&h);
+    right_click(&mut h, at);
+    for info in &KINDS {
+        let label = match info.palette {
+            Palette::Always | Palette::OncePerGraph => info.name.to_owned(),
+            Palette::PerParameter => format!("{}: example", info.name),
+            Palette::Never => {
+                assert!(
+                    h.query_by_role_and_label(Role::Button, info.name).is_none(),
+                    "{} offered",
+                    info.name
+                );
+                continue;
+            }
+        };
+        assert!(h.query_by_role_and_label(Role::Button, &label).is_some(), "{label} not offered");
+    }
+    h.get_by_role_and_label(Role::Button, "Output").click();
+    settle(&mut h);
+    h.run_steps(3);
+    assert!(graph(&h).nodes.iter().any(|n| matches!(n.kind, NodeKind::Output)));
+    let at = empty_spot(&h);
+    right_click(&mut h, at);
+    assert!(h.query_by_role_and_label(Role::Button, "Clip").is_some());
+    assert!(h.query_by_role_and_label(Role::Button, "Output").is_none(), "a second Output offered");
+}
