@@ -10,9 +10,10 @@
 //! The methods every pass needs are here too, each an exhaustive `match` (no `_ =>` arm), so a new
 //! variant does not compile until it says which clips ([`NodeKind::clip_refs`]) and parameters
 //! ([`NodeKind::param_refs`]) it names and which settings hold its float pins' constants
-//! ([`NodeKind::constant`]). The compiler, the file format, the project checks and the editor
-//! (palette, node bodies, sliders, clip and parameter renames, clip deletes refused while used)
-//! read these instead of matching on kinds themselves.
+//! ([`NodeKind::constant`]). The compiler (pins, float constants), the project checks and the
+//! editor (palette, node bodies, sliders, clip and parameter renames, clip deletes refused while
+//! used) read these instead of matching on kinds themselves; the file writes each kind's own
+//! settings (`file.rs`), which the every-kind tests hold to [`KindInfo::settings`].
 //!
 //! How to add a kind: add the variant (`model.rs`) with its settings, its `KindInfo` here (and its
 //! index in [`NodeKind::index`]), its arms in this file's methods, its file settings
