@@ -197,7 +197,7 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
                     kind: NodeKind::Blend2 { weight: x.abs().min(1.0) },
                 };
                 let to = node(b);
-                let pin = g.node(to).and_then(|t| t.kind.inputs().first()).map_or("pose", |(p, _)| p);
+                let pin = g.node(to).and_then(|t| t.kind.inputs().first()).map_or("pose", |p| p.name);
                 GraphOp::AddNodes {
                     label: "Add Blend2".into(),
                     connections: vec![Connection { from: n.id, to, pin: pin.into() }],
@@ -231,7 +231,7 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
         31 => {
             let to = node(b);
             let pins = g.node(to).map(|n| n.kind.inputs()).unwrap_or_default();
-            let pin = pins.get(a as usize % pins.len().max(1)).map_or("nope", |(p, _)| p);
+            let pin = pins.get(a as usize % pins.len().max(1)).map_or("nope", |p| p.name);
             GraphOp::Connect { from: node(a), to, pin: pin.into() }
         }
         32 => match g.connections.get(a as usize % g.connections.len().max(1)) {

@@ -590,3 +590,128 @@ fn a_graph_opens_at_a_zoom_where_node_text_is_the_ui_text_size_with_the_output_i
         rep.node_rects[&output]
     );
 }
+
+/// Every node kind (`NodeKind::examples()`): offered by the Add Node menu as its description
+/// says, added to a graph as one step, its clips following a clip rename and keeping that clip
+/// from being deleted, its parameters following a parameter rename and keeping that parameter
+/// from being deleted.
+#[test]
+fn every_node_kind_is_offered_and_its_references_are_kept() {
+    use marrow_editor::document::EditError;
+    use marrow_editor::document::Op;
+    use marrow_editor::document::graph_ops::GraphOp;
+    use marrow_editor::panels::graph::palette;
+    use marrow_engine::graph::kinds::EXAMPLE_PARAMETER;
+    use marrow_engine::graph::{AnimGraph, KINDS, Node, Palette};
+
+    let clips = vec!["clips/idle.clip.ron".to_owned()];
+    let mut empty = AnimGraph::new();
+    empty.add_parameter(EXAMPLE_PARAMETER, ParamValue::Float(0.0));
+    let offered = palette::entries(&empty, &clips);
+    let mut with_output = empty.clone();
+    with_output.add_node(NodeKind::Output, [0.0, 0.0]);
+    let offered_again = palette::entries(&with_output, &clips);
+    let path = "graphs/locomotion.graph.ron".to_owned();
+    for example in NodeKind::examples() {
+        let info = example.info();
+        let entries: Vec<_> = offered.iter().filter(|e| e.kind.index() == example.index()).collect();
+        match info.palette {
+            Palette::Never => assert!(entries.is_empty(), "{}", info.name),
+            _ => {
+                assert_eq!(entries.len(), 1, "{}", info.name);
+                assert_eq!(entries[0].hint, info.hint);
+                assert!(palette::matches(entries[0], info.name), "{}", info.name);
+            }
+        }
+        let again = offered_again.iter().filter(|e| e.kind.index() == example.index()).count();
+        assert_eq!(again, usize::from(matches!(info.palette, Palette::Always | Palette::PerParameter)));
+
+        // The sample's idle clip is used only by its blend space (node 1): remove that, then
+        // let the example be its one user.
+        let mut doc = Document::open(&repo().join("projects/locomotion")).unwrap();
+        let graph_op = |op: GraphOp| Op::Graph { path: path.clone(), op };
+        doc.apply(&graph_op(GraphOp::RemoveNodes(vec![NodeId(1)])), 1).unwrap();
+        doc.apply(
+            &graph_op(GraphOp::AddParameter {
+                name: EXAMPLE_PARAMETER.into(),
+                default: ParamValue::Float(0.0),
+            }),
+            2,
+        )
+        .unwrap();
+        let mut kind = example.clone();
+        for c in kind.clip_refs_mut() {
+            *c = "clips/idle.clip.ron".into();
+        }
+        let id = NodeId(doc.project().graphs[&path].fresh_id());
+        let nodes = vec![Node { id, position: [0.0, 400.0], kind }];
+        doc.apply(&graph_op(GraphOp::AddNodes { label: "Add".into(), nodes, connections: Vec::new() }), 3)
+            .unwrap();
+        let node = |doc: &Document| doc.project().graphs[&path].node(id).unwrap().kind.clone();
+
+        let renamed = "clips/idle_renamed.clip.ron";
+        doc.apply(&Op::RenameAsset { from: clips[0].clone(), to: renamed.into() }, 4).unwrap();
+        let now = node(&doc);
+        assert_eq!(now.clip_refs().len(), example.clip_refs().len(), "{}", info.name);
+        assert!(now.clip_refs().iter().all(|c| *c == renamed), "{}: {now:?}", info.name);
+        let deleted = doc.apply(&Op::DeleteAsset { path: renamed.into() }, 5);
+        if example.clip_refs().is_empty() {
+            assert!(deleted.is_ok(), "{}: {deleted:?}", info.name);
+        } else {
+            assert!(matches!(deleted, Err(EditError::InUse { .. })), "{}: {deleted:?}", info.name);
+        }
+
+        let rename = GraphOp::RenameParameter { from: EXAMPLE_PARAMETER.into(), to: "renamed".into() };
+        doc.apply(&graph_op(rename), 6).unwrap();
+        let now = node(&doc);
+        assert_eq!(now.param_refs().len(), example.param_refs().len(), "{}", info.name);
+        assert!(now.param_refs().iter().all(|p| *p == "renamed"), "{}: {now:?}", info.name);
+        let deleted = doc.apply(&graph_op(GraphOp::DeleteParameter { name: "renamed".into() }), 7);
+        assert_eq!(deleted.is_err(), !example.param_refs().is_empty(), "{}: {deleted:?}", info.name);
+    }
+    assert!(KINDS.iter().any(|k| k.palette == Palette::Never), "the Unknown kind is never offered");
+}
+
+/// The canvas's Add Node menu shows a button for every kind its description offers (the
+/// Parameter once per parameter, the Output only while the graph has none) and none for a kind
+/// only a file can name.
+#[test]
+fn the_add_node_menu_shows_every_offered_node_kind() {
+    use marrow_engine::graph::{KINDS, Palette};
+
+    let dir = sample("locomotion");
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.get_all_by_role_and_label(Role::Button, "New Graph").next().unwrap().click();
+    settle(&mut h);
+    h.get_by_label("New parameter name").focus();
+    h.run();
+    h.get_by_label("New parameter name").type_text("example");
+    settle(&mut h);
+    click(&mut h, Role::Button, "Add Parameter");
+    let at = empty_spot(&h);
+    right_click(&mut h, at);
+    for info in &KINDS {
+        let label = match info.palette {
+            Palette::Always | Palette::OncePerGraph => info.name.to_owned(),
+            Palette::PerParameter => format!("{}: example", info.name),
+            Palette::Never => {
+                assert!(
+                    h.query_by_role_and_label(Role::Button, info.name).is_none(),
+                    "{} offered",
+                    info.name
+                );
+                continue;
+            }
+        };
+        assert!(h.query_by_role_and_label(Role::Button, &label).is_some(), "{label} not offered");
+    }
+    h.get_by_role_and_label(Role::Button, "Output").click();
+    settle(&mut h);
+    h.run_steps(3);
+    assert!(graph(&h).nodes.iter().any(|n| matches!(n.kind, NodeKind::Output)));
+    let at = empty_spot(&h);
+    right_click(&mut h, at);
+    assert!(h.query_by_role_and_label(Role::Button, "Clip").is_some());
+    assert!(h.query_by_role_and_label(Role::Button, "Output").is_none(), "a second Output offered");
+}

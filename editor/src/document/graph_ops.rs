@@ -9,28 +9,19 @@
 //!
 //! Not here: drawing the graph (see `crate::panels::graph`), compiling it (the engine).
 
-use marrow_engine::graph::{AnimGraph, Connection, Drive, Node, NodeId, NodeKind, ParamValue};
+use marrow_engine::graph::{AnimGraph, Connection, Node, NodeId, NodeKind, ParamValue};
 
 use super::op::EditError;
 
-/// The clip references a node holds.
+/// The clip references a node holds ([`NodeKind::clip_refs`]).
 pub fn node_clip_refs(kind: &NodeKind) -> Vec<&str> {
-    match kind {
-        NodeKind::Clip { clip, .. } => vec![clip.as_str()],
-        NodeKind::BlendSpace1D { samples, .. } => samples.iter().map(|s| s.clip.as_str()).collect(),
-        _ => Vec::new(),
-    }
+    kind.clip_refs()
 }
 
-/// Rewrites a node's clip references with `f`; returns whether any changed.
+/// Rewrites a node's clip references with `f` ([`NodeKind::clip_refs_mut`]); returns whether
+/// any changed.
 pub fn rename_node_clip_refs(kind: &mut NodeKind, f: &dyn Fn(&mut String) -> bool) -> bool {
-    match kind {
-        NodeKind::Clip { clip, .. } => f(clip),
-        NodeKind::BlendSpace1D { samples, .. } => {
-            samples.iter_mut().fold(false, |acc, s| f(&mut s.clip) | acc)
-        }
-        _ => false,
-    }
+    kind.clip_refs_mut().into_iter().fold(false, |acc, c| f(c) | acc)
 }
 
 /// A node's name in undo steps and messages: its kind and id (`Blend2 #3`), or the kind a file
@@ -48,17 +39,7 @@ pub fn node_title(node: &Node) -> String {
 
 /// The nodes that use parameter `name` (a Parameter node reading it, an adjust driven by it).
 pub fn parameter_uses(g: &AnimGraph, name: &str) -> Vec<NodeId> {
-    g.nodes
-        .iter()
-        .filter(|n| match &n.kind {
-            NodeKind::Parameter { name: p } => p == name,
-            NodeKind::Adjust { entries } => {
-                entries.iter().any(|e| matches!(&e.amount, Drive::Parameter(p) if p == name))
-            }
-            _ => false,
-        })
-        .map(|n| n.id)
-        .collect()
+    g.nodes.iter().filter(|n| n.kind.param_refs().contains(&name)).map(|n| n.id).collect()
 }
 
 fn plural(n: usize, one: &str) -> String {
@@ -265,18 +246,10 @@ impl GraphOp {
                     .ok_or_else(|| bad(format!("no parameter {from:?}")))?;
                 p.name = to.clone();
                 for n in &mut g.nodes {
-                    match &mut n.kind {
-                        NodeKind::Parameter { name } if name == from => *name = to.clone(),
-                        NodeKind::Adjust { entries } => {
-                            for e in entries {
-                                if let Drive::Parameter(p) = &mut e.amount
-                                    && p == from
-                                {
-                                    *p = to.clone();
-                                }
-                            }
+                    for p in n.kind.param_refs_mut() {
+                        if p == from {
+                            *p = to.clone();
                         }
-                        _ => {}
                     }
                 }
             }

@@ -625,9 +625,24 @@ impl Pin {
         })
     }
 
+    /// The pin's name (the inverse of [`Pin::parse`]).
+    fn name(self) -> &'static str {
+        match self {
+            Pin::Pose => "pose",
+            Pin::A => "a",
+            Pin::B => "b",
+            Pin::Weight => "weight",
+            Pin::Position => "position",
+            Pin::Base => "base",
+            Pin::Layer => "layer",
+            Pin::Reference => "reference",
+            Pin::Scale => "scale",
+        }
+    }
+
     /// The pins of a kind, in display order.
     fn of(kind: &NodeKind) -> impl Iterator<Item = (Pin, PinType)> + '_ {
-        kind.inputs().iter().filter_map(|(n, t)| Some((Pin::parse(n)?, *t)))
+        kind.inputs().iter().filter_map(|p| Some((Pin::parse(p.name)?, p.ty)))
     }
 }
 
@@ -953,14 +968,14 @@ impl Checker<'_> {
             self.graph.connections.iter().map(|c| (c.to, c.pin.as_str())).collect();
         for i in (0..n).filter(|&i| reach[i]) {
             let node = &self.graph.nodes[i];
-            for (pin, ty) in node.kind.inputs() {
+            for input in node.kind.inputs() {
                 // A pin fed by a faulty connection is reported on that connection, not here.
-                let wired = fed.contains(&(node.id, *pin));
-                if *ty == PinType::Pose && !wired {
+                let wired = fed.contains(&(node.id, input.name));
+                if input.ty == PinType::Pose && !wired {
                     errors.push(GraphError::MissingInput {
                         node: node.id,
                         title: node.kind.name(),
-                        pin: (*pin).to_owned(),
+                        pin: input.name.to_owned(),
                     });
                 }
             }
@@ -1143,20 +1158,13 @@ impl<'a> Emitter<'a> {
     fn float_of(&self, i: usize, pin: Pin) -> FloatRef {
         match self.wiring.input(i, pin).map(|f| &self.graph.nodes[f].kind) {
             Some(NodeKind::Parameter { name }) => FloatRef::Param(self.param(name)),
-            _ => FloatRef::Constant(match &self.graph.nodes[i].kind {
-                NodeKind::Blend2 { weight }
-                | NodeKind::Additive { weight }
-                | NodeKind::Mask { weight, .. } => *weight,
-                NodeKind::BlendSpace1D { position, .. } => *position,
-                NodeKind::TimeScale { scale } => *scale,
-                _ => 0.0,
-            }),
+            _ => FloatRef::Constant(self.graph.nodes[i].kind.constant(pin.name()).unwrap_or(0.0)),
         }
     }
 
     /// Runs the emission over `order` (see [`emission_order`]).
     fn run(mut self, order: &[usize], output: usize) -> GraphProgram {
-        let is_pose = |kind: &NodeKind| !matches!(kind, NodeKind::Parameter { .. } | NodeKind::Output);
+        let is_pose = |kind: &NodeKind| kind.output() == Some(PinType::Pose);
         let aliases = |kind: &NodeKind| matches!(kind, NodeKind::Adjust { .. } | NodeKind::TimeScale { .. });
         let flow: Vec<usize> =
             order.iter().copied().filter(|&i| is_pose(&self.graph.nodes[i].kind)).collect();

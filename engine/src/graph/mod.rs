@@ -2,6 +2,8 @@
 //!
 //! Three kinds of state, kept apart:
 //! - **authored** ([`model`]): [`AnimGraph`], nodes with stable ids, editor positions, typed pins,
+//!   each kind described once in [`kinds`] (name, family, pins, settings, menu entry, the clips
+//!   and parameters it names),
 //!   connections and parameter declarations; what the editor edits and what [`file`](mod@file) saves as RON;
 //! - **compiled** ([`compile`](mod@compile)): [`GraphProgram`], a flat list of sample / blend / add / mask
 //!   instructions over a few reusable pose slots, with clips and bones resolved; derived from the
@@ -17,6 +19,7 @@
 pub mod compile;
 pub mod eval;
 pub mod file;
+pub mod kinds;
 pub mod model;
 
 #[doc(hidden)]
@@ -24,6 +27,7 @@ pub use compile::Instruction;
 pub use compile::{ClipSource, GraphCache, GraphError, GraphProgram, compile};
 pub use eval::{AdditiveJob, GraphInstance, GraphMarkerEvent};
 pub use file::{GRAPH_FILE_VERSION, GraphFile, GraphFileError, load_graph, save_graph};
+pub use kinds::{Family, FloatRange, InputPin, KINDS, KindInfo, Palette, SettingInfo, SettingType, Start};
 pub use model::{
     AdjustEntry, AdjustOp, AnimGraph, BlendSample, Connection, Drive, MaskSubtree, Node, NodeId, NodeKind,
     ParamDecl, ParamValue, PinType,

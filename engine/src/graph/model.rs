@@ -16,6 +16,8 @@
 
 use glam::Vec3;
 
+use super::kinds::InputPin;
+
 /// A node's stable identity. Ids are never reused while the node exists; they are what
 /// connections, errors and the editor refer to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -111,7 +113,8 @@ pub struct AdjustEntry {
     pub amount: Drive,
 }
 
-/// A node's kind and its authored settings.
+/// A node's kind and its authored settings. What each kind is (name, pins, settings, menu
+/// entry) is described once in [`super::kinds::KINDS`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeKind {
     /// Plays one clip. Output: pose.
@@ -180,63 +183,26 @@ pub enum NodeKind {
     },
 }
 
-const NO_INPUTS: &[(&str, PinType)] = &[];
-const BLEND2_INPUTS: &[(&str, PinType)] =
-    &[("a", PinType::Pose), ("b", PinType::Pose), ("weight", PinType::Float)];
-const SPACE_INPUTS: &[(&str, PinType)] = &[("position", PinType::Float)];
-const ADDITIVE_INPUTS: &[(&str, PinType)] = &[
-    ("base", PinType::Pose),
-    ("layer", PinType::Pose),
-    ("reference", PinType::Pose),
-    ("weight", PinType::Float),
-];
-const MASK_INPUTS: &[(&str, PinType)] =
-    &[("base", PinType::Pose), ("layer", PinType::Pose), ("weight", PinType::Float)];
-const POSE_INPUT: &[(&str, PinType)] = &[("pose", PinType::Pose)];
-const TIME_SCALE_INPUTS: &[(&str, PinType)] = &[("pose", PinType::Pose), ("scale", PinType::Float)];
-
 impl NodeKind {
-    /// The kind's name, as saved in graph files and shown as the node's title.
+    /// The kind's name, as saved in graph files and shown as the node's title
+    /// ([`KindInfo::name`](super::kinds::KindInfo::name)).
     pub fn name(&self) -> &'static str {
-        match self {
-            NodeKind::Clip { .. } => "Clip",
-            NodeKind::Parameter { .. } => "Parameter",
-            NodeKind::Blend2 { .. } => "Blend2",
-            NodeKind::BlendSpace1D { .. } => "BlendSpace1D",
-            NodeKind::Additive { .. } => "Additive",
-            NodeKind::Mask { .. } => "Mask",
-            NodeKind::Adjust { .. } => "Adjust",
-            NodeKind::TimeScale { .. } => "TimeScale",
-            NodeKind::Output => "Output",
-            NodeKind::Unknown { .. } => "Unknown",
-        }
+        self.info().name
     }
 
-    /// The input pins: name and type, in display order.
-    pub fn inputs(&self) -> &'static [(&'static str, PinType)] {
-        match self {
-            NodeKind::Clip { .. } | NodeKind::Parameter { .. } | NodeKind::Unknown { .. } => NO_INPUTS,
-            NodeKind::Blend2 { .. } => BLEND2_INPUTS,
-            NodeKind::BlendSpace1D { .. } => SPACE_INPUTS,
-            NodeKind::Additive { .. } => ADDITIVE_INPUTS,
-            NodeKind::Mask { .. } => MASK_INPUTS,
-            NodeKind::Adjust { .. } | NodeKind::Output => POSE_INPUT,
-            NodeKind::TimeScale { .. } => TIME_SCALE_INPUTS,
-        }
+    /// The input pins, in display order ([`KindInfo::inputs`](super::kinds::KindInfo::inputs)).
+    pub fn inputs(&self) -> &'static [InputPin] {
+        self.info().inputs
     }
 
     /// The type of an input pin, or `None` when the kind has no pin of that name.
     pub fn input_type(&self, pin: &str) -> Option<PinType> {
-        self.inputs().iter().find(|(n, _)| *n == pin).map(|(_, t)| *t)
+        self.inputs().iter().find(|p| p.name == pin).map(|p| p.ty)
     }
 
-    /// The output pin's type (`None` for the Output node).
+    /// The output pin's type (`None` for the Output node and an unknown kind).
     pub fn output(&self) -> Option<PinType> {
-        match self {
-            NodeKind::Parameter { .. } => Some(PinType::Float),
-            NodeKind::Output | NodeKind::Unknown { .. } => None,
-            _ => Some(PinType::Pose),
-        }
+        self.info().output
     }
 }
 

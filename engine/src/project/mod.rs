@@ -769,11 +769,7 @@ fn check_graphs(project: &Project, lib: &Library, root: &Path, errors: &mut Vec<
     for (p, g) in &project.graphs {
         let full = root.join(p);
         let clip_of = |path: &str| lib.clips.get(path).and_then(|l| l.first().cloned());
-        let first_clip = g.nodes.iter().find_map(|n| match &n.kind {
-            crate::graph::NodeKind::Clip { clip, .. } => Some(clip.clone()),
-            crate::graph::NodeKind::BlendSpace1D { samples, .. } => samples.first().map(|s| s.clip.clone()),
-            _ => None,
-        });
+        let first_clip = g.nodes.iter().find_map(|n| n.kind.clip_refs().first().map(|c| (*c).to_owned()));
         let sk = first_clip
             .as_deref()
             .and_then(clip_of)

@@ -30,6 +30,7 @@ mod hostile_cost;
 #[cfg(unix)]
 mod hostile_io;
 mod loader_props;
+mod node_kinds;
 mod one_runtime;
 mod particles;
 mod pose_jobs;

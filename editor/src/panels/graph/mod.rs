@@ -16,6 +16,7 @@
 
 pub mod details;
 pub mod framing;
+pub mod nodes;
 pub mod palette;
 pub mod params;
 pub mod view;

@@ -1,10 +1,11 @@
-//! The node palette: what the Add Node menus offer, each entry's starting settings, and the
-//! searchable menu shared by the canvas's right-click menu and the dropped-wire menu.
+//! The node palette: what the Add Node menus offer (read from the kinds' descriptions,
+//! [`marrow_engine::graph::KINDS`]), each entry's starting settings, and the searchable menu
+//! shared by the canvas's right-click menu and the dropped-wire menu.
 //!
 //! Not here: adding the node (the panel turns a pick into a `GraphOp::AddNodes`).
 
 use egui::Color32;
-use marrow_engine::graph::{AnimGraph, NodeKind, PinType};
+use marrow_engine::graph::{AnimGraph, KINDS, NodeKind, Palette, PinType, Start};
 
 /// One entry of the Add Node menu.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,70 +26,38 @@ pub fn pin_color(t: PinType) -> Color32 {
     }
 }
 
-/// The header colour of a node kind (a hue per family: sources, blends, modifiers, output).
+/// The header colour of a node kind: its family's ([`marrow_engine::graph::Family::color`]).
 pub fn header_color(kind: &NodeKind) -> Color32 {
-    match kind {
-        NodeKind::Clip { .. } | NodeKind::BlendSpace1D { .. } => Color32::from_rgb(0x2c, 0x4a, 0x66),
-        NodeKind::Parameter { .. } => Color32::from_rgb(0x3a, 0x55, 0x2c),
-        NodeKind::Blend2 { .. } | NodeKind::Additive { .. } | NodeKind::Mask { .. } => {
-            Color32::from_rgb(0x55, 0x3a, 0x66)
-        }
-        NodeKind::Adjust { .. } | NodeKind::TimeScale { .. } => Color32::from_rgb(0x66, 0x4f, 0x2c),
-        NodeKind::Output => Color32::from_rgb(0x6a, 0x2c, 0x2c),
-        NodeKind::Unknown { .. } => Color32::from_rgb(0x55, 0x55, 0x55),
-    }
+    let [r, g, b] = kind.info().family.color();
+    Color32::from_rgb(r, g, b)
 }
 
-/// Every node the graph can take, with starting settings (the project's first clip, the
-/// graph's parameters as Parameter nodes). An Output is offered only while the graph has none.
+/// Every node the graph can take, from the kinds' descriptions ([`KINDS`], in its order), with
+/// starting settings (the project's first clip, the graph's parameters as Parameter nodes). A
+/// kind offered once per graph (the Output) is offered only while the graph has none.
 pub fn entries(graph: &AnimGraph, clips: &[String]) -> Vec<Entry> {
-    let clip = clips.first().cloned().unwrap_or_default();
-    let mut out = vec![
-        Entry {
-            label: "Clip".into(),
-            hint: "Plays one clip",
-            kind: NodeKind::Clip { clip, speed: 1.0, looping: true },
-        },
-        Entry {
-            label: "Blend2".into(),
-            hint: "Blends pose a to pose b by a weight",
-            kind: NodeKind::Blend2 { weight: 0.5 },
-        },
-        Entry {
-            label: "BlendSpace1D".into(),
-            hint: "Clips on an axis, blended by a position, on one synchronized phase",
-            kind: NodeKind::BlendSpace1D { samples: Vec::new(), position: 0.0, looping: true },
-        },
-        Entry {
-            label: "Additive".into(),
-            hint: "Adds (layer - reference) onto base",
-            kind: NodeKind::Additive { weight: 1.0 },
-        },
-        Entry {
-            label: "Mask".into(),
-            hint: "Layers a pose over base on chosen bones",
-            kind: NodeKind::Mask { weight: 1.0, subtrees: Vec::new() },
-        },
-        Entry {
-            label: "Adjust".into(),
-            hint: "Rotates, aims, offsets or scales bones in model space",
-            kind: NodeKind::Adjust { entries: Vec::new() },
-        },
-        Entry {
-            label: "TimeScale".into(),
-            hint: "Scales the playback rate of everything upstream",
-            kind: NodeKind::TimeScale { scale: 1.0 },
-        },
-    ];
-    for p in &graph.parameters {
-        out.push(Entry {
-            label: format!("Parameter: {}", p.name),
-            hint: "Reads a parameter (drives a float pin)",
-            kind: NodeKind::Parameter { name: p.name.clone() },
-        });
-    }
-    if !graph.nodes.iter().any(|n| matches!(n.kind, NodeKind::Output)) {
-        out.push(Entry { label: "Output".into(), hint: "The graph's result", kind: NodeKind::Output });
+    let clip = clips.first().map_or("", String::as_str);
+    let mut out = Vec::new();
+    for info in &KINDS {
+        let entry = |label: String, parameter: &str| Entry {
+            label,
+            hint: info.hint,
+            kind: (info.start)(&Start { clip, parameter }),
+        };
+        match info.palette {
+            Palette::Always => out.push(entry(info.name.to_owned(), "")),
+            Palette::PerParameter => {
+                for p in &graph.parameters {
+                    out.push(entry(format!("{}: {}", info.name, p.name), &p.name));
+                }
+            }
+            Palette::OncePerGraph => {
+                if !graph.nodes.iter().any(|n| std::ptr::eq(n.kind.info(), info)) {
+                    out.push(entry(info.name.to_owned(), ""));
+                }
+            }
+            Palette::Never => {}
+        }
     }
     out
 }

@@ -5,7 +5,7 @@
 //! Not here: applying the edits (the app), the preview itself (`crate::session`).
 
 use egui::{Color32, RichText};
-use marrow_engine::graph::{AnimGraph, NodeKind, ParamValue};
+use marrow_engine::graph::{AnimGraph, FloatRange, NodeKind, ParamValue};
 
 use crate::command::Command;
 use crate::cx::Cx;
@@ -24,8 +24,9 @@ pub struct ParamsPanel {
     renaming: Option<(String, String)>,
 }
 
-/// The range a live slider spans: the blend space axis the parameter drives, 0..1 for a weight,
-/// else around the default.
+/// The range a live slider spans: the ranges of the pins the parameter drives, as their kinds
+/// describe them ([`NodeKind::input_range`]: a blend space's axis, 0..1 for a weight...), 0..1
+/// for a pin with no range, else around the default.
 pub fn slider_range(g: &AnimGraph, name: &str, default: f32) -> (f32, f32) {
     let mut lo = f32::INFINITY;
     let mut hi = f32::NEG_INFINITY;
@@ -34,22 +35,17 @@ pub fn slider_range(g: &AnimGraph, name: &str, default: f32) -> (f32, f32) {
         if !matches!(&src.kind, NodeKind::Parameter { name: n } if n == name) {
             continue;
         }
-        match g.node(c.to).map(|n| &n.kind) {
-            Some(NodeKind::BlendSpace1D { samples, .. }) => {
-                for s in samples {
-                    lo = lo.min(s.position);
-                    hi = hi.max(s.position);
-                }
-            }
-            Some(NodeKind::TimeScale { .. }) => {
-                lo = lo.min(0.0);
-                hi = hi.max(2.0);
-            }
-            Some(_) => {
-                lo = lo.min(0.0);
-                hi = hi.max(1.0);
-            }
-            None => {}
+        let Some(to) = g.node(c.to) else { continue };
+        let described = to.kind.inputs().iter().find(|p| p.name == c.pin).and_then(|p| p.range);
+        let range = match (to.kind.input_range(&c.pin), described) {
+            (Some(r), _) => Some(r),
+            // A blend space with no samples yet: nothing to span.
+            (None, Some(FloatRange::SamplePositions)) => None,
+            (None, _) => Some((0.0, 1.0)),
+        };
+        if let Some((l, h)) = range {
+            lo = lo.min(l);
+            hi = hi.max(h);
         }
     }
     if !(lo < hi) {

@@ -16,7 +16,9 @@ use egui::emath::TSTransform;
 use egui::{Color32, Pos2, Rect, RichText, Stroke, Ui};
 use egui_snarl::ui::{AnyPins, PinInfo, SnarlViewer};
 use egui_snarl::{InPin, InPinId, OutPin, OutPinId, Snarl};
-use marrow_engine::graph::{AnimGraph, Connection, GraphInstance, Node, NodeId, NodeKind, PinType};
+use marrow_engine::graph::{
+    AnimGraph, Connection, FloatRange, GraphInstance, Node, NodeId, NodeKind, PinType,
+};
 
 use super::palette;
 use crate::document::graph_ops::{GraphOp, node_title};
@@ -32,7 +34,7 @@ pub fn input_pins(graph: &AnimGraph, node: &Node) -> Vec<(String, Option<PinType
             pins.dedup();
             pins.into_iter().map(|p| (p, None)).collect()
         }
-        k => k.inputs().iter().map(|(n, t)| ((*n).to_owned(), Some(*t))).collect(),
+        k => k.inputs().iter().map(|p| (p.name.to_owned(), Some(p.ty))).collect(),
     }
 }
 
@@ -503,6 +505,8 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
         }
         let body = ui.vertical(|ui| {
             ui.set_max_width(190.0);
+            // The float pins' constants, as the kind describes them; then what is the kind's own.
+            self.constants(ui, id, &n.kind);
             match n.kind.clone() {
                 NodeKind::Clip { clip, speed, looping } => {
                     self.clip_body(ui, id, clip, speed, looping, &live)
@@ -526,31 +530,11 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                         ui.weak(format!("= {v:.3}"));
                     }
                 }
-                NodeKind::Blend2 { weight } => {
-                    if let Some(w) = self.constant(ui, id, "weight", weight, Some(0.0..=1.0)) {
-                        self.set(id, NodeKind::Blend2 { weight: w }, "weight");
-                    }
-                }
-                NodeKind::Additive { weight } => {
-                    if let Some(w) = self.constant(ui, id, "weight", weight, Some(0.0..=1.0)) {
-                        self.set(id, NodeKind::Additive { weight: w }, "weight");
-                    }
-                }
-                NodeKind::Mask { weight, subtrees } => {
-                    if let Some(w) = self.constant(ui, id, "weight", weight, Some(0.0..=1.0)) {
-                        self.set(id, NodeKind::Mask { weight: w, subtrees: subtrees.clone() }, "weight");
-                    }
+                NodeKind::Mask { subtrees, .. } => {
                     let names: Vec<&str> = subtrees.iter().map(|s| s.bone.as_str()).collect();
                     ui.weak(if names.is_empty() { "no bones chosen".to_owned() } else { names.join(", ") });
                 }
-                NodeKind::BlendSpace1D { samples, position, looping } => {
-                    if let Some(p) = self.constant(ui, id, "position", position, None) {
-                        self.set(
-                            id,
-                            NodeKind::BlendSpace1D { samples: samples.clone(), position: p, looping },
-                            "position",
-                        );
-                    }
+                NodeKind::BlendSpace1D { samples, .. } => {
                     let mut sorted = samples.clone();
                     sorted.sort_by(|a, b| a.position.total_cmp(&b.position));
                     for s in &sorted {
@@ -572,16 +556,12 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                         ui.weak(format!("{} {}", adjust_name(&e.op), e.bone));
                     }
                 }
-                NodeKind::TimeScale { scale } => {
-                    if let Some(s) = self.constant(ui, id, "scale", scale, None) {
-                        self.set(id, NodeKind::TimeScale { scale: s }, "scale");
-                    }
-                }
                 NodeKind::Unknown { kind, .. } => {
                     ui.colored_label(Color32::from_rgb(0xe0, 0x90, 0x60), format!("unknown kind {kind:?}"));
                     ui.weak("kept as written; replace or delete it");
                 }
-                NodeKind::Output => {}
+                // The rest show only what their description gives (the float constants above).
+                _ => {}
             }
         });
         self.body_sizes.insert(id, body.response.rect.size());
@@ -732,11 +712,10 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                 let ty = self.node(from).and_then(|n| n.kind.output());
                 let fits: Vec<palette::Entry> = entries
                     .into_iter()
-                    .filter(|e| e.kind.inputs().iter().any(|(_, t)| Some(*t) == ty))
+                    .filter(|e| e.kind.inputs().iter().any(|p| Some(p.ty) == ty))
                     .collect();
                 if let Some(e) = palette::menu(ui, self.search, &fits) {
-                    let pin =
-                        e.kind.inputs().iter().find(|(_, t)| Some(*t) == ty).map(|(p, _)| (*p).to_owned());
+                    let pin = e.kind.inputs().iter().find(|p| Some(p.ty) == ty).map(|p| p.name.to_owned());
                     if let Some(pin) = pin {
                         self.add(e.kind, pos, Some((from, from, pin)), false);
                     }
@@ -796,6 +775,25 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
 }
 
 impl GraphViewer<'_> {
+    /// A row per float pin of the node's kind: its constant (a slider over a clamped range, else
+    /// a drag value), or what drives it.
+    fn constants(&mut self, ui: &mut Ui, id: NodeId, kind: &NodeKind) {
+        for pin in kind.inputs() {
+            let (Some(range), Some(value)) = (pin.range, kind.constant(pin.name)) else { continue };
+            let slider = match range {
+                FloatRange::Clamped(lo, hi) => Some(lo..=hi),
+                FloatRange::Typical(..) | FloatRange::SamplePositions => None,
+            };
+            if let Some(v) = self.constant(ui, id, pin.name, value, slider) {
+                let mut changed = kind.clone();
+                if let Some(c) = changed.constant_mut(pin.name) {
+                    *c = v;
+                }
+                self.set(id, changed, pin.name);
+            }
+        }
+    }
+
     /// A Clip node's controls: the clip picker, speed, loop, and the playhead while previewing.
     fn clip_body(&mut self, ui: &mut Ui, id: NodeId, clip: String, speed: f32, looping: bool, live: &Live) {
         let mut pick = None;
@@ -860,6 +858,14 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
             None => write!(out, "{pin} {value:.2}"),
         };
     };
+    for pin in n.kind.inputs() {
+        if let Some(value) = n.kind.constant(pin.name) {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            constant(&mut out, pin.name, value);
+        }
+    }
     match &n.kind {
         NodeKind::Clip { clip, speed, looping } => {
             let _ = write!(out, "{}  ×{speed:.2}{}", short(clip), if *looping { "  loop" } else { "" });
@@ -872,13 +878,10 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
                 let _ = write!(out, " = {x:.3}");
             }
         }
-        NodeKind::Blend2 { weight } | NodeKind::Additive { weight } => constant(&mut out, "weight", *weight),
-        NodeKind::Mask { weight, subtrees } => {
-            constant(&mut out, "weight", *weight);
+        NodeKind::Mask { subtrees, .. } => {
             let _ = write!(out, "\n{} bone subtree(s)", subtrees.len());
         }
-        NodeKind::BlendSpace1D { samples, position, .. } => {
-            constant(&mut out, "position", *position);
+        NodeKind::BlendSpace1D { samples, .. } => {
             for s in samples {
                 let _ = write!(out, "\n{:.2}  {}", s.position, short(&s.clip));
             }
@@ -892,11 +895,11 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
                 let _ = write!(out, "{}{} {}", if i > 0 { "\n" } else { "" }, adjust_name(&e.op), e.bone);
             }
         }
-        NodeKind::TimeScale { scale } => constant(&mut out, "scale", *scale),
         NodeKind::Unknown { kind, .. } => {
             let _ = write!(out, "unknown kind {kind:?}");
         }
-        NodeKind::Output => {}
+        // The rest show only what their description gives (the float constants above).
+        _ => {}
     }
     out
 }
