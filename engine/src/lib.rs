@@ -128,6 +128,7 @@ pub mod simplify;
 pub mod skeleton;
 pub mod skinning;
 pub mod synthetic;
+pub mod tangent;
 pub mod track;
 
 pub use glam;
