@@ -352,7 +352,8 @@ fn clip_op(c: &ClipAsset, kind: u8, a: u32, b: u32, x: f32) -> ClipOp {
     let bone = c.bones[a as usize % c.bones.len()].clone();
     let channel = [Channel::Translation, Channel::Rotation, Channel::Scale][b as usize % 3];
     let value = |ch: Channel| match ch {
-        Channel::Rotation => KeyValue::Quat(Quat::from_rotation_x(x)),
+        // Odd `b`: the rotation written on the far hemisphere (a sign flip for the Euler filter).
+        Channel::Rotation => KeyValue::Quat(Quat::from_rotation_x(x) * if b % 2 == 1 { -1.0 } else { 1.0 }),
         _ => KeyValue::Vec3(Vec3::new(x, 1.0 + x * 0.1, 0.0)),
     };
     let marker = b as usize % (c.clip.markers().len() + 1);
@@ -471,6 +472,16 @@ fn every_edit_kind_applies_somewhere() {
                             let _ = doc.apply(&build(doc.project(), 22, bone * 3 + 2, ch, 0.0), 1);
                         }
                     }
+                }
+                if kind == 39 {
+                    // The Euler filter changes something only where a key flips sign.
+                    let c = &doc.project().clips["clips/stride.clip.ron"];
+                    let q = c.clip.channels()[1].rotation.as_ref().unwrap().values()[1];
+                    let flip = ClipOp::SetKeyValue {
+                        key: KeyRef::new("thigh_l", Channel::Rotation, 0.25),
+                        value: KeyValue::Quat(-q),
+                    };
+                    doc.apply(&Op::Clip { path: "clips/stride.clip.ron".into(), op: flip }, 1).unwrap();
                 }
                 let op = build(doc.project(), kind, a, b, 1.25);
                 ok |= doc.apply(&op, 2).unwrap_or(false);
