@@ -325,4 +325,17 @@ fn files_without_the_new_fields_load_and_resave_byte_for_byte() {
     assert!(t.tangent_modes().is_empty() && t.tangent_mode(0) == TangentMode::Free);
     assert_eq!(t.out_tangents()[0], Vec3::new(3.0, 0.0, 0.0));
     assert_eq!(marrow_engine::project::clip_to_string(&c), text);
+
+    // One mode for two keys: refused by name, or repaired with the missing one Free.
+    let short = text.replace(
+        "                ],\n            ),\n        ),\n    ],\n    markers",
+        "                ],\n                tangent_modes: [\n                    Auto,\n                ],\n            ),\n        ),\n    ],\n    markers",
+    );
+    assert_ne!(short, text);
+    let e = marrow_engine::project::clip_from_str(&short, path).unwrap_err().to_string();
+    assert!(e.contains("tracks/a/translation/tangent_modes: 1 entries for 2 keys"), "{e}");
+    let (c, faults) = marrow_engine::project::clip_from_str_repairing(&short, path).unwrap();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    let t = c.clip.channels()[0].translation.as_ref().unwrap();
+    assert_eq!(t.tangent_modes(), &[TangentMode::Auto, TangentMode::Free]);
 }

@@ -7,13 +7,13 @@
 //! its neighbours, and an editor recomputes them ([`compute_tangents`]) whenever a key of the
 //! track moves, is added or deleted, or changes value:
 //!
-//! - [`TangentMode::Auto`]: `(v[i+1] - v[i-1]) / (t[i+1] - t[i-1])` per component (the
+//! - Auto ([`TangentMode::Auto`]): `(v[i+1] - v[i-1]) / (t[i+1] - t[i-1])` per component (the
 //!   non-uniform Catmull-Rom slope, the same on both sides).
-//! - [`TangentMode::AutoClamped`]: Auto, but zero at a local extremum (a key not strictly
+//! - Auto Clamped ([`TangentMode::AutoClamped`]): Auto, but zero at a local extremum (a key not strictly
 //!   between its neighbours' values), and otherwise no steeper than three times the gentler of
 //!   its two segments' slopes (Fritsch and Carlson's bound), so a segment between two such keys
 //!   is monotone and never overshoots its keys.
-//! - [`TangentMode::Flat`]: zero.
+//! - Flat ([`TangentMode::Flat`]): a zero slope.
 //! - The first and the last key of a track get zero slopes in the Auto modes, as Blender's auto
 //!   handles do on a curve held constant past its ends (a clip holds its end keys).
 //!

@@ -525,28 +525,34 @@ impl<V: Copy> TrackFile<V> {
                 track.set_key_easing(j, Some(e));
             }
         }
-        if !self.tangent_modes.is_empty() {
-            if !cubic {
-                faults.push(field_error(
-                    format!("{at}/tangent_modes"),
-                    "tangent modes belong to CubicSpline tracks; they are dropped",
-                ));
-            } else {
-                if self.tangent_modes.len() != self.times.len() {
-                    faults.push(field_error(
-                        format!("{at}/tangent_modes"),
-                        format!(
-                            "{} entries for {} keys; the missing ones are Free",
-                            self.tangent_modes.len(),
-                            self.times.len()
-                        ),
-                    ));
-                }
-                let modes = keys.iter().map(|k| self.tangent_modes.get(k.5).copied().unwrap_or_default());
-                let _ = track.set_tangent_modes(modes.collect());
-            }
-        }
+        let kept: Vec<usize> = keys.iter().map(|k| k.5).collect();
+        self.repair_tangent_modes(at, &kept, &mut track, &mut faults);
         (Some(track), faults)
+    }
+
+    /// The tangent modes of a repaired track: those of the keys kept (`kept`: their indices in
+    /// the file), a missing one Free; dropped with a fault on a track that is not CUBICSPLINE.
+    fn repair_tangent_modes<T: TupleValue<Tuple = V>>(
+        &self,
+        at: &str,
+        kept: &[usize],
+        track: &mut Track<T>,
+        faults: &mut Vec<FieldError>,
+    ) {
+        if self.tangent_modes.is_empty() {
+            return;
+        }
+        let at = format!("{at}/tangent_modes");
+        if self.interpolation != Interpolation::CubicSpline {
+            faults.push(field_error(at, "tangent modes belong to CubicSpline tracks; they are dropped"));
+            return;
+        }
+        if self.tangent_modes.len() != self.times.len() {
+            let (n, keys) = (self.tangent_modes.len(), self.times.len());
+            faults.push(field_error(at, format!("{n} entries for {keys} keys; the missing ones are Free")));
+        }
+        let modes = kept.iter().map(|i| self.tangent_modes.get(*i).copied().unwrap_or_default());
+        let _ = track.set_tangent_modes(modes.collect());
     }
 }
 

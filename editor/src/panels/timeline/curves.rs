@@ -275,22 +275,26 @@ pub fn show(
     let f_pressed = ui.input(|i| i.pointer.hover_pos().is_some_and(|p| rect.contains(p)))
         && ui.ctx().input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::F));
     let revision = cx.doc.revision();
+    // Any drag (here, on the dope sheet, a gizmo) re-fits at its end, not while it runs.
+    let gesture = panel.curve.dragging() || ui.input(|i| i.pointer.any_down());
     if !channels.is_empty() {
         let (lo, hi) = value_range(clip, &channels);
-        let edited = panel.curve.seen.is_some_and(|s| s != revision) && !panel.curve.dragging();
+        let edited = panel.curve.seen.is_some_and(|s| s != revision) && !gesture;
         let outside = lo < panel.curve.y_min || hi > panel.curve.y_max;
         if panel.curve.fit || f_pressed || (edited && outside) {
             frame(&mut panel.curve, lo, hi);
         }
     }
-    if !panel.curve.dragging() {
+    if !gesture {
         panel.curve.seen = Some(revision);
     }
     let state = &panel.curve;
     let axis = ValueAxis { plot, y_min: state.y_min, y_max: state.y_max.max(state.y_min + 1e-4) };
-    draw_grid(ui, &painter, clip, map, &axis);
-    draw_curves(&painter, clip, &channels, map, &axis);
-    let targets = draw_keys(panel, &painter, clip, &channels, map, &axis);
+    // Curves, keys and handles stay inside the plot; the value labels sit left of it.
+    let inside = ui.painter_at(plot);
+    draw_grid(ui, [&inside, &painter], clip, map, &axis);
+    draw_curves(&inside, clip, &channels, map, &axis);
+    let targets = draw_keys(panel, &inside, clip, &channels, map, &axis);
     panel.layout.curve = Some(CurveLayout {
         plot,
         y_min: axis.y_min,
@@ -345,6 +349,9 @@ fn tangent_buttons(panel: &mut TimelinePanel, ui: &mut egui::Ui, cx: &mut Cx, cl
             }
         }
     });
+    if !modes.is_empty() && current.is_none() {
+        ui.weak("(mixed)");
+    }
 }
 
 /// The Euler filter on the shown rotation channels.
@@ -381,7 +388,7 @@ fn draw_legend(ui: &egui::Ui, painter: &egui::Painter, clip: &ClipAsset, channel
         painter.text(
             Pos2::new(names.left() + 6.0, y),
             egui::Align2::LEFT_TOP,
-            format!("{} {} · {}", clip.bones[s.bone], s.channel, interp.name().to_lowercase()),
+            format!("{} {}", clip.bones[s.bone], s.channel),
             egui::FontId::proportional(12.0),
             ui.visuals().text_color(),
         );
@@ -396,6 +403,13 @@ fn draw_legend(ui: &egui::Ui, painter: &egui::Painter, clip: &ClipAsset, channel
                 AXIS[i],
             );
         }
+        painter.text(
+            Pos2::new(names.left() + 106.0, y),
+            egui::Align2::LEFT_TOP,
+            super::interpolation_name(interp),
+            egui::FontId::proportional(11.0),
+            ui.visuals().weak_text_color(),
+        );
         y += 16.0;
     }
 }
@@ -444,9 +458,17 @@ pub fn nice_step(range: f32, height: f32, min_points: f32) -> f32 {
     [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * p).find(|s| *s >= raw * 0.999).unwrap_or(10.0 * p)
 }
 
-/// The grid: horizontal lines at [`nice_step`] values labelled on the left (the zero line
-/// stronger), vertical lines on the ruler's frame ticks.
-fn draw_grid(ui: &egui::Ui, painter: &egui::Painter, clip: &ClipAsset, map: &Mapping, axis: &ValueAxis) {
+/// The grid: horizontal lines at [`nice_step`] values labelled left of the plot (the zero
+/// line stronger), vertical lines on the ruler's frame ticks. `painters`: the plot's, and one
+/// that reaches the labels' column.
+fn draw_grid(
+    ui: &egui::Ui,
+    painters: [&egui::Painter; 2],
+    clip: &ClipAsset,
+    map: &Mapping,
+    axis: &ValueAxis,
+) {
+    let [painter, labels] = painters;
     let plot = axis.plot;
     let fps = clip.clip.frame_rate;
     let (step, every) = map.frame_ticks(fps);
@@ -472,9 +494,9 @@ fn draw_grid(ui: &egui::Ui, painter: &egui::Painter, clip: &ClipAsset, map: &Map
         let color = if i == 0 { Color32::from_gray(85) } else { Color32::from_gray(44) };
         painter
             .line_segment([Pos2::new(plot.left(), y), Pos2::new(plot.right(), y)], Stroke::new(1.0, color));
-        painter.text(
-            Pos2::new(plot.left() + 4.0, y - 1.0),
-            egui::Align2::LEFT_BOTTOM,
+        labels.text(
+            Pos2::new(plot.left() - 4.0, y),
+            egui::Align2::RIGHT_CENTER,
             format!("{:.*}", decimals, if v == 0.0 { 0.0 } else { v }),
             egui::FontId::monospace(10.0),
             ui.visuals().weak_text_color(),
