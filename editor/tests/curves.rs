@@ -339,3 +339,87 @@ fn files_without_the_new_fields_load_and_resave_byte_for_byte() {
     let t = c.clip.channels()[0].translation.as_ref().unwrap();
     assert_eq!(t.tangent_modes(), &[TangentMode::Auto, TangentMode::Free]);
 }
+
+/// The Euler rates (degrees per second) of the hips rotation just after (`out`) or before key
+/// time `t`, measured on the sampled curve.
+fn measured_rates(h: &Harness<'_, EditorApp>, t: f32, out: bool) -> Vec3 {
+    let c = clip(h);
+    let track = c.clip.channels()[0].rotation.clone().unwrap();
+    let e = |time: f32| {
+        let near = Vec3::from(track.sample(t).unwrap().to_euler(glam::EulerRot::XYZ));
+        marrow_engine::tangent::euler_near(track.sample(time).unwrap(), near).map(f32::to_degrees)
+    };
+    let eps = 1e-3;
+    if out { (e(t + eps) - e(t)) / eps } else { (e(t) - e(t - eps)) / eps }
+}
+
+#[test]
+fn a_rotation_handle_shows_and_sets_one_euler_angles_rate() {
+    let dir = sample("runner");
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    let keys: Vec<KeyWrite> = (0..5)
+        .map(|i| {
+            let a = i as f32;
+            KeyWrite {
+                key: KeyRef::new("hips", Channel::Rotation, TIMES[i]),
+                value: KeyValue::Quat(Quat::from_euler(
+                    glam::EulerRot::XYZ,
+                    0.1 * a,
+                    0.3 * a * a / 4.0,
+                    -0.05 * a,
+                )),
+            }
+        })
+        .collect();
+    edit(&mut h, ClipOp::InsertKeys { keys, kind: InsertKind::Insert });
+    edit(
+        &mut h,
+        ClipOp::SetInterpolation {
+            bone: "hips".into(),
+            channel: Channel::Rotation,
+            interpolation: Interpolation::CubicSpline,
+        },
+    );
+    click(&mut h, Role::Button, "Curves");
+    let k = KeyId::new(0, Channel::Rotation, 0.5);
+    select(&mut h, [k]);
+    let c = curve(&h);
+    let map = h.state().panels.timeline.layout.map.unwrap();
+    let value = |y: f32| c.y_min + (c.plot.bottom() - y) / c.plot.height() * (c.y_max - c.y_min);
+    // Each handle's slope is the plotted curve's rate there.
+    let before = measured_rates(&h, 0.5, true);
+    let e = marrow_editor::panels::timeline::curves::key_eulers(&clip(&h), 0, Channel::Rotation)[2];
+    for comp in 0..3 {
+        let p = c.handle(k, comp, true).expect("a rotation key's handle is drawn");
+        let slope = (value(p.y) - e[comp]) / (map.t(p.x) - 0.5);
+        assert!(
+            (slope - before[comp]).abs() <= 0.02 * before[comp].abs().max(5.0),
+            "comp {comp}: the handle says {slope} deg/s, the curve {}",
+            before[comp]
+        );
+    }
+    // Drag the Y handle up: Y turns faster, X and Z keep their rates; one step.
+    let steps = h.state().doc.head();
+    let p = c.handle(k, 1, true).unwrap();
+    drag(&mut h, p, p - egui::vec2(0.0, 25.0), 5);
+    let labels: Vec<String> = h.state().doc.steps().map(|s| s.label().to_owned()).collect();
+    assert_eq!(h.state().doc.head(), steps + 1, "{labels:?}");
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Edit Tangents"));
+    let after = measured_rates(&h, 0.5, true);
+    assert!(after.y > before.y + 5.0, "Y rate {} -> {}", before.y, after.y);
+    for comp in [0, 2] {
+        assert!(
+            (after[comp] - before[comp]).abs() <= 0.02 * before[comp].abs().max(5.0),
+            "comp {comp}: {} -> {}",
+            before[comp],
+            after[comp]
+        );
+    }
+    // An Auto Clamped key dragged: Aligned, the in side turned with it.
+    let t = clip(&h).clip.channels()[0].rotation.clone().unwrap();
+    assert_eq!(t.tangent_mode(2), TangentMode::Aligned);
+    assert_eq!(t.in_tangents()[2], t.out_tangents()[2]);
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}

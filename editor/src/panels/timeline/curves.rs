@@ -11,7 +11,7 @@
 //!   ruler's frames.
 //! - Keys are dots (where they lie closer than a few points, only the selected ones): a vertical
 //!   drag changes the value, a horizontal one moves the key in time (snapped).
-//! - CUBICSPLINE keys of translations and scales, when selected, show their tangent handles at
+//! - CUBICSPLINE keys, when selected, show their tangent handles at
 //!   the Bézier control points their Hermite tangents make (a third of the neighbouring segment
 //!   along; never shorter than [`MIN_HANDLE`] points on screen), coloured by tangent mode as
 //!   Blender colours handle types. Dragging a handle sets that side's slope; a Free key keeps
@@ -21,10 +21,12 @@
 //!   frames. The view frames every curve on F and re-fits itself after an edit that leaves a
 //!   curve outside it (when a drag ends, not during it).
 //!
-//! Rotation keys take tangent modes (computed on the quaternion, see
-//! [`marrow_engine::tangent`]) but show no handles: a handle on one Euler curve is the slope of
-//! one Euler angle, and a quaternion tangent changes all three at once, so dragging it could
-//! not move that curve alone without choosing the other two angles' rates for the user.
+//! Rotation keys take tangent modes (computed on the quaternion's components, see
+//! [`marrow_engine::tangent`]: Auto Clamped bounds those, not the plotted angles). Their handles
+//! show the Euler angle rates the quaternion tangent gives the normalized curve at the key
+//! ([`euler_rates`], through the derivative of the Euler-to-quaternion map); dragging one sets
+//! that angle's rate and keeps the other two ([`quat_tangent`]). At gimbal lock (Y at +-90
+//! degrees) no rates say the tangent, and the key shows no handles.
 //!
 //! Which channels: those of the selected keys; else the keyed channels of the selected bone.
 //!
@@ -66,11 +68,14 @@ pub struct CurveState {
     /// The document revision the view last checked its range against (re-fit after edits).
     seen: Option<u64>,
     drag: Option<CurveDrag>,
+    /// Where the pointer was when the drag last edited (an edit only when it moves, so a
+    /// press that does not move and the release frame edit nothing).
+    drag_at: Option<Pos2>,
 }
 
 impl Default for CurveState {
     fn default() -> Self {
-        Self { y_min: -1.0, y_max: 1.0, fit: true, seen: None, drag: None }
+        Self { y_min: -1.0, y_max: 1.0, fit: true, seen: None, drag: None, drag_at: None }
     }
 }
 
@@ -674,7 +679,6 @@ fn draw_keys(
         let (b, ch) = (s.bone, s.channel);
         let times = model::channel_times(clip, b, ch);
         let (a, z) = model::visible_range(times, t0, t1);
-        let tangents = vec_track(clip, b, ch).filter(|t| t.interpolation() == Interpolation::CubicSpline);
         let dense = z - a > 1
             && (map.x(times[z - 1]) - map.x(times[a])) / (z - a - 1) as f32
                 <= super::dope_draw::GLYPH_SPACING;
@@ -692,9 +696,10 @@ fn draw_keys(
                     continue;
                 }
                 last_col[k] = col;
-                if let (Some(tr), true) = (tangents, sel) {
-                    let color = handle_color(tr.tangent_mode(j));
-                    for (out, slope) in [(false, tr.in_tangents()[j][k]), (true, tr.out_tangents()[j][k])] {
+                if let (true, Some((mode, tin, tout))) = (sel, sel.then(|| key_slopes(clip, s, j)).flatten())
+                {
+                    let color = handle_color(mode);
+                    for (out, slope) in [(false, tin[k]), (true, tout[k])] {
                         let hp = handle_pos(times, j, at, slope, out, map, axis);
                         painter.line_segment([at, hp], Stroke::new(1.0, color.gamma_multiply(0.8)));
                         painter.circle(hp, 3.5, color, Stroke::new(1.0, Color32::BLACK));
@@ -740,6 +745,7 @@ fn interact(
     if r.drag_started_by(egui::PointerButton::Primary)
         && let Some(p) = ui.input(|i| i.pointer.press_origin())
     {
+        panel.curve.drag_at = Some(p);
         panel.curve.drag = nearest(p).map(|d| match d {
             CurveDrag::Key { key, comp, .. } => CurveDrag::Key { key, comp, press: p, time: None },
             other => other,
@@ -770,13 +776,16 @@ fn interact(
         panel.curve.y_min += dv;
         panel.curve.y_max += dv;
     }
-    if let (Some(drag), Some(p)) = (panel.curve.drag.clone(), r.interact_pointer_pos()) {
+    if let (Some(drag), Some(p)) = (panel.curve.drag.clone(), r.interact_pointer_pos())
+        && panel.curve.drag_at != Some(p)
+    {
+        panel.curve.drag_at = Some(p);
         match drag {
             CurveDrag::Key { key, comp, press, time } => {
                 drag_key(panel, cx, clip, area, map, axis, channels, (key, comp, press, time), p)
             }
             CurveDrag::Tangent { key, comp, out } => {
-                drag_tangent(cx, clip, area, map, axis, (key, comp, out), p)
+                drag_tangent(cx, clip, area, map, axis, channels, (key, comp, out), p)
             }
         }
     }
@@ -834,45 +843,116 @@ fn drag_key(
 }
 
 /// A tangent handle's drag to `p`: the slope from the key to the pointer, on the dragged side
-/// only for a Free key, on both sides otherwise (the op makes such a key Aligned).
+/// only for a Free key, on both sides otherwise (the op makes such a key Aligned). A rotation's
+/// handle sets that Euler angle's rate and keeps the other two.
+#[allow(clippy::too_many_arguments)]
 fn drag_tangent(
     cx: &mut Cx,
     clip: &ClipAsset,
     area: &Area,
     map: &Mapping,
     axis: &ValueAxis,
+    channels: &[Shown],
     (key, comp, out): (KeyId, usize, bool),
     p: Pos2,
 ) {
-    if let (Some(tr), Some(kref)) = (vec_track(clip, key.bone as usize, key.channel), key.to_ref(clip))
-        && let Some(j) = tr.times().iter().position(|t| (*t - key.t()).abs() < 1e-6)
-    {
-        let c = tr.values()[j][comp];
-        // Seconds from the key to the pointer on the handle's side (a few points at least).
-        let min = 2.0 / map.points_per_second().max(1e-6);
-        let dt = if out { map.t(p.x) - key.t() } else { key.t() - map.t(p.x) };
-        let slope = (axis.v_of(p.y) - c) / dt.max(min) * if out { 1.0 } else { -1.0 };
-        let mut tin = tr.in_tangents()[j];
-        let mut tout = tr.out_tangents()[j];
-        if tr.tangent_mode(j) == TangentMode::Free {
-            if out {
-                tout[comp] = slope;
-            } else {
-                tin[comp] = slope;
-            }
-        } else {
-            tin[comp] = slope;
-            tout[comp] = slope;
-        }
-        cx.edit(Op::Clip {
-            path: area.path.clone(),
-            op: ClipOp::SetTangents {
-                key: kref,
-                tangent_in: KeyValue::Vec3(tin),
-                tangent_out: KeyValue::Vec3(tout),
-            },
-        });
+    let (b, ch) = (key.bone as usize, key.channel);
+    let times = model::channel_times(clip, b, ch);
+    let (Some(j), Some(kref)) = (times.iter().position(|t| (*t - key.t()).abs() < 1e-6), key.to_ref(clip))
+    else {
+        return;
+    };
+    let Some(s) = channels.iter().find(|s| s.bone == b && s.channel == ch) else { return };
+    let (Some(v), Some((mode, mut tin, mut tout))) = (key_at(clip, b, ch, j), key_slopes(clip, s, j)) else {
+        return;
+    };
+    let c = components(v, s.eulers.get(j).copied().unwrap_or_default())[comp];
+    // Seconds from the key to the pointer on the handle's side (a few points at least).
+    let min = 2.0 / map.points_per_second().max(1e-6);
+    let dt = if out { map.t(p.x) - key.t() } else { key.t() - map.t(p.x) };
+    let slope = (axis.v_of(p.y) - c) / dt.max(min) * if out { 1.0 } else { -1.0 };
+    let free = mode == TangentMode::Free;
+    if !free || out {
+        tout[comp] = slope;
     }
+    if !free || !out {
+        tin[comp] = slope;
+    }
+    if !free {
+        // One slope on both sides, from the dragged side's other components.
+        let (from, to) = if out { (tout, &mut tin) } else { (tin, &mut tout) };
+        *to = from;
+    }
+    let (tangent_in, tangent_out) = match v {
+        KeyValue::Vec3(_) => (KeyValue::Vec3(Vec3::from_array(tin)), KeyValue::Vec3(Vec3::from_array(tout))),
+        KeyValue::Quat(q) => {
+            let Some(tr) = quat_track(clip, b, ch) else { return };
+            let e = s.eulers.get(j).copied().unwrap_or_default();
+            let side = |rates: [f32; 3], old: Quat, moved: bool| {
+                if moved { quat_tangent(q, e, Vec3::from_array(rates).to_radians_vec()) } else { old }
+            };
+            (
+                KeyValue::Quat(side(tin, tr.in_tangents()[j], !free || !out)),
+                KeyValue::Quat(side(tout, tr.out_tangents()[j], !free || out)),
+            )
+        }
+    };
+    cx.edit(Op::Clip {
+        path: area.path.clone(),
+        op: ClipOp::SetTangents { key: kref, tangent_in, tangent_out },
+    });
+}
+
+/// Key `j`'s mode and its in and out slopes as plotted (value per second; a rotation's Euler
+/// degrees per second), when its channel is CUBICSPLINE (and, for a rotation, away from gimbal
+/// lock, where no Euler rate says the tangent).
+fn key_slopes(clip: &ClipAsset, s: &Shown, j: usize) -> Option<(TangentMode, [f32; 3], [f32; 3])> {
+    let cubic = |i: Interpolation| i == Interpolation::CubicSpline;
+    if let Some(t) = vec_track(clip, s.bone, s.channel).filter(|t| cubic(t.interpolation())) {
+        return Some((t.tangent_mode(j), t.in_tangents()[j].to_array(), t.out_tangents()[j].to_array()));
+    }
+    let t = quat_track(clip, s.bone, s.channel).filter(|t| cubic(t.interpolation()))?;
+    let (q, e) = (t.values()[j], *s.eulers.get(j)?);
+    let deg = |d: Quat| euler_rates(q, e, d).map(|r| (r * (180.0 / std::f32::consts::PI)).to_array());
+    Some((t.tangent_mode(j), deg(t.in_tangents()[j])?, deg(t.out_tangents()[j])?))
+}
+
+/// The derivative of `from_euler(XYZ, e)` by each angle, on the hemisphere of `q` (central
+/// differences in f64).
+fn euler_jacobian(q: Quat, e: Vec3) -> [glam::DVec4; 3] {
+    let e = e.as_dvec3();
+    let at = |x: glam::DVec3| glam::DVec4::from(glam::DQuat::from_euler(EulerRot::XYZ, x.x, x.y, x.z));
+    let sign = if at(e).dot(glam::DVec4::from(q.as_dquat())) < 0.0 { -1.0 } else { 1.0 };
+    let h = 1e-6;
+    std::array::from_fn(|c| {
+        let mut d = glam::DVec3::ZERO;
+        d[c] = h;
+        (at(e + d) - at(e - d)) * (sign / (2.0 * h))
+    })
+}
+
+/// The Euler angle rates (radians per second) a quaternion tangent `d` gives the normalized
+/// curve through key `q` shown as `e`; `None` at gimbal lock.
+pub fn euler_rates(q: Quat, e: Vec3, d: Quat) -> Option<Vec3> {
+    let j = euler_jacobian(q, e);
+    let n = glam::DVec4::from(q.as_dquat().normalize());
+    let d = glam::DVec4::from(d.as_dquat());
+    let t = (d - n * n.dot(d)) / q.as_dquat().length();
+    let m =
+        glam::DMat3::from_cols_array_2d(&std::array::from_fn(|a| std::array::from_fn(|b| j[a].dot(j[b]))));
+    if m.determinant().abs() < 1e-6 {
+        return None;
+    }
+    let r = glam::DVec3::new(j[0].dot(t), j[1].dot(t), j[2].dot(t));
+    Some((m.inverse() * r).as_vec3())
+}
+
+/// The quaternion tangent whose normalized curve through key `q` (shown as `e`) turns at Euler
+/// angle rates `rates` (radians per second).
+pub fn quat_tangent(q: Quat, e: Vec3, rates: Vec3) -> Quat {
+    let j = euler_jacobian(q, e);
+    let v = (j[0] * rates.x as f64 + j[1] * rates.y as f64 + j[2] * rates.z as f64) * q.as_dquat().length();
+    Quat::from_vec4(v.as_vec4())
 }
 
 #[cfg(test)]
