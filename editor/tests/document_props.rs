@@ -2,7 +2,8 @@
 //! transforms, renames, reparenting, deletes, additions, animators, sockets, expressions,
 //! meshes, asset renames and deletes, added files, project renames, whole-project
 //! replacement, clip properties and every timeline edit (keys inserted, deleted, moved, scaled,
-//! re-eased, re-interpolated, valued, tangents, markers added, moved, renamed, deleted) and
+//! re-eased, re-interpolated, valued, tangents, tangent modes, Euler filters, the clip's and the
+//! project's default interpolation, markers added, moved, renamed, deleted) and
 //! every graph edit (nodes moved, added singly or as wired pasted groups, deleted with their
 //! wires, wires connected (replacing) and disconnected, node settings, parameters added,
 //! renamed, deleted and re-defaulted), some merged as drags, with saves and
@@ -25,6 +26,7 @@ use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
 use marrow_engine::project::file::ClipAsset;
 use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SocketDesc};
+use marrow_engine::tangent::TangentMode;
 use marrow_engine::track::Interpolation;
 use proptest::prelude::*;
 use support::{TempDir, repo};
@@ -42,7 +44,7 @@ enum Step {
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        12 => (0u8..38, any::<u32>(), any::<u32>(), -3.0f32..3.0, 0u8..3)
+        12 => (0u8..42, any::<u32>(), any::<u32>(), -3.0f32..3.0, 0u8..3)
             .prop_map(|(kind, a, b, x, gesture)| Step::Edit { kind, a, b, x, gesture }),
         1 => Just(Step::Save),
         1 => Just(Step::Reload),
@@ -171,10 +173,36 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
             Some(c) => Op::Clip { path: c.clone(), op: clip_op(&p.clips[c], kind, a, b, x) },
             None => Op::RenameProject("no clip".into()),
         },
+        38..=40 => match pick(&clips, a) {
+            Some(c) => Op::Clip { path: c.clone(), op: curve_op(&p.clips[c], kind, a, b) },
+            None => Op::RenameProject("no clip".into()),
+        },
+        41 => Op::SetDefaultInterpolation(INTERPOLATIONS[b as usize % 3]),
         _ => match pick(&graphs, b) {
             Some(g) => Op::Graph { path: g.clone(), op: graph_op(&p.graphs[g], kind, a, b, x) },
             None => Op::RenameProject("no graph".into()),
         },
+    }
+}
+
+const INTERPOLATIONS: [Interpolation; 3] =
+    [Interpolation::Step, Interpolation::Linear, Interpolation::CubicSpline];
+
+/// A curve view edit of kind `kind` (38..=40) on clip `c`: tangent modes, the Euler filter,
+/// the clip's default interpolation.
+fn curve_op(c: &ClipAsset, kind: u8, a: u32, b: u32) -> ClipOp {
+    let keys = keys_of(c);
+    match kind {
+        38 => ClipOp::SetTangentMode {
+            keys: (0..1 + b as usize % 4)
+                .filter_map(|i| keys.get((a as usize + i * 3) % keys.len().max(1)).cloned())
+                .collect(),
+            mode: TangentMode::ALL[b as usize % TangentMode::ALL.len()],
+        },
+        39 => ClipOp::EulerFilter(
+            (0..1 + b as usize % 3).map(|i| c.bones[(a as usize + i) % c.bones.len()].clone()).collect(),
+        ),
+        _ => ClipOp::SetDefaultInterpolation((!b.is_multiple_of(4)).then(|| INTERPOLATIONS[a as usize % 3])),
     }
 }
 
@@ -324,7 +352,8 @@ fn clip_op(c: &ClipAsset, kind: u8, a: u32, b: u32, x: f32) -> ClipOp {
     let bone = c.bones[a as usize % c.bones.len()].clone();
     let channel = [Channel::Translation, Channel::Rotation, Channel::Scale][b as usize % 3];
     let value = |ch: Channel| match ch {
-        Channel::Rotation => KeyValue::Quat(Quat::from_rotation_x(x)),
+        // Odd `b`: the rotation written on the far hemisphere (a sign flip for the Euler filter).
+        Channel::Rotation => KeyValue::Quat(Quat::from_rotation_x(x) * if b % 2 == 1 { -1.0 } else { 1.0 }),
         _ => KeyValue::Vec3(Vec3::new(x, 1.0 + x * 0.1, 0.0)),
     };
     let marker = b as usize % (c.clip.markers().len() + 1);
@@ -427,22 +456,32 @@ proptest! {
 fn every_edit_kind_applies_somewhere() {
     // Each kind builds an op that the runner project accepts at least once (so the property
     // test really exercises every kind, not only refusals).
-    for kind in (0u8..16).chain(17..38) {
+    for kind in (0u8..16).chain(17..42) {
         let mut ok = false;
         for a in 0..8u32 {
             for b in 0..8u32 {
                 let mut doc = Document::new(runner(), None);
-                if kind == 15 || kind == 10 || kind >= 29 {
+                if kind == 15 || kind == 10 || (29..38).contains(&kind) {
                     let add = build(doc.project(), 11, 0, 0, 0.0);
                     doc.apply(&add, 1).unwrap();
                 }
-                if kind == 24 {
+                if kind == 24 || kind == 38 {
                     // Tangents belong to CUBICSPLINE keys: make every channel cubic first.
                     for bone in 0..5 {
                         for ch in 0..3 {
                             let _ = doc.apply(&build(doc.project(), 22, bone * 3 + 2, ch, 0.0), 1);
                         }
                     }
+                }
+                if kind == 39 {
+                    // The Euler filter changes something only where a key flips sign.
+                    let c = &doc.project().clips["clips/stride.clip.ron"];
+                    let q = c.clip.channels()[1].rotation.as_ref().unwrap().values()[1];
+                    let flip = ClipOp::SetKeyValue {
+                        key: KeyRef::new("thigh_l", Channel::Rotation, 0.25),
+                        value: KeyValue::Quat(-q),
+                    };
+                    doc.apply(&Op::Clip { path: "clips/stride.clip.ron".into(), op: flip }, 1).unwrap();
                 }
                 let op = build(doc.project(), kind, a, b, 1.25);
                 ok |= doc.apply(&op, 2).unwrap_or(false);

@@ -46,6 +46,9 @@ pub struct Clip {
     /// Frames per second for snapping and display in an editor (authored; playback does not
     /// use it). 30 unless set.
     pub frame_rate: f32,
+    /// The interpolation a key gives a channel it starts (authored, for an editor; `None`: the
+    /// project's setting). Playback does not use it.
+    pub default_interpolation: Option<crate::track::Interpolation>,
     markers: Vec<Marker>,
     /// Derived: the sampling form, built on first use ([`Clip::compiled`]).
     compiled: CompiledCache,
@@ -61,6 +64,7 @@ impl Clip {
             looping: false,
             length: 0.0,
             frame_rate: DEFAULT_FRAME_RATE,
+            default_interpolation: None,
             markers: Vec::new(),
             compiled: CompiledCache::default(),
         }

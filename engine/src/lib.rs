@@ -134,6 +134,7 @@ pub mod skeleton;
 pub mod skinning;
 #[doc(hidden)]
 pub mod synthetic;
+pub mod tangent;
 pub mod track;
 
 pub use glam;

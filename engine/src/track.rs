@@ -3,7 +3,9 @@
 //!
 //! Layout: `times` and `values` are two parallel arrays (not an array of key structs), with
 //! `in_tangents`/`out_tangents` present only for CUBICSPLINE tracks and a parallel array of optional
-//! per-key easings (the easing of the segment a key starts; `None` means the track's default).
+//! per-key easings (the easing of the segment a key starts; `None` means the track's default)
+//! and, for CUBICSPLINE tracks, optional authored tangent modes ([`crate::tangent`]), which
+//! sampling never reads.
 //!
 //! Sampling rules: before the first key / after the last key, that key's value; one key, its value;
 //! a segment shorter than [`MIN_SEGMENT`], the right key's value. Quaternions take the shortest path
@@ -18,6 +20,7 @@ use glam::{Quat, Vec3};
 
 use crate::easing::Ease;
 use crate::math;
+use crate::tangent::TangentMode;
 
 /// Segments shorter than this (seconds) sample as their right key.
 pub const MIN_SEGMENT: f32 = 1e-6;
@@ -206,6 +209,9 @@ pub struct Track<T: Animatable> {
     in_tangents: Vec<T>,
     out_tangents: Vec<T>,
     easings: Vec<Option<Ease>>,
+    /// Authored tangent modes of CUBICSPLINE keys: empty (every key Free) or parallel to
+    /// `times`. Sampling never reads them.
+    tangent_modes: Vec<TangentMode>,
     interpolation: Interpolation,
     default_easing: Ease,
     /// Derived: true when any segment of a LINEAR track uses a non-linear easing.
@@ -225,6 +231,7 @@ impl<T: Animatable> Track<T> {
         self.times.len() * 4
             + (self.values.len() + self.in_tangents.len() + self.out_tangents.len()) * v
             + self.easings.len() * size_of::<Option<Ease>>()
+            + self.tangent_modes.len() * size_of::<TangentMode>()
     }
 
     /// An empty track.
@@ -235,6 +242,7 @@ impl<T: Animatable> Track<T> {
             in_tangents: Vec::new(),
             out_tangents: Vec::new(),
             easings: Vec::new(),
+            tangent_modes: Vec::new(),
             interpolation,
             default_easing: Ease::default(),
             eased: false,
@@ -275,6 +283,7 @@ impl<T: Animatable> Track<T> {
             in_tangents: Vec::new(),
             out_tangents: Vec::new(),
             easings: vec![None; n],
+            tangent_modes: Vec::new(),
             interpolation,
             default_easing: Ease::default(),
             eased: false,
@@ -314,6 +323,7 @@ impl<T: Animatable> Track<T> {
             in_tangents,
             out_tangents,
             easings: vec![None; n],
+            tangent_modes: Vec::new(),
             interpolation: Interpolation::CubicSpline,
             default_easing: Ease::default(),
             eased: false,
@@ -385,6 +395,34 @@ impl<T: Animatable> Track<T> {
     /// Time of the last key, if any.
     pub fn last_time(&self) -> Option<f32> {
         self.times.last().copied()
+    }
+
+    /// The tangent modes of the keys (CUBICSPLINE tracks): empty when every key is
+    /// [`TangentMode::Free`], else parallel to [`Track::times`]. See [`crate::tangent`].
+    pub fn tangent_modes(&self) -> &[TangentMode] {
+        &self.tangent_modes
+    }
+
+    /// Key `index`'s tangent mode ([`TangentMode::Free`] when the track holds none).
+    pub fn tangent_mode(&self, index: usize) -> TangentMode {
+        self.tangent_modes.get(index).copied().unwrap_or_default()
+    }
+
+    /// Sets the keys' tangent modes: `modes` empty, or one per key of a CUBICSPLINE track. Only
+    /// the modes change (the tangents are the caller's: see [`crate::tangent::compute_tangents`]).
+    /// Modes that are all Free are kept as none.
+    pub fn set_tangent_modes(&mut self, modes: Vec<TangentMode>) -> Result<(), TrackFault> {
+        if !modes.is_empty()
+            && (modes.len() != self.times.len() || self.interpolation != Interpolation::CubicSpline)
+        {
+            return Err(TrackFault::NotParallel {
+                times: self.times.len(),
+                values: self.values.len(),
+                tangents: modes.len(),
+            });
+        }
+        self.tangent_modes = if modes.iter().all(|m| *m == TangentMode::Free) { Vec::new() } else { modes };
+        Ok(())
     }
 
     /// The easing used by segments whose starting key has no override.
@@ -466,6 +504,9 @@ impl<T: Animatable> Track<T> {
         self.times.insert(i, time);
         self.values.insert(i, value);
         self.easings.insert(i, None);
+        if !self.tangent_modes.is_empty() {
+            self.tangent_modes.insert(i, TangentMode::Free);
+        }
         if cubic {
             self.in_tangents.insert(i, in_tangent);
             self.out_tangents.insert(i, out_tangent);
@@ -481,6 +522,9 @@ impl<T: Animatable> Track<T> {
         let t = self.times.remove(index);
         let v = self.values.remove(index);
         self.easings.remove(index);
+        if index < self.tangent_modes.len() {
+            self.tangent_modes.remove(index);
+        }
         if self.interpolation == Interpolation::CubicSpline {
             self.in_tangents.remove(index);
             self.out_tangents.remove(index);

@@ -173,6 +173,25 @@ impl EditorApp {
         }
     }
 
+    /// File > Project Settings: what `project.ron` sets for every clip (the interpolation a key
+    /// gives a channel it starts, unless its clip sets its own). Each change is an undo step.
+    fn project_settings(&mut self, ui: &mut egui::Ui) {
+        use marrow_engine::track::Interpolation;
+        ui.menu_button("Project Settings", |ui| {
+            ui.weak("New channels' interpolation");
+            let current = self.doc.project().manifest.default_interpolation;
+            for i in [Interpolation::Step, Interpolation::Linear, Interpolation::CubicSpline] {
+                let name = crate::panels::timeline::interpolation_name(i);
+                if ui.selectable_label(current == i, name).clicked() {
+                    if current != i {
+                        self.commands.push(Command::Edit(Box::new(Op::SetDefaultInterpolation(i))));
+                    }
+                    ui.close();
+                }
+            }
+        });
+    }
+
     pub(super) fn menu(&mut self, ui: &mut egui::Ui) {
         egui::MenuBar::new().ui(ui, |ui| {
             let r = ui.menu_button("File", |ui| {
@@ -192,6 +211,8 @@ impl EditorApp {
                 ui.separator();
                 self.menu_entry(ui, UiCommand::Import, None, true);
                 self.menu_entry(ui, UiCommand::ExportGltf, None, true);
+                ui.separator();
+                self.project_settings(ui);
                 ui.separator();
                 self.menu_entry(ui, UiCommand::Save, None, true);
                 self.menu_entry(ui, UiCommand::SaveAs, None, true);

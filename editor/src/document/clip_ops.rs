@@ -1,5 +1,5 @@
 //! Edits of a clip file's content: clip properties, keys (insert, delete, move, scale, value,
-//! tangents), easing, interpolation and markers. Keys are addressed by bone name, channel and
+//! tangents, tangent modes, the Euler filter), easing, interpolation and markers. Keys are addressed by bone name, channel and
 //! time ([`KeyRef`]), never by index, so an op stays valid while other keys change. A key that
 //! lands on another key of its channel replaces it (only inside that channel), and the step's
 //! name says how many keys were replaced ("Move 15,920 keys (3 replaced)", "Paste Keys
@@ -14,13 +14,22 @@
 //! the state at the start of the gesture (the document recomputes a merging op from there), so
 //! a key dragged across another and beyond does not swallow it.
 //!
+//! Tangent modes ([`marrow_engine::tangent`]) are kept per key through every edit: a key of a
+//! CUBICSPLINE track whose mode is computed (Auto, Auto Clamped, Flat) has its tangents
+//! recomputed from its neighbours whenever any key of its track is written, moved, scaled,
+//! deleted or re-valued, inside the op, so the step's before and after values hold them and undo
+//! restores them exactly. A written key takes the mode and tangents of the key it replaces, or
+//! Auto Clamped (Blender's and Unity's default) when it is new. A channel a key starts gets the
+//! clip's default interpolation, or the project's ([`ClipOp::apply`]'s `project_default`).
+//!
 //! Not here: the timeline's drawing or selection (see `crate::panels::timeline`).
 
 use glam::{Quat, Vec3};
 use marrow_engine::clip::{BoneChannels, Channel, Marker};
 use marrow_engine::easing::Ease;
 use marrow_engine::project::file::ClipAsset;
-use marrow_engine::track::{Animatable, Interpolation, MIN_SEGMENT, Track};
+use marrow_engine::tangent::{TangentLanes, TangentMode};
+use marrow_engine::track::{Interpolation, MIN_SEGMENT, Track};
 
 use super::op::EditError;
 
@@ -87,8 +96,9 @@ pub enum ClipOp {
         /// Frames per second for snapping and display.
         frame_rate: Option<f32>,
     },
-    /// Writes keys (a key at the time of an existing one replaces its value). A channel that
-    /// has no track yet gets a LINEAR one.
+    /// Writes keys (a key at the time of an existing one replaces its value, keeping its
+    /// tangent mode). A channel that has no track yet gets the clip's default interpolation (or
+    /// the project's).
     InsertKeys {
         /// The keys.
         keys: Vec<KeyWrite>,
@@ -124,8 +134,8 @@ pub enum ClipOp {
         /// The easing.
         ease: Option<Ease>,
     },
-    /// Sets a channel's interpolation. To CUBICSPLINE, tangents are derived from the
-    /// neighbouring keys (Catmull-Rom); from it, they are dropped.
+    /// Sets a channel's interpolation. To CUBICSPLINE, every key becomes Auto Clamped (its
+    /// tangents computed from its neighbours); from it, tangents and modes are dropped.
     SetInterpolation {
         /// Bone name.
         bone: String,
@@ -141,7 +151,9 @@ pub enum ClipOp {
         /// Its value.
         value: KeyValue,
     },
-    /// Sets a CUBICSPLINE key's tangents.
+    /// Sets a CUBICSPLINE key's tangents (slopes in value per second). The key's mode becomes
+    /// Aligned when both sides are equal and it was not Free, else Free (a dragged Auto handle
+    /// turns Aligned, as in Blender).
     SetTangents {
         /// The key.
         key: KeyRef,
@@ -150,6 +162,21 @@ pub enum ClipOp {
         /// Out tangent.
         tangent_out: KeyValue,
     },
+    /// Sets the tangent mode of the named keys of CUBICSPLINE channels (the others are left
+    /// alone; refused when none is cubic). Computed modes recompute the tangents; Aligned gives
+    /// both sides their mean; Free keeps them.
+    SetTangentMode {
+        /// The keys.
+        keys: Vec<KeyRef>,
+        /// The mode.
+        mode: TangentMode,
+    },
+    /// The Euler filter of the rotation channels of the named bones: each rotation key put on
+    /// the hemisphere of the one before (with its tangents), so no interpolation passes through
+    /// a sign flip. Shortest-path (LINEAR, STEP) poses are unchanged at every time.
+    EulerFilter(Vec<String>),
+    /// Sets the interpolation new channels of this clip get (`None`: the project's).
+    SetDefaultInterpolation(Option<Interpolation>),
     /// Adds a marker.
     AddMarker {
         /// Name.
@@ -183,11 +210,14 @@ struct EditKey<T> {
     tin: T,
     tout: T,
     easing: Option<Ease>,
+    mode: TangentMode,
     /// Whether this key was moved or written by the op (it wins a collision).
     moved: bool,
+    /// Whether this key is a written value (it takes the tangents and mode of a key it replaces).
+    written: bool,
 }
 
-fn explode<T: Animatable>(t: &Track<T>) -> Vec<EditKey<T>> {
+fn explode<T: TangentLanes>(t: &Track<T>) -> Vec<EditKey<T>> {
     let cubic = t.interpolation() == Interpolation::CubicSpline;
     (0..t.len())
         .map(|i| EditKey {
@@ -196,14 +226,17 @@ fn explode<T: Animatable>(t: &Track<T>) -> Vec<EditKey<T>> {
             tin: if cubic { t.in_tangents()[i] } else { T::ZERO },
             tout: if cubic { t.out_tangents()[i] } else { T::ZERO },
             easing: t.key_easings().get(i).copied().flatten(),
+            mode: t.tangent_mode(i),
             moved: false,
+            written: false,
         })
         .collect()
 }
 
-/// Sorts the keys and resolves collisions (a moved key replaces a resting one); returns the
-/// track and how many keys were replaced.
-fn assemble<T: Animatable>(
+/// Sorts the keys and resolves collisions (a moved key replaces a resting one; a written value
+/// keeps the tangents and mode of the key it replaces), recomputes the tangents of computed
+/// modes (CUBICSPLINE); returns the track and how many keys were replaced.
+fn assemble<T: TangentLanes>(
     interp: Interpolation,
     default: Ease,
     mut keys: Vec<EditKey<T>>,
@@ -222,7 +255,11 @@ fn assemble<T: Animatable>(
             Some(last) if (k.time - last.time).abs() < MIN_SEGMENT.max(1e-5) => {
                 // The moved key wins; two resting keys cannot collide (the track was sound).
                 if k.moved || !last.moved {
+                    let kept = *last;
                     *last = k;
+                    if k.written && !kept.written {
+                        (last.tin, last.tout, last.mode) = (kept.tin, kept.tout, kept.mode);
+                    }
                 }
                 replaced += 1;
             }
@@ -234,18 +271,21 @@ fn assemble<T: Animatable>(
     }
     let times: Vec<f32> = out.iter().map(|k| k.time).collect();
     let values: Vec<T> = out.iter().map(|k| k.value).collect();
-    let track = if interp == Interpolation::CubicSpline {
-        Track::cubic_from_keys(
-            times,
-            out.iter().map(|k| k.tin).collect(),
-            values,
-            out.iter().map(|k| k.tout).collect(),
-        )
+    let cubic = interp == Interpolation::CubicSpline;
+    let modes: Vec<TangentMode> = out.iter().map(|k| k.mode).collect();
+    let track = if cubic {
+        let mut tin: Vec<T> = out.iter().map(|k| k.tin).collect();
+        let mut tout: Vec<T> = out.iter().map(|k| k.tout).collect();
+        marrow_engine::tangent::compute_tangents(&times, &values, &modes, &mut tin, &mut tout);
+        Track::cubic_from_keys(times, tin, values, tout)
     } else {
         Track::from_keys(interp, times, values)
     }
     .map_err(|e| EditError::Invalid(e.to_string()))?;
     let mut track = track;
+    if cubic {
+        track.set_tangent_modes(modes).map_err(|e| EditError::Invalid(e.to_string()))?;
+    }
     track.set_default_easing(default);
     for (i, k) in out.iter().enumerate() {
         if k.easing.is_some() {
@@ -279,6 +319,7 @@ type TrackEdit<'f> =
 fn edit_tracks(
     c: &mut ClipAsset,
     refs: &[(String, Channel)],
+    fresh: Interpolation,
     f: &mut TrackEdit<'_>,
 ) -> Result<usize, EditError> {
     let mut pairs: Vec<(String, Channel)> = refs.to_vec();
@@ -297,9 +338,9 @@ fn edit_tracks(
         }
         match channel_of(&mut channels[i], ch) {
             AnyTrack::Vec3(slot) => {
-                let (interp, default) = slot.as_ref().map_or((Interpolation::Linear, Ease::default()), |t| {
-                    (t.interpolation(), t.default_easing())
-                });
+                let (interp, default) = slot
+                    .as_ref()
+                    .map_or((fresh, Ease::default()), |t| (t.interpolation(), t.default_easing()));
                 let mut keys = slot.as_ref().map(explode).unwrap_or_default();
                 f(&bone, ch, &mut keys, &mut Vec::new())?;
                 let (t, r) = assemble(interp, default, keys)?;
@@ -307,9 +348,9 @@ fn edit_tracks(
                 replaced += r;
             }
             AnyTrack::Quat(slot) => {
-                let (interp, default) = slot.as_ref().map_or((Interpolation::Linear, Ease::default()), |t| {
-                    (t.interpolation(), t.default_easing())
-                });
+                let (interp, default) = slot
+                    .as_ref()
+                    .map_or((fresh, Ease::default()), |t| (t.interpolation(), t.default_easing()));
                 let mut keys = slot.as_ref().map(explode).unwrap_or_default();
                 f(&bone, ch, &mut Vec::new(), &mut keys)?;
                 let (t, r) = assemble(interp, default, keys)?;
@@ -396,18 +437,6 @@ fn retime<T: Copy>(
     n
 }
 
-fn catmull_rom<T: Animatable>(keys: &mut [EditKey<T>], sub: impl Fn(T, T) -> T, scale: impl Fn(T, f32) -> T) {
-    let n = keys.len();
-    for i in 0..n {
-        let (a, b) = (i.saturating_sub(1), (i + 1).min(n - 1));
-        let dt = keys[b].time - keys[a].time;
-        let t =
-            if a == b || !(dt > 0.0) { T::ZERO } else { scale(sub(keys[b].value, keys[a].value), 1.0 / dt) };
-        keys[i].tin = t;
-        keys[i].tout = t;
-    }
-}
-
 /// The interpolation of a bone's channel, when it has a track.
 pub fn interpolation_of(c: &ClipAsset, bone: &str, ch: Channel) -> Option<Interpolation> {
     let i = c.bones.iter().position(|b| b == bone)?;
@@ -463,6 +492,9 @@ impl ClipOp {
             ClipOp::SetInterpolation { .. } => "Set Interpolation".to_owned(),
             ClipOp::SetKeyValue { .. } => "Edit Key Value".to_owned(),
             ClipOp::SetTangents { .. } => "Edit Tangents".to_owned(),
+            ClipOp::SetTangentMode { mode, .. } => format!("Set Tangents to {}", mode.name()),
+            ClipOp::EulerFilter(_) => "Euler Filter".to_owned(),
+            ClipOp::SetDefaultInterpolation(_) => "Set Default Interpolation".to_owned(),
             ClipOp::AddMarker { .. } => "Add Marker".to_owned(),
             ClipOp::MoveMarker { .. } => "Move Marker".to_owned(),
             ClipOp::RenameMarker { .. } => "Rename Marker".to_owned(),
@@ -485,19 +517,38 @@ impl ClipOp {
         })
     }
 
-    /// The clip after the op, and the step's name when keys were replaced.
-    pub fn apply(&self, c: &ClipAsset) -> Result<(ClipAsset, String), EditError> {
+    /// The clip after the op, and the step's name when keys were replaced. `project_default`
+    /// is the interpolation a new channel gets when the clip sets none (the project's setting).
+    pub fn apply(
+        &self,
+        c: &ClipAsset,
+        project_default: Interpolation,
+    ) -> Result<(ClipAsset, String), EditError> {
         let mut c = c.clone();
         let mut replaced = 0;
         match self {
             ClipOp::SetProperties { name, looping, length, frame_rate } => {
                 set_properties(&mut c, name, looping, length, frame_rate)?
             }
-            ClipOp::InsertKeys { keys, .. } => replaced = insert_keys(&mut c, keys)?,
+            ClipOp::InsertKeys { keys, .. } => {
+                let fresh = c.clip.default_interpolation.unwrap_or(project_default);
+                replaced = insert_keys(&mut c, keys, fresh)?
+            }
+            ClipOp::SetTangentMode { keys, mode } => set_tangent_mode(&mut c, keys, *mode)?,
+            ClipOp::EulerFilter(bones) => {
+                let flipped = euler_filter(&mut c, bones)?;
+                let label = match flipped {
+                    0 => "Euler Filter".to_owned(),
+                    1 => "Euler Filter (1 key flipped)".to_owned(),
+                    n => format!("Euler Filter ({} keys flipped)", thousands(n)),
+                };
+                return Ok((c, label));
+            }
+            ClipOp::SetDefaultInterpolation(i) => c.clip.default_interpolation = *i,
             ClipOp::DeleteKeys(keys) => {
                 let mut found = 0;
                 let set = KeySet::new(keys);
-                edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
+                edit_tracks(&mut c, &pairs(keys), Interpolation::Linear, &mut |bone, ch, v3, q| {
                     let times = set.times(bone, ch);
                     let hit = |t: f32| named(times, t);
                     let before = v3.len() + q.len();
@@ -520,15 +571,16 @@ impl ClipOp {
                 }
                 let to = |t: f32| snapped((pivot + (t - pivot) * factor).max(0.0), *snap);
                 let set = KeySet::new(keys);
-                replaced = edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
-                    retime(&set, bone, ch, v3, &to);
-                    retime(&set, bone, ch, q, &to);
-                    Ok(())
-                })?;
+                replaced =
+                    edit_tracks(&mut c, &pairs(keys), Interpolation::Linear, &mut |bone, ch, v3, q| {
+                        retime(&set, bone, ch, v3, &to);
+                        retime(&set, bone, ch, q, &to);
+                        Ok(())
+                    })?;
             }
             ClipOp::SetEasing { keys, ease } => {
                 let set = KeySet::new(keys);
-                edit_tracks(&mut c, &pairs(keys), &mut |bone, ch, v3, q| {
+                edit_tracks(&mut c, &pairs(keys), Interpolation::Linear, &mut |bone, ch, v3, q| {
                     let times = set.times(bone, ch);
                     let hit = |t: f32| named(times, t);
                     v3.iter_mut().filter(|k| hit(k.time)).for_each(|k| k.easing = *ease);
@@ -604,7 +656,7 @@ fn move_keys(c: &mut ClipAsset, keys: &[KeyRef], delta: f32) -> Result<(usize, u
     let to = |t: f32| t + delta;
     let mut moved = 0;
     let mut early = false;
-    let replaced = edit_tracks(c, &pairs(keys), &mut |bone, ch, v3, q| {
+    let replaced = edit_tracks(c, &pairs(keys), Interpolation::Linear, &mut |bone, ch, v3, q| {
         moved += retime(&set, bone, ch, v3, &to) + retime(&set, bone, ch, q, &to);
         early |= v3.iter().any(|k| k.moved && k.time < 0.0) || q.iter().any(|k| k.moved && k.time < 0.0);
         Ok(())
@@ -650,10 +702,11 @@ fn set_properties(
     Ok(())
 }
 
-/// Writes `keys` (a write at a key's time replaces it); returns how many keys were replaced.
-fn insert_keys(c: &mut ClipAsset, keys: &[KeyWrite]) -> Result<usize, EditError> {
+/// Writes `keys` (a write at a key's time replaces its value); a channel without a track gets a
+/// `fresh` one; returns how many keys were replaced.
+fn insert_keys(c: &mut ClipAsset, keys: &[KeyWrite], fresh: Interpolation) -> Result<usize, EditError> {
     let refs: Vec<KeyRef> = keys.iter().map(|k| k.key.clone()).collect();
-    edit_tracks(c, &pairs(&refs), &mut |bone, ch, v3, q| {
+    edit_tracks(c, &pairs(&refs), fresh, &mut |bone, ch, v3, q| {
         for w in keys.iter().filter(|w| w.key.bone == bone && w.key.channel == ch) {
             if !(w.key.time.is_finite() && w.key.time >= 0.0) {
                 return Err(EditError::Invalid(format!(
@@ -668,7 +721,9 @@ fn insert_keys(c: &mut ClipAsset, keys: &[KeyWrite]) -> Result<usize, EditError>
                     tin: Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
                     tout: Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
                     easing: None,
+                    mode: TangentMode::AutoClamped,
                     moved: true,
+                    written: true,
                 }),
                 (KeyValue::Vec3(v), Channel::Translation | Channel::Scale) => v3.push(EditKey {
                     time: w.key.time,
@@ -676,7 +731,9 @@ fn insert_keys(c: &mut ClipAsset, keys: &[KeyWrite]) -> Result<usize, EditError>
                     tin: Vec3::ZERO,
                     tout: Vec3::ZERO,
                     easing: None,
+                    mode: TangentMode::AutoClamped,
                     moved: true,
+                    written: true,
                 }),
                 _ => return Err(EditError::Invalid(format!("a {ch} key needs a {ch} value"))),
             }
@@ -685,7 +742,7 @@ fn insert_keys(c: &mut ClipAsset, keys: &[KeyWrite]) -> Result<usize, EditError>
     })
 }
 
-/// A channel's interpolation; going to CUBICSPLINE gives its keys Catmull-Rom tangents.
+/// A channel's interpolation; going to CUBICSPLINE makes its keys Auto Clamped.
 fn set_interpolation(
     c: &mut ClipAsset,
     bone: &str,
@@ -707,7 +764,7 @@ fn set_interpolation(
             let mut keys = explode(t);
             if interpolation == Interpolation::CubicSpline && t.interpolation() != Interpolation::CubicSpline
             {
-                catmull_rom(&mut keys, |a, b| a - b, |a, s| a * s);
+                keys.iter_mut().for_each(|k| k.mode = TangentMode::AutoClamped);
             }
             *slot = assemble(interpolation, t.default_easing(), keys)?.0;
         }
@@ -716,7 +773,7 @@ fn set_interpolation(
             let mut keys = explode(t);
             if interpolation == Interpolation::CubicSpline && t.interpolation() != Interpolation::CubicSpline
             {
-                catmull_rom(&mut keys, |a, b| a - b, |a, s| a * s);
+                keys.iter_mut().for_each(|k| k.mode = TangentMode::AutoClamped);
             }
             *slot = assemble(interpolation, t.default_easing(), keys)?.0;
         }
@@ -735,13 +792,15 @@ fn set_key_value(
         return Err(EditError::Invalid("tangents belong to CUBICSPLINE keys".into()));
     }
     let mut found = false;
-    edit_tracks(c, &pairs(std::slice::from_ref(key)), &mut |_, ch, v3, q| {
+    edit_tracks(c, &pairs(std::slice::from_ref(key)), Interpolation::Linear, &mut |_, ch, v3, q| {
         match (ch, value) {
             (Channel::Rotation, KeyValue::Quat(v)) => {
                 if let Some(k) = q.iter_mut().find(|k| same(k.time, key.time)) {
                     found = true;
                     match tangents {
-                        Some((KeyValue::Quat(a), KeyValue::Quat(b))) => (k.tin, k.tout) = (a, b),
+                        Some((KeyValue::Quat(a), KeyValue::Quat(b))) => {
+                            (k.tin, k.tout, k.mode) = (a, b, edited_mode(k.mode, a == b))
+                        }
                         Some(_) => {
                             return Err(EditError::Invalid("rotation tangents are rotations".into()));
                         }
@@ -753,7 +812,9 @@ fn set_key_value(
                 if let Some(k) = v3.iter_mut().find(|k| same(k.time, key.time)) {
                     found = true;
                     match tangents {
-                        Some((KeyValue::Vec3(a), KeyValue::Vec3(b))) => (k.tin, k.tout) = (a, b),
+                        Some((KeyValue::Vec3(a), KeyValue::Vec3(b))) => {
+                            (k.tin, k.tout, k.mode) = (a, b, edited_mode(k.mode, a == b))
+                        }
                         Some(_) => {
                             return Err(EditError::Invalid("vector tangents are vectors".into()));
                         }
@@ -769,4 +830,79 @@ fn set_key_value(
         return Err(EditError::Invalid("no such key".into()));
     }
     Ok(())
+}
+
+/// A key's mode after its tangents were set by hand: Aligned when both sides are equal and it
+/// was not Free, else Free.
+fn edited_mode(mode: TangentMode, equal: bool) -> TangentMode {
+    if equal && mode != TangentMode::Free { TangentMode::Aligned } else { TangentMode::Free }
+}
+
+/// One named key's new mode (see [`ClipOp::SetTangentMode`]).
+fn set_mode<T: TangentLanes + std::ops::Add<Output = T> + std::ops::Mul<f32, Output = T>>(
+    k: &mut EditKey<T>,
+    mode: TangentMode,
+) {
+    k.mode = mode;
+    if mode == TangentMode::Aligned {
+        let m = (k.tin + k.tout) * 0.5;
+        (k.tin, k.tout) = (m, m);
+    }
+}
+
+/// Sets the mode of the named keys of CUBICSPLINE channels; refused when none is cubic.
+fn set_tangent_mode(c: &mut ClipAsset, keys: &[KeyRef], mode: TangentMode) -> Result<(), EditError> {
+    let cubic: Vec<KeyRef> = keys
+        .iter()
+        .filter(|k| interpolation_of(c, &k.bone, k.channel) == Some(Interpolation::CubicSpline))
+        .cloned()
+        .collect();
+    if cubic.is_empty() {
+        return Err(EditError::Invalid(
+            "tangent modes belong to keys of Cubic channels: set the channel's interpolation to Cubic first"
+                .into(),
+        ));
+    }
+    let set = KeySet::new(&cubic);
+    let mut found = 0;
+    edit_tracks(c, &pairs(&cubic), Interpolation::Linear, &mut |bone, ch, v3, q| {
+        let times = set.times(bone, ch);
+        for k in v3.iter_mut().filter(|k| named(times, k.time)) {
+            set_mode(k, mode);
+            found += 1;
+        }
+        for k in q.iter_mut().filter(|k| named(times, k.time)) {
+            set_mode(k, mode);
+            found += 1;
+        }
+        Ok(())
+    })?;
+    if found == 0 {
+        return Err(EditError::Invalid("no such keys".into()));
+    }
+    Ok(())
+}
+
+/// The Euler filter on the rotation tracks of `bones`; returns how many keys were negated.
+fn euler_filter(c: &mut ClipAsset, bones: &[String]) -> Result<usize, EditError> {
+    let refs: Vec<(String, Channel)> = bones
+        .iter()
+        .filter(|b| interpolation_of(c, b, Channel::Rotation).is_some())
+        .map(|b| (b.clone(), Channel::Rotation))
+        .collect();
+    if refs.is_empty() {
+        return Err(EditError::Invalid("the Euler filter needs a rotation channel".into()));
+    }
+    let mut flipped = 0;
+    edit_tracks(c, &refs, Interpolation::Linear, &mut |_, _, _, q| {
+        for i in 1..q.len() {
+            if q[i].value.dot(q[i - 1].value) < 0.0 {
+                let k = &mut q[i];
+                (k.value, k.tin, k.tout) = (-k.value, -k.tin, -k.tout);
+                flipped += 1;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(flipped)
 }

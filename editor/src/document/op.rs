@@ -128,6 +128,9 @@ pub enum Op {
     },
     /// Renames the project.
     RenameProject(String),
+    /// Sets the interpolation a key gives a channel it starts, in clips that set none (the
+    /// project's setting, in `project.ron`).
+    SetDefaultInterpolation(marrow_engine::track::Interpolation),
     /// Replaces the whole project (recovering unsaved changes from an autosave).
     ReplaceProject {
         /// What the step is called.
@@ -413,6 +416,7 @@ impl Op {
                 label.clone()
             }
             Op::RenameProject(_) => "Rename Project".to_owned(),
+            Op::SetDefaultInterpolation(_) => "Set Project Default Interpolation".to_owned(),
             Op::Clip { op, .. } => op.label(),
             Op::Graph { op, .. } => op.label(),
         }
@@ -442,7 +446,7 @@ impl Op {
     pub fn apply_labelled(&self, p: &Project) -> Result<(Outcome, String), EditError> {
         if let Op::Clip { path, op } = self {
             let clip = p.clips.get(path).ok_or_else(|| EditError::NoAsset(path.clone()))?;
-            let (next, label) = op.apply(clip)?;
+            let (next, label) = op.apply(clip, p.manifest.default_interpolation)?;
             return Ok((vec![(Slot::Clip(path.clone()), Some(Value::Clip(Box::new(next))))], label));
         }
         if let Op::Graph { path, op } = self {
@@ -574,9 +578,14 @@ impl Op {
                 m.name = name.clone();
                 Ok(vec![(Slot::Manifest, Some(Value::Manifest(m)))])
             }
+            Op::SetDefaultInterpolation(i) => {
+                let mut m = p.manifest.clone();
+                m.default_interpolation = *i;
+                Ok(vec![(Slot::Manifest, Some(Value::Manifest(m)))])
+            }
             Op::Clip { path, op } => {
                 let clip = p.clips.get(path).ok_or_else(|| EditError::NoAsset(path.clone()))?;
-                let (next, _) = op.apply(clip)?;
+                let (next, _) = op.apply(clip, p.manifest.default_interpolation)?;
                 Ok(vec![(Slot::Clip(path.clone()), Some(Value::Clip(Box::new(next))))])
             }
             Op::Graph { path, op } => {

@@ -21,6 +21,7 @@ use crate::particles::{CloudGroup, CloudSettings, SpringSettings};
 use crate::property::PropertyAnimation;
 use crate::scene::{AnimatorDesc, CrowdDesc, EntityDesc, MeshDesc, ParticleCloudDesc, SceneDesc, SocketDesc};
 use crate::skeleton::{NO_PARENT, Skeleton};
+use crate::tangent::TangentMode;
 use crate::track::{Animatable, Interpolation, Track};
 
 /// The version of every file kind this build reads and writes.
@@ -86,6 +87,14 @@ pub struct ProjectFile {
     /// Graph files (`.graph.ron`).
     #[serde(default)]
     pub graphs: Vec<String>,
+    /// The interpolation a key gives a channel it starts, unless its clip says otherwise
+    /// (absent: `Linear`).
+    #[serde(default, skip_serializing_if = "is_linear")]
+    pub default_interpolation: Interpolation,
+}
+
+fn is_linear(i: &Interpolation) -> bool {
+    *i == Interpolation::Linear
 }
 
 /// The authored project manifest.
@@ -101,6 +110,8 @@ pub struct Manifest {
     pub clips: Vec<String>,
     /// Graph file paths.
     pub graphs: Vec<String>,
+    /// The interpolation a key gives a channel it starts, unless its clip overrides it.
+    pub default_interpolation: Interpolation,
 }
 
 impl TryFrom<ProjectFile> for Manifest {
@@ -133,7 +144,14 @@ impl TryFrom<ProjectFile> for Manifest {
                 }
             }
         }
-        Ok(Manifest { name: f.name, scenes: f.scenes, assets: f.assets, clips: f.clips, graphs: f.graphs })
+        Ok(Manifest {
+            name: f.name,
+            scenes: f.scenes,
+            assets: f.assets,
+            clips: f.clips,
+            graphs: f.graphs,
+            default_interpolation: f.default_interpolation,
+        })
     }
 }
 
@@ -146,6 +164,7 @@ impl From<&Manifest> for ProjectFile {
             assets: m.assets.clone(),
             clips: m.clips.clone(),
             graphs: m.graphs.clone(),
+            default_interpolation: m.default_interpolation,
         }
     }
 }
@@ -242,6 +261,10 @@ pub struct TrackFile<V> {
     /// Per-key easing of the segment each key starts (by name).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub key_easings: Vec<Option<String>>,
+    /// CUBICSPLINE keys' tangent modes, one per key (absent: every key `Free`, its tangents as
+    /// written).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tangent_modes: Vec<TangentMode>,
 }
 
 fn linear_name() -> String {
@@ -318,6 +341,7 @@ impl<T: TupleValue> From<&Track<T>> for TrackFile<T::Tuple> {
             in_tangents: t.in_tangents().iter().map(|v| v.to_tuple()).collect(),
             out_tangents: t.out_tangents().iter().map(|v| v.to_tuple()).collect(),
             key_easings: if key_easings.iter().all(Option::is_none) { Vec::new() } else { key_easings },
+            tangent_modes: t.tangent_modes().to_vec(),
         }
     }
 }
@@ -351,6 +375,19 @@ impl<V: Copy> TrackFile<V> {
                 let ease = parse_ease(name).map_err(|m| field_error(format!("{at}/key_easings[{i}]"), m))?;
                 track.set_key_easing(i, Some(ease));
             }
+        }
+        if !self.tangent_modes.is_empty() {
+            let n = self.tangent_modes.len();
+            track.set_tangent_modes(self.tangent_modes.clone()).map_err(|_| {
+                field_error(
+                    format!("{at}/tangent_modes"),
+                    if self.interpolation == Interpolation::CubicSpline {
+                        format!("{n} entries for {} keys", self.times.len())
+                    } else {
+                        "tangent modes belong to CubicSpline tracks".to_owned()
+                    },
+                )
+            })?;
         }
         Ok(track)
     }
@@ -488,7 +525,34 @@ impl<V: Copy> TrackFile<V> {
                 track.set_key_easing(j, Some(e));
             }
         }
+        let kept: Vec<usize> = keys.iter().map(|k| k.5).collect();
+        self.repair_tangent_modes(at, &kept, &mut track, &mut faults);
         (Some(track), faults)
+    }
+
+    /// The tangent modes of a repaired track: those of the keys kept (`kept`: their indices in
+    /// the file), a missing one Free; dropped with a fault on a track that is not CUBICSPLINE.
+    fn repair_tangent_modes<T: TupleValue<Tuple = V>>(
+        &self,
+        at: &str,
+        kept: &[usize],
+        track: &mut Track<T>,
+        faults: &mut Vec<FieldError>,
+    ) {
+        if self.tangent_modes.is_empty() {
+            return;
+        }
+        let at = format!("{at}/tangent_modes");
+        if self.interpolation != Interpolation::CubicSpline {
+            faults.push(field_error(at, "tangent modes belong to CubicSpline tracks; they are dropped"));
+            return;
+        }
+        if self.tangent_modes.len() != self.times.len() {
+            let (n, keys) = (self.tangent_modes.len(), self.times.len());
+            faults.push(field_error(at, format!("{n} entries for {keys} keys; the missing ones are Free")));
+        }
+        let modes = kept.iter().map(|i| self.tangent_modes.get(*i).copied().unwrap_or_default());
+        let _ = track.set_tangent_modes(modes.collect());
     }
 }
 
@@ -1065,6 +1129,9 @@ pub struct ClipFile {
     /// Frames per second for snapping and display (30 when absent).
     #[serde(default = "default_frame_rate", skip_serializing_if = "is_default_frame_rate")]
     pub frame_rate: f32,
+    /// The interpolation a key gives a channel it starts (absent: the project's setting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_interpolation: Option<Interpolation>,
     /// Tracks by bone.
     #[serde(default)]
     pub tracks: Vec<BoneTracksFile>,
@@ -1120,6 +1187,7 @@ impl From<&ClipAsset> for ClipFile {
             looping: clip.looping,
             length: clip.length,
             frame_rate: clip.frame_rate,
+            default_interpolation: clip.default_interpolation,
             tracks: clip
                 .channels()
                 .iter()
@@ -1187,6 +1255,7 @@ impl TryFrom<&ClipFile> for ClipAsset {
         clip.looping = f.looping;
         clip.length = f.length;
         clip.frame_rate = f.frame_rate;
+        clip.default_interpolation = f.default_interpolation;
         // Markers outside the clip are a clip fault (`find_clip_fault`), named by the project
         // check; the file itself is sound.
         clip.set_markers(f.markers.iter().map(|m| Marker { name: m.name.clone(), time: m.time }).collect());
@@ -1254,6 +1323,7 @@ impl ClipAsset {
             ));
             crate::clip::DEFAULT_FRAME_RATE
         };
+        clip.default_interpolation = f.default_interpolation;
         clip.set_markers(f.markers.iter().map(|m| Marker { name: m.name.clone(), time: m.time }).collect());
         (ClipAsset { clip, bones: f.bones.clone() }, faults)
     }

@@ -174,6 +174,7 @@ pub fn runner_project() -> Project {
             assets: vec![SKELETON_PATH.to_owned()],
             clips: vec![CLIP_PATH.to_owned()],
             graphs: Vec::new(),
+            ..Manifest::default()
         },
         ..Project::default()
     };

@@ -134,6 +134,7 @@ fn a_clip_of_a_hundred_thousand_tracks_matches_bones_in_linear_work() {
         looping: false,
         length: 0.0,
         frame_rate: 30.0,
+        default_interpolation: None,
         tracks,
         markers: Vec::new(),
     };

@@ -12,6 +12,7 @@
 use egui::{Color32, Pos2, Rect, RichText, Sense, Stroke};
 use marrow_engine::clip::Channel;
 use marrow_engine::project::file::ClipAsset;
+use marrow_engine::tangent::TangentMode;
 use marrow_engine::track::Interpolation;
 
 use super::mapping::Mapping;
@@ -427,6 +428,35 @@ fn key_menu(panel: &mut TimelinePanel, ui: &mut egui::Ui, cx: &mut Cx, clip: &Cl
             }
         }
     });
+    let modes: Vec<TangentMode> =
+        panel.selection.iter().filter_map(|k| super::curves::tangent_mode_of(clip, *k)).collect();
+    ui.add_enabled_ui(!modes.is_empty(), |ui| {
+        ui.menu_button("Tangents", |ui| {
+            for mode in TangentMode::ALL {
+                let current = modes.iter().all(|m| *m == mode);
+                if ui.selectable_label(current, mode.name()).clicked() {
+                    let keys: Vec<KeyRef> = panel.selection.iter().filter_map(|k| k.to_ref(clip)).collect();
+                    cx.edit(Op::Clip { path: area.path.clone(), op: ClipOp::SetTangentMode { keys, mode } });
+                    ui.close();
+                }
+            }
+        })
+        .response
+        .on_disabled_hover_text("Tangent modes belong to keys of Cubic channels");
+    });
+    let rotations: std::collections::BTreeSet<String> = panel
+        .selection
+        .iter()
+        .filter(|k| k.channel == Channel::Rotation)
+        .filter_map(|k| clip.bones.get(k.bone as usize).cloned())
+        .collect();
+    if ui.add_enabled(!rotations.is_empty(), egui::Button::new("Euler Filter")).clicked() {
+        cx.edit(Op::Clip {
+            path: area.path.clone(),
+            op: ClipOp::EulerFilter(rotations.into_iter().collect()),
+        });
+        ui.close();
+    }
     if ui.add_enabled(n > 0, egui::Button::new("Delete Keys")).clicked() {
         let keys: Vec<KeyRef> = panel.selection.iter().filter_map(|k| k.to_ref(clip)).collect();
         cx.edit(Op::Clip { path: area.path.clone(), op: ClipOp::DeleteKeys(keys) });

@@ -18,7 +18,10 @@
 //!   whole frames, one delta for every key; Alt drags free); S scales about the playhead; the
 //!   Edit commands of [`crate::command_table`] (Delete, Cut, Copy, Paste at the playhead onto the
 //!   same bone names, Duplicate at the playhead, Select All, Frame) as the app hands them over.
-//! - The curve view ([`curves`]) of the selected channels, and the easing picker ([`easing`]).
+//! - The curve view ([`curves`]) of the selected channels (tangent handles and modes, value
+//!   grid, Euler filter), and the easing picker ([`easing`]).
+//! - The clip header's New channels picker: the interpolation a key gives a channel it starts
+//!   (the project's, File > Project Settings, unless the clip sets its own).
 //!
 //! One time <-> x mapping ([`mapping::Mapping`]) serves the ruler, the lanes, the rows and the
 //! playhead. Every authored change is an edit; scrubbing, zooming and selection are not.
@@ -40,6 +43,7 @@ use marrow_engine::clip::Channel;
 use marrow_engine::project::file::ClipAsset;
 use marrow_engine::scene::{AssetSource, Entity};
 use marrow_engine::skeleton::Skeleton;
+use marrow_engine::track::Interpolation;
 
 use crate::command::Command;
 use crate::command_table::UiCommand;
@@ -107,6 +111,8 @@ pub struct Layout {
     /// The clip shown: its frame rate, whether it is read-only (inside an imported model), and
     /// the playhead in seconds (for the test probe).
     pub shown: Option<ShownClip>,
+    /// The curve view, when drawn.
+    pub curve: Option<curves::CurveLayout>,
 }
 
 /// What the Timeline showed this frame ([`Layout::shown`]).
@@ -130,6 +136,7 @@ impl Default for Layout {
             rows: Vec::new(),
             rows_rect: Rect::NOTHING,
             shown: None,
+            curve: None,
         }
     }
 }
@@ -523,6 +530,7 @@ impl TimelinePanel {
                     },
                 );
             }
+            default_interpolation(ui, cx, c, &path);
             ui.weak(format!("duration {:.3} s · {} keys", c.clip.duration(), self.index.key_count));
             ui.separator();
             let rec = egui::Button::new(RichText::new("⏺ Auto Key").color(if cx.ui.auto_key {
@@ -700,8 +708,16 @@ impl TimelinePanel {
         let markers = Rect::from_min_size(ruler.left_bottom(), egui::vec2(ruler.width(), MARKER_HEIGHT));
         let events = Rect::from_min_size(markers.left_bottom(), egui::vec2(ruler.width(), EVENT_HEIGHT));
         let rows = Rect::from_min_max(Pos2::new(full.left(), events.bottom()), full.max);
-        self.layout =
-            Layout { map: Some(map), ruler, markers, events, rows: Vec::new(), rows_rect: rows, shown: None };
+        self.layout = Layout {
+            map: Some(map),
+            ruler,
+            markers,
+            events,
+            rows: Vec::new(),
+            rows_rect: rows,
+            shown: None,
+            curve: None,
+        };
         ui.allocate_rect(full, Sense::hover());
         let painter = ui.painter_at(full);
         painter.rect_filled(full, 0.0, ui.visuals().extreme_bg_color);
@@ -1251,6 +1267,47 @@ impl TimelinePanel {
             cx.send(Command::HoldGesture);
         }
         let _ = area.time;
+    }
+}
+
+/// An interpolation's name in menus.
+pub fn interpolation_name(i: Interpolation) -> &'static str {
+    match i {
+        Interpolation::Step => "Step",
+        Interpolation::Linear => "Linear",
+        Interpolation::CubicSpline => "Cubic",
+    }
+}
+
+/// The clip header's "New channels" picker: the interpolation a key gives a channel it starts
+/// in this clip (the project's unless set). One undo step per change.
+fn default_interpolation(ui: &mut egui::Ui, cx: &mut Cx, c: &ClipAsset, path: &str) {
+    let project = cx.doc.project().manifest.default_interpolation;
+    let current = c.clip.default_interpolation;
+    let project_text = format!("Project ({})", interpolation_name(project));
+    let text = current.map_or(project_text.clone(), |i| interpolation_name(i).to_owned());
+    let l = ui.label("New channels");
+    let mut chosen = None;
+    egui::ComboBox::from_id_salt("clip default interpolation")
+        .selected_text(text)
+        .show_ui(ui, |ui| {
+            let options = [
+                (project_text, None),
+                ("Step".to_owned(), Some(Interpolation::Step)),
+                ("Linear".to_owned(), Some(Interpolation::Linear)),
+                ("Cubic".to_owned(), Some(Interpolation::CubicSpline)),
+            ];
+            for (label, v) in options {
+                if ui.selectable_label(current == v, label).clicked() {
+                    chosen = Some(v);
+                }
+            }
+        })
+        .response
+        .labelled_by(l.id)
+        .on_hover_text("The interpolation a key gives a channel it starts in this clip");
+    if let Some(v) = chosen.filter(|v| *v != current) {
+        cx.edit(Op::Clip { path: path.to_owned(), op: ClipOp::SetDefaultInterpolation(v) });
     }
 }
 
