@@ -1286,6 +1286,11 @@ fn default_interpolation(ui: &mut egui::Ui, cx: &mut Cx, c: &ClipAsset, path: &s
     let current = c.clip.default_interpolation;
     let project_text = format!("Project ({})", interpolation_name(project));
     let text = current.map_or(project_text.clone(), |i| interpolation_name(i).to_owned());
+    // The combo box lays itself out in a row of its own width, which a wrapping header cannot
+    // move: start a new row when the label and the box would not fit in what is shown.
+    if ui.clip_rect().right() - ui.cursor().left() < 230.0 {
+        ui.end_row();
+    }
     let l = ui.label("New channels");
     let mut chosen = None;
     egui::ComboBox::from_id_salt("clip default interpolation")
