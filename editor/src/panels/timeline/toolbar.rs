@@ -86,9 +86,22 @@ impl TimelinePanel {
             }
             let l = ui.label("Length");
             let mut length = c.clip.length;
+            // 0 (or anything before the last key) holds nothing: say so instead of "0.00 s".
+            let last_key = c.clip.channels().iter().filter_map(|b| b.last_key_time()).fold(0.0f32, f32::max);
             let r = ui
-                .add(egui::DragValue::new(&mut length).range(0.0..=3600.0).speed(0.01).suffix(" s"))
-                .labelled_by(l.id);
+                .add(
+                    egui::DragValue::new(&mut length)
+                        .range(0.0..=3600.0)
+                        .speed(0.01)
+                        .custom_formatter(move |v, _| {
+                            if v as f32 <= last_key { "last key".to_owned() } else { format!("{v:.2} s") }
+                        })
+                        .custom_parser(|t| t.trim().trim_end_matches('s').trim().parse().ok()),
+                )
+                .labelled_by(l.id)
+                .on_hover_text(
+                    "Holds the clip open past its last key (the duration is the later of the two)",
+                );
             if r.changed() && length != c.clip.length {
                 set(
                     cx,
