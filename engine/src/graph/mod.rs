@@ -16,7 +16,11 @@
 //!
 //! Not here: the editor's graph panel (it edits [`AnimGraph`] directly), clip import, undo.
 
+// The compiler and the evaluator's internals (instructions, flows, players) are reached by the
+// editor and the tests; an embedder uses `GraphProgram` and `GraphInstance` (re-exported here).
+#[doc(hidden)]
 pub mod compile;
+#[doc(hidden)]
 pub mod eval;
 pub mod file;
 pub mod kinds;
