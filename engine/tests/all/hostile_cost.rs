@@ -58,12 +58,21 @@ fn refused_fast(json: Value, bin: &[u8]) -> String {
     text
 }
 
-/// Runs `f` and asserts it took under a second (the bound for N = 20k).
-fn linear<T>(what: &str, f: impl FnOnce() -> T) -> T {
+/// Runs `f` and asserts it took under a second (the bound for N = 20k). A run that
+/// misses the bound is run once more and the faster of the two counts: a path superlinear at
+/// N = 20k takes seconds every time, while a run the machine's other work slowed (the suite's
+/// other test thread, a build beside it) does not repeat its delay.
+fn linear<T>(what: &str, f: impl Fn() -> T) -> T {
     let t = Instant::now();
     let out = f();
-    let took = t.elapsed();
-    assert!(took < Duration::from_secs(1), "{what} took {took:?} at N = 20k");
+    let first = t.elapsed();
+    if first < Duration::from_secs(1) {
+        return out;
+    }
+    let t = Instant::now();
+    let out = f();
+    let took = t.elapsed().min(first);
+    assert!(took < Duration::from_secs(1), "{what} took {took:?} at N = 20k (first run {first:?})");
     out
 }
 
