@@ -120,6 +120,10 @@ pub fn triangulate(points: &[(f32, f32)]) -> Result<Vec<[usize; 3]>, Triangulati
         }
     }
     tris.retain(|t| t.iter().all(|&v| v < n) && cross(pts[t[0]], pts[t[1]], pts[t[2]]) > 0.0);
+    // Positions so nearly on one line that no triangle with an area survived.
+    if tris.is_empty() {
+        return Err(TriangulationError::Collinear { count: n });
+    }
     Ok(tris)
 }
 
