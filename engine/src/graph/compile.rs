@@ -6,9 +6,11 @@
 //! Every failure is collected (never just the first) as a [`GraphError`] naming the node at fault:
 //! no Output or more than one, a cycle, a pin type mismatch, an unknown pin, a dangling or doubled
 //! connection, an unconnected pose input, a missing clip, a clip for another rig (or otherwise
-//! faulty), a bone name the rig lacks, an unknown parameter, a bad constant. Cycles and
-//! connection faults are reported anywhere in the graph; the other checks cover only the nodes that
-//! feed the Output, so nodes off to the side may be unfinished.
+//! faulty), a bone name the rig lacks, an unknown parameter, a bad constant, 2D blend space
+//! positions that do not triangulate (fewer than three, a duplicate, all on one line, not finite;
+//! see [`super::plane`]). Cycles and connection faults are reported anywhere in the graph; the
+//! other checks cover only the nodes that feed the Output, so nodes off to the side may be
+//! unfinished.
 //!
 //! ## Emission
 //! Nodes are ordered depth-first from the Output (inputs in pin order, so the order is

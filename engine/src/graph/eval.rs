@@ -57,7 +57,7 @@ use crate::skeleton::Skeleton;
 /// A marker announced by a clip of a graph.
 #[derive(Clone, Debug)]
 pub struct GraphMarkerEvent {
-    /// The Clip or BlendSpace1D node the clip plays in.
+    /// The Clip, BlendSpace1D or BlendSpace2D node the clip plays in.
     pub node: NodeId,
     /// The clip.
     pub clip: Arc<Clip>,
