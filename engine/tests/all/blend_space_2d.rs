@@ -1,6 +1,7 @@
 //! BlendSpace2D: compile faults for positions that do not triangulate, the Delaunay property and
 //! hull coverage of the triangulation, weights that sum to 1 inside and outside the hull, a sample
-//! reproduced exactly at its position, continuity across a triangle edge, and phase sync.
+//! reproduced exactly at its position, continuity across a triangle edge, phase sync, and markers
+//! announced by the heaviest corner only.
 
 use crate::support::sample;
 
@@ -302,4 +303,30 @@ fn the_phase_advances_by_the_corners_weighted_rates() {
             assert_eq!(inst.member_time(s, j).unwrap(), phase * d);
         }
     }
+}
+
+#[test]
+fn only_the_heaviest_corner_announces_its_markers() {
+    let sk = chain_skeleton(4);
+    let mut lib = library(&sk);
+    for (name, d) in [("a", 2.0), ("b", 1.0), ("c", 1.5)] {
+        let mut clip = dense_clip(&sk, name, d, 30.0, 0);
+        clip.add_marker(name, d * 0.5);
+        lib.insert(name.into(), Arc::new(clip));
+    }
+    let (g, s) = space_graph(&FOUR[..3]);
+    let mut inst = GraphInstance::new(Arc::new(compile(&g, &sk, &lib).unwrap()));
+    // Mostly "b" (at (2, 0)), some "a" and "c".
+    assert!(inst.set_float("x", 1.5) && inst.set_float("y", 0.25));
+    let mut w = [0.0f32; 3];
+    inst.space_weights(s, &mut w);
+    assert!(w[1] > w[0] && w[1] > w[2] && w[0] > 0.0 && w[2] > 0.0, "{w:?}");
+    let mut heard = Vec::new();
+    for _ in 0..60 {
+        inst.advance(1.0 / 30.0);
+        heard.extend(inst.events().iter().map(|e| (e.node, e.name().to_owned())));
+    }
+    // Two seconds at a phase rate near b's (1 / 1 s): b's mid-clip marker about twice.
+    assert!(!heard.is_empty(), "b speaks");
+    assert!(heard.iter().all(|(n, m)| *n == s && m == "b"), "{heard:?}");
 }
