@@ -20,7 +20,7 @@ use marrow_editor::document::{Document, EntityOp, Op, Slot, Value, tree};
 use marrow_engine::clip::Channel;
 use marrow_engine::easing::{Ease, Easing};
 use marrow_engine::graph::{
-    AnimGraph, BlendSample, Connection, MaskSubtree, Node, NodeId, NodeKind, ParamValue,
+    AnimGraph, BlendSample, BlendSample2D, Connection, MaskSubtree, Node, NodeId, NodeKind, ParamValue,
 };
 use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
@@ -218,7 +218,25 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
             // Add one node wired into an existing input, or paste a wired pair.
             let fresh = if b.is_multiple_of(5) { 0 } else { g.fresh_id() };
             let at = [x * 40.0, x * -30.0];
-            if a.is_multiple_of(3) {
+            if a % 6 == 3 {
+                // A 2D blend space over the sample's clips (its settings edited by op 33).
+                let sample = |clip: &str, position| BlendSample2D { clip: clip.into(), position, speed: 1.0 };
+                let samples = vec![
+                    sample("clips/idle.clip.ron", (0.0, 0.0)),
+                    sample("clips/stride.clip.ron", (1.0, 0.0)),
+                    sample("clips/sprint.clip.ron", (0.0, x)),
+                ];
+                let n = Node {
+                    id: NodeId(fresh),
+                    position: at,
+                    kind: NodeKind::BlendSpace2D { samples, x, y: x * 0.5, looping: true },
+                };
+                GraphOp::AddNodes {
+                    label: "Add BlendSpace2D".into(),
+                    connections: Vec::new(),
+                    nodes: vec![n],
+                }
+            } else if a.is_multiple_of(3) {
                 let n = Node {
                     id: NodeId(fresh),
                     position: at,
@@ -267,7 +285,13 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
             _ => GraphOp::Disconnect { to: node(a), pin: "nope".into() },
         },
         33 => {
-            let id = node(a);
+            // Every fourth settings edit goes to a 2D blend space when the graph has one (they
+            // arrive only through kind 29, so a node picked at random would seldom be one).
+            let plane = g.nodes.iter().find(|n| matches!(n.kind, NodeKind::BlendSpace2D { .. }));
+            let id = match plane {
+                Some(n) if b.is_multiple_of(4) => n.id,
+                _ => node(a),
+            };
             let mut k = g.node(id).map_or(NodeKind::Output, |n| n.kind.clone());
             let field = match &mut k {
                 NodeKind::Clip { speed, looping, .. } => {
@@ -293,6 +317,22 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
                         position: x,
                         speed: 1.0,
                     });
+                    "samples"
+                }
+                NodeKind::BlendSpace2D { samples, x: px, y: py, looping } => {
+                    // Move a sample, or add one, or set the point and the loop.
+                    match (b % 3, samples.len()) {
+                        (0, n) if n > 0 => samples[a as usize % n].position = (x, x * 0.5),
+                        (1, _) => samples.push(BlendSample2D {
+                            clip: "clips/stride.clip.ron".into(),
+                            position: (x, -x),
+                            speed: 1.0,
+                        }),
+                        _ => {
+                            (*px, *py) = (x, -x);
+                            *looping = a.is_multiple_of(2);
+                        }
+                    }
                     "samples"
                 }
                 NodeKind::Mask { subtrees, .. } => {
@@ -450,6 +490,59 @@ proptest! {
     fn random_edits_undo_to_the_opened_bytes_and_redo_to_the_result(steps in prop::collection::vec(step(), 1..14)) {
         run_session(&steps)?;
     }
+}
+
+/// A new graph (kind 11), then a 2D blend space in it (kind 29): what [`plane_step`] edits.
+fn plane_prefix() -> Vec<Step> {
+    vec![
+        Step::Edit { kind: 11, a: 0, b: 0, x: 0.0, gesture: 0 },
+        Step::Edit { kind: 29, a: 3, b: 1, x: 0.5, gesture: 1 },
+    ]
+}
+
+/// A settings edit of the graph's 2D blend space (kind 33 with `b` a multiple of 4: a sample
+/// moved or added, the point and the loop set, now and then the node replaced), or a save.
+fn plane_step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        8 => (any::<u32>(), 1u32..64, -3.0f32..3.0, 0u8..3)
+            .prop_map(|(a, k, x, gesture)| Step::Edit { kind: 33, a, b: 4 * k, x, gesture }),
+        1 => Just(Step::Save),
+        1 => Just(Step::Reload),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 150, max_shrink_iters: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_2d_blend_spaces_setting_edits_undo_to_the_opened_bytes(steps in prop::collection::vec(plane_step(), 1..10)) {
+        let mut all = plane_prefix();
+        all.extend(steps);
+        run_session(&all)?;
+    }
+}
+
+#[test]
+fn the_2d_blend_space_prefix_makes_a_space_its_setting_edits_change() {
+    let mut doc = Document::new(runner(), None);
+    for s in plane_prefix() {
+        let Step::Edit { kind, a, b, x, gesture } = s else { unreachable!() };
+        assert_eq!(doc.apply(&build(doc.project(), kind, a, b, x), gesture as u64), Ok(true), "kind {kind}");
+    }
+    let plane = |doc: &Document| {
+        doc.project().graphs.values().flat_map(|g| &g.nodes).find_map(|n| match &n.kind {
+            k @ NodeKind::BlendSpace2D { .. } => Some(k.clone()),
+            _ => None,
+        })
+    };
+    let before = plane(&doc).expect("the prefix adds a 2D blend space");
+    // A sample moved, a sample added, the point set: each changes the space.
+    for b in [12, 4, 8] {
+        let now = plane(&doc).unwrap();
+        assert_eq!(doc.apply(&build(doc.project(), 33, 1, b, 1.75), 2 + b as u64), Ok(true), "b {b}");
+        assert_ne!(plane(&doc).unwrap(), now, "b {b}");
+    }
+    assert_ne!(plane(&doc).unwrap(), before);
 }
 
 #[test]

@@ -715,3 +715,176 @@ fn the_add_node_menu_shows_every_offered_node_kind() {
     assert!(h.query_by_role_and_label(Role::Button, "Clip").is_some());
     assert!(h.query_by_role_and_label(Role::Button, "Output").is_none(), "a second Output offered");
 }
+
+/// A primary click at `pos`, as the real backend sends it (the pointer moves there, then a press
+/// and a release).
+fn left_click(h: &mut Harness<'_, EditorApp>, pos: Pos2) {
+    h.hover_at(pos);
+    h.run();
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    settle(h);
+}
+
+fn plane_samples(h: &Harness<'_, EditorApp>, space: NodeId) -> Vec<(String, (f32, f32))> {
+    let NodeKind::BlendSpace2D { samples, .. } = graph(h).node(space).unwrap().kind.clone() else { panic!() };
+    samples.into_iter().map(|s| (s.clip, s.position)).collect()
+}
+
+#[test]
+fn a_2d_blend_space_takes_samples_at_clicks_and_a_sample_drag_is_one_undo_step() {
+    let dir = sample("locomotion");
+    let original = files(dir.path());
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.get_all_by_role_and_label(Role::Button, "New Graph").next().unwrap().click();
+    settle(&mut h);
+    let space = add_node(&mut h, "BlendSpace2D");
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Add BlendSpace2D"));
+    select(&mut h, space);
+
+    // Three samples, each where the plane is clicked, with its clip picked from the list.
+    for (fx, fy, clip) in [(0.2, 0.8, "idle"), (0.8, 0.8, "stride"), (0.5, 0.2, "sprint")] {
+        let plane = h.get_by_label("blend plane").rect();
+        let at = plane.min + egui::vec2(plane.width() * fx, plane.height() * fy);
+        let before = plane_samples(&h, space).len();
+        left_click(&mut h, at);
+        h.get_by_role_and_label(Role::Button, &format!("add {clip} here")).click();
+        settle(&mut h);
+        let samples = plane_samples(&h, space);
+        assert_eq!(samples.len(), before + 1, "{clip} added");
+        assert_eq!(samples[before].0, format!("clips/{clip}.clip.ron"));
+        assert_eq!(
+            h.state().doc.undo_label().as_deref(),
+            Some(&*format!("Set BlendSpace2D {space} samples (add)"))
+        );
+    }
+    let placed = plane_samples(&h, space);
+    // Clicked left to right and bottom to top: the plane's x grows rightwards, its y upwards.
+    assert!(placed[0].1.0 < placed[1].1.0 && placed[0].1.1 < placed[2].1.1, "{placed:?}");
+    let points: Vec<(f32, f32)> = placed.iter().map(|s| s.1).collect();
+    assert_eq!(marrow_engine::graph::triangulate(&points).map(|t| t.len()), Ok(1));
+
+    // Drag the stride sample to the right: it moves, in one undo step.
+    let steps = h.state().doc.steps().count();
+    let from = h.get_by_label("sample 1 stride").rect().center();
+    drag(&mut h, from, from + egui::vec2(60.0, -30.0), 6);
+    let moved = plane_samples(&h, space);
+    assert!(moved[1].1.0 > placed[1].1.0 && moved[1].1.1 > placed[1].1.1, "{placed:?} -> {moved:?}");
+    assert_eq!((moved[0].clone(), moved[2].clone()), (placed[0].clone(), placed[2].clone()));
+    assert_eq!(h.state().doc.steps().count(), steps + 1, "a sample drag is one step");
+
+    // A fourth sample, removed again from its context menu.
+    let plane = h.get_by_label("blend plane").rect();
+    left_click(&mut h, plane.min + egui::vec2(plane.width() * 0.3, plane.height() * 0.3));
+    h.get_by_role_and_label(Role::Button, "add idle here").click();
+    settle(&mut h);
+    assert_eq!(plane_samples(&h, space).len(), 4);
+    let fourth = h.get_by_label("sample 3 idle").rect().center();
+    right_click(&mut h, fourth);
+    h.get_by_role_and_label(Role::Button, "Remove sample").click();
+    settle(&mut h);
+    assert_eq!(plane_samples(&h, space), moved);
+    assert_eq!(
+        h.state().doc.undo_label().as_deref(),
+        Some(&*format!("Set BlendSpace2D {space} samples (remove)"))
+    );
+
+    // Undo all: the original bytes; redo all: the edited graph.
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}
+
+#[test]
+fn dragging_the_2d_blend_point_drives_the_preview_without_editing_the_document() {
+    use marrow_editor::command::Command;
+    use marrow_editor::document::Op;
+    use marrow_editor::document::graph_ops::GraphOp;
+    use marrow_engine::graph::{BlendSample2D, Connection, Node};
+    const L: &str = "graphs/locomotion.graph.ron";
+    let dir = sample("locomotion");
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    // A 2D blend space on "speed" (x) and "lean" (y) in place of the 1D one.
+    let sample =
+        |clip: &str, position| BlendSample2D { clip: format!("clips/{clip}.clip.ron"), position, speed: 1.0 };
+    let samples =
+        vec![sample("idle", (0.0, 0.0)), sample("stride", (1.0, 0.0)), sample("sprint", (0.0, 1.0))];
+    let (plane, lean) = (NodeId(10), NodeId(11));
+    let edit = |op| Command::Edit(Box::new(Op::Graph { path: L.into(), op }));
+    h.state_mut().send(edit(GraphOp::AddNodes {
+        label: "Add BlendSpace2D".into(),
+        nodes: vec![
+            Node {
+                id: plane,
+                position: [200.0, 260.0],
+                kind: NodeKind::BlendSpace2D { samples, x: 0.0, y: 0.0, looping: true },
+            },
+            Node { id: lean, position: [0.0, 300.0], kind: NodeKind::Parameter { name: "lean".into() } },
+        ],
+        connections: vec![
+            Connection { from: NodeId(0), to: plane, pin: "x".into() },
+            Connection { from: lean, to: plane, pin: "y".into() },
+        ],
+    }));
+    settle(&mut h);
+    h.state_mut().send(edit(GraphOp::Connect { from: plane, to: NodeId(2), pin: "pose".into() }));
+    settle(&mut h);
+    click(&mut h, Role::Button, "Graph");
+    click(&mut h, Role::Button, "▶ Preview");
+    h.run_steps(3);
+    assert_eq!(h.state().session.preview().unwrap().error, None);
+    select(&mut h, plane);
+    let revision = h.state().doc.revision();
+    let files = h.state().doc.files();
+    let params = |h: &Harness<'_, EditorApp>| {
+        let p = &h.state().session.preview().unwrap().params;
+        (p.get("speed").copied(), p.get("lean").copied())
+    };
+    let before = params(&h);
+
+    // The point starts at the parameters' values (speed 1, lean 0: the stride sample); dragged to
+    // the middle of the three samples.
+    let from = h.get_by_label("blend point").rect().center();
+    assert!(
+        (from - h.get_by_label("sample 1 stride").rect().center()).length() < 2.0,
+        "the point sits on stride"
+    );
+    // (Frame by frame: every frame of the drag sends a live value, which asks for another.)
+    let corners =
+        ["sample 0 idle", "sample 1 stride", "sample 2 sprint"].map(|l| h.get_by_label(l).rect().center());
+    let to = Pos2::new(
+        corners.iter().map(|c| c.x).sum::<f32>() / 3.0,
+        corners.iter().map(|c| c.y).sum::<f32>() / 3.0,
+    );
+    h.hover_at(from);
+    h.step();
+    h.drag_at(from);
+    h.step();
+    for i in 1..=6 {
+        h.hover_at(from + (to - from) * (i as f32 / 6.0));
+        h.step();
+    }
+    h.drop_at(to);
+    settle(&mut h);
+    let (speed, lean_now) = params(&h);
+    let (Some(ParamValue::Float(speed)), Some(ParamValue::Float(lean_now))) = (speed, lean_now) else {
+        panic!("{:?} -> {speed:?} {lean_now:?}", before)
+    };
+    assert!(
+        (speed - 1.0 / 3.0).abs() < 0.05 && (lean_now - 1.0 / 3.0).abs() < 0.05,
+        "speed {speed}, lean {lean_now}"
+    );
+    assert_eq!(h.state().doc.revision(), revision, "a live point is not an edit");
+    assert_eq!(h.state().doc.files(), files);
+    h.run_steps(2);
+    let rig = h.state().session.entity("Runner").unwrap();
+    let inst = h.state().session.world().animator(rig).unwrap().current_graph().unwrap();
+    let mut w = [0.0f32; 3];
+    assert!(inst.space_weights(plane, &mut w));
+    assert!(w.iter().all(|&x| x > 0.0), "the point is inside the triangle now: {w:?}");
+}

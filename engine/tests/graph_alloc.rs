@@ -27,7 +27,8 @@ fn evaluation_allocates_nothing_per_tick() {
         clip.add_marker("step", 0.5);
         lib.insert((*name).into(), Arc::new(clip));
     }
-    // Blend space -> Mask over a Clip -> Additive -> Adjust -> TimeScale -> Output.
+    // Blend space -> Mask over a Clip -> Additive -> Adjust -> TimeScale -> Blend2 with a 2D blend
+    // space -> Output.
     let mut g = AnimGraph::new();
     g.add_parameter("x", ParamValue::Float(0.0));
     g.add_parameter("aim", ParamValue::Float(0.0));
@@ -67,8 +68,22 @@ fn evaluation_allocates_nothing_per_tick() {
     g.connect(add, adjust, "pose");
     let ts = g.add_node(NodeKind::TimeScale { scale: 1.2 }, [0.0, 0.0]);
     g.connect(adjust, ts, "pose");
+    // A 2D blend space on "x" and "aim" (inside its hull and, as x grows, outside it), blended
+    // in at the end.
+    let samples2d = [("a", (0.0, 0.0)), ("b", (1.0, 0.0)), ("c", (0.0, 0.5)), ("d", (2.0, 1.0))]
+        .iter()
+        .map(|(c, p)| BlendSample2D { clip: (*c).into(), position: *p, speed: 1.0 })
+        .collect();
+    let plane =
+        g.add_node(NodeKind::BlendSpace2D { samples: samples2d, x: 0.0, y: 0.0, looping: true }, [0.0, 0.0]);
+    g.connect(x, plane, "x");
+    let aim = g.add_node(NodeKind::Parameter { name: "aim".into() }, [0.0, 0.0]);
+    g.connect(aim, plane, "y");
+    let last = g.add_node(NodeKind::Blend2 { weight: 0.5 }, [0.0, 0.0]);
+    g.connect(ts, last, "a");
+    g.connect(plane, last, "b");
     let out = g.add_node(NodeKind::Output, [0.0, 0.0]);
-    g.connect(ts, out, "pose");
+    g.connect(last, out, "pose");
     let program = Arc::new(compile(&g, &sk, &lib).unwrap());
 
     let n = sk.bone_count();

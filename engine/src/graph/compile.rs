@@ -6,9 +6,11 @@
 //! Every failure is collected (never just the first) as a [`GraphError`] naming the node at fault:
 //! no Output or more than one, a cycle, a pin type mismatch, an unknown pin, a dangling or doubled
 //! connection, an unconnected pose input, a missing clip, a clip for another rig (or otherwise
-//! faulty), a bone name the rig lacks, an unknown parameter, a bad constant. Cycles and
-//! connection faults are reported anywhere in the graph; the other checks cover only the nodes that
-//! feed the Output, so nodes off to the side may be unfinished.
+//! faulty), a bone name the rig lacks, an unknown parameter, a bad constant, 2D blend space
+//! positions that do not triangulate (fewer than three, a duplicate, all on one line, not finite;
+//! see [`super::plane`]). Cycles and connection faults are reported anywhere in the graph; the
+//! other checks cover only the nodes that feed the Output, so nodes off to the side may be
+//! unfinished.
 //!
 //! ## Emission
 //! Nodes are ordered depth-first from the Output (inputs in pin order, so the order is
@@ -326,6 +328,20 @@ pub enum Instruction {
         /// Scratch slot for the upper neighbour.
         b: u16,
     },
+    /// Samples the (up to) three weighted members of 2D blend space `space` (into `a`, `b`, `c`)
+    /// and blends them into `dst`; a member at weight 1 is sampled straight into `dst`.
+    BlendSpace2D {
+        /// Index into [`GraphProgram::spaces`].
+        space: u16,
+        /// Destination slot.
+        dst: u16,
+        /// Scratch slot for the first corner.
+        a: u16,
+        /// Scratch slot for the second corner.
+        b: u16,
+        /// Scratch slot for the third corner.
+        c: u16,
+    },
     /// Local-TRS blend of `a` (weight `1 - w`) and `b` (weight `w`), `w` clamped to `[0, 1]`.
     Blend {
         /// First pose.
@@ -397,12 +413,18 @@ pub struct SpaceMember {
 #[derive(Clone, Debug)]
 #[doc(hidden)]
 pub struct CompiledSpace {
-    /// The BlendSpace1D node.
+    /// The BlendSpace1D or BlendSpace2D node.
     pub node: NodeId,
-    /// Its members' range in [`GraphProgram::members`] (sorted by position).
+    /// Its members' range in [`GraphProgram::members`] (a 1D space's sorted by position; a 2D
+    /// space's in sample order).
     pub members: Range<usize>,
-    /// The axis value.
+    /// The axis value (a 2D space's x).
     pub position: FloatRef,
+    /// A 2D space's y (`None`: a 1D space).
+    pub y: Option<FloatRef>,
+    /// A 2D space's Delaunay triangles in [`GraphProgram::triangles`] (member indices local to
+    /// the space); empty for a 1D space.
+    pub triangles: Range<usize>,
     /// Whether the phase wraps.
     pub looping: bool,
 }
@@ -497,6 +519,8 @@ pub struct GraphProgram {
     pub(crate) spaces: Vec<CompiledSpace>,
     pub(crate) members: Vec<SpaceMember>,
     pub(crate) member_positions: Vec<f32>,
+    pub(crate) member_points: Vec<(f32, f32)>,
+    pub(crate) triangles: Vec<[usize; 3]>,
     pub(crate) masks: Vec<Vec<f32>>,
     pub(crate) flow: Vec<Flow>,
     pub(crate) flow_nodes: Vec<NodeId>,
@@ -562,6 +586,18 @@ impl GraphProgram {
         &self.member_positions
     }
 
+    /// Plane positions parallel to [`GraphProgram::members`] (a 1D member's is `(position, 0)`).
+    #[doc(hidden)]
+    pub fn member_points(&self) -> &[(f32, f32)] {
+        &self.member_points
+    }
+
+    /// The Delaunay triangles of every 2D space (see [`CompiledSpace::triangles`]).
+    #[doc(hidden)]
+    pub fn triangles(&self) -> &[[usize; 3]] {
+        &self.triangles
+    }
+
     /// The pose nodes that feed the Output, in topological order (parallel to the flow table).
     #[doc(hidden)]
     pub fn flow_nodes(&self) -> &[NodeId] {
@@ -606,6 +642,8 @@ enum Pin {
     Layer,
     Reference,
     Scale,
+    X,
+    Y,
 }
 
 impl Pin {
@@ -621,6 +659,8 @@ impl Pin {
             "layer" => Pin::Layer,
             "reference" => Pin::Reference,
             "scale" => Pin::Scale,
+            "x" => Pin::X,
+            "y" => Pin::Y,
             _ => return None,
         })
     }
@@ -637,6 +677,8 @@ impl Pin {
             Pin::Layer => "layer",
             Pin::Reference => "reference",
             Pin::Scale => "scale",
+            Pin::X => "x",
+            Pin::Y => "y",
         }
     }
 
@@ -1023,6 +1065,20 @@ impl Checker<'_> {
                     resolved.space_clips[i].push(self.resolve(errors, id, title, &s.clip));
                 }
             }
+            NodeKind::BlendSpace2D { samples, x, y, .. } => {
+                finite(errors, "x", *x);
+                finite(errors, "y", *y);
+                let points: Vec<(f32, f32)> = samples.iter().map(|s| s.position).collect();
+                if let Err(e) = super::plane::triangulate(&points) {
+                    bad(errors, e.to_string());
+                }
+                for s in samples {
+                    if !s.speed.is_finite() {
+                        bad(errors, format!("clip {:?}: speed must be finite", s.clip));
+                    }
+                    resolved.space_clips[i].push(self.resolve(errors, id, title, &s.clip));
+                }
+            }
             NodeKind::Mask { weight, subtrees } => {
                 finite(errors, "weight", *weight);
                 for s in subtrees {
@@ -1125,6 +1181,8 @@ impl<'a> Emitter<'a> {
                 spaces: Vec::new(),
                 members: Vec::new(),
                 member_positions: Vec::new(),
+                member_points: Vec::new(),
+                triangles: Vec::new(),
                 masks: Vec::new(),
                 flow: Vec::new(),
                 flow_nodes: Vec::new(),
@@ -1223,6 +1281,16 @@ impl<'a> Emitter<'a> {
                 self.slots.release(a);
                 self.slots.release(b);
                 (Flow::Space { space }, Some(Instruction::BlendSpace { space, dst, a, b }))
+            }
+            NodeKind::BlendSpace2D { samples, looping, .. } => {
+                let space = self.space_2d(i, samples, *looping);
+                let dst = self.dst(i);
+                // Three scratch slots for the corners, free again once the blend is written.
+                let (a, b, c) = (self.slots.take(), self.slots.take(), self.slots.take());
+                for s in [a, b, c] {
+                    self.slots.release(s);
+                }
+                (Flow::Space { space }, Some(Instruction::BlendSpace2D { space, dst, a, b, c }))
             }
             NodeKind::Blend2 { .. } => {
                 let weight = self.float_of(i, Pin::Weight);
@@ -1324,14 +1392,43 @@ impl<'a> Emitter<'a> {
         let start = self.program.members.len();
         for (p, m) in members {
             self.program.member_positions.push(p);
+            self.program.member_points.push((p, 0.0));
             self.program.members.push(m);
         }
         let space = self.program.spaces.len() as u16;
         let position = self.float_of(i, Pin::Position);
+        let t = self.program.triangles.len();
         self.program.spaces.push(CompiledSpace {
             node: self.graph.nodes[i].id,
             members: start..self.program.members.len(),
             position,
+            y: None,
+            triangles: t..t,
+            looping,
+        });
+        space
+    }
+
+    /// A 2D blend space's members (in sample order) and Delaunay triangles; returns its index.
+    /// The checks made sure every clip resolved and the positions triangulate.
+    fn space_2d(&mut self, i: usize, samples: &[super::model::BlendSample2D], looping: bool) -> u16 {
+        let start = self.program.members.len();
+        for (s, c) in samples.iter().zip(&self.resolved.space_clips[i]) {
+            let clip = c.clone().unwrap_or_else(|| Arc::new(Clip::new("", self.skeleton)));
+            self.program.member_positions.push(s.position.0);
+            self.program.member_points.push(s.position);
+            self.program.members.push(SpaceMember { duration: clip.duration(), clip, speed: s.speed });
+        }
+        let points: Vec<(f32, f32)> = samples.iter().map(|s| s.position).collect();
+        let t = self.program.triangles.len();
+        self.program.triangles.extend(super::plane::triangulate(&points).unwrap_or_default());
+        let space = self.program.spaces.len() as u16;
+        self.program.spaces.push(CompiledSpace {
+            node: self.graph.nodes[i].id,
+            members: start..self.program.members.len(),
+            position: self.float_of(i, Pin::X),
+            y: Some(self.float_of(i, Pin::Y)),
+            triangles: t..self.program.triangles.len(),
             looping,
         });
         space

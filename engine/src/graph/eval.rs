@@ -28,6 +28,9 @@
 //! (the left foot of a walk and of a run land together), and the cycle length glides between the
 //! clips' lengths as the axis moves.
 //!
+//! A 2D blend space keeps its phase the same way over the (up to) three corners of the triangle
+//! holding its point, weighted barycentrically ([`super::plane`]); its heaviest corner speaks.
+//!
 //! **Adjusts.** Adjust nodes do not touch the local pose: they act at composition time. After
 //! evaluation, [`GraphInstance::adjusts`] holds every Adjust node's entries as
 //! [`BoneAdjust`]s in graph order (upstream first, list order within a node), sorted stably by
@@ -43,7 +46,7 @@ use std::sync::Arc;
 
 use glam::Quat;
 
-use super::compile::{FloatRef, Flow, GraphProgram, Instruction};
+use super::compile::{CompiledSpace, FloatRef, Flow, GraphProgram, Instruction};
 use super::model::{AdjustOp, NodeId, ParamValue};
 use crate::clip::Clip;
 use crate::math::{self, Transform};
@@ -54,7 +57,7 @@ use crate::skeleton::Skeleton;
 /// A marker announced by a clip of a graph.
 #[derive(Clone, Debug)]
 pub struct GraphMarkerEvent {
-    /// The Clip or BlendSpace1D node the clip plays in.
+    /// The Clip, BlendSpace1D or BlendSpace2D node the clip plays in.
     pub node: NodeId,
     /// The clip.
     pub clip: Arc<Clip>,
@@ -96,6 +99,16 @@ pub fn neighbour_weights(positions: &[f32], x: f32) -> Option<(usize, usize, f32
         return Some((lo, lo, 0.0));
     }
     Some((lo, hi, ((x - positions[lo]) / span).clamp(0.0, 1.0)))
+}
+
+/// The weighted corners of 2D space `s` at the current parameters: three `(member index local
+/// to the space, weight)` pairs (see [`super::plane::plane_weights`]). `None` for a 1D space or
+/// a space without triangles.
+fn corners(program: &GraphProgram, s: &CompiledSpace, params: &[ParamValue]) -> Option<[(usize, f32); 3]> {
+    let y = s.y?;
+    let points = &program.member_points[s.members.clone()];
+    let triangles = &program.triangles[s.triangles.clone()];
+    super::plane::plane_weights(points, triangles, (read(params, s.position), read(params, y)))
 }
 
 /// A bone adjust scaled by an effective weight: `None` at weight 0 (or NaN); unchanged at weight
@@ -212,6 +225,76 @@ fn blend_two(
         let n = out.len().min(rest.len());
         out[..n].copy_from_slice(&rest[..n]);
     }
+}
+
+/// Advances a 2D space's shared phase by `dt` (rate applied) over its weighted `corners` (as a
+/// 1D space does over its two neighbours) and, when it speaks, records the markers its heaviest
+/// corner sweeps.
+fn advance_space_2d(
+    program: &GraphProgram,
+    s: &CompiledSpace,
+    corners: [(usize, f32); 3],
+    phase: &mut f32,
+    dt: f32,
+    say: bool,
+    events: &mut Vec<GraphMarkerEvent>,
+) {
+    let members = &program.members[s.members.clone()];
+    let speed_of = |j: usize| {
+        let m = &members[j];
+        if m.duration > 0.0 { m.speed / m.duration } else { 0.0 }
+    };
+    let phase_rate: f32 = corners.iter().map(|&(j, w)| w * speed_of(j)).sum();
+    let (step, _) = advance_head(*phase, dt * phase_rate, 1.0, s.looping);
+    *phase = step.to;
+    if say {
+        let (heaviest, _) = corners.iter().copied().fold(corners[0], |b, c| if c.1 > b.1 { c } else { b });
+        let m = &members[heaviest];
+        let d = m.duration;
+        let member_step = PlaybackStep { from: step.from * d, to: step.to * d, travel: step.travel * d };
+        let times = m.clip.markers().iter().map(|mk| mk.time);
+        swept_markers(times, &member_step, d, s.looping, |marker, lap| {
+            events.push(GraphMarkerEvent { node: s.node, clip: m.clip.clone(), marker, lap })
+        });
+    }
+}
+
+/// Samples a 2D space's weighted `corners` at `phase` and blends them into slot `dst` (a corner
+/// at weight 1 straight into `dst`; otherwise each weighted corner into its scratch slot, then
+/// one three-layer blend).
+#[allow(clippy::too_many_arguments)]
+fn blend_corners(
+    members: &[super::compile::SpaceMember],
+    contexts: &mut [SamplingContext],
+    corners: [(usize, f32); 3],
+    phase: f32,
+    bind: &[Transform],
+    slots: &mut [Transform],
+    n: usize,
+    scratch: [u16; 3],
+    dst: u16,
+) -> Result<(), JobError> {
+    let mut sample = |slots: &mut [Transform], j: usize, slot: u16| -> Result<(), JobError> {
+        let (Some(m), Some(context)) = (members.get(j), contexts.get_mut(j)) else { return Ok(()) };
+        let ([], out) = views(slots, n, [], slot)?;
+        SamplingJob { clip: &m.clip, bind_pose: bind, time: phase * m.duration, context, output: out }.run()
+    };
+    if let Some(&(j, _)) = corners.iter().find(|c| c.1 >= 1.0) {
+        return sample(slots, j, dst);
+    }
+    for (&(j, w), &slot) in corners.iter().zip(&scratch) {
+        if w > 0.0 {
+            sample(slots, j, slot)?;
+        }
+    }
+    let (poses, out) = views(slots, n, scratch, dst)?;
+    let layers = [0, 1, 2].map(|k| BlendLayer { pose: poses[k], weight: corners[k].1, mask: None });
+    let ok = BlendingJob { layers: &layers, rest_pose: bind, threshold: 1e-6, output: out }.run().is_ok();
+    if !ok {
+        let m = out.len().min(bind.len());
+        out[..m].copy_from_slice(&bind[..m]);
+    }
+    Ok(())
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -367,13 +450,14 @@ impl GraphInstance {
         Some(self.player_times[i])
     }
 
-    /// The normalized phase of BlendSpace1D node `node`.
+    /// The normalized phase of BlendSpace1D or BlendSpace2D node `node`.
     pub fn space_phase(&self, node: NodeId) -> Option<f32> {
         let i = self.program.spaces.iter().position(|s| s.node == node)?;
         Some(self.phases[i])
     }
 
-    /// The time member `member` (in position order) of BlendSpace1D node `node` samples at.
+    /// The time member `member` (in position order; a 2D space's in sample order) of
+    /// BlendSpace1D or BlendSpace2D node `node` samples at.
     pub fn member_time(&self, node: NodeId, member: usize) -> Option<f32> {
         let i = self.program.spaces.iter().position(|s| s.node == node)?;
         let s = &self.program.spaces[i];
@@ -381,8 +465,9 @@ impl GraphInstance {
         Some(self.phases[i] * m.duration)
     }
 
-    /// The weights of BlendSpace1D node `node`'s members (in position order) at the current
-    /// parameter values, written into `out` (which must have one entry per member).
+    /// The weights of BlendSpace1D node `node`'s members (in position order), or of
+    /// BlendSpace2D node `node`'s (in sample order), at the current parameter values, written
+    /// into `out` (which must have one entry per member).
     pub fn space_weights(&self, node: NodeId, out: &mut [f32]) -> bool {
         let Some(s) = self.program.spaces.iter().find(|s| s.node == node) else { return false };
         let positions = &self.program.member_positions[s.members.clone()];
@@ -390,6 +475,12 @@ impl GraphInstance {
             return false;
         }
         out.fill(0.0);
+        if s.y.is_some() {
+            for (j, w) in corners(&self.program, s, &self.params).into_iter().flatten() {
+                out[j] += w;
+            }
+            return true;
+        }
         if let Some((lo, hi, t)) = neighbour_weights(positions, read(&self.params, s.position)) {
             out[lo] += 1.0 - t;
             out[hi] += t;
@@ -415,7 +506,7 @@ impl GraphInstance {
         self.program.players.iter().zip(&self.player_times).map(|(p, t)| (p.node, *t, p.duration))
     }
 
-    /// Every BlendSpace1D node's phase.
+    /// Every BlendSpace1D and BlendSpace2D node's phase.
     pub fn phases(&self) -> impl Iterator<Item = (NodeId, f32)> + '_ {
         self.program.spaces.iter().zip(&self.phases).map(|(s, p)| (s.node, *p))
     }
@@ -511,6 +602,19 @@ impl GraphInstance {
                             events.push(GraphMarkerEvent { node: p.node, clip: p.clip.clone(), marker, lap })
                         });
                     }
+                }
+                Flow::Space { space } if program.spaces[space as usize].y.is_some() => {
+                    let s = &program.spaces[space as usize];
+                    let Some(corners) = corners(program, s, &self.params) else { continue };
+                    advance_space_2d(
+                        program,
+                        s,
+                        corners,
+                        &mut self.phases[space as usize],
+                        dt * rate,
+                        say,
+                        events,
+                    );
                 }
                 Flow::Space { space } => {
                     let s = &program.spaces[space as usize];
@@ -616,6 +720,14 @@ impl GraphInstance {
                         let ([pa, pb], out) = views(slots, n, [a, b], dst)?;
                         blend_two(pa, 1.0 - t, None, pb, t, None, bind, out);
                     }
+                }
+                Instruction::BlendSpace2D { space, dst, a, b, c } => {
+                    let s = &program.spaces[space as usize];
+                    let Some(corners) = corners(program, s, params) else { continue };
+                    let phase = self.phases[space as usize];
+                    let contexts = &mut self.member_contexts[s.members.clone()];
+                    let members = &program.members[s.members.clone()];
+                    blend_corners(members, contexts, corners, phase, bind, slots, n, [a, b, c], dst)?;
                 }
                 Instruction::Blend { a, b, weight, dst } => {
                     let w = unit(read(params, weight));

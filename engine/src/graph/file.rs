@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 
 use super::compile::{GraphError, validate_structure};
 use super::model::{
-    AdjustEntry, AdjustOp, AnimGraph, BlendSample, Connection, Drive, MaskSubtree, Node, NodeId, NodeKind,
-    ParamDecl, ParamValue,
+    AdjustEntry, AdjustOp, AnimGraph, BlendSample, BlendSample2D, Connection, Drive, MaskSubtree, Node,
+    NodeId, NodeKind, ParamDecl, ParamValue,
 };
 
 /// The graph file version this build reads and writes.
@@ -79,7 +79,7 @@ pub struct NodeFile {
     /// Speed (Clip).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<f32>,
-    /// Looping (Clip, BlendSpace1D).
+    /// Looping (Clip, BlendSpace1D, BlendSpace2D).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub looping: Option<bool>,
     /// Parameter name (Parameter).
@@ -91,12 +91,21 @@ pub struct NodeFile {
     /// Constant axis value (BlendSpace1D).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub position: Option<f32>,
+    /// Constant plane x (BlendSpace2D).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x: Option<f32>,
+    /// Constant plane y (BlendSpace2D).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub y: Option<f32>,
     /// Constant rate factor (TimeScale).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<f32>,
     /// Clips on the axis (BlendSpace1D).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<Vec<SampleFile>>,
+    /// Clips on the plane (BlendSpace2D).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples2d: Option<Vec<Sample2DFile>>,
     /// Subtrees (Mask).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subtrees: Option<Vec<SubtreeFile>>,
@@ -112,6 +121,18 @@ pub struct SampleFile {
     pub clip: String,
     /// Axis position.
     pub position: f32,
+    /// Speed.
+    #[serde(default = "one")]
+    pub speed: f32,
+}
+
+/// A 2D blend space clip in a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sample2DFile {
+    /// Clip asset path.
+    pub clip: String,
+    /// Plane position (x, y).
+    pub position: (f32, f32),
     /// Speed.
     #[serde(default = "one")]
     pub speed: f32,
@@ -281,6 +302,21 @@ impl From<&AnimGraph> for GraphFile {
                         f.position = Some(*position);
                         f.looping = Some(*looping);
                     }
+                    NodeKind::BlendSpace2D { samples, x, y, looping } => {
+                        f.samples2d = Some(
+                            samples
+                                .iter()
+                                .map(|s| Sample2DFile {
+                                    clip: s.clip.clone(),
+                                    position: s.position,
+                                    speed: s.speed,
+                                })
+                                .collect(),
+                        );
+                        f.x = Some(*x);
+                        f.y = Some(*y);
+                        f.looping = Some(*looping);
+                    }
                     NodeKind::Mask { weight, subtrees } => {
                         f.weight = Some(*weight);
                         f.subtrees = Some(
@@ -385,6 +421,20 @@ fn node_kind(f: &NodeFile, errors: &mut Vec<GraphFileError>) -> NodeKind {
                     .map(|s| BlendSample { clip: s.clip.clone(), position: s.position, speed: s.speed })
                     .collect(),
                 position: f.position.unwrap_or(0.0),
+                looping: f.looping.unwrap_or(true),
+            }
+        }
+        "BlendSpace2D" => {
+            need("BlendSpace2D", "samples2d", f.samples2d.is_some());
+            NodeKind::BlendSpace2D {
+                samples: f
+                    .samples2d
+                    .iter()
+                    .flatten()
+                    .map(|s| BlendSample2D { clip: s.clip.clone(), position: s.position, speed: s.speed })
+                    .collect(),
+                x: f.x.unwrap_or(0.0),
+                y: f.y.unwrap_or(0.0),
                 looping: f.looping.unwrap_or(true),
             }
         }

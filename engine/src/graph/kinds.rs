@@ -25,7 +25,9 @@
 
 use glam::Vec3;
 
-use super::model::{AdjustEntry, AdjustOp, BlendSample, Drive, MaskSubtree, NodeKind, PinType};
+use super::model::{
+    AdjustEntry, AdjustOp, BlendSample, BlendSample2D, Drive, MaskSubtree, NodeKind, PinType,
+};
 
 /// A group of kinds that play a similar part (the editor gives each a header colour).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,7 +67,8 @@ pub enum FloatRange {
     Clamped(f32, f32),
     /// Any value; a live slider spans this range (widened to the value).
     Typical(f32, f32),
-    /// Any value; a live slider spans the positions of the node's samples.
+    /// Any value; a live slider spans the positions of the node's samples (on a plane: their
+    /// coordinate of the pin's name, `x` or `y`).
     SamplePositions,
 }
 
@@ -102,6 +105,8 @@ pub enum SettingType {
     Bool,
     /// A list of clips on an axis ([`BlendSample`]s).
     Samples,
+    /// A list of clips on a plane ([`BlendSample2D`]s).
+    Samples2D,
     /// A list of bone subtrees ([`MaskSubtree`]s).
     Subtrees,
     /// A list of bone adjusts ([`AdjustEntry`]s).
@@ -179,7 +184,7 @@ use FloatRange::{Clamped, SamplePositions, Typical};
 use SettingType as S;
 
 /// Every kind, in the Add Node menu's order; [`NodeKind::index`] is a kind's place here.
-pub static KINDS: [KindInfo; 10] = [
+pub static KINDS: [KindInfo; 11] = [
     KindInfo {
         name: "Clip",
         family: Family::Source,
@@ -221,6 +226,31 @@ pub static KINDS: [KindInfo; 10] = [
                 BlendSample { clip: EXAMPLE_CLIP.into(), position: 2.0, speed: 1.5 },
             ],
             position: 0.5,
+            looping: true,
+        },
+    },
+    KindInfo {
+        name: "BlendSpace2D",
+        family: Family::Source,
+        hint: "Clips on a plane, triangulated, blended by a point, on one synchronized phase",
+        palette: Palette::Always,
+        inputs: &[float("x", SamplePositions), float("y", SamplePositions)],
+        output: Some(PinType::Pose),
+        settings: &[
+            setting("looping", S::Bool),
+            setting("x", S::Float),
+            setting("y", S::Float),
+            setting("samples2d", S::Samples2D),
+        ],
+        start: |_| NodeKind::BlendSpace2D { samples: Vec::new(), x: 0.0, y: 0.0, looping: true },
+        example: || NodeKind::BlendSpace2D {
+            samples: vec![
+                BlendSample2D { clip: EXAMPLE_CLIP.into(), position: (0.0, 0.0), speed: 1.0 },
+                BlendSample2D { clip: EXAMPLE_CLIP.into(), position: (2.0, 0.0), speed: 1.5 },
+                BlendSample2D { clip: EXAMPLE_CLIP.into(), position: (0.0, 1.0), speed: 0.5 },
+            ],
+            x: 0.5,
+            y: 0.25,
             looping: true,
         },
     },
@@ -332,13 +362,14 @@ impl NodeKind {
             NodeKind::Clip { .. } => 0,
             NodeKind::Blend2 { .. } => 1,
             NodeKind::BlendSpace1D { .. } => 2,
-            NodeKind::Additive { .. } => 3,
-            NodeKind::Mask { .. } => 4,
-            NodeKind::Adjust { .. } => 5,
-            NodeKind::TimeScale { .. } => 6,
-            NodeKind::Parameter { .. } => 7,
-            NodeKind::Output => 8,
-            NodeKind::Unknown { .. } => 9,
+            NodeKind::BlendSpace2D { .. } => 3,
+            NodeKind::Additive { .. } => 4,
+            NodeKind::Mask { .. } => 5,
+            NodeKind::Adjust { .. } => 6,
+            NodeKind::TimeScale { .. } => 7,
+            NodeKind::Parameter { .. } => 8,
+            NodeKind::Output => 9,
+            NodeKind::Unknown { .. } => 10,
         }
     }
 
@@ -362,6 +393,7 @@ impl NodeKind {
         match self {
             NodeKind::Clip { clip, .. } => vec![clip.as_str()],
             NodeKind::BlendSpace1D { samples, .. } => samples.iter().map(|s| s.clip.as_str()).collect(),
+            NodeKind::BlendSpace2D { samples, .. } => samples.iter().map(|s| s.clip.as_str()).collect(),
             NodeKind::Parameter { .. }
             | NodeKind::Blend2 { .. }
             | NodeKind::Additive { .. }
@@ -378,6 +410,7 @@ impl NodeKind {
         match self {
             NodeKind::Clip { clip, .. } => vec![clip],
             NodeKind::BlendSpace1D { samples, .. } => samples.iter_mut().map(|s| &mut s.clip).collect(),
+            NodeKind::BlendSpace2D { samples, .. } => samples.iter_mut().map(|s| &mut s.clip).collect(),
             NodeKind::Parameter { .. }
             | NodeKind::Blend2 { .. }
             | NodeKind::Additive { .. }
@@ -403,6 +436,7 @@ impl NodeKind {
             NodeKind::Clip { .. }
             | NodeKind::Blend2 { .. }
             | NodeKind::BlendSpace1D { .. }
+            | NodeKind::BlendSpace2D { .. }
             | NodeKind::Additive { .. }
             | NodeKind::Mask { .. }
             | NodeKind::TimeScale { .. }
@@ -425,6 +459,7 @@ impl NodeKind {
             NodeKind::Clip { .. }
             | NodeKind::Blend2 { .. }
             | NodeKind::BlendSpace1D { .. }
+            | NodeKind::BlendSpace2D { .. }
             | NodeKind::Additive { .. }
             | NodeKind::Mask { .. }
             | NodeKind::TimeScale { .. }
@@ -441,6 +476,10 @@ impl NodeKind {
                 ("weight", *weight)
             }
             NodeKind::BlendSpace1D { position, .. } => ("position", *position),
+            NodeKind::BlendSpace2D { x, y, .. } => match pin {
+                "x" => ("x", *x),
+                _ => ("y", *y),
+            },
             NodeKind::TimeScale { scale } => ("scale", *scale),
             NodeKind::Clip { .. }
             | NodeKind::Parameter { .. }
@@ -458,6 +497,10 @@ impl NodeKind {
                 ("weight", weight)
             }
             NodeKind::BlendSpace1D { position, .. } => ("position", position),
+            NodeKind::BlendSpace2D { x, y, .. } => match pin {
+                "x" => ("x", x),
+                _ => ("y", y),
+            },
             NodeKind::TimeScale { scale } => ("scale", scale),
             NodeKind::Clip { .. }
             | NodeKind::Parameter { .. }
@@ -476,7 +519,7 @@ impl NodeKind {
         match range {
             Clamped(lo, hi) | Typical(lo, hi) => Some((lo, hi)),
             SamplePositions => {
-                let positions = self.sample_positions();
+                let positions = self.sample_positions(pin);
                 let lo = positions.iter().copied().fold(f32::INFINITY, f32::min);
                 let hi = positions.iter().copied().fold(f32::NEG_INFINITY, f32::max);
                 (lo <= hi).then_some((lo, hi))
@@ -484,10 +527,16 @@ impl NodeKind {
         }
     }
 
-    /// The axis positions of the node's samples (for [`FloatRange::SamplePositions`]).
-    pub fn sample_positions(&self) -> Vec<f32> {
+    /// The positions of the node's samples along float pin `pin`'s axis (for
+    /// [`FloatRange::SamplePositions`]): a 1D space's axis, a 2D space's `x` or `y` coordinates.
+    pub fn sample_positions(&self, pin: &str) -> Vec<f32> {
         match self {
             NodeKind::BlendSpace1D { samples, .. } => samples.iter().map(|s| s.position).collect(),
+            NodeKind::BlendSpace2D { samples, .. } => match pin {
+                "x" => samples.iter().map(|s| s.position.0).collect(),
+                "y" => samples.iter().map(|s| s.position.1).collect(),
+                _ => Vec::new(),
+            },
             NodeKind::Clip { .. }
             | NodeKind::Parameter { .. }
             | NodeKind::Blend2 { .. }

@@ -25,14 +25,16 @@ pub mod eval;
 pub mod file;
 pub mod kinds;
 pub mod model;
+pub mod plane;
 
 #[doc(hidden)]
 pub use compile::Instruction;
 pub use compile::{ClipSource, GraphCache, GraphError, GraphProgram, compile};
 pub use eval::{AdditiveJob, GraphInstance, GraphMarkerEvent};
 pub use file::{GRAPH_FILE_VERSION, GraphFile, GraphFileError, load_graph, save_graph};
+pub use plane::{TriangulationError, plane_weights, triangulate};
 pub use kinds::{Family, FloatRange, InputPin, KINDS, KindInfo, Palette, SettingInfo, SettingType, Start};
 pub use model::{
-    AdjustEntry, AdjustOp, AnimGraph, BlendSample, Connection, Drive, MaskSubtree, Node, NodeId, NodeKind,
+    AdjustEntry, AdjustOp, AnimGraph, BlendSample, BlendSample2D, Connection, Drive, MaskSubtree, Node, NodeId, NodeKind,
     ParamDecl, ParamValue, PinType,
 };

@@ -58,6 +58,17 @@ pub struct BlendSample {
     pub speed: f32,
 }
 
+/// One clip placed on a [`NodeKind::BlendSpace2D`] plane.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlendSample2D {
+    /// Clip asset path.
+    pub clip: String,
+    /// Position on the plane (x, y).
+    pub position: (f32, f32),
+    /// Playback speed of this clip (multiplies its contribution to the shared phase rate).
+    pub speed: f32,
+}
+
 /// A subtree chosen by a [`NodeKind::Mask`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct MaskSubtree {
@@ -143,6 +154,20 @@ pub enum NodeKind {
         samples: Vec<BlendSample>,
         /// Axis value used when the `position` pin is unconnected.
         position: f32,
+        /// Whether the shared phase wraps (else it holds at the end).
+        looping: bool,
+    },
+    /// N clips on a plane, Delaunay-triangulated when compiled; the three corners of the
+    /// triangle holding the point `(x, y)` (or of the hull's nearest point outside it) blend by
+    /// their barycentric weights, every clip on one shared normalized phase as in
+    /// [`NodeKind::BlendSpace1D`]. Inputs: `x`, `y`.
+    BlendSpace2D {
+        /// The clips on the plane (any order).
+        samples: Vec<BlendSample2D>,
+        /// Plane x used when the `x` pin is unconnected.
+        x: f32,
+        /// Plane y used when the `y` pin is unconnected.
+        y: f32,
         /// Whether the shared phase wraps (else it holds at the end).
         looping: bool,
     },

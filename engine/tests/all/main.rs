@@ -14,6 +14,7 @@ mod gltf_gen;
 
 mod animator;
 mod bind_pose_faults;
+mod blend_space_2d;
 mod clip_repair;
 mod compiled_clip;
 mod crowd;

@@ -1,7 +1,7 @@
 //! The selected node's details: its faults in full, what feeds each input (a picker per pin, so
 //! wiring also works without dragging), the Clip's settings, and the bespoke editors a node body
-//! is too small for, one file each under `super::nodes` (the BlendSpace1D axis, the Mask's bone
-//! tree, the Adjust entries).
+//! is too small for, one file each under `super::nodes` (the BlendSpace1D axis, the BlendSpace2D
+//! plane, the Mask's bone tree, the Adjust entries).
 //!
 //! Everything authored comes out as `GraphOp`s; the live position point sends a session
 //! command instead when a parameter drives it.
@@ -146,6 +146,9 @@ impl DetailsPanel {
             }
             NodeKind::BlendSpace1D { samples, position, looping } => {
                 nodes::blend_space::editor(ui, cx, id, &samples, position, looping, out);
+            }
+            NodeKind::BlendSpace2D { samples, x, y, looping } => {
+                nodes::blend_space_2d::editor(ui, cx, id, &samples, x, y, looping, out);
             }
             NodeKind::Mask { weight, subtrees } => {
                 nodes::mask::editor(&mut self.bone_filter, ui, cx, id, weight, &subtrees, out)

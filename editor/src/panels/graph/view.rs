@@ -195,7 +195,7 @@ pub struct Live {
     pub weight: Option<f32>,
     /// A Clip node's playhead and its clip's duration.
     pub player: Option<(f32, f32)>,
-    /// A BlendSpace1D node's phase.
+    /// A BlendSpace1D or BlendSpace2D node's phase.
     pub phase: Option<f32>,
     /// A Parameter node's current value.
     pub value: Option<f32>,
@@ -548,6 +548,18 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                         ui.weak(format!("phase {ph:.2}"));
                     }
                 }
+                NodeKind::BlendSpace2D { samples, .. } => {
+                    for s in &samples {
+                        ui.weak(format!("({:.2}, {:.2})  {}", s.position.0, s.position.1, short(&s.clip)));
+                    }
+                    if samples.is_empty() {
+                        ui.weak("no clips on the plane");
+                    }
+                    if let Some(ph) = live.phase {
+                        ui.add(egui::ProgressBar::new(ph).desired_width(170.0).desired_height(6.0));
+                        ui.weak(format!("phase {ph:.2}"));
+                    }
+                }
                 NodeKind::Adjust { entries } => {
                     if entries.is_empty() {
                         ui.weak("no adjusts");
@@ -884,6 +896,14 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
         NodeKind::BlendSpace1D { samples, .. } => {
             for s in samples {
                 let _ = write!(out, "\n{:.2}  {}", s.position, short(&s.clip));
+            }
+            if let Some(p) = live.phase {
+                let _ = write!(out, "\nphase {p:.2}");
+            }
+        }
+        NodeKind::BlendSpace2D { samples, .. } => {
+            for s in samples {
+                let _ = write!(out, "\n({:.2}, {:.2})  {}", s.position.0, s.position.1, short(&s.clip));
             }
             if let Some(p) = live.phase {
                 let _ = write!(out, "\nphase {p:.2}");
