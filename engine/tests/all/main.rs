@@ -13,6 +13,7 @@ mod oracle;
 mod gltf_gen;
 
 mod animator;
+mod bvh;
 mod bind_pose_faults;
 mod clip_repair;
 mod compiled_clip;
