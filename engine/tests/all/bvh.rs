@@ -73,6 +73,9 @@ fn many_joints(n: usize, nested: bool) -> String {
 
 type Check = fn(&BvhFault) -> bool;
 
+/// A table row: name, file, where the fault is (when checked), what it must be.
+type Case = (&'static str, String, Option<(usize, usize)>, Check);
+
 #[test]
 fn each_grammar_fault_is_named_at_its_line_and_column() {
     let m = MIN;
@@ -83,7 +86,7 @@ fn each_grammar_fault_is_named_at_its_line_and_column() {
     let deep_line = 2 + 3 * bvh::MAX_DEPTH;
     let cmu = mocap_bvh(2, 120.0, 1).replace("Frames: 2", "Frames: 1000000");
     let cmu_frames = cmu.lines().position(|l| l.starts_with("Frames:")).unwrap() + 1;
-    let cases: Vec<(&str, String, Option<(usize, usize)>, Check)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "empty file",
             String::new(),
