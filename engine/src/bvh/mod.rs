@@ -27,7 +27,7 @@
 //!   origin to the bone's, skinned rigidly to the parent (the bone whose frame it is fixed in).
 //!
 //! Bounded cost: at most [`MAX_JOINTS`] blocks, nested at most [`MAX_DEPTH`] deep, at most
-//! [`MAX_VALUES`] numbers of motion, lengths within [`MAX_COORD`]; the declared frame count is
+//! [`MAX_VALUES`] numbers of motion making at most [`MAX_KEYS`] keys, lengths within [`MAX_COORD`]; the declared frame count is
 //! checked against that budget and against the bytes the file has left before anything is
 //! allocated from it. Every fault is a [`BvhError`] naming the file, `line:col` and what.
 //!
@@ -53,6 +53,11 @@ pub const MAX_DEPTH: usize = 256;
 /// The most motion values (frames times channels) a file may hold: 2^24, 64 MiB as `f32`
 /// (a 31-joint, 96-channel capture of about 48 minutes at 60 Hz).
 pub const MAX_VALUES: usize = 1 << 24;
+
+/// The most keys the clip may get (frames times tracks: one rotation track per joint with
+/// rotation channels, one translation track per joint with position channels): 2^23, about
+/// 170 MB as quaternions and times (a 31-joint capture of about 36 minutes at 120 Hz).
+pub const MAX_KEYS: usize = 1 << 23;
 
 /// The largest length (after scaling) an offset or position may have.
 pub const MAX_COORD: f64 = 1.0e6;
@@ -233,6 +238,16 @@ pub enum BvhFault {
         frames: usize,
         /// Channels per frame.
         channels: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Frames times tracks past [`MAX_KEYS`].
+    #[error("{frames} frames of {tracks} tracks is past the budget of {limit} keys")]
+    TooManyKeys {
+        /// `Frames:`.
+        frames: usize,
+        /// Tracks the hierarchy's channels make.
+        tracks: usize,
         /// The limit.
         limit: usize,
     },

@@ -4,7 +4,7 @@
 //!
 //! Nothing here knows about skeletons or clips; see `build.rs`.
 
-use super::{BvhFault, MAX_DEPTH, MAX_JOINTS, MAX_VALUES, Position};
+use super::{BvhFault, MAX_DEPTH, MAX_JOINTS, MAX_KEYS, MAX_VALUES, Position};
 
 /// One of the six BVH channels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -348,6 +348,17 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, Fail> {
     let Some(count) = values else {
         return Err((frames_at, BvhFault::TooManyValues { frames, channels, limit: MAX_VALUES }));
     };
+    let tracks: usize = p
+        .joints
+        .iter()
+        .map(|j| {
+            usize::from(j.channels.iter().any(|c| c.is_rotation()))
+                + usize::from(j.channels.iter().any(|c| !c.is_rotation()))
+        })
+        .sum();
+    if frames.checked_mul(tracks).is_none_or(|k| k > MAX_KEYS) {
+        return Err((frames_at, BvhFault::TooManyKeys { frames, tracks, limit: MAX_KEYS }));
+    }
     if ((frames.max(1) - 1) as f64 * frame_time) as f32 > f32::MAX / 2.0 {
         return Err((frames_at, BvhFault::TooLong { frames, frame_time }));
     }

@@ -264,6 +264,12 @@ fn each_grammar_fault_is_named_at_its_line_and_column() {
             Some((cmu_frames, 1)),
             |f| matches!(f, BvhFault::TooManyValues { frames: 1_000_000, channels: 96, limit } if *limit == MAX_VALUES),
         ),
+        (
+            "frames past the key budget",
+            "HIERARCHY\nROOT A\n{\n OFFSET 0 0 0\n CHANNELS 1 Zrotation\n}\nMOTION\nFrames: 9000000\nFrame Time: 0.01\n0\n".into(),
+            Some((8, 1)),
+            |f| matches!(f, BvhFault::TooManyKeys { frames: 9_000_000, tracks: 1, limit } if *limit == bvh::MAX_KEYS),
+        ),
         ("too many joints", flat, Some((flat_line, 1)), |f| {
             *f == BvhFault::TooManyJoints { limit: MAX_JOINTS }
         }),
@@ -296,7 +302,7 @@ fn each_grammar_fault_is_named_at_its_line_and_column() {
         let shown = err.to_string();
         assert!(shown.starts_with(&format!("test.bvh:{}:{}: ", p.line, p.col)), "{name}: {shown}");
     }
-    assert_eq!(cases.len(), 39);
+    assert_eq!(cases.len(), 40);
 }
 
 #[test]
