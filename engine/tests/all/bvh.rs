@@ -358,6 +358,12 @@ fn each_grammar_rule_is_accepted() {
     assert_eq!(ch.translation.as_ref().unwrap().values()[1].x, 50.0);
     assert_eq!(ch.translation.as_ref().unwrap().values()[1].y, 1.0, "unlisted axes keep the OFFSET");
 
+    // One frame: single-key tracks, a clip of no length that poses that frame.
+    let one =
+        import(&MIN.replace("Frames: 2", "Frames: 1").replace("1 2 3 10 20 30 40 50 60\n", "")).unwrap();
+    assert_eq!(one.animations[0].duration, 0.0);
+    assert_eq!(one.animations[0].clips[0].clip.track_count(), 3);
+
     // No frames: a clip with no keys.
     let none =
         MIN.replace("Frames: 2", "Frames: 0").replace("0 0 0 0 0 0 0 0 0\n1 2 3 10 20 30 40 50 60\n", "");
