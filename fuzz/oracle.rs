@@ -64,6 +64,15 @@ pub fn gltf_bytes(data: &[u8]) -> Result<(), String> {
     }
 }
 
+/// BVH bytes through the BVH importer (default options); what imports plays as a glTF scene
+/// does ([`gltf_scene`]).
+pub fn bvh_bytes(data: &[u8]) -> Result<(), String> {
+    match marrow_engine::bvh::import_slice(data, Path::new("fuzz.bvh"), &Default::default()) {
+        Ok(scene) => gltf_scene(&scene),
+        Err(_) => Ok(()),
+    }
+}
+
 /// The play half of [`gltf_bytes`], for a scene already imported (from a file, in tests).
 pub fn gltf_scene(scene: &gltf::ImportedScene) -> Result<(), String> {
     let mut pose = ScenePose::new(scene);

@@ -3,13 +3,15 @@
 # not committed; libFuzzer adds what it finds to them). Run from anywhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p fuzz/corpus/gltf_import fuzz/corpus/gltf_structured fuzz/corpus/project_files fuzz/corpus/graph_compile
+mkdir -p fuzz/corpus/gltf_import fuzz/corpus/bvh_import fuzz/corpus/gltf_structured fuzz/corpus/project_files fuzz/corpus/graph_compile
 # glTF: every sample that carries its data inside (GLB or data: URIs); CesiumMan's texture makes
 # it too large to mutate quickly, so it is left out.
 for f in assets/gltf/*/*.glb assets/gltf/*/*.gltf; do
   case "$f" in *CesiumMan*) continue ;; esac
   cp "$f" "fuzz/corpus/gltf_import/seed-$(basename "$f")"
 done
+# BVH: the repository has no capture file; the regression inputs (sound and hostile) seed it.
+cp fuzz/regressions/bvh_import/*.bvh fuzz/corpus/bvh_import/
 # Projects: the first byte picks the file of the locomotion sample that the rest replaces, in
 # the order of oracle::locomotion_files.
 i=0

@@ -298,3 +298,105 @@ fn export_of_a_project_writes_gltf_with_its_bin_and_a_broken_one_is_refused_with
     assert!(!bad_out.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A two-joint BVH: the root with all six channels (`Zrotation Xrotation Yrotation`), a joint
+/// rotating `Zrotation Xrotation Yrotation`, an End Site; two frames at 30 Hz.
+const BVH: &str = "HIERARCHY
+ROOT Hips
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Chest
+  {
+    OFFSET 0 1 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 1 0
+    }
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.5
+0 0 0 0 0 0 0 0 0
+1 2 3 90 0 0 0 90 0
+";
+
+/// The keys of a JSON object, sorted.
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+    k.sort();
+    k
+}
+
+#[test]
+fn bvh_files_check_pose_and_export_as_gltf_files_do() {
+    let dir = std::env::temp_dir().join(format!("marrow-cli-bvh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("walk.bvh");
+    std::fs::write(&file, BVH).unwrap();
+    let f = file.display().to_string();
+    let (code, out, err) = marrow(&["check", &f]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ok (3 bones, 2 frames at 2 Hz)"), "{out}");
+
+    let bad = dir.join("bad.bvh");
+    std::fs::write(&bad, BVH.replace(" Xrotation Yrotation\n  JOINT", " Xrotation\n  JOINT")).unwrap();
+    let (code, out, _) = marrow(&["check", &bad.display().to_string()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("error: line 5:3: CHANNELS declares 6 channels but names 5"), "{out}");
+    let (code, _, err) = marrow(&["pose", &bad.display().to_string()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("bad.bvh:5:3: CHANNELS declares 6 channels but names 5"), "{err}");
+
+    // The same JSON shape as a glTF file's.
+    let (code, gl, err) = marrow(&["pose", &model("SimpleSkin/SimpleSkin.gltf"), "--times", "0"]);
+    assert_eq!(code, 0, "{err}");
+    let gl: Value = serde_json::from_str(&gl).unwrap();
+    let (code, out, err) = marrow(&["pose", &f, "--times", "0,0.5", "--vertices", "4"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(keys(&v), keys(&gl));
+    assert_eq!(keys(&v["samples"][0]), keys(&gl["samples"][0]));
+    assert_eq!(keys(&v["skins"][0]), keys(&gl["skins"][0]));
+    assert_eq!(keys(&v["samples"][0]["skins"][0]), keys(&gl["samples"][0]["skins"][0]));
+    assert_eq!(v["animation"]["name"], "walk");
+    assert_eq!(v["skins"][0]["jointNames"], serde_json::json!(["Hips", "Chest", "Chest_end"]));
+    // Frame 2: the root at (1, 2, 3) turned 90 degrees about Z; the chest turned 90 about X
+    // (its own Xrotation): the end site 1 along the chest's +Y, which Rz * Rx takes to +Z.
+    let jw = &v["samples"][1]["skins"][0]["jointWorld"];
+    let at = |j: usize| -> Vec<f64> { (12..15).map(|k| jw[j][k].as_f64().unwrap()).collect() };
+    for (got, want) in [(at(0), [1.0, 2.0, 3.0]), (at(1), [0.0, 2.0, 3.0]), (at(2), [0.0, 2.0, 4.0])] {
+        assert!(got.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6), "{got:?} vs {want:?}");
+    }
+    assert_eq!(v["samples"][1]["meshes"][0]["primitives"][0]["positions"].as_array().unwrap().len(), 4);
+
+    // Exported as GLB, it poses the same.
+    let glb = dir.join("walk.glb");
+    let (code, out, err) = marrow(&["export", &f, "--out", &glb.display().to_string()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) =
+        marrow(&["pose", &glb.display().to_string(), "--times", "0,0.5", "--vertices", "4"]);
+    assert_eq!(code, 0, "{err}");
+    let e: Value = serde_json::from_str(&out).unwrap();
+    let flat = |v: &Value| -> Vec<f64> {
+        v["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| {
+                s["skins"][0]["jointWorld"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .flat_map(|m| m.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let (a, b) = (flat(&v), flat(&e));
+    assert_eq!(a.len(), b.len());
+    assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-5), "{a:?} vs {b:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -272,3 +272,35 @@ fn crowd_renders_the_crowd_sample_project() {
     assert!(stdout.contains("400 crowd instances"), "{stdout}");
     let _ = std::fs::remove_file(out);
 }
+
+#[test]
+fn a_bvh_capture_renders_scatters_and_crowds_as_a_model_does() {
+    if marrow_engine::render::test_device().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("marrow-render-bvh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("capture.bvh");
+    std::fs::write(&file, marrow_engine::synthetic::mocap_bvh(60, 120.0, 1)).unwrap();
+    let f = file.to_str().unwrap();
+    let png = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+    let out = png("render.png");
+    let (code, stdout, stderr) =
+        marrow(&["render", f, "--bvh-scale", "0.01", "--time", "0.25", "--size", "200x160", "--out", &out]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    let img = image::open(&out).unwrap().to_rgba8();
+    let corner = *img.get_pixel(0, 0);
+    let differing = img.pixels().filter(|p| **p != corner).count();
+    assert!(differing > 200 * 160 / 20, "only {differing} pixels differ from the background");
+    let out = png("particles.png");
+    let (code, stdout, stderr) =
+        marrow(&["particles", f, "--bvh-scale", "0.01", "--count", "500", "--time", "0.25", "--out", &out]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("500 particles"), "{stdout}");
+    let out = png("crowd.png");
+    let (code, stdout, stderr) =
+        marrow(&["crowd", f, "--bvh-scale", "0.01", "--count", "9", "--time", "0.25", "--out", &out]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("9 instances"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -61,6 +61,7 @@
 //! - [`math`]: TRS transforms, slerp, matrix decomposition.
 //! - [`mesh`]: the engine's mesh data (primitives, skin streams, morph targets, materials).
 //! - [`gltf`]: glTF 2.0 import of rigs, clips, node animations, meshes and morph targets.
+//! - [`bvh`]: BVH motion-capture import (hierarchy, motion, a stick mesh) into glTF's scene shape.
 //! - [`graph`]: the blend/adjust graph: authored model, compiler, evaluator, RON files.
 //! - [`skinning`]: the CPU reference skinning job and posed bounds.
 //! - [`morph`]: morph target application and per-instance morph weights.
@@ -103,6 +104,7 @@ pub mod prelude {
 }
 
 pub mod animator;
+pub mod bvh;
 mod channels;
 pub mod clip;
 pub mod clock;

@@ -1,18 +1,21 @@
-//! `marrow check PATH`: validates a glTF file, or a whole project (a project folder or its
+//! `marrow check PATH`: validates a glTF or BVH file, or a whole project (a project folder or its
 //! `project.ron`), and lists every fault and warning with where it is. Exit status 1 when there
 //! are errors.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use marrow_engine::gltf;
 use marrow_engine::project::{PROJECT_FILE, check_project};
+use marrow_engine::{bvh, gltf};
 
 /// Arguments of `marrow check`.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// A .gltf or .glb file, a project folder, or a project's project.ron.
+    /// A .gltf, .glb or .bvh file, a project folder, or a project's project.ron.
     pub path: PathBuf,
+    /// How a BVH file is read.
+    #[command(flatten)]
+    pub bvh: super::model::BvhArgs,
 }
 
 /// Runs the check, printing one line per fault (`PATH: error: WHERE: WHAT`) and warning.
@@ -22,9 +25,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         return check_a_project(path);
     }
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    if ext.as_deref() == Some("bvh") {
+        return check_bvh(path, &args.bvh);
+    }
     if !matches!(ext.as_deref(), Some("gltf" | "glb")) {
         anyhow::bail!(
-            "{}: cannot check this kind of file (expected .gltf, .glb, a project folder or project.ron)",
+            "{}: cannot check this kind of file (expected .gltf, .glb, .bvh, a project folder or project.ron)",
             path.display()
         );
     }
@@ -43,6 +49,34 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
                 println!("{shown}: error: {f}");
             }
             println!("{shown}: {} error(s)", faults.len());
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// Checks a BVH file: `PATH: ok (N joints, F frames at R Hz)`, or its one fault as
+/// `PATH: error: line L:C: WHAT`.
+fn check_bvh(path: &std::path::Path, args: &super::model::BvhArgs) -> anyhow::Result<ExitCode> {
+    let shown = path.display();
+    match bvh::import(path, &args.options()) {
+        Ok(scene) => {
+            let bones = scene.rigs.first().map_or(0, |r| r.skeleton.bone_count());
+            let clip = scene.animations.first().and_then(|a| a.clips.first()).map(|c| &c.clip);
+            let frames = clip.and_then(|c| {
+                c.channels().iter().find_map(|ch| {
+                    ch.rotation.as_ref().map(|t| t.len()).or(ch.translation.as_ref().map(|t| t.len()))
+                })
+            });
+            let rate = clip.map_or(0.0, |c| c.frame_rate);
+            println!("{shown}: ok ({bones} bones, {} frames at {rate} Hz)", frames.unwrap_or(0));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            match e.fault() {
+                Some((at, fault)) => println!("{shown}: error: line {at}: {fault}"),
+                None => println!("{shown}: error: {e}"),
+            }
+            println!("{shown}: 1 error(s)");
             Ok(ExitCode::FAILURE)
         }
     }

@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use marrow_engine::crowd::BakeJob;
 use marrow_engine::crowd::layout::{Layout, place};
-use marrow_engine::gltf;
 use marrow_engine::render::crowd::render_crowd;
 use marrow_engine::render::{GpuContext, ShaderSource};
 
@@ -23,7 +22,7 @@ pub const MAX_COUNT: u32 = 1_000_000;
 /// Arguments of `marrow crowd`.
 #[derive(Debug, clap::Args)]
 pub struct CrowdArgs {
-    /// A .gltf or .glb file with a skinned, animated mesh, or a project with a Crowd.
+    /// A .gltf, .glb or .bvh file with a skinned, animated mesh, or a project with a Crowd.
     pub model: PathBuf,
     /// Instances.
     #[arg(long, default_value_t = 100)]
@@ -52,6 +51,9 @@ pub struct CrowdArgs {
     /// Output PNG.
     #[arg(long)]
     pub out: PathBuf,
+    /// How a BVH file is read.
+    #[command(flatten)]
+    pub bvh: super::model::BvhArgs,
 }
 
 fn parse_speed(text: &str) -> anyhow::Result<(f32, f32)> {
@@ -85,7 +87,7 @@ pub fn run(args: &CrowdArgs) -> anyhow::Result<ExitCode> {
     if args.model.is_dir() || args.model.file_name().is_some_and(|n| n == "project.ron") {
         return run_project(args, width, height);
     }
-    let scene = gltf::import(&args.model).with_context(|| format!("importing {}", args.model.display()))?;
+    let scene = super::model::import(&args.model, &args.bvh)?;
     let (r, rig) = scene
         .rigs
         .iter()

@@ -19,7 +19,7 @@ use marrow_engine::project::{Library, Project, project_root};
 /// Arguments of `marrow export`.
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
-    /// A project (its folder or `project.ron`), or a .gltf or .glb file.
+    /// A project (its folder or `project.ron`), or a .gltf, .glb or .bvh file.
     pub input: PathBuf,
     /// Output file: `.glb` (one file) or `.gltf` (with its buffer beside it as `.bin`).
     #[arg(long)]
@@ -46,6 +46,9 @@ pub struct ExportArgs {
     /// Weight type: as-imported, smallest, float, unorm16 or unorm8.
     #[arg(long, default_value = "as-imported")]
     pub weights: String,
+    /// How a BVH file is read.
+    #[command(flatten)]
+    pub bvh: super::model::BvhArgs,
 }
 
 fn joint_choice(s: &str) -> anyhow::Result<JointChoice> {
@@ -104,8 +107,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         if args.scene.is_some() {
             bail!("--scene names a project's scene; {} is a glTF file", args.input.display());
         }
-        let scene =
-            gltf::import(&args.input).with_context(|| format!("importing {}", args.input.display()))?;
+        let scene = super::model::import(&args.input, &args.bvh)?;
         // What the import changed (influences cut to four, skins dropped) is said, not hidden.
         let notes = scene.warnings.iter().map(|w| format!("import: {w}")).collect();
         (scene, notes)

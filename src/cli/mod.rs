@@ -7,6 +7,7 @@ mod check;
 mod crowd;
 mod edit;
 mod export;
+mod model;
 mod particles;
 mod pose;
 mod render;

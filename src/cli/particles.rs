@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use marrow_engine::gltf::{self, ScenePose};
+use marrow_engine::gltf::ScenePose;
 use marrow_engine::particles::{CloudSettings, ParticleCloud, SpringSettings};
 use marrow_engine::render::scene::render_particles;
 use marrow_engine::render::{GpuContext, ParticleInstance, ShaderSource};
@@ -21,7 +21,7 @@ const TICK: f32 = 1.0 / 60.0;
 /// Arguments of `marrow particles`.
 #[derive(Debug, clap::Args)]
 pub struct ParticlesArgs {
-    /// A .gltf or .glb file with a skinned mesh.
+    /// A .gltf, .glb or .bvh file with a skinned mesh.
     pub model: PathBuf,
     /// Points scattered over the skinned mesh's surface.
     #[arg(long, default_value_t = 20_000)]
@@ -56,6 +56,9 @@ pub struct ParticlesArgs {
     /// Output PNG.
     #[arg(long)]
     pub out: PathBuf,
+    /// How a BVH file is read.
+    #[command(flatten)]
+    pub bvh: super::model::BvhArgs,
 }
 
 /// Runs `marrow particles`.
@@ -75,7 +78,7 @@ pub fn run(args: &ParticlesArgs) -> anyhow::Result<ExitCode> {
     if args.time / TICK > 360_000.0 {
         bail!("--time {}: at most 6000 seconds (the springs run every tick from the start)", args.time);
     }
-    let scene = gltf::import(&args.model).with_context(|| format!("importing {}", args.model.display()))?;
+    let scene = super::model::import(&args.model, &args.bvh)?;
     let (r, binding) = scene
         .rigs
         .iter()

@@ -1,4 +1,4 @@
-//! `marrow pose FILE`: imports a glTF file, evaluates one animation at a list of times with the
+//! `marrow pose FILE`: imports a glTF or BVH file, evaluates one animation at a list of times with the
 //! engine's jobs (sampling, local-to-model, palette, morph, skinning) and prints one JSON object
 //! with joint world matrices, skinning matrices and world-space vertex positions.
 //! Matrices are column-major arrays of 16 numbers.
@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use glam::Mat4;
 use marrow_engine::glam;
-use marrow_engine::gltf::{self, ImportedScene, ScenePose};
+use marrow_engine::gltf::{ImportedScene, ScenePose};
 use serde_json::{Value, json};
 
 /// How times outside the animation are mapped.
@@ -24,7 +24,7 @@ pub enum LoopMode {
 /// Arguments of `marrow pose`.
 #[derive(Debug, clap::Args)]
 pub struct PoseArgs {
-    /// A .gltf or .glb file.
+    /// A .gltf, .glb or .bvh file.
     pub file: PathBuf,
     /// Animation: an index, a name, or `none` (default: the first animation, if any).
     #[arg(long)]
@@ -39,6 +39,9 @@ pub struct PoseArgs {
     /// Mapping of times outside the animation.
     #[arg(long = "loop", value_enum, default_value_t = LoopMode::Once)]
     pub loop_mode: LoopMode,
+    /// How a BVH file is read.
+    #[command(flatten)]
+    pub bvh: super::model::BvhArgs,
 }
 
 /// The most times one `pose` run samples (each time prints every joint and vertex asked for).
@@ -123,7 +126,7 @@ fn pick_animation(scene: &ImportedScene, anim: Option<&str>) -> anyhow::Result<O
 
 /// Runs `marrow pose`.
 pub fn run(args: &PoseArgs) -> anyhow::Result<ExitCode> {
-    let scene = gltf::import(&args.file)?;
+    let scene = super::model::import(&args.file, &args.bvh)?;
     let anim = pick_animation(&scene, args.anim.as_deref())?;
     let duration = anim.and_then(|a| scene.animations.get(a)).map_or(0.0, |a| a.duration);
     let times = match &args.times {

@@ -9,14 +9,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use marrow_engine::gltf::{self, ImportedScene};
+use marrow_engine::gltf::ImportedScene;
 use marrow_engine::render::scene::{RenderRequest, render_gltf};
 use marrow_engine::render::{GpuContext, ShaderSource};
 
 /// Arguments of `marrow render`.
 #[derive(Debug, clap::Args)]
 pub struct RenderArgs {
-    /// A .gltf or .glb file, or a project (its folder or `project.ron`).
+    /// A .gltf, .glb or .bvh file, or a project (its folder or `project.ron`).
     pub file: PathBuf,
     /// For a project: the scene to render (default: its first).
     #[arg(long)]
@@ -43,6 +43,9 @@ pub struct RenderArgs {
     /// Output PNG.
     #[arg(long)]
     pub out: PathBuf,
+    /// How a BVH file is read.
+    #[command(flatten)]
+    pub bvh: super::model::BvhArgs,
 }
 
 /// Parses `WIDTHxHEIGHT` (each 1..=8192).
@@ -85,7 +88,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     if is_project {
         return run_project(args, width, height);
     }
-    let scene = gltf::import(&args.file).with_context(|| format!("importing {}", args.file.display()))?;
+    let scene = super::model::import(&args.file, &args.bvh)?;
     let animation = pick_animation(&scene, args.anim.as_deref())?;
     let ctx = GpuContext::headless().context("marrow render needs a GPU adapter (lavapipe works)")?;
     let request = RenderRequest {

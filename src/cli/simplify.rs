@@ -9,14 +9,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use marrow_engine::gltf;
+
 use marrow_engine::project::file::ClipAsset;
 use marrow_engine::project::{clip_to_string, write_atomic};
 
 /// Arguments of `marrow simplify`.
 #[derive(Debug, clap::Args)]
 pub struct SimplifyArgs {
-    /// A .gltf or .glb file with an animation.
+    /// A .gltf, .glb or .bvh file with an animation.
     pub model: PathBuf,
     /// The largest distance a shell vertex of a bone may move, in model units.
     #[arg(long)]
@@ -33,6 +33,9 @@ pub struct SimplifyArgs {
     /// Write the first rig's reduced clip here, as a clip file (`.clip.ron`).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// How a BVH file is read.
+    #[command(flatten)]
+    pub bvh: super::model::BvhArgs,
 }
 
 /// Runs `marrow simplify`.
@@ -48,7 +51,7 @@ pub fn run(args: &SimplifyArgs) -> anyhow::Result<ExitCode> {
     {
         bail!("--out {}: a clip file's name ends in .clip.ron", out.display());
     }
-    let scene = gltf::import(&args.model).with_context(|| format!("importing {}", args.model.display()))?;
+    let scene = super::model::import(&args.model, &args.bvh)?;
     let anim = match args.anim.as_deref() {
         None => 0,
         Some(s) => scene

@@ -35,6 +35,18 @@ fn gltf_import_regressions_import_or_refuse_and_play_finite() {
 }
 
 #[test]
+fn bvh_import_regressions_import_or_refuse_and_play_finite() {
+    assert!(replay("bvh_import", oracle::bvh_bytes) >= 8);
+    // The sound ones import; every other one is refused by name.
+    for p in inputs("bvh_import") {
+        let data = std::fs::read(&p).unwrap();
+        let r = marrow_engine::bvh::import_slice(&data, &p, &Default::default());
+        let sound = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("sound-"));
+        assert_eq!(r.is_ok(), sound, "{}: {:?}", p.display(), r.err().map(|e| e.to_string()));
+    }
+}
+
+#[test]
 fn project_files_regressions_check_or_play_clean() {
     replay("project_files", oracle::project);
 }

@@ -13,6 +13,7 @@ mod oracle;
 mod gltf_gen;
 
 mod animator;
+mod bvh;
 mod bind_pose_faults;
 mod blend_space_2d;
 mod clip_repair;
