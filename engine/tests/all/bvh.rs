@@ -760,3 +760,27 @@ fn hostile_input_is_refused_by_name_quickly() {
         "{e}"
     );
 }
+
+/// The sample the README's BVH commands use: `assets/bvh/capture.bvh` is the CMU-shaped
+/// synthetic capture (`synthetic::mocap_bvh`: 31 joints, 120 Hz, one second) as the generator
+/// writes it (`MARROW_BLESS=1` rewrites it), and it imports at the centimetre scale with its
+/// 120 frames.
+#[test]
+fn the_sample_capture_is_the_generators_output_and_imports() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/bvh/capture.bvh");
+    let text = mocap_bvh(120, 120.0, 1);
+    if std::env::var_os("MARROW_BLESS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        committed == text,
+        "assets/bvh/capture.bvh differs from synthetic::mocap_bvh (MARROW_BLESS=1 rewrites it)"
+    );
+    let scene =
+        import_with(committed.as_bytes(), &BvhOptions { scale: 0.01, ..BvhOptions::default() }).unwrap();
+    let clip = &scene.animations[0].clips[0].clip;
+    assert_eq!(clip.frame_rate, 120.0);
+    // 120 frames at the written frame time (0.008333 s): the last key 119 frame times in.
+    assert!((clip.duration() - 119.0 * 0.008333).abs() < 1e-5, "duration {}", clip.duration());
+}
