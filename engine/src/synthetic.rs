@@ -258,7 +258,8 @@ pub fn mocap_bvh(frames: usize, hz: f32, seed: u64) -> String {
         let _ = writeln!(out, "{pad}  OFFSET {:.4} {:.4} {:.4}", x * 100.0, y * 100.0, z * 100.0);
         let _ = writeln!(out, "{pad}  CHANNELS {channels}");
         if !has_children(j) {
-            let _ = writeln!(out, "{pad}  End Site\n{pad}  {{\n{pad}    OFFSET 0.0000 2.0000 0.0000\n{pad}  }}");
+            let _ =
+                writeln!(out, "{pad}  End Site\n{pad}  {{\n{pad}    OFFSET 0.0000 2.0000 0.0000\n{pad}  }}");
         }
         open.push(j);
     }

@@ -32,9 +32,9 @@ pub use compile::Instruction;
 pub use compile::{ClipSource, GraphCache, GraphError, GraphProgram, compile};
 pub use eval::{AdditiveJob, GraphInstance, GraphMarkerEvent};
 pub use file::{GRAPH_FILE_VERSION, GraphFile, GraphFileError, load_graph, save_graph};
-pub use plane::{TriangulationError, plane_weights, triangulate};
 pub use kinds::{Family, FloatRange, InputPin, KINDS, KindInfo, Palette, SettingInfo, SettingType, Start};
 pub use model::{
-    AdjustEntry, AdjustOp, AnimGraph, BlendSample, BlendSample2D, Connection, Drive, MaskSubtree, Node, NodeId, NodeKind,
-    ParamDecl, ParamValue, PinType,
+    AdjustEntry, AdjustOp, AnimGraph, BlendSample, BlendSample2D, Connection, Drive, MaskSubtree, Node,
+    NodeId, NodeKind, ParamDecl, ParamValue, PinType,
 };
+pub use plane::{TriangulationError, plane_weights, triangulate};

@@ -13,9 +13,9 @@ mod oracle;
 mod gltf_gen;
 
 mod animator;
-mod bvh;
 mod bind_pose_faults;
 mod blend_space_2d;
+mod bvh;
 mod clip_repair;
 mod compiled_clip;
 mod crowd;
