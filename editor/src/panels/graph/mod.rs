@@ -291,6 +291,11 @@ impl GraphPanel {
             ui.toggle_value(&mut show_params, "Parameters").on_hover_text("Show the parameters panel");
             ui.toggle_value(&mut show_details, "Details").on_hover_text("Show the node details panel");
             let n = cx.ui.graph_selection.len();
+            // The enabled-scope below takes what is left of the row and would stack "Align" a
+            // letter a line in a narrow dock: start a new row instead.
+            if ui.clip_rect().right() - ui.cursor().left() < 64.0 {
+                ui.end_row();
+            }
             ui.add_enabled_ui(n > 1, |ui| {
                 ui.menu_button("Align", |ui| {
                     for (label, how) in
