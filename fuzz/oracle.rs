@@ -189,9 +189,7 @@ impl GraphRig {
                 .expect("the sample skeleton");
         let clips = ["clips/stride.clip.ron", "clips/idle.clip.ron", "clips/sprint.clip.ron"]
             .iter()
-            .map(|p| {
-                (p.to_string(), Arc::new(clip_from_str(text(p), Path::new(p)).expect("a sample clip").clip))
-            })
+            .map(|p| (p.to_string(), clip_from_str(text(p), Path::new(p)).expect("a sample clip").clip))
             .collect();
         GraphRig { skeleton, clips }
     }

@@ -63,7 +63,7 @@ fn project() -> Project {
         .map(|(path, seed)| (path, dense_clip(&sk, path, 1.5, 30.0, seed)));
     let mut p = one_rig_project(sk, clips.into());
     p.manifest.graphs.push(GRAPH.into());
-    p.graphs.insert(GRAPH.into(), big_graph());
+    p.graphs.insert(GRAPH.into(), big_graph().into());
     p
 }
 

@@ -8,7 +8,7 @@
 //! Not here: the importer itself (`marrow_engine::gltf`).
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 
 use marrow_engine::gltf::ImportedScene;
 use marrow_engine::project::file::ClipAsset;
@@ -204,9 +204,9 @@ pub fn import_op(
                 ".clip.ron",
             );
             planned.manifest.clips.push(path.clone());
-            let asset = ClipAsset { clip: rc.clip.clone(), bones: rig.skeleton.bone_names.clone() };
+            let asset = ClipAsset { clip: Arc::new(rc.clip.clone()), bones: rig.skeleton.bone_names.clone() };
             first_clip[rc.rig].get_or_insert(path.clone());
-            files.push((Slot::Clip(path), Value::Clip(Box::new(asset))));
+            files.push((Slot::Clip(path), Value::Clip(Arc::new(asset))));
         }
     }
     let root_entity =

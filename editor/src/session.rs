@@ -3,9 +3,12 @@
 //! across rebuilds), the fixed-tick [`Clock`] and the transport (play, pause, stop, step,
 //! scrub, loop preview).
 //!
-//! When the document's revision moves, [`Session::sync`] rebuilds the library and the world and
-//! puts every rig's playhead back (by entity path), so editing a clip keeps the playhead where
-//! it was. Nothing here pushes an undo step or marks the document dirty: a preview changes the
+//! When the document's revision moves, [`Session::sync`] follows it at the cost of what changed:
+//! the session keeps the project it last synced (the files' `Arc`s, shared with the document) and
+//! compares identities, so an edit of one clip re-binds only the heads playing that clip (its
+//! compiled form built once, every other clip's kept), and any other change rebuilds the library
+//! and the world, putting every rig's playhead back by entity path. Either way editing a clip
+//! keeps the playhead where it was. Nothing here pushes an undo step or marks the document dirty: a preview changes the
 //! session only, and the session is never written to the project's files.
 //!
 //! Faults never hide the scene: the world is loaded leniently (`World::load_lenient`), so a rig
@@ -23,7 +26,7 @@ use std::time::Instant;
 use marrow_engine::animator::AnimatorSession;
 use marrow_engine::clock::Clock;
 use marrow_engine::graph::ParamValue;
-use marrow_engine::project::{ImportCache, Library, ProjectError};
+use marrow_engine::project::{ImportCache, Library, Project, ProjectError};
 use marrow_engine::scene::{Entity, SceneDesc, SceneError, SceneEvent, World};
 
 use crate::document::{Document, tree};
@@ -124,6 +127,24 @@ pub struct Session {
     preview: Option<GraphPreview>,
     /// Per entity path: what of it could not be loaded (it stands in its bind pose).
     entity_faults: Vec<(String, EntityFault)>,
+    /// The project as of the last sync (its files' `Arc`s, shared with the document: no copy),
+    /// to tell which files the next revision replaced.
+    synced: Option<Project>,
+    /// How the last sync followed the document.
+    last_sync: SyncKind,
+}
+
+/// How [`Session::sync`] followed a new revision of the document.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SyncKind {
+    /// Nothing to follow (the same revision, or no file replaced).
+    #[default]
+    Unchanged,
+    /// Only clip files changed: the library took the new clips and the heads playing them were
+    /// re-bound in place (the world was not rebuilt).
+    Rebound,
+    /// The library and the world were rebuilt.
+    Rebuilt,
 }
 
 /// Something of an entity that the last rebuild could not load (a clip or graph its Animator
@@ -191,6 +212,8 @@ impl Default for Session {
             ranges: HashMap::new(),
             preview: None,
             entity_faults: Vec::new(),
+            synced: None,
+            last_sync: SyncKind::Unchanged,
         }
     }
 }
@@ -273,13 +296,67 @@ impl Session {
         }
     }
 
-    /// Brings the world up to the document's revision: when it moved (or the scene changed), the
-    /// library and world are rebuilt and every rig's playhead, play state and loop preview are
-    /// put back by entity path. Returns whether a rebuild happened.
+    /// Brings the world up to the document's revision, at the cost of what the revision changed:
+    /// when only clip files changed, the library takes the new clips and the heads playing them
+    /// are re-bound in place (playheads, play state, loop previews and temporary poses stay);
+    /// otherwise (or when the scene shown changed) the library and world are rebuilt and every
+    /// rig's playhead, play state and loop preview are put back by entity path. Returns whether
+    /// anything was rebuilt or re-bound ([`Session::last_sync`] says which).
     pub fn sync(&mut self, doc: &Document) -> bool {
         if self.built == Some(doc.revision()) && self.root.as_deref() == doc.root() {
             return false;
         }
+        self.last_sync = match self.follow_in_place(doc) {
+            Some(kind) => kind,
+            None => {
+                self.rebuild(doc);
+                SyncKind::Rebuilt
+            }
+        };
+        self.built = Some(doc.revision());
+        self.synced = Some(doc.project().clone());
+        self.last_sync != SyncKind::Unchanged
+    }
+
+    /// How the last [`Session::sync`] followed the document.
+    pub fn last_sync(&self) -> SyncKind {
+        self.last_sync
+    }
+
+    /// Follows a revision that replaced no file, or only clip files, without a rebuild: the
+    /// library takes the new clips and the world re-binds the heads playing them
+    /// ([`World::rebind_clips`]). `None`: a rebuild is needed (another kind of file changed, the
+    /// folder or the scene did, a graph preview runs, a rig stands faulted, or the world refused).
+    fn follow_in_place(&mut self, doc: &Document) -> Option<SyncKind> {
+        let project = doc.project();
+        let before = self.synced.as_ref()?;
+        let scene_kept = self.scene.as_ref().is_some_and(|s| project.scenes.contains_key(s));
+        if self.built.is_none() || self.root.as_deref() != doc.root() || !scene_kept {
+            return None;
+        }
+        let changed = project.changed_files(before);
+        if changed.is_empty() {
+            return Some(SyncKind::Unchanged);
+        }
+        if !changed.only_clips() || self.preview.is_some() || !self.entity_faults.is_empty() {
+            return None;
+        }
+        self.library.replace_clips(project, &changed.clips);
+        match self.world.rebind_clips(&changed.clips, &self.library) {
+            Ok(_) => {
+                self.recompose = true;
+                Some(SyncKind::Rebound)
+            }
+            Err(why) => {
+                log::debug!("clip edit needs a rebuild: {why}");
+                None
+            }
+        }
+    }
+
+    /// Rebuilds the library and the world from the document, putting every rig's playhead, play
+    /// state and loop preview back by entity path.
+    fn rebuild(&mut self, doc: &Document) {
         let project = doc.project();
         if self.scene.as_ref().is_none_or(|s| !project.scenes.contains_key(s)) {
             self.scene = project.manifest.scenes.iter().find(|s| project.scenes.contains_key(*s)).cloned();
@@ -347,10 +424,8 @@ impl Session {
         self.apply_preview(time, playing);
         self.faults = faults;
         self.faults_seen = 0;
-        self.built = Some(doc.revision());
         self.root = doc.root().map(Path::to_owned);
         self.recompose = true;
-        true
     }
 
     /// Runs one editor frame of the session: the clock turns `real_seconds` into ticks (none

@@ -36,7 +36,7 @@ const XS: [f32; 5] = [0.0, 1.0, 3.0, 3.2, 1.0];
 const SHIN: usize = 2;
 
 fn clip(h: &Harness<'_, EditorApp>) -> ClipAsset {
-    h.state().doc.project().clips[STRIDE].clone()
+    (*h.state().doc.project().clips[STRIDE]).clone()
 }
 
 fn shin(h: &Harness<'_, EditorApp>) -> Track<Vec3> {

@@ -136,7 +136,7 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
             Op::AddFiles {
                 label: "New Graph".into(),
                 binary: Vec::new(),
-                files: vec![(Slot::Graph(format!("graphs/g{}.graph.ron", b % 4)), Value::Graph(g))],
+                files: vec![(Slot::Graph(format!("graphs/g{}.graph.ron", b % 4)), Value::Graph(g.into()))],
                 entity: None,
             }
         }
@@ -144,7 +144,7 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
         13 => {
             let mut q = p.clone();
             q.manifest.name = format!("replaced {}", b % 3);
-            if let Some(s) = q.scenes.get_mut(SCENE) {
+            if let Some(s) = q.scenes.get_mut(SCENE).map(std::sync::Arc::make_mut) {
                 s.entities.retain(|e| e.name != "Ground");
             }
             Op::ReplaceProject { label: "Recover".into(), project: Box::new(q) }

@@ -56,7 +56,7 @@ fn right_click(h: &mut Harness<'_, EditorApp>, pos: Pos2) {
 }
 
 fn graph(h: &Harness<'_, EditorApp>) -> marrow_engine::graph::AnimGraph {
-    h.state().doc.project().graphs[G].clone()
+    (*h.state().doc.project().graphs[G]).clone()
 }
 
 fn report(h: &Harness<'_, EditorApp>) -> marrow_editor::panels::graph::GraphReport {
@@ -537,7 +537,7 @@ fn assert_all_nodes_inside(h: &Harness<'_, EditorApp>, what: &str) {
 }
 
 fn graph_at(h: &Harness<'_, EditorApp>, path: &str) -> marrow_engine::graph::AnimGraph {
-    h.state().doc.project().graphs[path].clone()
+    (*h.state().doc.project().graphs[path]).clone()
 }
 
 #[test]

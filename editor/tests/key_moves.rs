@@ -25,7 +25,7 @@ fn mocap_project() -> TempDir {
 }
 
 fn clip(h: &Harness<'_, EditorApp>) -> ClipAsset {
-    h.state().doc.project().clips[CLIP].clone()
+    (*h.state().doc.project().clips[CLIP]).clone()
 }
 
 /// Every key of the clip: (bone, channel, time, value bits).

@@ -27,7 +27,7 @@ use support::*;
 const NEW_CLIP: &str = "clips/runner_new.clip.ron";
 
 fn clip(h: &Harness<'_, EditorApp>) -> marrow_engine::project::file::ClipAsset {
-    h.state().doc.project().clips[NEW_CLIP].clone()
+    (*h.state().doc.project().clips[NEW_CLIP]).clone()
 }
 
 fn rotation_times(h: &Harness<'_, EditorApp>) -> Vec<f32> {

@@ -349,6 +349,27 @@ impl Animator {
         self.last_step = PlaybackStep::still(self.time());
     }
 
+    /// Replaces the authored clip by `clip` (an edited version of it) keeping the session: when
+    /// the current head plays the authored clip, it plays `clip` from the same time, with the same
+    /// play state and looping (a fade from it ends; adjusts and temporary poses stay). A head
+    /// playing anything else (a graph, another clip faded to) keeps playing it; `clip` is what a
+    /// [`Animator::reset_session`] goes back to. Announces no markers.
+    pub fn rebind_clip(&mut self, clip: Arc<Clip>) {
+        let old = self.settings.clip.replace(clip.clone());
+        let plays_old = match (&old, self.current_clip()) {
+            (Some(o), Some(c)) => Arc::ptr_eq(o, c),
+            _ => false,
+        };
+        if plays_old {
+            let s = self.session();
+            let looping = s.looping.unwrap_or(clip.looping);
+            self.current = Some(Head::new(clip, &self.skeleton, looping, self.settings.speed));
+            self.fade = None;
+            self.restore_session(&s);
+            self.last_step = PlaybackStep::still(self.time());
+        }
+    }
+
     /// The skeleton this animator drives.
     pub fn skeleton(&self) -> &Arc<Skeleton> {
         &self.skeleton

@@ -5,6 +5,8 @@
 //! else `i - 1`); the dense clip keys translation, rotation and scale of every bone at a fixed
 //! rate with smooth, non-trivial motion. Nothing here is used by the runtime itself.
 
+use std::sync::Arc;
+
 use glam::{Quat, Vec3};
 
 use crate::clip::{BoneChannels, Clip};
@@ -97,9 +99,12 @@ pub fn one_rig_project(skeleton: Skeleton, clips: Vec<(&str, Clip)>) -> Project 
     let first = clips.first().map(|(path, _)| (*path).to_owned());
     for (path, clip) in clips {
         p.manifest.clips.push(path.into());
-        p.clips.insert(path.into(), ClipAsset { bones: skeleton.bone_names.clone(), clip });
+        p.clips.insert(
+            path.into(),
+            Arc::new(ClipAsset { bones: skeleton.bone_names.clone(), clip: Arc::new(clip) }),
+        );
     }
-    p.skeletons.insert(RIG.into(), skeleton);
+    p.skeletons.insert(RIG.into(), Arc::new(skeleton));
     let animator = AnimatorDesc {
         rig: RIG.into(),
         clip: first,
@@ -114,7 +119,7 @@ pub fn one_rig_project(skeleton: Skeleton, clips: Vec<(&str, Clip)>) -> Project 
         animator: Some(animator),
         ..Default::default()
     };
-    p.scenes.insert(SCENE.into(), SceneDesc { name: "main".into(), entities: vec![rig] });
+    p.scenes.insert(SCENE.into(), Arc::new(SceneDesc { name: "main".into(), entities: vec![rig] }));
     p
 }
 

@@ -292,7 +292,7 @@ fn a_project_scene_round_trips_its_rig_keys_markers_and_poses() {
     // The markers play at the same times from the imported clip as from the source.
     let events = |clip: &Clip| {
         let mut a = Animator::new(
-            Arc::new(skeleton.clone()),
+            skeleton.clone(),
             AnimatorSettings {
                 clip: Some(Arc::new(clip.clone())),
                 play_on_start: true,
@@ -469,10 +469,11 @@ fn eased_clip() -> (Skeleton, Clip) {
 fn scene_of(sk: &Skeleton, clip: &Clip) -> ImportedScene {
     let mut project = Project::default();
     project.manifest.scenes.push("scenes/s.scene.ron".into());
-    project.skeletons.insert("eased.skeleton.ron".into(), sk.clone());
+    project.skeletons.insert("eased.skeleton.ron".into(), sk.clone().into());
     project.clips.insert(
         "eased.clip.ron".into(),
-        marrow_engine::project::file::ClipAsset { clip: clip.clone(), bones: sk.bone_names.clone() },
+        marrow_engine::project::file::ClipAsset { clip: clip.clone().into(), bones: sk.bone_names.clone() }
+            .into(),
     );
     let entity = EntityDesc {
         name: "Rig".into(),
@@ -488,7 +489,7 @@ fn scene_of(sk: &Skeleton, clip: &Clip) -> ImportedScene {
     };
     project.scenes.insert(
         "scenes/s.scene.ron".into(),
-        marrow_engine::scene::SceneDesc { name: "s".into(), entities: vec![entity] },
+        marrow_engine::scene::SceneDesc { name: "s".into(), entities: vec![entity] }.into(),
     );
     let lib = Library::load(&project, std::path::Path::new(".")).unwrap();
     scene_for_export(&project, &lib, None).unwrap().scene
@@ -570,10 +571,14 @@ fn a_scene_with_faults_is_refused_naming_every_fault_and_nothing_is_written() {
         .insert("assets/runner.skeleton.ron".into(), runner.skeletons["assets/runner.skeleton.ron"].clone());
     let mut stride = runner.clips["clips/stride.clip.ron"].clone();
     // A NaN key in that clip.
-    let rot = stride.clip.channels_mut().iter_mut().find_map(|c| c.rotation.as_mut()).unwrap();
+    let rot = Arc::make_mut(&mut Arc::make_mut(&mut stride).clip)
+        .channels_mut()
+        .iter_mut()
+        .find_map(|c| c.rotation.as_mut())
+        .unwrap();
     rot.insert(0.3, Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0));
     project.clips.insert("clips/stride.clip.ron".into(), stride);
-    let scene = project.scenes.get_mut("scenes/main.scene.ron").unwrap();
+    let scene = project.scenes.get_mut("scenes/main.scene.ron").map(std::sync::Arc::make_mut).unwrap();
     let man = &mut scene.entities[1];
     man.animator.as_mut().unwrap().clip = Some("clips/stride.clip.ron".into());
     // CesiumMan's skinned mesh with no rig above it, and under the runner's rig.
@@ -759,10 +764,11 @@ fn an_empty_clip_keeps_its_length_through_a_hold_that_import_drops_and_props_get
     };
     let mut project = Project::default();
     project.manifest.scenes.push("scenes/s.scene.ron".into());
-    project.skeletons.insert("eased.skeleton.ron".into(), sk.clone());
+    project.skeletons.insert("eased.skeleton.ron".into(), sk.clone().into());
     project.clips.insert(
         "new.clip.ron".into(),
-        marrow_engine::project::file::ClipAsset { clip: empty.clone(), bones: sk.bone_names.clone() },
+        marrow_engine::project::file::ClipAsset { clip: empty.clone().into(), bones: sk.bone_names.clone() }
+            .into(),
     );
     let rig = EntityDesc {
         name: "Rig".into(),
@@ -779,7 +785,7 @@ fn an_empty_clip_keeps_its_length_through_a_hold_that_import_drops_and_props_get
     let door = EntityDesc { name: "Door".into(), animation: Some(prop), ..Default::default() };
     project.scenes.insert(
         "scenes/s.scene.ron".into(),
-        marrow_engine::scene::SceneDesc { name: "s".into(), entities: vec![rig, door] },
+        marrow_engine::scene::SceneDesc { name: "s".into(), entities: vec![rig, door] }.into(),
     );
     let lib = Library::load(&project, std::path::Path::new(".")).unwrap();
     scene = scene_for_export(&project, &lib, None).unwrap().scene;
@@ -805,10 +811,14 @@ fn a_clip_that_only_shares_its_skeletons_name_is_left_out_with_a_note_not_refuse
     )
     .unwrap();
     let clip = Clip::new("wave", &other);
-    project.skeletons.insert("assets/other.skeleton.ron".into(), other.clone());
+    project.skeletons.insert("assets/other.skeleton.ron".into(), other.clone().into());
     project.clips.insert(
         "clips/wave.clip.ron".into(),
-        marrow_engine::project::file::ClipAsset { clip, bones: other.bone_names.clone() },
+        marrow_engine::project::file::ClipAsset {
+            clip: std::sync::Arc::new(clip),
+            bones: other.bone_names.clone(),
+        }
+        .into(),
     );
     let lib = Library::load(&project, &project_dir("cesium_man")).unwrap();
     let export = scene_for_export(&project, &lib, None).unwrap();

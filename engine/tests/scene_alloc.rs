@@ -15,7 +15,7 @@ static GLOBAL: Counting = Counting;
 fn runner_world(sockets: bool) -> World {
     let mut project = runner_project();
     if !sockets {
-        for s in project.scenes.values_mut() {
+        for s in project.scenes.values_mut().map(std::sync::Arc::make_mut) {
             for e in &mut s.entities {
                 for c in &mut e.children {
                     c.socket = None;
@@ -31,7 +31,7 @@ fn runner_world(sockets: bool) -> World {
 /// The runner scene with `copies` runners side by side (each a rig with socketed limbs).
 fn crowd_world(copies: usize) -> World {
     let mut project = runner_project();
-    for s in project.scenes.values_mut() {
+    for s in project.scenes.values_mut().map(std::sync::Arc::make_mut) {
         let rig = s.entities.iter().find(|e| e.animator.is_some()).cloned().expect("the runner rig");
         for k in 1..copies {
             let mut copy = rig.clone();

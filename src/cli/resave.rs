@@ -25,7 +25,7 @@ pub fn run(args: &ResaveArgs) -> anyhow::Result<ExitCode> {
     let mut project = Project::load(&args.project)?;
     if let Some(name) = &args.rename {
         project.manifest.name = name.clone();
-        for scene in project.scenes.values_mut() {
+        for scene in project.scenes.values_mut().map(std::sync::Arc::make_mut) {
             scene.name = name.clone();
         }
     }

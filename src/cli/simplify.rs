@@ -105,7 +105,7 @@ pub fn run(args: &SimplifyArgs) -> anyhow::Result<ExitCode> {
         first.get_or_insert((reduced, sk.bone_names.clone()));
     }
     if let (Some(out), Some((clip, bones))) = (&args.out, first) {
-        write_atomic(out, clip_to_string(&ClipAsset { clip, bones }).as_bytes())?;
+        write_atomic(out, clip_to_string(&ClipAsset { clip: std::sync::Arc::new(clip), bones }).as_bytes())?;
         println!("wrote {}", out.display());
     }
     Ok(ExitCode::SUCCESS)

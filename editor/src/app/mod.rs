@@ -190,7 +190,7 @@ pub fn new_project() -> Project {
     p.manifest.scenes.push("scenes/main.scene.ron".into());
     p.scenes.insert(
         "scenes/main.scene.ron".into(),
-        SceneDesc {
+        std::sync::Arc::new(SceneDesc {
             name: "main".into(),
             entities: vec![EntityDesc {
                 name: "Ground".into(),
@@ -198,7 +198,7 @@ pub fn new_project() -> Project {
                 mesh: Some(MeshDesc::Box { half_extents: glam::Vec3::new(4.0, 0.01, 4.0) }),
                 ..Default::default()
             }],
-        },
+        }),
     );
     p
 }
@@ -385,7 +385,7 @@ impl EditorApp {
         self.edit(Op::AddFiles {
             label: "New Graph".into(),
             binary: Vec::new(),
-            files: vec![(Slot::Graph(path.clone()), Value::Graph(AnimGraph::new()))],
+            files: vec![(Slot::Graph(path.clone()), Value::Graph(std::sync::Arc::new(AnimGraph::new())))],
             entity: None,
         });
         self.ui.graph = Some(path);

@@ -24,6 +24,8 @@
 //!
 //! Not here: the timeline's drawing or selection (see `crate::panels::timeline`).
 
+use std::sync::Arc;
+
 use glam::{Quat, Vec3};
 use marrow_engine::clip::{BoneChannels, Channel, Marker};
 use marrow_engine::easing::Ease;
@@ -332,7 +334,7 @@ fn edit_tracks(
             .iter()
             .position(|b| *b == bone)
             .ok_or_else(|| EditError::Invalid(format!("the clip has no bone {bone:?}")))?;
-        let channels = c.clip.channels_mut();
+        let channels = Arc::make_mut(&mut c.clip).channels_mut();
         if channels.len() <= i {
             channels.resize(i + 1, BoneChannels::default());
         }
@@ -544,7 +546,7 @@ impl ClipOp {
                 };
                 return Ok((c, label));
             }
-            ClipOp::SetDefaultInterpolation(i) => c.clip.default_interpolation = *i,
+            ClipOp::SetDefaultInterpolation(i) => Arc::make_mut(&mut c.clip).default_interpolation = *i,
             ClipOp::DeleteKeys(keys) => {
                 let mut found = 0;
                 let set = KeySet::new(keys);
@@ -599,7 +601,7 @@ impl ClipOp {
                 if name.trim().is_empty() || !(time.is_finite() && *time >= 0.0) {
                     return Err(EditError::Invalid("a marker needs a name and a time in the clip".into()));
                 }
-                c.clip.add_marker(name.clone(), *time);
+                Arc::make_mut(&mut c.clip).add_marker(name.clone(), *time);
             }
             ClipOp::MoveMarker { index, time } => {
                 if !(time.is_finite() && *time >= 0.0) {
@@ -608,7 +610,7 @@ impl ClipOp {
                 let mut m: Vec<Marker> = c.clip.markers().to_vec();
                 let x = m.get_mut(*index).ok_or_else(|| EditError::Invalid(format!("no marker {index}")))?;
                 x.time = *time;
-                c.clip.set_markers(m);
+                Arc::make_mut(&mut c.clip).set_markers(m);
             }
             ClipOp::RenameMarker { index, name } => {
                 if name.trim().is_empty() {
@@ -617,7 +619,7 @@ impl ClipOp {
                 let mut m: Vec<Marker> = c.clip.markers().to_vec();
                 m.get_mut(*index).ok_or_else(|| EditError::Invalid(format!("no marker {index}")))?.name =
                     name.clone();
-                c.clip.set_markers(m);
+                Arc::make_mut(&mut c.clip).set_markers(m);
             }
             ClipOp::DeleteMarkers(indices) => {
                 let m: Vec<Marker> = c
@@ -631,7 +633,7 @@ impl ClipOp {
                 if m.len() == c.clip.markers().len() {
                     return Err(EditError::Invalid("no such markers".into()));
                 }
-                c.clip.set_markers(m);
+                Arc::make_mut(&mut c.clip).set_markers(m);
             }
         }
         let mut label = self.label();
@@ -682,22 +684,22 @@ fn set_properties(
         if n.trim().is_empty() {
             return Err(EditError::Invalid("a clip name cannot be empty".to_owned()));
         }
-        c.clip.name = n.clone();
+        Arc::make_mut(&mut c.clip).name = n.clone();
     }
     if let Some(l) = looping {
-        c.clip.looping = *l;
+        Arc::make_mut(&mut c.clip).looping = *l;
     }
     if let Some(l) = length {
         if !(l.is_finite() && *l >= 0.0) {
             return Err(EditError::Invalid("the length must be a finite, non-negative number".into()));
         }
-        c.clip.length = *l;
+        Arc::make_mut(&mut c.clip).length = *l;
     }
     if let Some(f) = frame_rate {
         if !(f.is_finite() && *f > 0.0 && *f <= 1000.0) {
             return Err(EditError::Invalid("the frame rate must be in (0, 1000]".into()));
         }
-        c.clip.frame_rate = *f;
+        Arc::make_mut(&mut c.clip).frame_rate = *f;
     }
     Ok(())
 }
@@ -754,7 +756,7 @@ fn set_interpolation(
         .iter()
         .position(|b| b == bone)
         .ok_or_else(|| EditError::Invalid(format!("the clip has no bone {bone:?}")))?;
-    let channels = c.clip.channels_mut();
+    let channels = Arc::make_mut(&mut c.clip).channels_mut();
     let Some(bc) = channels.get_mut(i) else {
         return Err(EditError::Invalid("no such track".into()));
     };

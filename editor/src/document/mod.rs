@@ -351,7 +351,8 @@ mod tests {
                     transform: Some(Transform::IDENTITY),
                     ..Default::default()
                 }],
-            },
+            }
+            .into(),
         );
         Document::new(p, None)
     }

@@ -9,6 +9,8 @@
 //!
 //! Not here: the undo record, merging of drags, saving (see [`super::Document`]).
 
+use std::sync::Arc;
+
 use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
 use marrow_engine::scene::{
@@ -166,7 +168,7 @@ pub enum Op {
 pub type Outcome = Vec<(Slot, Option<Value>)>;
 
 fn scene_of<'a>(p: &'a Project, scene: &str) -> Result<&'a SceneDesc, EditError> {
-    p.scenes.get(scene).ok_or_else(|| EditError::NoScene(scene.to_owned()))
+    p.scenes.get(scene).map(|s| &**s).ok_or_else(|| EditError::NoScene(scene.to_owned()))
 }
 
 fn check_finite(t: &Transform) -> Result<(), EditError> {
@@ -447,12 +449,12 @@ impl Op {
         if let Op::Clip { path, op } = self {
             let clip = p.clips.get(path).ok_or_else(|| EditError::NoAsset(path.clone()))?;
             let (next, label) = op.apply(clip, p.manifest.default_interpolation)?;
-            return Ok((vec![(Slot::Clip(path.clone()), Some(Value::Clip(Box::new(next))))], label));
+            return Ok((vec![(Slot::Clip(path.clone()), Some(Value::Clip(Arc::new(next))))], label));
         }
         if let Op::Graph { path, op } = self {
             let g = p.graphs.get(path).ok_or_else(|| EditError::NoAsset(path.clone()))?;
             let (next, label) = op.apply(g)?;
-            return Ok((vec![(Slot::Graph(path.clone()), Some(Value::Graph(next)))], label));
+            return Ok((vec![(Slot::Graph(path.clone()), Some(Value::Graph(Arc::new(next))))], label));
         }
         Ok((self.apply(p)?, self.label()))
     }
@@ -463,7 +465,7 @@ impl Op {
             Op::Entity { scene, entity, op } => {
                 let mut s = scene_of(p, scene)?.clone();
                 op.apply(&mut s, scene, entity)?;
-                Ok(vec![(Slot::Scene(scene.clone()), Some(Value::Scene(s)))])
+                Ok(vec![(Slot::Scene(scene.clone()), Some(Value::Scene(Arc::new(s))))])
             }
             Op::AddEntity { scene, parent, entity } => {
                 let mut s = scene_of(p, scene)?.clone();
@@ -471,7 +473,7 @@ impl Op {
                 tree::check_name(&e.name).map_err(EditError::Invalid)?;
                 e.name = tree::unique_name(&s, parent.as_deref(), &e.name);
                 tree::insert(&mut s, parent.as_deref(), None, e).map_err(EditError::Invalid)?;
-                Ok(vec![(Slot::Scene(scene.clone()), Some(Value::Scene(s)))])
+                Ok(vec![(Slot::Scene(scene.clone()), Some(Value::Scene(Arc::new(s))))])
             }
             Op::RenameAsset { from, to } => self.rename_asset(p, from, to),
             Op::DeleteAsset { path } => {
@@ -521,14 +523,14 @@ impl Op {
                 if let Some((scene, parent, e)) = entity {
                     // The scene may be one of the files added.
                     let mut s = match files.iter().find(|(sl, _)| *sl == Slot::Scene(scene.clone())) {
-                        Some((_, Value::Scene(s))) => s.clone(),
+                        Some((_, Value::Scene(s))) => (**s).clone(),
                         _ => scene_of(p, scene)?.clone(),
                     };
                     let mut e = e.clone();
                     e.name = tree::unique_name(&s, parent.as_deref(), &e.name);
                     tree::insert(&mut s, parent.as_deref(), None, e).map_err(EditError::Invalid)?;
                     out.retain(|(sl, _)| *sl != Slot::Scene(scene.clone()));
-                    out.push((Slot::Scene(scene.clone()), Some(Value::Scene(s))));
+                    out.push((Slot::Scene(scene.clone()), Some(Value::Scene(Arc::new(s)))));
                 }
                 out.push((Slot::Manifest, Some(Value::Manifest(m))));
                 Ok(out)
@@ -586,12 +588,12 @@ impl Op {
             Op::Clip { path, op } => {
                 let clip = p.clips.get(path).ok_or_else(|| EditError::NoAsset(path.clone()))?;
                 let (next, _) = op.apply(clip, p.manifest.default_interpolation)?;
-                Ok(vec![(Slot::Clip(path.clone()), Some(Value::Clip(Box::new(next))))])
+                Ok(vec![(Slot::Clip(path.clone()), Some(Value::Clip(Arc::new(next))))])
             }
             Op::Graph { path, op } => {
                 let g = p.graphs.get(path).ok_or_else(|| EditError::NoAsset(path.clone()))?;
                 let (next, _) = op.apply(g)?;
-                Ok(vec![(Slot::Graph(path.clone()), Some(Value::Graph(next)))])
+                Ok(vec![(Slot::Graph(path.clone()), Some(Value::Graph(Arc::new(next))))])
             }
         }
     }
@@ -639,6 +641,7 @@ impl Op {
         }
         for (sp, scene) in &p.scenes {
             let base = if sp == from { renamed_scene.take().unwrap_or_default() } else { scene.clone() };
+            let base: SceneDesc = (*base).clone();
             let mut s = base;
             let mut changed = sp == from;
             for path in tree::all_paths(&s.clone()) {
@@ -658,11 +661,11 @@ impl Op {
             }
             if changed {
                 let key = if sp == from { to.to_owned() } else { sp.clone() };
-                out.push((Slot::Scene(key), Some(Value::Scene(s))));
+                out.push((Slot::Scene(key), Some(Value::Scene(Arc::new(s)))));
             }
         }
         for (gp, g) in &p.graphs {
-            let mut g2 = if gp == from { continue } else { g.clone() };
+            let mut g2: marrow_engine::graph::AnimGraph = if gp == from { continue } else { (**g).clone() };
             let mut changed = false;
             for n in &mut g2.nodes {
                 changed |= super::graph_ops::rename_node_clip_refs(&mut n.kind, &|r: &mut String| {
@@ -670,12 +673,12 @@ impl Op {
                 });
             }
             if changed {
-                out.push((Slot::Graph(gp.clone()), Some(Value::Graph(g2))));
+                out.push((Slot::Graph(gp.clone()), Some(Value::Graph(Arc::new(g2)))));
             }
         }
         // A renamed graph's own node references.
         if let Some((_, Some(Value::Graph(g)))) = out.iter_mut().find(|(s, _)| *s == new_slot) {
-            for n in &mut g.nodes {
+            for n in &mut Arc::make_mut(g).nodes {
                 super::graph_ops::rename_node_clip_refs(&mut n.kind, &|r: &mut String| {
                     rename_ref(r, from, to)
                 });

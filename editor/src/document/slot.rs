@@ -4,6 +4,8 @@
 //!
 //! Not here: what an edit computes (see [`super::op`]) or the undo record ([`super::Document`]).
 
+use std::sync::Arc;
+
 use marrow_engine::graph::AnimGraph;
 use marrow_engine::project::Project;
 use marrow_engine::project::file::{ClipAsset, Manifest};
@@ -25,19 +27,37 @@ pub enum Slot {
     Graph(String),
 }
 
-/// The value held in a [`Slot`].
-#[derive(Clone, Debug, PartialEq)]
+/// The value held in a [`Slot`]: the file's `Arc`, shared with the project and the other undo
+/// steps that hold the same state of that file (cloning a value copies no file).
+#[derive(Clone, Debug)]
 pub enum Value {
     /// The manifest.
     Manifest(Manifest),
     /// A scene.
-    Scene(SceneDesc),
+    Scene(Arc<SceneDesc>),
     /// A clip with its bone list.
-    Clip(Box<ClipAsset>),
+    Clip(Arc<ClipAsset>),
     /// A skeleton.
-    Skeleton(Skeleton),
+    Skeleton(Arc<Skeleton>),
     /// A graph.
-    Graph(AnimGraph),
+    Graph(Arc<AnimGraph>),
+}
+
+/// Equal values: the same `Arc` (one pointer comparison), or equal contents.
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        fn same<T: PartialEq>(a: &Arc<T>, b: &Arc<T>) -> bool {
+            Arc::ptr_eq(a, b) || a == b
+        }
+        match (self, other) {
+            (Value::Manifest(a), Value::Manifest(b)) => a == b,
+            (Value::Scene(a), Value::Scene(b)) => same(a, b),
+            (Value::Clip(a), Value::Clip(b)) => same(a, b),
+            (Value::Skeleton(a), Value::Skeleton(b)) => same(a, b),
+            (Value::Graph(a), Value::Graph(b)) => same(a, b),
+            _ => false,
+        }
+    }
 }
 
 impl Slot {
@@ -46,7 +66,7 @@ impl Slot {
         match self {
             Slot::Manifest => Some(Value::Manifest(p.manifest.clone())),
             Slot::Scene(k) => p.scenes.get(k).cloned().map(Value::Scene),
-            Slot::Clip(k) => p.clips.get(k).cloned().map(|c| Value::Clip(Box::new(c))),
+            Slot::Clip(k) => p.clips.get(k).cloned().map(Value::Clip),
             Slot::Skeleton(k) => p.skeletons.get(k).cloned().map(Value::Skeleton),
             Slot::Graph(k) => p.graphs.get(k).cloned().map(Value::Graph),
         }
@@ -65,7 +85,7 @@ impl Slot {
                 p.scenes.remove(k);
             }
             (Slot::Clip(k), Some(Value::Clip(c))) => {
-                p.clips.insert(k.clone(), *c);
+                p.clips.insert(k.clone(), c);
             }
             (Slot::Clip(k), None) => {
                 p.clips.remove(k);

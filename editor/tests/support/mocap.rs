@@ -24,7 +24,7 @@ pub fn write_project(root: &Path) {
     let skeleton = mocap_skeleton();
     let mut clip = mocap_like_clip(&skeleton, "capture", FRAMES, 1.0 / FRAME_TIME, 131);
     clip.frame_rate = 120.0;
-    let asset = ClipAsset { clip, bones: skeleton.bone_names.clone() };
+    let asset = ClipAsset { clip: std::sync::Arc::new(clip), bones: skeleton.bone_names.clone() };
     for sub in ["assets", "clips", "scenes"] {
         std::fs::create_dir_all(root.join(sub)).unwrap();
     }

@@ -88,7 +88,7 @@ fn find_scene<'a>(project: &'a Project, wanted: Option<&str>) -> Result<&'a Scen
         None => true,
         Some(w) => p.as_str() == w || stem(p) == w || project.scenes.get(*p).is_some_and(|s| s.name == w),
     });
-    found.and_then(|p| project.scenes.get(p)).ok_or_else(|| {
+    found.and_then(|p| project.scenes.get(p)).map(|s| &**s).ok_or_else(|| {
         let known: Vec<String> = project.manifest.scenes.iter().map(|p| stem(p)).collect();
         ExportError::Refused {
             faults: vec![match wanted {

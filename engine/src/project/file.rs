@@ -10,6 +10,8 @@
 //!
 //! Not here: reading or writing files (see [`super`]), resolving references.
 
+use std::sync::Arc;
+
 use crate::math::Num;
 use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
@@ -1168,10 +1170,14 @@ pub struct MarkerFile {
 }
 
 /// An authored clip with the bone names of the skeleton it was authored for.
+///
+/// The clip is shared: the project, the editor's undo steps and the running library hold the
+/// same `Arc` (and with it the clip's compiled form) until an edit replaces it
+/// (`Arc::make_mut` copies it then).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClipAsset {
     /// The clip.
-    pub clip: Clip,
+    pub clip: Arc<Clip>,
     /// Bone names of its skeleton, in bone order (parallel to `Clip::channels()`).
     pub bones: Vec<String>,
 }
@@ -1259,7 +1265,7 @@ impl TryFrom<&ClipFile> for ClipAsset {
         // Markers outside the clip are a clip fault (`find_clip_fault`), named by the project
         // check; the file itself is sound.
         clip.set_markers(f.markers.iter().map(|m| Marker { name: m.name.clone(), time: m.time }).collect());
-        Ok(ClipAsset { clip, bones: f.bones.clone() })
+        Ok(ClipAsset { clip: Arc::new(clip), bones: f.bones.clone() })
     }
 }
 
@@ -1325,7 +1331,7 @@ impl ClipAsset {
         };
         clip.default_interpolation = f.default_interpolation;
         clip.set_markers(f.markers.iter().map(|m| Marker { name: m.name.clone(), time: m.time }).collect());
-        (ClipAsset { clip, bones: f.bones.clone() }, faults)
+        (ClipAsset { clip: Arc::new(clip), bones: f.bones.clone() }, faults)
     }
 }
 

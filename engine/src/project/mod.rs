@@ -285,18 +285,68 @@ pub fn project_root(path: &Path) -> PathBuf {
 
 /// A project's authored content: the manifest and every authored file it lists (binary assets
 /// are referenced by path only).
+///
+/// Each file's value is an `Arc`: cloning a project copies no file, and an edit replaces only
+/// the files it changes (the editor's undo steps and the running [`Library`] share the rest
+/// with the document). Two projects hold the same file when their `Arc`s are the same
+/// ([`Project::changed_files`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Project {
     /// `project.ron`.
     pub manifest: Manifest,
     /// Scenes by path.
-    pub scenes: BTreeMap<String, SceneDesc>,
+    pub scenes: BTreeMap<String, Arc<SceneDesc>>,
     /// Clip files by path.
-    pub clips: BTreeMap<String, ClipAsset>,
+    pub clips: BTreeMap<String, Arc<ClipAsset>>,
     /// Skeleton files (assets ending `.skeleton.ron`) by path.
-    pub skeletons: BTreeMap<String, Skeleton>,
+    pub skeletons: BTreeMap<String, Arc<Skeleton>>,
     /// Graph files by path.
-    pub graphs: BTreeMap<String, AnimGraph>,
+    pub graphs: BTreeMap<String, Arc<AnimGraph>>,
+}
+
+/// Which files of a project differ from those of an earlier state of it
+/// ([`Project::changed_files`]): by identity (`Arc::ptr_eq`), so the check costs one pointer
+/// comparison a file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChangedFiles {
+    /// Whether `project.ron` differs.
+    pub manifest: bool,
+    /// Scene files added, removed or replaced.
+    pub scenes: Vec<String>,
+    /// Clip files added, removed or replaced.
+    pub clips: Vec<String>,
+    /// Skeleton files added, removed or replaced.
+    pub skeletons: Vec<String>,
+    /// Graph files added, removed or replaced.
+    pub graphs: Vec<String>,
+}
+
+impl ChangedFiles {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        !self.manifest
+            && self.scenes.is_empty()
+            && self.clips.is_empty()
+            && self.skeletons.is_empty()
+            && self.graphs.is_empty()
+    }
+
+    /// Whether only clip files changed (the case a running world can follow by re-binding the
+    /// heads that play them, without a rebuild).
+    pub fn only_clips(&self) -> bool {
+        !self.manifest && self.scenes.is_empty() && self.skeletons.is_empty() && self.graphs.is_empty()
+    }
+}
+
+/// The keys of `a` and `b` whose values differ by identity, or that only one holds.
+fn changed_keys<T>(a: &BTreeMap<String, Arc<T>>, b: &BTreeMap<String, Arc<T>>) -> Vec<String> {
+    let mut out: Vec<String> = a
+        .iter()
+        .filter(|(k, v)| b.get(*k).is_none_or(|w| !Arc::ptr_eq(v, w)))
+        .map(|(k, _)| k.clone())
+        .collect();
+    out.extend(b.keys().filter(|k| !a.contains_key(*k)).cloned());
+    out
 }
 
 impl Project {
@@ -305,6 +355,18 @@ impl Project {
     pub fn load(path: &Path) -> Result<Project, ProjectError> {
         let (project, mut errors) = load_lenient(path);
         if errors.is_empty() { Ok(project) } else { Err(errors.swap_remove(0)) }
+    }
+
+    /// The files of this project that are not the very same (`Arc`) as in `earlier`: what an edit,
+    /// an undo or a redo between the two replaced.
+    pub fn changed_files(&self, earlier: &Project) -> ChangedFiles {
+        ChangedFiles {
+            manifest: self.manifest != earlier.manifest,
+            scenes: changed_keys(&self.scenes, &earlier.scenes),
+            clips: changed_keys(&self.clips, &earlier.clips),
+            skeletons: changed_keys(&self.skeletons, &earlier.skeletons),
+            graphs: changed_keys(&self.graphs, &earlier.graphs),
+        }
     }
 
     /// Every authored file as (path relative to the project folder, text), in a fixed order.
@@ -322,7 +384,7 @@ impl Project {
         }
         for p in &self.manifest.graphs {
             if let Some(g) = self.graphs.get(p) {
-                out.push((p.clone(), to_ron(&GraphFile::from(g))));
+                out.push((p.clone(), to_ron(&GraphFile::from(&**g))));
             }
         }
         for p in &self.manifest.scenes {
@@ -439,7 +501,7 @@ fn load_lenient_with(
         if is_skeleton_file(p) {
             match read_text(&full).and_then(|t| skeleton_from_str(&t, &full)) {
                 Ok(s) => {
-                    project.skeletons.insert(p.clone(), s);
+                    project.skeletons.insert(p.clone(), Arc::new(s));
                 }
                 Err(e) => errors.push(e),
             }
@@ -455,7 +517,7 @@ fn load_lenient_with(
         let full = root.join(p);
         match read_text(&full).and_then(|t| clip_from_str_repairing(&t, &full)) {
             Ok((c, faults)) => {
-                project.clips.insert(p.clone(), c);
+                project.clips.insert(p.clone(), Arc::new(c));
                 errors.extend(faults);
             }
             Err(e) => errors.push(e),
@@ -465,7 +527,7 @@ fn load_lenient_with(
         let full = root.join(p);
         match read_text(&full).and_then(|t| graph_from_str_lossy(&t, &full)) {
             Ok((g, faults)) => {
-                project.graphs.insert(p.clone(), g);
+                project.graphs.insert(p.clone(), Arc::new(g));
                 errors.extend(faults);
             }
             Err(e) => errors.push(e),
@@ -475,7 +537,7 @@ fn load_lenient_with(
         let full = root.join(p);
         match read_text(&full).and_then(|t| scene_from_str(&t, &full)) {
             Ok(s) => {
-                project.scenes.insert(p.clone(), s);
+                project.scenes.insert(p.clone(), Arc::new(s));
             }
             Err(e) => errors.push(e),
         }
@@ -615,7 +677,7 @@ impl Library {
         let mut lib = Library::default();
         let mut errors = Vec::new();
         for (p, s) in &project.skeletons {
-            lib.skeletons.insert(p.clone(), Arc::new(s.clone()));
+            lib.skeletons.insert(p.clone(), s.clone());
         }
         for p in project.manifest.assets.iter().filter(|p| is_gltf(p)) {
             let full = root.join(p);
@@ -632,12 +694,28 @@ impl Library {
             }
         }
         for (p, c) in &project.clips {
-            lib.clips.insert(p.clone(), vec![Arc::new(c.clip.clone())]);
+            lib.clips.insert(p.clone(), vec![c.clip.clone()]);
         }
         for (p, g) in &project.graphs {
-            lib.graphs.insert(p.clone(), Arc::new(g.clone()));
+            lib.graphs.insert(p.clone(), g.clone());
         }
         (lib, errors)
+    }
+
+    /// Follows an edit of the clip files at `paths`: each takes the project's clip now (shared,
+    /// not copied), or leaves the library if the project no longer holds it. The rest of the
+    /// library is untouched.
+    pub fn replace_clips(&mut self, project: &Project, paths: &[String]) {
+        for p in paths {
+            match project.clips.get(p) {
+                Some(c) => {
+                    self.clips.insert(p.clone(), vec![c.clip.clone()]);
+                }
+                None => {
+                    self.clips.remove(p);
+                }
+            }
+        }
     }
 
     fn add_import(&mut self, path: &str, assets: Arc<ImportAssets>) {
@@ -736,6 +814,10 @@ impl AssetSource for Library {
             .or_else(|| list.first())
             .cloned()
             .ok_or_else(|| format!("clip {reference:?} animates no rig"))
+    }
+
+    fn clips_at(&self, reference: &str) -> Vec<Arc<Clip>> {
+        self.clips(reference).to_vec()
     }
 
     fn all_clips(&self) -> Vec<(String, Arc<Clip>)> {

@@ -15,6 +15,8 @@
 //! Sound goes through the [`FootstepSink`] trait so tests count footsteps without audio. This
 //! module plays nothing itself.
 
+use std::sync::Arc;
+
 use glam::{Quat, Vec3};
 
 use super::Project;
@@ -166,7 +168,7 @@ pub fn runner_scene() -> SceneDesc {
 /// The whole runner project.
 pub fn runner_project() -> Project {
     let skeleton = runner_skeleton();
-    let clip = ClipAsset { clip: stride_clip(&skeleton), bones: skeleton.bone_names.clone() };
+    let clip = ClipAsset { clip: Arc::new(stride_clip(&skeleton)), bones: skeleton.bone_names.clone() };
     let mut p = Project {
         manifest: Manifest {
             name: "runner".to_owned(),
@@ -178,9 +180,9 @@ pub fn runner_project() -> Project {
         },
         ..Project::default()
     };
-    p.skeletons.insert(SKELETON_PATH.to_owned(), skeleton);
-    p.clips.insert(CLIP_PATH.to_owned(), clip);
-    p.scenes.insert(SCENE_PATH.to_owned(), runner_scene());
+    p.skeletons.insert(SKELETON_PATH.to_owned(), Arc::new(skeleton));
+    p.clips.insert(CLIP_PATH.to_owned(), Arc::new(clip));
+    p.scenes.insert(SCENE_PATH.to_owned(), Arc::new(runner_scene()));
     p
 }
 
@@ -202,7 +204,7 @@ pub fn locomotion_project() -> Project {
         ("clips/sprint.clip.ron", gait_clip(&skeleton, "sprint", 0.7, 0.95, 1.4, 0.07)),
     ] {
         p.manifest.clips.push(path.to_owned());
-        p.clips.insert(path.to_owned(), ClipAsset { clip, bones: bones.clone() });
+        p.clips.insert(path.to_owned(), Arc::new(ClipAsset { clip: Arc::new(clip), bones: bones.clone() }));
     }
     let mut g = AnimGraph::new();
     g.add_parameter("speed", ParamValue::Float(1.0));
@@ -236,8 +238,8 @@ pub fn locomotion_project() -> Project {
     g.connect(space, lean, "pose");
     g.connect(lean, out, "pose");
     p.manifest.graphs.push(LOCOMOTION_GRAPH.to_owned());
-    p.graphs.insert(LOCOMOTION_GRAPH.to_owned(), g);
-    if let Some(scene) = p.scenes.get_mut(SCENE_PATH)
+    p.graphs.insert(LOCOMOTION_GRAPH.to_owned(), Arc::new(g));
+    if let Some(scene) = p.scenes.get_mut(SCENE_PATH).map(Arc::make_mut)
         && let Some(a) =
             scene.entities.iter_mut().find(|e| e.name == "Runner").and_then(|e| e.animator.as_mut())
     {

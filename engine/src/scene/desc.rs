@@ -137,6 +137,11 @@ pub trait AssetSource {
     fn graph(&self, reference: &str, _skeleton: &Arc<Skeleton>) -> Result<Arc<GraphProgram>, String> {
         Err(format!("no graph {reference:?}: this source holds no graphs"))
     }
+    /// Every clip at `reference` (one per rig it animates), for re-registering an edited clip;
+    /// by default those [`AssetSource::all_clips`] lists under it.
+    fn clips_at(&self, reference: &str) -> Vec<Arc<Clip>> {
+        self.all_clips().into_iter().filter(|(r, _)| r == reference).map(|(_, c)| c).collect()
+    }
     /// Every clip the source holds with its reference, so a world can save a clip it was told to
     /// play at run time by reference (none by default).
     fn all_clips(&self) -> Vec<(String, Arc<Clip>)> {

@@ -1352,6 +1352,62 @@ impl World {
         Ok(())
     }
 
+    /// Follows an edit of the clips at `references` without rebuilding the world: every rig whose
+    /// Animator plays one of them as its authored clip takes the clip as `assets` resolves it now
+    /// (with the entity's looping override), keeping its playhead, play state, adjusts and
+    /// temporary pose ([`Animator::rebind_clip`]); the clips' saved references follow. Returns
+    /// how many rigs were re-bound.
+    ///
+    /// Refused, changing nothing, when a re-bind cannot stand for a rebuild: a rig plays a graph
+    /// (its compiled program may sample the clips), a crowd baked one of them, a rig that should
+    /// play one has no head (a fault a rebuild may clear), or one no longer resolves for its rig.
+    pub fn rebind_clips(&mut self, references: &[String], assets: &dyn AssetSource) -> Result<usize, String> {
+        let uses = |r: &Option<String>| r.as_ref().is_some_and(|r| references.contains(r));
+        for c in self.components.crowds.iter().flatten() {
+            if let Some(r) = c.desc.clips.iter().find(|r| references.contains(r)) {
+                return Err(format!("a crowd baked clip {r}"));
+            }
+        }
+        let mut plan: Vec<(usize, Arc<Clip>)> = Vec::new();
+        for (i, rig) in self.components.rigs.iter().enumerate() {
+            let c = &rig.component;
+            if c.graph.is_some() {
+                return Err(format!("rig {} plays graph {}", c.rig, c.graph.as_deref().unwrap_or_default()));
+            }
+            if !uses(&c.clip) {
+                continue;
+            }
+            let reference = c.clip.as_deref().unwrap_or_default();
+            if c.animator.settings().clip.is_none() {
+                return Err(format!("a rig playing clip {reference} had no clip to play"));
+            }
+            let mut clip = assets.clip(reference, c.animator.skeleton())?;
+            if let Some(l) = c.looping
+                && l != clip.looping
+            {
+                let mut looped = (*clip).clone();
+                looped.looping = l;
+                clip = Arc::new(looped);
+            }
+            plan.push((i, clip));
+        }
+        self.clip_refs.retain(|_, (_, r)| !references.contains(r));
+        for r in references {
+            for clip in assets.clips_at(r) {
+                self.register_clip(clip, r.clone());
+            }
+        }
+        let n = plan.len();
+        for (i, clip) in plan {
+            let rig = &mut self.components.rigs[i];
+            if let Some(r) = rig.component.clip.clone() {
+                self.clip_refs.entry(Arc::as_ptr(&clip) as usize).or_insert_with(|| (clip.clone(), r));
+            }
+            rig.component.animator.rebind_clip(clip);
+        }
+        Ok(n)
+    }
+
     /// Registers the reference a clip is saved under (so a fade to it saves by that name).
     pub fn register_clip(&mut self, clip: Arc<Clip>, reference: impl Into<String>) {
         // Keyed by the clip's address (the Arc held beside it keeps the address taken).

@@ -16,7 +16,7 @@ fn scene(clip: Option<&str>, graph: Option<&str>) -> (Library, SceneDesc) {
     let project = one_rig_project(sk, vec![("clips/walk.clip.ron", clip_asset)]);
     let (lib, errors) = Library::load_cached(&project, Path::new("."), &mut Default::default());
     assert!(errors.is_empty(), "{errors:?}");
-    let mut desc = project.scenes["scenes/main.scene.ron"].clone();
+    let mut desc = (*project.scenes["scenes/main.scene.ron"]).clone();
     let rig = &mut desc.entities[0];
     let a = rig.animator.as_mut().unwrap();
     a.clip = clip.map(str::to_owned);

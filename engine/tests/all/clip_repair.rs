@@ -83,7 +83,7 @@ fn a_clip_frame_rate_round_trips_and_thirty_is_not_written() {
     let (mut clip, _) = clip_from_str_repairing(&text, path).unwrap();
     assert_eq!(clip.clip.frame_rate, 24.0);
     assert!(clip_to_string(&clip).contains("frame_rate: 24.0"));
-    clip.clip.frame_rate = 30.0;
+    Arc::make_mut(&mut clip.clip).frame_rate = 30.0;
     assert!(!clip_to_string(&clip).contains("frame_rate"));
 }
 

@@ -398,10 +398,14 @@ mod bake {
         clip.channels_mut()[0].translation = Some(tr);
         let mut project = Project::default();
         project.manifest.scenes.push("scenes/s.scene.ron".into());
-        project.skeletons.insert("r.skeleton.ron".into(), sk.clone());
+        project.skeletons.insert("r.skeleton.ron".into(), sk.clone().into());
         project.clips.insert(
             "c.clip.ron".into(),
-            marrow_engine::project::file::ClipAsset { clip, bones: sk.bone_names.clone() },
+            marrow_engine::project::file::ClipAsset {
+                clip: std::sync::Arc::new(clip),
+                bones: sk.bone_names.clone(),
+            }
+            .into(),
         );
         let entity = EntityDesc {
             name: "Rig".into(),
@@ -415,9 +419,10 @@ mod bake {
             }),
             ..Default::default()
         };
-        project
-            .scenes
-            .insert("scenes/s.scene.ron".into(), SceneDesc { name: "s".into(), entities: vec![entity] });
+        project.scenes.insert(
+            "scenes/s.scene.ron".into(),
+            SceneDesc { name: "s".into(), entities: vec![entity] }.into(),
+        );
         let lib = Library::load(&project, std::path::Path::new(".")).unwrap();
         scene_for_export(&project, &lib, None).unwrap().scene
     }
@@ -528,7 +533,7 @@ mod scene_totals {
         let dir = crate::support::project_dir(name);
         let p = Project::load(&dir).unwrap();
         let lib = Library::load(&p, &dir).unwrap();
-        let mut scene = p.scenes[SCENE].clone();
+        let mut scene = (*p.scenes[SCENE]).clone();
         let at = scene.entities.iter().position(|e| e.name == which).unwrap();
         let one = scene.entities.remove(at);
         for k in 0..n {

@@ -38,6 +38,7 @@ mod particles;
 mod pose_jobs;
 mod project;
 mod project_runner;
+mod rebind_clips;
 #[cfg(feature = "render")]
 mod render;
 mod scene;

@@ -149,10 +149,10 @@ fn cesium_man_walks_on_a_loop_with_a_hat_on_its_head() {
 /// The runner project with a second clip (`idle`, a copy of the stride) to fade to.
 fn runner_with_idle() -> (Project, Library, Arc<marrow_engine::clip::Clip>) {
     let mut p = runner_project();
-    let mut idle: ClipAsset = p.clips[CLIP_PATH].clone();
-    idle.clip.name = "idle".into();
+    let mut idle: ClipAsset = (*p.clips[CLIP_PATH]).clone();
+    Arc::make_mut(&mut idle.clip).name = "idle".into();
     p.manifest.clips.push("clips/idle.clip.ron".into());
-    p.clips.insert("clips/idle.clip.ron".into(), idle);
+    p.clips.insert("clips/idle.clip.ron".into(), idle.into());
     let lib = Library::load(&p, Path::new(".")).unwrap();
     let sk = lib.skeleton("assets/runner.skeleton.ron").unwrap();
     let idle = lib.clip("clips/idle.clip.ron", &sk).unwrap();
@@ -299,7 +299,7 @@ fn saves_are_atomic_and_stable() {
 fn check_project_names_every_fault() {
     let dir = temp_dir("check");
     let mut p = runner_project();
-    let scene = p.scenes.get_mut(SCENE_PATH).unwrap();
+    let scene = p.scenes.get_mut(SCENE_PATH).map(std::sync::Arc::make_mut).unwrap();
     let runner = &mut scene.entities[1];
     runner.children[0].socket.as_mut().unwrap().bone = "nope".into();
     runner.children[1].socket.as_mut().unwrap().bone = String::new();
@@ -313,7 +313,7 @@ fn check_project_names_every_fault() {
     twin.mesh = Some(marrow_engine::scene::MeshDesc::Asset("assets/none.glb#x".into()));
     scene.entities.push(twin);
     let mut clip = p.clips[CLIP_PATH].clone();
-    clip.clip.add_marker("late", 3.0);
+    Arc::make_mut(&mut Arc::make_mut(&mut clip).clip).add_marker("late", 3.0);
     p.clips.insert(CLIP_PATH.into(), clip);
     p.save(&dir).unwrap();
     let report = check_project(&dir);
@@ -369,7 +369,7 @@ fn check_project_compiles_graphs_and_names_their_faults() {
     bad.connect(blend, out, "pose");
     for (path, g) in [("graphs/good.graph.ron", good), ("graphs/bad.graph.ron", bad)] {
         p.manifest.graphs.push(path.into());
-        p.graphs.insert(path.into(), g);
+        p.graphs.insert(path.into(), g.into());
     }
     p.save(&dir).unwrap();
     assert_eq!(Project::load(&dir).unwrap(), p, "graphs round-trip through the project");
@@ -395,9 +395,9 @@ fn a_scene_whose_animator_plays_a_graph_round_trips_and_check_locates_bad_graph_
     broken.connections.clear(); // an Output fed by nothing
     for (path, g) in [("graphs/walk.graph.ron", g), ("graphs/broken.graph.ron", broken)] {
         p.manifest.graphs.push(path.into());
-        p.graphs.insert(path.into(), g);
+        p.graphs.insert(path.into(), g.into());
     }
-    let scene = p.scenes.get_mut(SCENE_PATH).unwrap();
+    let scene = p.scenes.get_mut(SCENE_PATH).map(std::sync::Arc::make_mut).unwrap();
     scene.entities[1].animator.as_mut().unwrap().graph = Some("graphs/walk.graph.ron".into());
     p.save(&dir).unwrap();
     let reloaded = Project::load(&dir).unwrap();
@@ -417,7 +417,7 @@ fn a_scene_whose_animator_plays_a_graph_round_trips_and_check_locates_bad_graph_
     assert!(world.animator(rig).unwrap().current_graph().is_some());
 
     // A missing graph and a graph that does not compile, each located on its entity and field.
-    let scene = p.scenes.get_mut(SCENE_PATH).unwrap();
+    let scene = p.scenes.get_mut(SCENE_PATH).map(std::sync::Arc::make_mut).unwrap();
     let mut twin = scene.entities[1].clone();
     twin.name = "Twin".into();
     twin.children.clear();
@@ -563,7 +563,7 @@ fn check_compiles_graphs_that_play_no_clip_and_names_bad_defaults() {
         ("graphs/default.graph.ron", bad_default),
     ] {
         p.manifest.graphs.push(path.into());
-        p.graphs.insert(path.into(), g);
+        p.graphs.insert(path.into(), g.into());
     }
     p.save(&dir).unwrap();
     let errors: Vec<String> = check_project(&dir).errors.iter().map(|e| e.to_string()).collect();
@@ -616,7 +616,7 @@ fn a_scene_five_hundred_entities_deep_saves_and_loads() {
     for i in (0..499).rev() {
         e = EntityDesc { name: format!("level{i}"), children: vec![e], ..EntityDesc::default() };
     }
-    p.scenes.get_mut(SCENE_PATH).unwrap().entities.push(e);
+    p.scenes.get_mut(SCENE_PATH).map(std::sync::Arc::make_mut).unwrap().entities.push(e);
     // Saving runs on this (test) thread: the deep tree must not need a large stack here.
     p.save(&dir).unwrap();
     let text = std::fs::read_to_string(dir.join(SCENE_PATH)).unwrap();
@@ -672,7 +672,7 @@ pub(crate) fn saved_and_renamed(dir: &Path) -> (Project, Project, Vec<(String, V
     old.save(dir).unwrap();
     let mut new = old.clone();
     new.manifest.name = "renamed".into();
-    new.scenes.get_mut(SCENE_PATH).unwrap().name = "renamed scene".into();
+    new.scenes.get_mut(SCENE_PATH).map(std::sync::Arc::make_mut).unwrap().name = "renamed scene".into();
     let files = new.to_files().into_iter().map(|(p, t)| (p, t.into_bytes())).collect();
     (old, new, files)
 }

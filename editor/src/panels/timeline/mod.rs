@@ -338,7 +338,8 @@ impl TimelinePanel {
         let doc = cx.doc;
         let rig_entity = target.rig.as_deref().and_then(|r| cx.session.entity(r));
         let skeleton = rig_entity.and_then(|e| cx.session.world().animator(e)).map(|a| a.skeleton().clone());
-        let editable: Option<&ClipAsset> = target.path.as_deref().and_then(|p| doc.project().clips.get(p));
+        let editable: Option<&ClipAsset> =
+            target.path.as_deref().and_then(|p| doc.project().clips.get(p)).map(|c| &**c);
         self.toolbar(ui, cx, &target, editable, skeleton.as_deref());
         // A clip inside an imported model is shown read-only (ruler, rows, keys, curves, scrub).
         let viewed = match editable {
@@ -402,7 +403,7 @@ impl TimelinePanel {
         {
             return Some(v.clone());
         }
-        let asset = Arc::new(ClipAsset { clip: (*clip).clone(), bones: sk.bone_names.clone() });
+        let asset = Arc::new(ClipAsset { clip: clip.clone(), bones: sk.bone_names.clone() });
         self.viewed = Some((clip, asset.clone()));
         Some(asset)
     }

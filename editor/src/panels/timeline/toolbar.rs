@@ -4,6 +4,8 @@
 //!
 //! Not here: the lanes and rows below it (`lanes`, `keys`, `dope`, `curves`).
 
+use std::sync::Arc;
+
 use egui::{Color32, RichText};
 use marrow_engine::clip::Channel;
 use marrow_engine::project::file::ClipAsset;
@@ -170,7 +172,7 @@ impl TimelinePanel {
         );
         clip.looping = true;
         clip.length = 1.0;
-        let asset = ClipAsset { clip, bones: sk.bone_names.clone() };
+        let asset = ClipAsset { clip: Arc::new(clip), bones: sk.bone_names.clone() };
         a.clip = Some(path.clone());
         a.graph = None;
         cx.edit(Op::Batch {
@@ -179,7 +181,7 @@ impl TimelinePanel {
                 Op::AddFiles {
                     label: "New Clip".into(),
                     binary: Vec::new(),
-                    files: vec![(Slot::Clip(path), Value::Clip(Box::new(asset)))],
+                    files: vec![(Slot::Clip(path), Value::Clip(Arc::new(asset)))],
                     entity: None,
                 },
                 Op::Entity {
@@ -212,7 +214,7 @@ impl TimelinePanel {
         if let Some(l) = a.looping {
             c.looping = l;
         }
-        let asset = ClipAsset { clip: c, bones: sk.bone_names.clone() };
+        let asset = ClipAsset { clip: Arc::new(c), bones: sk.bone_names.clone() };
         a.clip = Some(path.clone());
         a.looping = None;
         cx.edit(Op::Batch {
@@ -221,7 +223,7 @@ impl TimelinePanel {
                 Op::AddFiles {
                     label: "Make Clip Editable".into(),
                     binary: Vec::new(),
-                    files: vec![(Slot::Clip(path), Value::Clip(Box::new(asset)))],
+                    files: vec![(Slot::Clip(path), Value::Clip(Arc::new(asset)))],
                     entity: None,
                 },
                 Op::Entity {

@@ -1,0 +1,237 @@
+//! What an edit costs in a big project: `cargo bench -p marrow-editor --bench edit_cost`.
+//!
+//! The project is a motion library: the CMU 31-joint rig ([`mocap_skeleton`]) and 200 clips of
+//! [`mocap_like_clip`] at 120 Hz for 1,125 frames (36,000 keys each, 7.2 million in all); its
+//! scene's one rig plays the first clip, which the Timeline shows.
+//!
+//! - `edit_cost/frame/drag_one_key_200x36k`: one whole frame of dragging one key of the shown
+//!   clip (each frame moves it: an edit, a new revision), end to end on the CPU as the timeline
+//!   benchmarks time it (the UI pass with the session's sync and the edit applied to the
+//!   document, tessellation, the paint submission on a real wgpu device; see `support/driver.rs`).
+//! - `edit_cost/frame/undo_drag_200x36k` and `.../redo_drag_200x36k`: `Document::undo` (or
+//!   `redo`) of that drag's step followed by one whole frame (the session following the
+//!   revision, the panel drawing the clip as it was).
+//! - `edit_cost/open_200x36k`: opening the saved project from disk as the editor does
+//!   (`Document::open_repairing`: every file read, parsed and checked) and the session's first
+//!   sync and frame (library, world, the shown clip compiled).
+//!
+//! Before the benchmarks, two memory figures are printed (`memory ...`), counted by this
+//! binary's allocator: the project's own size in memory, and what 100 undo steps of
+//! single-key drags (each its own step, spread over ten clips) add to the document.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use egui::vec2;
+use marrow_editor::document::clip_ops::{ClipOp, KeyRef};
+use marrow_editor::document::{Document, Op};
+use marrow_editor::panels::timeline::model::{KeyId, RowKind};
+use marrow_editor::session::Session;
+use marrow_engine::clip::Channel;
+use marrow_engine::project::Project;
+use marrow_engine::synthetic::{mocap_like_clip, mocap_skeleton, one_rig_project};
+
+#[path = "support/driver.rs"]
+mod driver;
+
+use driver::Driver;
+
+/// Counts the bytes this process holds (allocated and not yet freed).
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded to the system allocator unchanged; only a counter is kept.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract is passed on.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract is passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(new_size, Ordering::Relaxed);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract is passed on.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+const CLIPS: usize = 200;
+const FRAMES: usize = 1125;
+const HZ: f32 = 120.0;
+
+fn clip_path(i: usize) -> String {
+    format!("clips/take_{i:03}.clip.ron")
+}
+
+/// The motion library: 200 clips of 36,000 keys.
+fn project() -> Project {
+    let sk = mocap_skeleton();
+    let paths: Vec<String> = (0..CLIPS).map(clip_path).collect();
+    let clips = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut clip = mocap_like_clip(&sk, &format!("take_{i:03}"), FRAMES, HZ, i as u64 + 1);
+            clip.frame_rate = HZ;
+            (p.as_str(), clip)
+        })
+        .collect();
+    one_rig_project(sk, clips)
+}
+
+/// The keys of a clip, over every channel.
+fn key_count(clip: &marrow_engine::clip::Clip) -> usize {
+    clip.channels()
+        .iter()
+        .map(|c| {
+            c.translation.as_ref().map_or(0, |t| t.len())
+                + c.rotation.as_ref().map_or(0, |t| t.len())
+                + c.scale.as_ref().map_or(0, |t| t.len())
+        })
+        .sum()
+}
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+/// Prints the project's size in memory and what 100 single-key drag steps add to it.
+fn print_memory() {
+    let before = LIVE.load(Ordering::Relaxed);
+    let mut doc = Document::new(project(), None);
+    let own = LIVE.load(Ordering::Relaxed) - before;
+    let keys: usize = doc.project().clips.values().map(|c| key_count(&c.clip)).sum();
+    let mut gesture = 1;
+    for step in 0..100 {
+        let path = clip_path(step % 10);
+        let t = (1 + step) as f32 / HZ;
+        let op = Op::Clip {
+            path,
+            op: ClipOp::MoveKeys {
+                keys: vec![KeyRef::new("LeftKnee", Channel::Rotation, t)],
+                delta: 0.25 / HZ,
+            },
+        };
+        doc.apply(&op, gesture).expect("a key moves");
+        gesture += 1;
+    }
+    assert_eq!(doc.steps().count(), 100, "every drag is its own step");
+    let with_steps = LIVE.load(Ordering::Relaxed) - before;
+    eprintln!(
+        "memory: project {:.1} MiB ({} clips, {} keys); with 100 undo steps of single-key drags \
+         {:.1} MiB: the steps add {:.1} MiB = {:.2}x the project",
+        mib(own),
+        doc.project().clips.len(),
+        keys,
+        mib(with_steps),
+        mib(with_steps - own),
+        (with_steps - own) as f64 / own as f64
+    );
+}
+
+fn bench(c: &mut Criterion) {
+    print_memory();
+
+    // 1. Dragging one key of the shown clip.
+    let first = clip_path(0);
+    let t = 250.0 / HZ;
+    let bone = 3;
+    let mut d = Driver::new(project(), |s| {
+        let clip = &s.doc.project().clips[&first];
+        assert_eq!(key_count(&clip.clip), 36_000);
+        s.panel.selection.extend([KeyId::new(bone, Channel::Rotation, t)]);
+    });
+    let p = d.key_at(RowKind::Bone(bone), t);
+    d.pointer(p);
+    d.button(p, true);
+    d.frame();
+    d.pointer(p + vec2(20.0, 0.0));
+    d.frame();
+    let mut flip = false;
+    d.bench(c, "edit_cost/frame/drag_one_key_200x36k", |d| {
+        flip = !flip;
+        d.pointer(p + vec2(if flip { 40.0 } else { 60.0 }, 0.0));
+    });
+    // Release: the drag is one undo step.
+    d.button(p + vec2(60.0, 0.0), false);
+    d.frame();
+    d.frame();
+    assert_eq!(d.state.doc.steps().count(), 1, "the drag is one step");
+
+    // 2. Undo and redo of that drag, each with the frame that follows it.
+    let mut undo_redo = |c: &mut Criterion, name: &str, undo: bool| {
+        let mut sync = Duration::ZERO;
+        let mut n = 0u32;
+        c.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    // Put the document where the measured step starts, untimed.
+                    if undo {
+                        d.state.doc.redo();
+                    } else {
+                        d.state.doc.undo();
+                    }
+                    d.frame();
+                    let t0 = Instant::now();
+                    if undo {
+                        d.state.doc.undo();
+                    } else {
+                        d.state.doc.redo();
+                    }
+                    let t1 = Instant::now();
+                    d.state.session.sync(&d.state.doc);
+                    sync += t1.elapsed();
+                    n += 1;
+                    total += (t1 - t0) + d.frame().total();
+                }
+                total
+            })
+        });
+        eprintln!(
+            "stages {name}: the {} and the session's sync {:.3} ms (mean of {n})",
+            if undo { "undo" } else { "redo" },
+            sync.as_secs_f64() * 1e3 / n.max(1) as f64
+        );
+    };
+    undo_redo(c, "edit_cost/frame/undo_drag_200x36k", true);
+    undo_redo(c, "edit_cost/frame/redo_drag_200x36k", false);
+    drop(d);
+
+    // 3. Opening the project from disk.
+    let dir = std::env::temp_dir().join(format!("marrow-edit-cost-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    Document::new(project(), None).save_as(&dir).expect("the project saves");
+    let mut group = c.benchmark_group("edit_cost");
+    group.sample_size(10).measurement_time(Duration::from_secs(30));
+    group.bench_function("open_200x36k", |b| {
+        b.iter(|| {
+            let (doc, faults) = Document::open_repairing(&dir).expect("the project opens");
+            assert!(faults.is_empty());
+            let mut session = Session::new();
+            session.sync(&doc);
+            session.update(0.0);
+            (doc, session)
+        })
+    });
+    group.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
+    targets = bench
+}
+criterion_main!(benches);
