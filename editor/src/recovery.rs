@@ -1,6 +1,8 @@
-//! Autosave and crash recovery. While the document is dirty, every authored file (as a save
-//! would write it) goes into one recovery file next to the project every minute
-//! ([`Autosave`]), written atomically. A clean save or an explicit "Don't Save" removes it; a
+//! Autosave and crash recovery. While the document is dirty, the manifest and every authored
+//! file that differs from the last save (as a save would write it: `Document::unsaved_files`)
+//! go into one recovery file next to the project every minute ([`Autosave`]), written
+//! atomically; the other files are read from the folder when it is recovered
+//! (`Project::from_files_over_disk`), so an autosave costs what was changed, not the project. A clean save or an explicit "Don't Save" removes it; a
 //! crash leaves it, and the next open of the project offers it ([`read`]).
 //!
 //! Not here: the prompt (`crate::app`), the document (`crate::document`).
@@ -15,8 +17,9 @@ use serde::{Deserialize, Serialize};
 /// The recovery file's name inside a project folder.
 pub const RECOVERY_FILE: &str = ".marrow-recovery.ron";
 
-/// The recovery file's version.
-const VERSION: u32 = 1;
+/// The recovery file's version: 2 holds the files changed since the last save (the rest are
+/// the folder's); version 1 files held every file and still read.
+const VERSION: u32 = 2;
 
 /// What a recovery file holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,7 +28,8 @@ pub struct Recovery {
     pub version: u32,
     /// When it was written (seconds since the Unix epoch).
     pub written: u64,
-    /// Every authored file: (path relative to the project folder, text).
+    /// The manifest and the authored files changed since the last save: (path relative to the
+    /// project folder, text).
     pub files: Vec<(String, String)>,
 }
 
@@ -55,7 +59,7 @@ pub fn read(root: &Path) -> Option<Result<Recovery, String>> {
         Err(e) => return Some(Err(e.to_string())),
     };
     Some(match ron::from_str::<Recovery>(&text) {
-        Ok(r) if r.version == VERSION => Ok(r),
+        Ok(r) if r.version == VERSION || r.version == 1 => Ok(r),
         Ok(r) => Err(format!("{}: version {} is not supported", p.display(), r.version)),
         Err(e) => Err(format!("{}: {e}", p.display())),
     })

@@ -181,3 +181,103 @@ fn a_clip_edit_under_a_graph_rebuilds_so_the_graph_samples_the_edit() {
     let rig = session.entity("Runner").unwrap();
     assert!(session.world().animator(rig).unwrap().current_graph().is_some());
 }
+
+/// A fresh empty folder under the system's temporary folder.
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("marrow-shared-assets-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+/// Every file of the folder `root` (relative path, bytes), sorted.
+fn folder_bytes(root: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_big_project_opens_with_what_it_shows_and_the_other_clips_arrive_in_the_background() {
+    let dir = temp_dir("deferred");
+    runner_with_idle().save(&dir).unwrap();
+    std::fs::write(dir.join("clips/broken.clip.ron"), "(version: 1, name: ").unwrap();
+    // List the broken clip too: a deferred file that is damaged is kept as one, as a whole load
+    // keeps it.
+    let manifest = std::fs::read_to_string(dir.join("project.ron")).unwrap();
+    std::fs::write(
+        dir.join("project.ron"),
+        manifest.replace(
+            "\"clips/idle.clip.ron\",",
+            "\"clips/idle.clip.ron\",\n        \"clips/broken.clip.ron\",",
+        ),
+    )
+    .unwrap();
+    let before = folder_bytes(&dir);
+
+    // Any size defers: the stride (the scene plays it) is read now, idle and broken later.
+    let (mut doc, faults) = Document::open_deferring(&dir, 0).unwrap();
+    assert!(faults.is_empty(), "{faults:?}");
+    assert!(doc.project().clips.contains_key(CLIP_PATH), "the clip the scene plays is there at once");
+    let whole = Document::open_repairing(&dir).unwrap().0;
+    let mut arrived = doc.poll_loading();
+    while doc.loading().is_some() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let more = doc.poll_loading();
+        arrived.clips += more.clips;
+        arrived.damaged.extend(more.damaged);
+    }
+    assert_eq!(arrived.clips, 1, "idle arrived");
+    assert_eq!(arrived.damaged.len(), 1, "broken is damaged: {:?}", arrived.damaged);
+    assert_eq!(doc.project(), whole.project(), "the same project as a whole load");
+    assert_eq!(
+        doc.damaged().map(|d| d.path.clone()).collect::<Vec<_>>(),
+        whole.damaged().map(|d| d.path.clone()).collect::<Vec<_>>()
+    );
+    assert!(!doc.is_dirty(), "arrivals are the opened state, not edits");
+    assert_eq!(doc.steps().count(), 0);
+
+    // A save writes the same bytes and removes nothing; an edit waits for loading.
+    doc.save().unwrap();
+    assert_eq!(folder_bytes(&dir), before);
+    let (mut doc, _) = Document::open_deferring(&dir, 0).unwrap();
+    assert!(doc.apply(&move_stride_key(0.1), 1).unwrap());
+    assert!(doc.loading().is_none(), "the edit waited for the rest");
+    assert!(doc.project().clips.contains_key(IDLE));
+    doc.undo();
+    doc.save().unwrap();
+    assert_eq!(folder_bytes(&dir), before, "undo all and save gives the opened bytes");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unsaved_files_are_the_manifest_and_what_changed_since_the_save() {
+    let dir = temp_dir("unsaved");
+    runner_with_idle().save(&dir).unwrap();
+    let (mut doc, _) = Document::open_repairing(&dir).unwrap();
+    let paths = |d: &Document| d.unsaved_files().into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+    assert_eq!(paths(&doc), ["project.ron"]);
+    assert!(doc.apply(&move_stride_key(0.1), 1).unwrap());
+    assert_eq!(paths(&doc), ["project.ron", CLIP_PATH]);
+    // What a recovery file holds, read back over the folder, is the edited project.
+    let recovered = Project::from_files_over_disk(&dir, &doc.unsaved_files()).unwrap();
+    assert_eq!(&recovered, doc.project());
+    doc.undo();
+    assert_eq!(paths(&doc), ["project.ron"], "undone to the saved value");
+    doc.redo();
+    doc.save().unwrap();
+    assert_eq!(paths(&doc), ["project.ron"], "saved");
+    let _ = std::fs::remove_dir_all(&dir);
+}

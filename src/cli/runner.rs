@@ -37,7 +37,7 @@ pub fn generate(args: &GenArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--out {} is a file; give the folder to write the project into", out.display());
     }
     project.save(&out).map_err(|e| anyhow::anyhow!("writing the project into {}: {e}", out.display()))?;
-    for (path, _) in project.to_files() {
+    for path in project.file_paths() {
         println!("wrote {}", out.join(path).display());
     }
     Ok(ExitCode::SUCCESS)

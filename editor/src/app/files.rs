@@ -59,11 +59,15 @@ pub(super) fn export_context<'a>(
     }
 }
 
+/// Clip files adding up to more than this many bytes open in the background: the clips no scene
+/// or graph plays load after the project is shown (`Document::open_deferring`).
+pub const DEFER_CLIPS_ABOVE: u64 = 32 * 1024 * 1024;
+
 impl EditorApp {
     /// Opens the project at `path`. On failure the current project stays, the faults go to the
     /// Log and a dialog names the file and location.
     pub fn open(&mut self, path: &Path) {
-        match Document::open_repairing(path) {
+        match Document::open_deferring(path, DEFER_CLIPS_ABOVE) {
             Ok((doc, repaired)) => {
                 let root = doc.root().map(Path::to_owned);
                 self.doc = doc;
@@ -354,7 +358,7 @@ impl EditorApp {
                     ));
                     ui.horizontal(|ui| {
                         if ui.button("Recover").clicked() {
-                            match Project::from_files(root, &recovery.files) {
+                            match Project::from_files_over_disk(root, &recovery.files) {
                                 Ok(p) => self.edit(Op::ReplaceProject {
                                     label: "Recover Unsaved Changes".into(),
                                     project: Box::new(p),

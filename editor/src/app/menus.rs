@@ -279,6 +279,13 @@ impl EditorApp {
                 ui.add(egui::Spinner::new());
                 ui.weak(format!("importing {}…", job.path().display()));
             }
+            if let Some((arrived, total)) = self.doc.loading() {
+                ui.separator();
+                ui.add(egui::Spinner::new());
+                ui.weak(format!("loading clips {arrived} of {total}…")).on_hover_text(
+                    "Clips no scene plays load in the background; an edit or a save waits for them.",
+                );
+            }
             if self.notice.as_mut().is_some_and(|n| !n.show(ui)) {
                 self.notice = None;
             }

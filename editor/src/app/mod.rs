@@ -44,6 +44,7 @@ use crate::ui_state::{Selection, UiState};
 use crate::viewport::gpu::ViewportGpu;
 
 mod files;
+pub use files::DEFER_CLIPS_ABOVE;
 mod menus;
 
 use files::file_dialog;
@@ -408,6 +409,28 @@ impl EditorApp {
         }
     }
 
+    /// Logs the deferred clips that arrived (a big project's clips no scene plays, loading in the
+    /// background since it opened), with what was repaired in them or kept as damaged.
+    fn take_arrived_clips(&mut self) {
+        let arrived = self.doc.poll_loading();
+        if arrived.is_empty() {
+            return;
+        }
+        for f in &arrived.repaired {
+            self.log.push(Level::Warning, "file", format!("{f} (repaired on open)"));
+        }
+        for e in &arrived.damaged {
+            self.log.push(
+                Level::Error,
+                "file",
+                format!("{e} (damaged: the project opened without it; a save never writes over it)"),
+            );
+        }
+        if self.doc.loading().is_none() {
+            self.log.push(Level::Info, "file", "every clip of the project is loaded".to_owned());
+        }
+    }
+
     fn take_session_faults(&mut self) {
         let faults: Vec<String> = self.session.faults().iter().map(|e| e.to_string()).collect();
         self.log.rebuild_faults(faults);
@@ -505,6 +528,7 @@ impl EditorApp {
             self.apply(c);
         }
         // 5. Catch up, title, autosave, repaint.
+        self.take_arrived_clips();
         self.session.sync(&self.doc);
         self.session.update(0.0);
         self.take_session_faults();
@@ -515,7 +539,7 @@ impl EditorApp {
         }
         if self.autosave.due(self.doc.is_dirty())
             && let Some(root) = self.doc.root()
-            && let Err(e) = recovery::write(root, self.doc.files())
+            && let Err(e) = recovery::write(root, self.doc.unsaved_files())
         {
             self.log.push(Level::Warning, "file", format!("autosave failed: {e}"));
         }
@@ -523,7 +547,7 @@ impl EditorApp {
         if self.quit {
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }
-        if self.session.is_playing() || self.import.is_some() {
+        if self.session.is_playing() || self.import.is_some() || self.doc.loading().is_some() {
             ctx.request_repaint();
         }
     }
@@ -531,7 +555,7 @@ impl EditorApp {
     /// Writes a recovery file now (what the autosave timer does every interval while dirty).
     pub fn autosave_now(&mut self) -> Result<(), String> {
         let root = self.doc.root().ok_or("the project has no folder")?.to_owned();
-        recovery::write(&root, self.doc.files())
+        recovery::write(&root, self.doc.unsaved_files())
     }
 }
 

@@ -20,7 +20,7 @@ pub mod tree;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use marrow_engine::project::{DamagedFile, Project, ProjectError};
+use marrow_engine::project::{DamagedFile, DeferredClips, Project, ProjectError};
 use undo::{Edit, Merged, Record};
 
 pub use op::{EditError, EntityOp, Op};
@@ -101,6 +101,32 @@ pub struct Document {
     /// Files the manifest listed that could not be loaded, with their original bytes: left out
     /// of the project, never written over by a save, never removed by one.
     damaged: Vec<DamagedFile>,
+    /// The project as of the last load or save (its files' `Arc`s, shared: no copy), to tell which
+    /// files differ from disk ([`Document::unsaved_files`]).
+    saved: Project,
+    /// Clip files still loading in the background (a big project opened with
+    /// [`Document::open_deferring`]), and what arrived that the app has not logged yet.
+    loading: Option<DeferredClips>,
+    arrived: Arrived,
+}
+
+/// What arrived of a project's deferred clip files ([`Document::poll_loading`]): they join the
+/// opened state (never an undo step), each fault as a whole load would have reported it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Arrived {
+    /// Clip files that loaded.
+    pub clips: usize,
+    /// Faults repaired in them (the document differs from those files: it is dirty).
+    pub repaired: Vec<ProjectError>,
+    /// Why a clip file did not load (it is kept as a damaged file).
+    pub damaged: Vec<ProjectError>,
+}
+
+impl Arrived {
+    /// Whether nothing arrived.
+    pub fn is_empty(&self) -> bool {
+        self.clips == 0 && self.repaired.is_empty() && self.damaged.is_empty()
+    }
 }
 
 impl Default for Document {
@@ -110,14 +136,25 @@ impl Default for Document {
 }
 
 fn authored_paths(p: &Project) -> BTreeSet<String> {
-    p.to_files().into_iter().map(|(path, _)| path).collect()
+    p.file_paths().into_iter().collect()
 }
 
 impl Document {
     /// A document over `project`, stored in `root` (`None`: never saved).
     pub fn new(project: Project, root: Option<PathBuf>) -> Self {
         let on_disk = if root.is_some() { authored_paths(&project) } else { BTreeSet::new() };
-        Self { project, root, record: Record::new(), revision: 0, on_disk, damaged: Vec::new() }
+        let saved = project.clone();
+        Self {
+            project,
+            root,
+            record: Record::new(),
+            revision: 0,
+            on_disk,
+            damaged: Vec::new(),
+            saved,
+            loading: None,
+            arrived: Arrived::default(),
+        }
     }
 
     /// Loads the project at `path` (its folder or its `project.ron`).
@@ -141,6 +178,84 @@ impl Document {
             doc.record.clear_saved();
         }
         Ok((doc, faults))
+    }
+
+    /// Loads the project at `path` as [`Document::open_repairing`] does, except that when its
+    /// clip files add up to more than `defer_above` bytes, the clips no scene or graph plays load
+    /// in the background (`Project::load_with_damaged_deferring`): the project opens as soon as
+    /// what it shows is read. They join the document as they arrive ([`Document::poll_loading`]);
+    /// an edit or a save first waits for the rest ([`Document::finish_loading`]), so the undo
+    /// record never spans a project that was still growing.
+    pub fn open_deferring(path: &Path, defer_above: u64) -> Result<(Self, Vec<ProjectError>), ProjectError> {
+        let (project, faults, damaged, loading) = Project::load_with_damaged_deferring(path, defer_above)?;
+        let mut doc = Self::new(project, Some(marrow_engine::project::project_root(path)));
+        doc.damaged = damaged;
+        doc.loading = loading;
+        if !faults.is_empty() {
+            doc.record.clear_saved();
+        }
+        Ok((doc, faults))
+    }
+
+    /// Takes the deferred clips that have arrived into the project (a new revision when any did)
+    /// and returns what arrived since the last call, with what [`Document::finish_loading`]
+    /// took in between. Never blocks.
+    pub fn poll_loading(&mut self) -> Arrived {
+        while let Some((path, loaded)) = self.loading.as_mut().and_then(DeferredClips::try_next) {
+            self.take_arrival(path, loaded);
+        }
+        self.end_loading_when_done();
+        std::mem::take(&mut self.arrived)
+    }
+
+    /// Waits until every deferred clip has arrived and takes them into the project (what arrived
+    /// is reported by the next [`Document::poll_loading`]).
+    pub fn finish_loading(&mut self) {
+        while let Some((path, loaded)) = self.loading.as_mut().and_then(DeferredClips::next_blocking) {
+            self.take_arrival(path, loaded);
+        }
+        self.loading = None;
+    }
+
+    /// Deferred clip files (arrived, in all) while some are still loading.
+    pub fn loading(&self) -> Option<(usize, usize)> {
+        self.loading.as_ref().map(|l| (l.arrived(), l.total()))
+    }
+
+    /// Whether the clip file at `path` is still loading in the background.
+    pub fn is_loading(&self, path: &str) -> bool {
+        self.loading.as_ref().is_some_and(|l| l.is_pending(path))
+    }
+
+    fn take_arrival(&mut self, path: String, loaded: marrow_engine::project::ClipLoad) {
+        match loaded {
+            Ok((clip, faults)) => {
+                let clip = std::sync::Arc::new(clip);
+                self.project.clips.insert(path.clone(), clip.clone());
+                self.saved.clips.insert(path.clone(), clip);
+                if self.root.is_some() {
+                    self.on_disk.insert(path);
+                }
+                if !faults.is_empty() {
+                    self.record.clear_saved();
+                }
+                self.arrived.clips += 1;
+                self.arrived.repaired.extend(faults);
+            }
+            Err(e) => {
+                if let Some(l) = &self.loading {
+                    self.damaged.push(l.damaged(&path, e.clone()));
+                }
+                self.arrived.damaged.push(e);
+            }
+        }
+        self.revision += 1;
+    }
+
+    fn end_loading_when_done(&mut self) {
+        if self.loading.as_ref().is_some_and(|l| l.arrived() == l.total()) {
+            self.loading = None;
+        }
     }
 
     /// The damaged files the project still lists (one removed from the project, by an undoable
@@ -187,6 +302,7 @@ impl Document {
     /// (a key dragged across another and beyond leaves it in place). Returns whether the
     /// project changed.
     pub fn apply(&mut self, op: &Op, gesture: u64) -> Result<bool, EditError> {
+        self.finish_loading();
         let target = op.merge_target();
         let head = self.record.head();
         let last: Option<DocEdit> = (head > 0 && head == self.record.len() && !self.record.is_saved())
@@ -286,6 +402,20 @@ impl Document {
         self.project.to_files()
     }
 
+    /// The manifest and every authored file that differs from the last load or save (by
+    /// identity: a file an undo brought back to its saved value is not among them), as
+    /// (relative path, text) as a save writes them: what a recovery file needs on top of the
+    /// files on disk. Only those files are written out, so this costs what was changed.
+    pub fn unsaved_files(&self) -> Vec<(String, String)> {
+        let changed = self.project.changed_files(&self.saved);
+        let mut paths = vec![marrow_engine::project::PROJECT_FILE.to_owned()];
+        paths.extend(changed.skeletons);
+        paths.extend(changed.clips);
+        paths.extend(changed.graphs);
+        paths.extend(changed.scenes);
+        paths.into_iter().filter_map(|p| Some((p.clone(), self.project.file_text(&p)?))).collect()
+    }
+
     /// Saves into the document's folder. See [`Document::save_as`].
     pub fn save(&mut self) -> Result<(), ProjectError> {
         let root = self.root.clone().ok_or_else(|| ProjectError::Io {
@@ -300,6 +430,7 @@ impl Document {
     /// `marrow_engine::project::stage_save`), makes `root` the document's folder and marks the
     /// current state saved.
     pub fn save_as(&mut self, root: &Path) -> Result<(), ProjectError> {
+        self.finish_loading();
         let files = self.project.to_files();
         let now: BTreeSet<String> = files.iter().map(|(p, _)| p.clone()).collect();
         let stale: Vec<String> = if self.root.as_deref() == Some(root) {
@@ -318,6 +449,7 @@ impl Document {
             bytes.extend(damaged);
         }
         marrow_engine::project::save_files(root, &bytes, &stale)?;
+        self.saved = self.project.clone();
         self.on_disk = now;
         self.root = Some(root.to_owned());
         self.record.set_saved();
@@ -327,6 +459,7 @@ impl Document {
     /// Marks the current state as saved without writing (after a recovery file was dismissed,
     /// for instance). Tests use it too.
     pub fn mark_saved(&mut self) {
+        self.saved = self.project.clone();
         self.record.set_saved();
     }
 }

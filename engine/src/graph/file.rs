@@ -636,12 +636,51 @@ fn unreachable_result<R>() -> R {
 /// The `version` a RON file states at its top level, if it parses that far (read first, so a
 /// file from a newer Marrow is reported as such rather than as an error about a field this
 /// build does not know). Project, scene, clip, skeleton and graph files all use it.
+///
+/// Marrow writes `version` as the first field: that is read from the file's first characters
+/// (after its `#![...]` attributes and comments) without parsing the rest, which for a clip of
+/// tens of thousands of keys was a second full parse. Any other shape is parsed whole.
 pub fn probe_version(text: &str) -> Option<u32> {
     #[derive(Deserialize)]
     struct VersionProbe {
         version: u32,
     }
-    ron_options().from_str::<VersionProbe>(text).ok().map(|p| p.version)
+    leading_version(text).or_else(|| ron_options().from_str::<VersionProbe>(text).ok().map(|p| p.version))
+}
+
+/// The version of a file that opens with `(version: N,` (after attributes, comments and
+/// whitespace); `None` for any other opening.
+fn leading_version(text: &str) -> Option<u32> {
+    let mut s = text;
+    loop {
+        s = s.trim_start();
+        if let Some(r) = s.strip_prefix("//") {
+            s = r.split_once('\n').map_or("", |(_, rest)| rest);
+        } else if let Some(r) = s.strip_prefix("/*") {
+            let (comment, rest) = r.split_once("*/")?;
+            if comment.contains("/*") {
+                return None; // nested block comments: left to the parser
+            }
+            s = rest;
+        } else if let Some(r) = s.strip_prefix("#!") {
+            s = r.split_once(']')?.1;
+        } else {
+            break;
+        }
+    }
+    let s = s
+        .strip_prefix('(')?
+        .trim_start()
+        .strip_prefix("version")?
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start();
+    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let rest = s[end..].trim_start();
+    if end == 0 || !(rest.starts_with(',') || rest.starts_with(')')) {
+        return None;
+    }
+    s[..end].parse().ok()
 }
 
 /// A parser's message, with the nesting limit said plainly (ron's own advice is for developers).
@@ -681,4 +720,29 @@ fn load_graph_here(text: &str) -> Result<(AnimGraph, Vec<GraphFileError>), Graph
         return Err(GraphFileError::Version { found: file.version, supported: GRAPH_FILE_VERSION });
     }
     Ok(file.into_graph_lossy())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::probe_version;
+
+    #[test]
+    fn the_version_is_read_from_the_opening_or_by_a_whole_parse() {
+        let cases: [(&str, Option<u32>); 9] = [
+            ("#![enable(implicit_some)]\n(\n    version: 1,\n    name: \"x\",\n)", Some(1)),
+            ("(version: 7)", Some(7)),
+            ("// a note\n/* another */ (version : 2 , a: [1, 2])", Some(2)),
+            // Not first: the whole parse finds it.
+            ("(name: \"x\", version: 3)", Some(3)),
+            // Nested block comment: left to the parser, which reads it.
+            ("/* a /* b */ c */ (version: 4)", Some(4)),
+            ("(version: -1)", None),
+            ("(version: 1x)", None),
+            ("(name: \"x\")", None),
+            ("", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(probe_version(text), want, "{text:?}");
+        }
+    }
 }

@@ -57,11 +57,25 @@ impl Project {
     ) -> Result<(Project, Vec<ProjectError>, Vec<DamagedFile>), ProjectError> {
         let root = project_root(path);
         let (project, errors) = load_lenient(path);
+        let (repaired, damaged) = sort_faults(&root, &project, errors)?;
+        Ok((project, repaired, damaged))
+    }
+}
+
+/// Sorts the faults of a lenient load into repaired ones and damaged files; any other fault
+/// refuses the project.
+pub(super) fn sort_faults(
+    root: &Path,
+    project: &Project,
+    errors: Vec<ProjectError>,
+) -> Result<(Vec<ProjectError>, Vec<DamagedFile>), ProjectError> {
+    {
+        let (root, project) = (root.to_owned(), project);
         let mut repaired = Vec::new();
         let mut damaged: Vec<DamagedFile> = Vec::new();
         for e in errors {
             let clip_repair = matches!(&e, ProjectError::Invalid { path, .. } if path.to_string_lossy().ends_with(".clip.ron"))
-                && project_holds(&project, &relative(&root, error_path(&e)));
+                && project_holds(project, &relative(&root, error_path(&e)));
             let is_repair = clip_repair || matches!(e, ProjectError::Graph { .. });
             if is_repair {
                 repaired.push(e);
@@ -69,7 +83,7 @@ impl Project {
             }
             let rel = relative(&root, error_path(&e));
             let listed =
-                rel != PROJECT_FILE && manifest_lists(&project, &rel) && !project_holds(&project, &rel);
+                rel != PROJECT_FILE && manifest_lists(project, &rel) && !project_holds(project, &rel);
             if !listed {
                 return Err(e);
             }
@@ -79,7 +93,7 @@ impl Project {
                 damaged.push(DamagedFile { path: rel, error: e, bytes });
             }
         }
-        Ok((project, repaired, damaged))
+        Ok((repaired, damaged))
     }
 }
 

@@ -18,6 +18,7 @@
 //! the editor's undo history or selection.
 
 mod damaged;
+mod deferred;
 pub mod export;
 pub mod file;
 pub mod fs;
@@ -25,13 +26,14 @@ mod journal;
 pub mod runner;
 
 pub use damaged::DamagedFile;
+pub use deferred::{DeferredClips, DeferredOpen};
 pub use fs::write_atomic;
 pub use journal::{
     REFUSED_JOURNAL, SAVE_JOURNAL, SaveRecovery, StagedSave, finish_interrupted_save,
     inspect_interrupted_save, save_files, stage_save,
 };
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -371,28 +373,50 @@ impl Project {
 
     /// Every authored file as (path relative to the project folder, text), in a fixed order.
     pub fn to_files(&self) -> Vec<(String, String)> {
-        let mut out = vec![(PROJECT_FILE.to_owned(), to_ron(&ProjectFile::from(&self.manifest)))];
-        for p in &self.manifest.assets {
-            if let Some(s) = self.skeletons.get(p) {
-                out.push((p.clone(), skeleton_to_string(s)));
-            }
-        }
-        for p in &self.manifest.clips {
-            if let Some(c) = self.clips.get(p) {
-                out.push((p.clone(), clip_to_string(c)));
-            }
-        }
-        for p in &self.manifest.graphs {
-            if let Some(g) = self.graphs.get(p) {
-                out.push((p.clone(), to_ron(&GraphFile::from(&**g))));
-            }
-        }
-        for p in &self.manifest.scenes {
-            if let Some(s) = self.scenes.get(p) {
-                out.push((p.clone(), scene_to_string(s)));
-            }
-        }
+        self.file_paths().into_iter().filter_map(|p| Some((p.clone(), self.file_text(&p)?))).collect()
+    }
+
+    /// The paths of every authored file, in the order [`Project::to_files`] gives them, without
+    /// writing any: the manifest, then the skeletons, clips, graphs and scenes the manifest lists
+    /// and the project holds.
+    pub fn file_paths(&self) -> Vec<String> {
+        let m = &self.manifest;
+        let mut out = vec![PROJECT_FILE.to_owned()];
+        out.extend(m.assets.iter().filter(|p| self.skeletons.contains_key(*p)).cloned());
+        out.extend(m.clips.iter().filter(|p| self.clips.contains_key(*p)).cloned());
+        out.extend(m.graphs.iter().filter(|p| self.graphs.contains_key(*p)).cloned());
+        out.extend(m.scenes.iter().filter(|p| self.scenes.contains_key(*p)).cloned());
         out
+    }
+
+    /// The text of the authored file at `path` (relative to the project folder), as a save
+    /// writes it; `None` if the project holds no such file.
+    pub fn file_text(&self, path: &str) -> Option<String> {
+        if path == PROJECT_FILE {
+            return Some(to_ron(&ProjectFile::from(&self.manifest)));
+        }
+        let m = &self.manifest;
+        if m.assets.iter().any(|p| p == path)
+            && let Some(s) = self.skeletons.get(path)
+        {
+            return Some(skeleton_to_string(s));
+        }
+        if m.clips.iter().any(|p| p == path)
+            && let Some(c) = self.clips.get(path)
+        {
+            return Some(clip_to_string(c));
+        }
+        if m.graphs.iter().any(|p| p == path)
+            && let Some(g) = self.graphs.get(path)
+        {
+            return Some(to_ron(&GraphFile::from(&**g)));
+        }
+        if m.scenes.iter().any(|p| p == path)
+            && let Some(s) = self.scenes.get(path)
+        {
+            return Some(scene_to_string(s));
+        }
+        None
     }
 
     /// Saves every authored file under `root` as one save: all of them or, if the process dies
@@ -463,11 +487,29 @@ impl Project {
     }
 }
 
+impl Project {
+    /// Parses a project from file texts held in memory (relative path, text) over the files of
+    /// its folder `root`: a file the texts hold is taken from them, any other the manifest lists
+    /// is read from the folder (through [`fs::ProjectRoot`]: inside it, regular files only).
+    /// This is how an editor's recovery file that holds only the files changed since the last
+    /// save (and the manifest) is read back. The first error stops it.
+    pub fn from_files_over_disk(root: &Path, files: &[(String, String)]) -> Result<Project, ProjectError> {
+        let disk = fs::ProjectRoot::open(root)?;
+        let memory = memory_reader(root, files);
+        let read = |p: &Path| match memory(p) {
+            Ok(text) => Ok(text),
+            Err(_) => disk.read_text(p),
+        };
+        let (project, mut errors) = load_lenient_with(root, &root.join(PROJECT_FILE), &read);
+        if errors.is_empty() { Ok(project) } else { Err(errors.swap_remove(0)) }
+    }
+}
+
 /// Reads project files from texts held in memory (relative path, text) under `root`.
 fn memory_reader<'a>(
     root: &'a Path,
     files: &'a [(String, String)],
-) -> impl Fn(&Path) -> Result<String, ProjectError> + 'a {
+) -> impl Fn(&Path) -> Result<String, ProjectError> + Sync + 'a {
     move |p: &Path| {
         let rel = p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/");
         files
@@ -478,11 +520,53 @@ fn memory_reader<'a>(
     }
 }
 
+/// `f` of every item, in the items' order, run on up to as many threads as the machine has
+/// cores (each takes the next item left, so one big file does not hold up a share of others).
+pub(crate) fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break done };
+                        done.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        // A worker that panicked (it cannot: parsing returns errors) would lose its items: the
+        // panic is passed on rather than a file silently missing.
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, r)| r).collect()
+}
+
 fn load_lenient_with(
     root: &Path,
     manifest_path: &Path,
-    read_text: &dyn Fn(&Path) -> Result<String, ProjectError>,
+    read_text: &(dyn Fn(&Path) -> Result<String, ProjectError> + Sync),
 ) -> (Project, Vec<ProjectError>) {
+    let (project, errors, _) = load_lenient_deferring(root, manifest_path, read_text, &|_| BTreeSet::new());
+    (project, errors)
+}
+
+/// [`load_lenient_with`], leaving out the clip files `defer` names once the manifest, assets,
+/// graphs and scenes are read (they come back, in the manifest's order, for a later load). The
+/// errors come in the same order as a whole load's: assets, clips, graphs, scenes.
+pub(crate) fn load_lenient_deferring(
+    root: &Path,
+    manifest_path: &Path,
+    read_text: &(dyn Fn(&Path) -> Result<String, ProjectError> + Sync),
+    defer: &dyn Fn(&Project) -> BTreeSet<String>,
+) -> (Project, Vec<ProjectError>, Vec<String>) {
     let root = root.to_owned();
     let manifest_path = manifest_path.to_owned();
     let mut errors = Vec::new();
@@ -493,7 +577,7 @@ fn load_lenient_with(
     });
     match manifest {
         Ok(m) => project.manifest = m,
-        Err(e) => return (project, vec![e]),
+        Err(e) => return (project, vec![e], Vec::new()),
     }
     let m = project.manifest.clone();
     for p in &m.assets {
@@ -513,24 +597,15 @@ fn load_lenient_with(
             errors.push(e);
         }
     }
-    for p in &m.clips {
-        let full = root.join(p);
-        match read_text(&full).and_then(|t| clip_from_str_repairing(&t, &full)) {
-            Ok((c, faults)) => {
-                project.clips.insert(p.clone(), Arc::new(c));
-                errors.extend(faults);
-            }
-            Err(e) => errors.push(e),
-        }
-    }
+    let mut later = Vec::new();
     for p in &m.graphs {
         let full = root.join(p);
         match read_text(&full).and_then(|t| graph_from_str_lossy(&t, &full)) {
             Ok((g, faults)) => {
                 project.graphs.insert(p.clone(), Arc::new(g));
-                errors.extend(faults);
+                later.extend(faults);
             }
-            Err(e) => errors.push(e),
+            Err(e) => later.push(e),
         }
     }
     for p in &m.scenes {
@@ -539,10 +614,63 @@ fn load_lenient_with(
             Ok(s) => {
                 project.scenes.insert(p.clone(), Arc::new(s));
             }
+            Err(e) => later.push(e),
+        }
+    }
+    let deferred_set = defer(&project);
+    let (deferred, now): (Vec<String>, Vec<String>) =
+        m.clips.iter().cloned().partition(|p| deferred_set.contains(p));
+    // Clip files are most of a motion library's bytes: they are read and parsed on every core,
+    // and their results taken in the manifest's order (the same project and faults as one by one).
+    let clips = in_parallel(&now, |p| load_clip_with(&root, p, read_text));
+    for (p, loaded) in now.iter().zip(clips) {
+        match loaded {
+            Ok((c, faults)) => {
+                project.clips.insert(p.clone(), Arc::new(c));
+                errors.extend(faults);
+            }
             Err(e) => errors.push(e),
         }
     }
-    (project, errors)
+    errors.extend(later);
+    (project, errors, deferred)
+}
+
+/// What loading one clip file gives: the clip (repaired) with the faults repaired, or why it
+/// did not load.
+pub type ClipLoad = Result<(ClipAsset, Vec<ProjectError>), ProjectError>;
+
+pub(crate) fn load_clip_with(
+    root: &Path,
+    rel: &str,
+    read_text: &(dyn Fn(&Path) -> Result<String, ProjectError> + Sync),
+) -> ClipLoad {
+    let full = root.join(rel);
+    read_text(&full).and_then(|t| clip_from_str_repairing(&t, &full))
+}
+
+/// Every clip file a scene or a graph of `project` names (an Animator's clip, a crowd's clips,
+/// a graph node's clips): what a scene needs to play.
+pub fn clips_in_use(project: &Project) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for scene in project.scenes.values() {
+        let mut stack: Vec<&EntityDesc> = scene.entities.iter().collect();
+        while let Some(e) = stack.pop() {
+            if let Some(c) = e.animator.as_ref().and_then(|a| a.clip.as_ref()) {
+                out.insert(c.clone());
+            }
+            if let Some(crowd) = &e.crowd {
+                out.extend(crowd.clips.iter().cloned());
+            }
+            stack.extend(e.children.iter());
+        }
+    }
+    for g in project.graphs.values() {
+        for n in &g.nodes {
+            out.extend(n.kind.clip_refs().into_iter().map(str::to_owned));
+        }
+    }
+    out
 }
 
 /// glTF imports by file path, reused while the file keeps its length and modification time, so
