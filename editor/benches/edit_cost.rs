@@ -121,7 +121,6 @@ fn print_memory() {
     let mut doc = Document::new(project(), None);
     let own = LIVE.load(Ordering::Relaxed) - before;
     let keys: usize = doc.project().clips.values().map(|c| key_count(&c.clip)).sum();
-    let mut gesture = 1;
     for step in 0..100 {
         let path = clip_path(step % clip_count().min(10));
         let t = (1 + step) as f32 / HZ;
@@ -132,8 +131,8 @@ fn print_memory() {
                 delta: 0.25 / HZ,
             },
         };
-        doc.apply(&op, gesture).expect("a key moves");
-        gesture += 1;
+        // Each drag its own gesture, so its own step.
+        doc.apply(&op, step as u64 + 1).expect("a key moves");
     }
     assert_eq!(doc.steps().count(), 100, "every drag is its own step");
     let with_steps = LIVE.load(Ordering::Relaxed) - before;
