@@ -52,6 +52,8 @@
 //! - [`skeleton`]: skeletons (`parent < index`) and [`skeleton::find_skeleton_fault`].
 //! - [`pose`]: the pose jobs (sample, blend, local-to-model with adjusts, palette) and the
 //!   packed [`pose::PoseBuffer`].
+//! - [`ik`]: inverse kinematics jobs (two-bone IK) writing local corrections onto a composed
+//!   pose.
 //! - `playback` (internal, hidden from the docs): playhead arithmetic and the marker sweep rule.
 //! - [`animator`]: one character's player: crossfades, bone adjusts, marker events.
 //! - [`clock`]: the fixed-tick simulation clock.
@@ -118,6 +120,7 @@ pub mod easing;
 pub mod frame_rate;
 pub mod gltf;
 pub mod graph;
+pub mod ik;
 pub mod math;
 pub mod mesh;
 pub mod morph;

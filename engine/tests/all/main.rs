@@ -28,6 +28,7 @@ mod gltf_spec;
 mod graph;
 mod graph_animator;
 mod graph_file;
+mod ik;
 mod hostile_cost;
 #[cfg(unix)]
 mod hostile_io;

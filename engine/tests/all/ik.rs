@@ -1,0 +1,326 @@
+//! Two-bone IK (`marrow_engine::ik::TwoBoneIkJob`): a validity table naming every bad input, then
+//! exact behaviour on a leg (hip, knee, ankle) composed here by hand: reachable targets reached to
+//! 1e-5 of the chain's length, the knee on the pole's side, a soft stop near full reach, the chain
+//! untouched at weight 0 and the correction's angle linear in the weight; and hostile chains
+//! (zero-length bones, a target on the hip, a straight leg, a pole along the chain, far targets)
+//! giving finite results.
+
+use glam::{Mat4, Quat, Vec3};
+use marrow_engine::ik::{IkError, TwoBoneIkJob};
+
+/// A leg: hip at `hip`, local rotations `r` (hip, knee), bones `upper` and `lower` long along -Y.
+#[derive(Clone, Copy)]
+struct Leg {
+    hip: Vec3,
+    hip_rot: Quat,
+    knee_rot: Quat,
+    upper: f32,
+    lower: f32,
+}
+
+impl Leg {
+    /// A leg slightly bent forward at the knee (a knee bends about local X).
+    fn new() -> Self {
+        Leg {
+            hip: Vec3::new(0.1, 1.0, 0.0),
+            hip_rot: Quat::from_rotation_x(-0.2),
+            knee_rot: Quat::from_rotation_x(0.4),
+            upper: 0.45,
+            lower: 0.42,
+        }
+    }
+
+    /// `model_from_bone` of hip, knee and ankle.
+    fn model(&self) -> [Mat4; 3] {
+        let hip = Mat4::from_rotation_translation(self.hip_rot, self.hip);
+        let knee = hip * Mat4::from_rotation_translation(self.knee_rot, Vec3::new(0.0, -self.upper, 0.0));
+        let ankle = knee * Mat4::from_translation(Vec3::new(0.0, -self.lower, 0.0));
+        [hip, knee, ankle]
+    }
+
+    fn ankle(&self) -> Vec3 {
+        self.model()[2].w_axis.truncate()
+    }
+
+    fn knee(&self) -> Vec3 {
+        self.model()[1].w_axis.truncate()
+    }
+
+    /// The job's corrections applied to the local rotations.
+    fn corrected(&self, c: &Solved) -> Leg {
+        Leg { hip_rot: self.hip_rot * c.start, knee_rot: self.knee_rot * c.mid, ..*self }
+    }
+}
+
+#[derive(Debug)]
+struct Solved {
+    start: Quat,
+    mid: Quat,
+    reached: bool,
+}
+
+struct Setup {
+    target: Vec3,
+    pole: Vec3,
+    mid_axis: Vec3,
+    weight: f32,
+    soften: f32,
+    twist: f32,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            target: Vec3::new(0.2, 0.3, 0.3),
+            pole: Vec3::Z,
+            mid_axis: Vec3::X,
+            weight: 1.0,
+            soften: 1.0,
+            twist: 0.0,
+        }
+    }
+}
+
+fn solve_model(model: [Mat4; 3], s: &Setup) -> Result<Solved, IkError> {
+    let (mut start, mut mid, mut reached) = (Quat::from_xyzw(9.0, 9.0, 9.0, 9.0), Quat::IDENTITY, false);
+    TwoBoneIkJob {
+        start: &model[0],
+        mid: &model[1],
+        end: &model[2],
+        target: s.target,
+        pole: s.pole,
+        mid_axis: s.mid_axis,
+        weight: s.weight,
+        soften: s.soften,
+        twist: s.twist,
+        start_correction: &mut start,
+        mid_correction: &mut mid,
+        reached: &mut reached,
+    }
+    .run()?;
+    Ok(Solved { start, mid, reached })
+}
+
+fn solve(leg: &Leg, s: &Setup) -> Solved {
+    solve_model(leg.model(), s).expect("valid inputs")
+}
+
+#[test]
+fn every_bad_input_is_named() {
+    let leg = Leg::new();
+    let nan = f32::NAN;
+    let cases: Vec<(&str, Setup, IkError)> = vec![
+        (
+            "target NaN",
+            Setup { target: Vec3::new(nan, 0.0, 0.0), ..Default::default() },
+            IkError::NotFinite { job: "two-bone IK job", input: "target" },
+        ),
+        (
+            "target infinite",
+            Setup { target: Vec3::splat(f32::INFINITY), ..Default::default() },
+            IkError::NotFinite { job: "two-bone IK job", input: "target" },
+        ),
+        (
+            "pole NaN",
+            Setup { pole: Vec3::new(0.0, nan, 0.0), ..Default::default() },
+            IkError::NotFinite { job: "two-bone IK job", input: "pole" },
+        ),
+        (
+            "mid axis zero",
+            Setup { mid_axis: Vec3::ZERO, ..Default::default() },
+            IkError::ZeroAxis { job: "two-bone IK job", input: "mid_axis" },
+        ),
+        (
+            "weight above 1",
+            Setup { weight: 1.5, ..Default::default() },
+            IkError::OutOfRange { job: "two-bone IK job", input: "weight", value: 1.5 },
+        ),
+        (
+            "weight NaN",
+            Setup { weight: nan, ..Default::default() },
+            IkError::NotFinite { job: "two-bone IK job", input: "weight" },
+        ),
+        (
+            "soften negative",
+            Setup { soften: -0.1, ..Default::default() },
+            IkError::OutOfRange { job: "two-bone IK job", input: "soften", value: -0.1 },
+        ),
+        (
+            "twist infinite",
+            Setup { twist: f32::INFINITY, ..Default::default() },
+            IkError::NotFinite { job: "two-bone IK job", input: "twist" },
+        ),
+    ];
+    for (name, setup, want) in cases {
+        let got = solve_model(leg.model(), &setup).expect_err(name);
+        assert_eq!(got, want, "{name}");
+        assert!(!got.to_string().is_empty());
+    }
+    let mut model = leg.model();
+    model[1].w_axis.x = nan;
+    assert_eq!(
+        solve_model(model, &Setup::default()).unwrap_err(),
+        IkError::NotFinite { job: "two-bone IK job", input: "mid" }
+    );
+}
+
+/// Deterministic points in a box, from a small LCG.
+fn points(n: usize, seed: u32) -> Vec<Vec3> {
+    let mut x = seed;
+    let mut next = || {
+        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (x >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
+    };
+    (0..n).map(|_| Vec3::new(next(), next(), next())).collect()
+}
+
+#[test]
+fn reachable_targets_are_reached_with_the_knee_toward_the_pole() {
+    let leg = Leg::new();
+    let full = leg.upper + leg.lower;
+    let mut tried = 0;
+    for p in points(400, 7) {
+        let target = leg.hip + p * full;
+        let d = target.distance(leg.hip);
+        // Inside the reachable shell, with a margin from both of its bounds.
+        if d < (leg.upper - leg.lower).abs() + 0.02 || d > full - 0.01 {
+            continue;
+        }
+        tried += 1;
+        let pole = Vec3::new(0.3, 0.1, 1.0);
+        let s = Setup { target, pole, ..Default::default() };
+        let solved = solve(&leg, &s);
+        let after = leg.corrected(&solved);
+        let miss = after.ankle().distance(target);
+        assert!(miss <= 1e-5 * full, "target {target}: the ankle misses by {miss}");
+        assert!(solved.reached, "target {target}");
+        // Bone lengths kept (corrections are rotations).
+        assert!((after.knee().distance(leg.hip) - leg.upper).abs() < 1e-5);
+        // The knee lies in the plane of the hip-target line and the pole, on the pole's side.
+        let line = (target - leg.hip).normalize();
+        let knee_off = (after.knee() - leg.hip) - line * (after.knee() - leg.hip).dot(line);
+        let pole_off = pole - line * pole.dot(line);
+        if knee_off.length() > 1e-3 && pole_off.length() > 1e-3 {
+            let cos = knee_off.normalize().dot(pole_off.normalize());
+            assert!(cos > 1.0 - 1e-4, "target {target}: the knee is off the pole plane (cos {cos})");
+        }
+    }
+    assert!(tried > 100, "{tried} targets tried");
+}
+
+#[test]
+fn beyond_reach_the_chain_straightens_toward_the_target_and_softening_stops_short_smoothly() {
+    let leg = Leg::new();
+    let full = leg.upper + leg.lower;
+    let dir = Vec3::new(0.2, -1.0, 0.3).normalize();
+    // soften 1: a far target straightens the leg along the line.
+    let far = leg.hip + dir * full * 3.0;
+    let solved = solve(&leg, &Setup { target: far, ..Default::default() });
+    let after = leg.corrected(&solved);
+    assert!(!solved.reached);
+    assert!((after.ankle() - (leg.hip + dir * full)).length() < 1e-4, "straight toward the target");
+    // soften 0.8: from 80% of the reach on, the ankle lags the target and never reaches full reach;
+    // its distance grows with the target's, smoothly.
+    let mut last = 0.0;
+    for k in 0..40 {
+        let d = full * (0.5 + 0.025 * k as f32);
+        let solved = solve(&leg, &Setup { target: leg.hip + dir * d, soften: 0.8, ..Default::default() });
+        let reached = leg.corrected(&solved).ankle().distance(leg.hip);
+        if d <= 0.8 * full {
+            assert!((reached - d).abs() < 1e-4, "below the soft start the target is met: {d} vs {reached}");
+            assert!(solved.reached);
+        } else {
+            assert!(reached < d && reached < full, "softened: {reached} for {d}");
+            assert!(!solved.reached);
+        }
+        assert!(reached > last, "the ankle follows the target outward");
+        // No jump: one step of the target moves the ankle no more than it moved the target.
+        if k > 0 {
+            assert!(reached - last <= 0.025 * full + 1e-4);
+        }
+        last = reached;
+    }
+}
+
+#[test]
+fn weight_zero_leaves_the_chain_and_the_correction_grows_linearly_with_the_weight() {
+    let leg = Leg::new();
+    let target = leg.hip + Vec3::new(0.3, -0.5, 0.2);
+    let zero = solve(&leg, &Setup { target, weight: 0.0, ..Default::default() });
+    assert_eq!(zero.start, Quat::IDENTITY);
+    assert_eq!(zero.mid, Quat::IDENTITY);
+    assert!(!zero.reached, "weight 0 reaches nothing");
+    let one = solve(&leg, &Setup { target, ..Default::default() });
+    for w in [0.25, 0.5, 0.75] {
+        let part = solve(&leg, &Setup { target, weight: w, ..Default::default() });
+        for (a, b, name) in [(part.start, one.start, "start"), (part.mid, one.mid, "mid")] {
+            let (angle, full_angle) = (a.angle_between(Quat::IDENTITY), b.angle_between(Quat::IDENTITY));
+            assert!((angle - w * full_angle).abs() < 1e-4, "{name} at {w}: {angle} vs {full_angle}");
+            // Same axis as the full correction.
+            let (axis, full_axis) = (a.to_axis_angle().0, b.to_axis_angle().0);
+            assert!(axis.dot(full_axis) > 0.999, "{name}");
+        }
+        assert!(!part.reached);
+    }
+}
+
+#[test]
+fn twist_turns_the_knee_about_the_hip_target_line() {
+    let leg = Leg::new();
+    let target = leg.hip + Vec3::new(0.1, -0.6, 0.2);
+    let plain = leg.corrected(&solve(&leg, &Setup { target, ..Default::default() }));
+    let twisted = leg.corrected(&solve(&leg, &Setup { target, twist: 0.7, ..Default::default() }));
+    assert!(twisted.ankle().distance(target) < 1e-5, "the end stays on the target");
+    let line = (target - leg.hip).normalize();
+    let off = |l: &Leg| {
+        let k = l.knee() - leg.hip;
+        k - line * k.dot(line)
+    };
+    let angle = off(&plain).angle_between(off(&twisted));
+    assert!((angle - 0.7).abs() < 1e-4, "turned by the twist: {angle}");
+}
+
+#[test]
+fn hostile_chains_give_finite_corrections() {
+    let leg = Leg::new();
+    let finite = |s: &Solved| {
+        s.start.is_finite() && s.mid.is_finite() && s.start.is_normalized() && s.mid.is_normalized()
+    };
+    let mut cases: Vec<(&str, Leg, Setup)> = vec![
+        ("target on the hip", leg, Setup { target: leg.hip, ..Default::default() }),
+        ("target far away", leg, Setup { target: Vec3::splat(1e30), ..Default::default() }),
+        ("target at the origin of the model", leg, Setup { target: Vec3::ZERO, ..Default::default() }),
+        ("pole along the chain", leg, Setup { pole: (leg.ankle() - leg.hip), ..Default::default() }),
+        ("pole zero", leg, Setup { pole: Vec3::ZERO, ..Default::default() }),
+        ("zero-length upper bone", Leg { upper: 0.0, ..leg }, Setup::default()),
+        ("zero-length lower bone", Leg { lower: 0.0, ..leg }, Setup::default()),
+        ("both bones zero", Leg { upper: 0.0, lower: 0.0, ..leg }, Setup::default()),
+        (
+            "straight leg",
+            Leg { knee_rot: Quat::IDENTITY, ..leg },
+            Setup { target: leg.hip - Vec3::Y * 0.5, ..Default::default() },
+        ),
+        (
+            "fully folded leg",
+            Leg { knee_rot: Quat::from_rotation_x(std::f32::consts::PI), ..leg },
+            Setup::default(),
+        ),
+        ("mid axis along the bone", leg, Setup { mid_axis: Vec3::Y, ..Default::default() }),
+        ("huge twist", leg, Setup { twist: 1e9, ..Default::default() }),
+    ];
+    // A straight leg still bends to reach a nearer target (the bend axis decides the side).
+    cases.push((
+        "straight leg, near target",
+        Leg { knee_rot: Quat::IDENTITY, ..leg },
+        Setup { target: leg.hip + Vec3::new(0.0, -0.6, 0.0), ..Default::default() },
+    ));
+    for (name, leg, setup) in cases {
+        let s = solve(&leg, &setup);
+        assert!(finite(&s), "{name}: {s:?}");
+        assert!(leg.corrected(&s).ankle().is_finite(), "{name}");
+    }
+    let straight = Leg { knee_rot: Quat::IDENTITY, ..leg };
+    let target = straight.hip + Vec3::new(0.0, -0.6, 0.0);
+    let s = solve(&straight, &Setup { target, ..Default::default() });
+    assert!(straight.corrected(&s).ankle().distance(target) < 1e-5, "a straight leg bends to reach");
+}
