@@ -7,6 +7,9 @@
 //!   bent so that the end reaches a target, the mid joint bending about its own axis and pointing
 //!   toward a pole, with a soft limit so the chain does not snap straight at full reach, a twist
 //!   about the start-to-target line and a weight.
+//! - [`AimJob`]: one joint turned so that an axis of it (a head's forward, from an offset such
+//!   as the eyes) points at a target, its up axis toward a pole, within yaw and pitch limits
+//!   (ozz's `IKAimJob`, plus the limits).
 //!
 //! A correction is a rotation to multiply onto a joint's local rotation (`local * correction`);
 //! the caller recomposes the joints below it (a foot or hand takes its children along).
@@ -47,6 +50,7 @@ pub enum IkError {
 }
 
 const JOB: &str = "two-bone IK job";
+const AIM: &str = "aim job";
 
 /// Lengths under this (model units) are treated as zero: a bone that short, a target that close
 /// to the start, a pole that parallel to the chain leave the part of the solution they would
@@ -93,34 +97,63 @@ pub struct TwoBoneIkJob<'a> {
     pub reached: &'a mut bool,
 }
 
+fn finite_in(job: &'static str, name: &'static str, ok: bool) -> Result<(), IkError> {
+    if ok { Ok(()) } else { Err(IkError::NotFinite { job, input: name }) }
+}
+
 fn finite(name: &'static str, ok: bool) -> Result<(), IkError> {
-    if ok { Ok(()) } else { Err(IkError::NotFinite { job: JOB, input: name }) }
+    finite_in(JOB, name, ok)
+}
+
+fn ratio_in(job: &'static str, name: &'static str, v: f32) -> Result<(), IkError> {
+    finite_in(job, name, v.is_finite())?;
+    if (0.0..=1.0).contains(&v) { Ok(()) } else { Err(IkError::OutOfRange { job, input: name, value: v }) }
 }
 
 fn ratio(name: &'static str, v: f32) -> Result<(), IkError> {
-    finite(name, v.is_finite())?;
-    if (0.0..=1.0).contains(&v) {
-        Ok(())
-    } else {
-        Err(IkError::OutOfRange { job: JOB, input: name, value: v })
-    }
+    ratio_in(JOB, name, v)
+}
+
+fn axis_in(job: &'static str, name: &'static str, v: Vec3) -> Result<(), IkError> {
+    finite_in(job, name, v.is_finite())?;
+    if v.length_squared() < EPSILON * EPSILON { Err(IkError::ZeroAxis { job, input: name }) } else { Ok(()) }
 }
 
 /// The rotation part of a `model_from_bone` matrix (its scale divided out), or the identity
 /// for a matrix with a zero axis.
 fn rotation_of(m: &Mat4) -> Quat {
-    let (scale, rotation, _) = m.to_scale_rotation_translation();
-    if scale.abs().min_element() > EPSILON && rotation.is_finite() {
-        rotation.normalize()
-    } else {
+    let (x, y, z) = (m.x_axis.truncate(), m.y_axis.truncate(), m.z_axis.truncate());
+    let (lx, ly, lz) = (x.length(), y.length(), z.length());
+    if lx.min(ly).min(lz) <= EPSILON {
+        return Quat::IDENTITY;
+    }
+    // A mirrored matrix (negative determinant) keeps its rotation with one axis flipped.
+    let flip = if x.cross(y).dot(z) < 0.0 { -1.0 } else { 1.0 };
+    let rotation = Quat::from_mat3(&glam::Mat3::from_cols(x / lx * flip, y / ly, z / lz));
+    if rotation.is_finite() { rotation.normalize() } else { Quat::IDENTITY }
+}
+
+/// The angle between `a` and `b` (both non-zero), precise near 0 and PI (where `acos` of the
+/// dot product is not).
+fn angle(a: Vec3, b: Vec3) -> f32 {
+    a.cross(b).length().atan2(a.dot(b))
+}
+
+/// `correction` scaled by `weight` from the identity (the whole of it at 1, none at 0).
+fn weighted(correction: Quat, weight: f32) -> Quat {
+    if weight >= 1.0 {
+        correction.normalize()
+    } else if weight <= 0.0 {
         Quat::IDENTITY
+    } else {
+        Quat::IDENTITY.slerp(correction, weight).normalize()
     }
 }
 
 /// The signed angle from `a` to `b` about `axis` (all three non-zero; `a` and `b` at right
 /// angles to `axis`).
 fn signed_angle(a: Vec3, b: Vec3, axis: Vec3) -> f32 {
-    let angle = a.angle_between(b);
+    let angle = angle(a, b);
     if a.cross(b).dot(axis) < 0.0 { -angle } else { angle }
 }
 
@@ -132,10 +165,7 @@ impl TwoBoneIkJob<'_> {
         finite("end", self.end.is_finite())?;
         finite("target", self.target.is_finite())?;
         finite("pole", self.pole.is_finite())?;
-        finite("mid_axis", self.mid_axis.is_finite())?;
-        if self.mid_axis.length_squared() < EPSILON * EPSILON {
-            return Err(IkError::ZeroAxis { job: JOB, input: "mid_axis" });
-        }
+        axis_in(JOB, "mid_axis", self.mid_axis)?;
         ratio("weight", self.weight)?;
         ratio("soften", self.soften)?;
         finite("twist", self.twist.is_finite())
@@ -163,7 +193,7 @@ impl TwoBoneIkJob<'_> {
         let mut mid_angle = 0.0;
         if upper > EPSILON && lower > EPSILON {
             let (to_start, to_end) = (s - m, e - m);
-            let now = to_start.angle_between(to_end);
+            let now = angle(to_start, to_end);
             let cos =
                 ((upper * upper + lower * lower - wanted * wanted) / (2.0 * upper * lower)).clamp(-1.0, 1.0);
             let delta = cos.acos() - now;
@@ -193,8 +223,8 @@ impl TwoBoneIkJob<'_> {
         let start_rotation = rotation_of(self.start);
         let start_local = (start_rotation.inverse() * turn * start_rotation).normalize();
         let mid_local = Quat::from_axis_angle(self.mid_axis.normalize(), mid_angle);
-        *self.start_correction = Quat::IDENTITY.slerp(start_local, self.weight).normalize();
-        *self.mid_correction = Quat::IDENTITY.slerp(mid_local, self.weight).normalize();
+        *self.start_correction = weighted(start_local, self.weight);
+        *self.mid_correction = weighted(mid_local, self.weight);
         *self.reached = self.weight >= 1.0 && end_solved.distance(self.target) <= 1e-4 * full.max(EPSILON);
         Ok(())
     }
@@ -210,4 +240,137 @@ fn soften_distance(distance: f32, full: f32, soften: f32) -> f32 {
         return distance;
     }
     start + span * (1.0 - (-(distance - start) / span).exp())
+}
+
+/// How far an aimed joint may turn from its rest direction, radians: `yaw` about its up axis,
+/// `pitch` toward or away from it (each `[0, PI]`; `PI` is no limit).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AimLimits {
+    /// Most turn about the up axis, either way.
+    pub yaw: f32,
+    /// Most turn toward or away from the up axis.
+    pub pitch: f32,
+}
+
+impl AimLimits {
+    /// No limit.
+    pub const NONE: AimLimits = AimLimits { yaw: std::f32::consts::PI, pitch: std::f32::consts::PI };
+}
+
+/// Turns one joint so that its `forward` axis, from `offset`, points at `target`.
+///
+/// All of `forward`, `up` and `offset` are in the joint's own local space (a head's forward is
+/// often +Z, its eyes a little forward and up). The correction is the rotation that puts the
+/// ray from `offset` along `forward` through the target; then turns about that line so that
+/// `up` leans toward `pole` (model space), then by `twist`; the forward direction is then held
+/// within `limits` of its rest direction (yaw about `up`, pitch toward it), and the whole is
+/// blended from the identity by `weight`. A target inside the offset's reach (closer to the
+/// joint than the offset can swing) is aimed at as if the offset were zero, and not `reached`.
+#[derive(Debug)]
+pub struct AimJob<'a> {
+    /// `model_from_bone` of the joint.
+    pub joint: &'a Mat4,
+    /// The point to aim at, model space.
+    pub target: Vec3,
+    /// The axis that aims, joint space (any length but zero).
+    pub forward: Vec3,
+    /// The aim's origin, joint space (zero: the joint itself).
+    pub offset: Vec3,
+    /// The joint's up axis, joint space (any length but zero).
+    pub up: Vec3,
+    /// The direction `up` should lean toward, model space (zero: no preference).
+    pub pole: Vec3,
+    /// A rotation about the aim line after the pole, radians.
+    pub twist: f32,
+    /// How far the forward axis may turn from its rest direction.
+    pub limits: AimLimits,
+    /// How much of the correction applies.
+    pub weight: f32,
+    /// Out: the joint's local correction.
+    pub correction: &'a mut Quat,
+    /// Out: whether the forward ray passes through the target (reachable, within the limits, a
+    /// weight of 1).
+    pub reached: &'a mut bool,
+}
+
+impl AimJob<'_> {
+    /// Checks the inputs; every failure is named.
+    pub fn validate(&self) -> Result<(), IkError> {
+        finite_in(AIM, "joint", self.joint.is_finite())?;
+        finite_in(AIM, "target", self.target.is_finite())?;
+        axis_in(AIM, "forward", self.forward)?;
+        finite_in(AIM, "offset", self.offset.is_finite())?;
+        axis_in(AIM, "up", self.up)?;
+        finite_in(AIM, "pole", self.pole.is_finite())?;
+        finite_in(AIM, "twist", self.twist.is_finite())?;
+        for (name, v) in [("limits.yaw", self.limits.yaw), ("limits.pitch", self.limits.pitch)] {
+            finite_in(AIM, name, v.is_finite())?;
+            if !(0.0..=std::f32::consts::PI).contains(&v) {
+                return Err(IkError::OutOfRange { job: AIM, input: name, value: v });
+            }
+        }
+        ratio_in(AIM, "weight", self.weight)
+    }
+
+    /// Validates and writes the correction and `reached`. On error the outputs are untouched.
+    pub fn run(self) -> Result<(), IkError> {
+        self.validate()?;
+        let forward = self.forward.normalize();
+        let up = self.up.normalize();
+        let rotation = rotation_of(self.joint);
+        // The target in the joint's frame (translation and rotation; scale divided out).
+        let local = rotation.inverse() * (self.target - self.joint.w_axis.truncate());
+        let distance = local.length();
+        let mut reached = distance > EPSILON;
+        // The point of the rest ray (offset + t * forward, t >= 0) that should land on the target:
+        // the one as far from the joint as the target is.
+        let along = self.offset.dot(forward);
+        let disc = along * along - self.offset.length_squared() + distance * distance;
+        let aimed = if disc >= 0.0 && -along + disc.sqrt() >= 0.0 {
+            self.offset + forward * (-along + disc.sqrt())
+        } else {
+            reached = false;
+            forward
+        };
+        let mut turn = Quat::IDENTITY;
+        if distance > EPSILON && aimed.length() > EPSILON {
+            let line = local / distance;
+            turn = Quat::from_rotation_arc(aimed.normalize(), line);
+            let pole = rotation.inverse() * self.pole;
+            let up_now = turn * up;
+            let up_off = up_now - line * up_now.dot(line);
+            let pole_off = pole - line * pole.dot(line);
+            if up_off.length() > EPSILON && pole_off.length() > EPSILON {
+                turn = Quat::from_axis_angle(line, signed_angle(up_off, pole_off, line)) * turn;
+            }
+            turn = Quat::from_axis_angle(line, self.twist) * turn;
+        }
+        let (limited, clamped) = limit(turn, forward, up, self.limits);
+        *self.correction = weighted(limited, self.weight);
+        *self.reached = reached && !clamped && self.weight >= 1.0;
+        Ok(())
+    }
+}
+
+/// `turn` with the direction it gives `forward` held within `limits` of `forward` (yaw about
+/// `up`, pitch toward it), and whether it had to be.
+fn limit(turn: Quat, forward: Vec3, up: Vec3, limits: AimLimits) -> (Quat, bool) {
+    // A frame at rest: x to the side, y up (made square to forward), z forward.
+    let z = forward;
+    let x = up.cross(z);
+    if x.length() < EPSILON {
+        return (turn, false); // up along forward: no frame to measure yaw in
+    }
+    let x = x.normalize();
+    let y = z.cross(x);
+    let d = turn * forward;
+    let (dx, dy, dz) = (d.dot(x), d.dot(y), d.dot(z));
+    let yaw = dx.atan2(dz);
+    let pitch = dy.atan2((dx * dx + dz * dz).sqrt());
+    let (y2, p2) = (yaw.clamp(-limits.yaw, limits.yaw), pitch.clamp(-limits.pitch, limits.pitch));
+    if y2 == yaw && p2 == pitch {
+        return (turn, false);
+    }
+    let held = (x * y2.sin() + z * y2.cos()) * p2.cos() + y * p2.sin();
+    (Quat::from_rotation_arc(d, held) * turn, true)
 }

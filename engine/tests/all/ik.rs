@@ -324,3 +324,171 @@ fn hostile_chains_give_finite_corrections() {
     let s = solve(&straight, &Setup { target, ..Default::default() });
     assert!(straight.corrected(&s).ankle().distance(target) < 1e-5, "a straight leg bends to reach");
 }
+
+// ---- AimJob: a head (forward +Z, up +Y) turned toward a target.
+
+use marrow_engine::ik::{AimJob, AimLimits};
+
+struct Aim {
+    target: Vec3,
+    forward: Vec3,
+    offset: Vec3,
+    up: Vec3,
+    pole: Vec3,
+    twist: f32,
+    limits: AimLimits,
+    weight: f32,
+}
+
+impl Default for Aim {
+    fn default() -> Self {
+        Aim {
+            target: Vec3::new(1.0, 2.0, 3.0),
+            forward: Vec3::Z,
+            offset: Vec3::ZERO,
+            up: Vec3::Y,
+            pole: Vec3::Y,
+            twist: 0.0,
+            limits: AimLimits::NONE,
+            weight: 1.0,
+        }
+    }
+}
+
+/// The head: at (0, 1.6, 0), turned a little about Y and X.
+fn head() -> Mat4 {
+    Mat4::from_rotation_translation(
+        Quat::from_rotation_y(0.3) * Quat::from_rotation_x(-0.1),
+        Vec3::new(0.0, 1.6, 0.0),
+    )
+}
+
+fn aim(joint: &Mat4, a: &Aim) -> Result<(Quat, bool), IkError> {
+    let (mut correction, mut reached) = (Quat::from_xyzw(9.0, 9.0, 9.0, 9.0), false);
+    AimJob {
+        joint,
+        target: a.target,
+        forward: a.forward,
+        offset: a.offset,
+        up: a.up,
+        pole: a.pole,
+        twist: a.twist,
+        limits: a.limits,
+        weight: a.weight,
+        correction: &mut correction,
+        reached: &mut reached,
+    }
+    .run()?;
+    Ok((correction, reached))
+}
+
+#[test]
+fn every_bad_aim_input_is_named() {
+    let j = head();
+    let named = |input: &'static str| IkError::NotFinite { job: "aim job", input };
+    let cases: Vec<(Aim, IkError)> = vec![
+        (Aim { target: Vec3::splat(f32::NAN), ..Default::default() }, named("target")),
+        (
+            Aim { forward: Vec3::ZERO, ..Default::default() },
+            IkError::ZeroAxis { job: "aim job", input: "forward" },
+        ),
+        (Aim { up: Vec3::ZERO, ..Default::default() }, IkError::ZeroAxis { job: "aim job", input: "up" }),
+        (Aim { offset: Vec3::new(f32::INFINITY, 0.0, 0.0), ..Default::default() }, named("offset")),
+        (Aim { pole: Vec3::splat(f32::NAN), ..Default::default() }, named("pole")),
+        (Aim { twist: f32::NAN, ..Default::default() }, named("twist")),
+        (
+            Aim { weight: -1.0, ..Default::default() },
+            IkError::OutOfRange { job: "aim job", input: "weight", value: -1.0 },
+        ),
+        (
+            Aim { limits: AimLimits { yaw: 4.0, pitch: 1.0 }, ..Default::default() },
+            IkError::OutOfRange { job: "aim job", input: "limits.yaw", value: 4.0 },
+        ),
+    ];
+    for (a, want) in cases {
+        assert_eq!(aim(&j, &a).unwrap_err(), want);
+    }
+    let mut bad = head();
+    bad.x_axis.y = f32::NAN;
+    assert_eq!(aim(&bad, &Aim::default()).unwrap_err(), named("joint"));
+}
+
+#[test]
+fn the_forward_ray_from_the_offset_passes_through_the_target_with_up_toward_the_pole() {
+    let j = head();
+    for (i, p) in points(200, 11).into_iter().enumerate() {
+        let target = j.w_axis.truncate() + p * 3.0;
+        let offset = if i % 2 == 0 { Vec3::ZERO } else { Vec3::new(0.0, 0.08, 0.1) };
+        if (target - j.w_axis.truncate()).length() < 0.5 {
+            continue;
+        }
+        let a = Aim { target, offset, pole: Vec3::new(0.2, 1.0, 0.1), ..Default::default() };
+        let (c, reached) = aim(&j, &a).unwrap();
+        assert!(reached);
+        let turned = j * Mat4::from_quat(c);
+        let origin = turned.transform_point3(offset);
+        let dir = turned.transform_vector3(Vec3::Z).normalize();
+        // atan2 of the cross and dot products: acos near 1 cannot resolve angles under 3e-4 rad.
+        let to = (target - origin).normalize();
+        let miss = dir.cross(to).length().atan2(dir.dot(to));
+        assert!(miss <= 1e-5, "target {target}, offset {offset}: the aim misses by {miss} rad");
+        // Up leans toward the pole: in the plane of the aim line and the pole, on its side.
+        let line = dir;
+        let up = turned.transform_vector3(Vec3::Y);
+        let up_off = up - line * up.dot(line);
+        let pole_off = a.pole - line * a.pole.dot(line);
+        assert!(up_off.normalize().dot(pole_off.normalize()) > 1.0 - 1e-4, "target {target}");
+    }
+}
+
+#[test]
+fn aim_limits_hold_yaw_and_pitch_and_weight_zero_is_the_identity() {
+    let j = Mat4::from_translation(Vec3::new(0.0, 1.6, 0.0));
+    let limits = AimLimits { yaw: 0.5, pitch: 0.2 };
+    // Far to the side and above: both limits bite.
+    let a = Aim { target: j.w_axis.truncate() + Vec3::new(5.0, 3.0, 1.0), limits, ..Default::default() };
+    let (c, reached) = aim(&j, &a).unwrap();
+    assert!(!reached, "held by the limits");
+    let d = c * Vec3::Z;
+    let yaw = d.x.atan2(d.z);
+    let pitch = d.y.atan2((d.x * d.x + d.z * d.z).sqrt());
+    assert!((yaw - 0.5).abs() < 1e-4 && (pitch - 0.2).abs() < 1e-4, "yaw {yaw} pitch {pitch}");
+    // Within the limits: reached.
+    let a = Aim { target: j.w_axis.truncate() + Vec3::new(0.3, 0.1, 2.0), limits, ..Default::default() };
+    assert!(aim(&j, &a).unwrap().1);
+    // Weight 0 and between.
+    let (zero, r) = aim(&j, &Aim { weight: 0.0, ..Default::default() }).unwrap();
+    assert_eq!(zero, Quat::IDENTITY);
+    assert!(!r);
+    let (full, _) = aim(&j, &Aim::default()).unwrap();
+    let (half, _) = aim(&j, &Aim { weight: 0.5, ..Default::default() }).unwrap();
+    assert!((half.angle_between(Quat::IDENTITY) - 0.5 * full.angle_between(Quat::IDENTITY)).abs() < 1e-4);
+}
+
+#[test]
+fn hostile_aims_give_finite_corrections() {
+    let j = head();
+    let at = j.w_axis.truncate();
+    let cases = [
+        Aim { target: at, ..Default::default() },
+        Aim { target: at, offset: Vec3::new(0.0, 0.1, 0.1), ..Default::default() },
+        // Inside the offset's reach: not reachable.
+        Aim {
+            target: at + Vec3::new(0.0, 0.0, 0.01),
+            offset: Vec3::new(0.0, 0.5, 0.0),
+            ..Default::default()
+        },
+        Aim { target: Vec3::splat(1e30), ..Default::default() },
+        Aim { up: Vec3::Z, ..Default::default() },
+        Aim { pole: Vec3::ZERO, ..Default::default() },
+        Aim { pole: Vec3::new(1.0, 2.0, 3.0) - at, ..Default::default() },
+        Aim { target: at - Vec3::Z * 2.0, limits: AimLimits { yaw: 0.0, pitch: 0.0 }, ..Default::default() },
+        Aim { twist: 1e9, ..Default::default() },
+    ];
+    for (i, a) in cases.iter().enumerate() {
+        let (c, _) = aim(&j, a).unwrap();
+        assert!(c.is_finite() && c.is_normalized(), "case {i}: {c}");
+    }
+    let (_, reached) = aim(&j, &cases[2]).unwrap();
+    assert!(!reached, "a target inside the offset's reach is not reached");
+}
