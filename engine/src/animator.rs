@@ -45,6 +45,8 @@
 
 use std::sync::Arc;
 
+use glam::{Mat4, Quat};
+
 use crate::clip::{Clip, ClipFault, find_clip_fault};
 use crate::graph::eval::weighted_adjust;
 use crate::graph::{GraphInstance, GraphProgram};
@@ -717,16 +719,71 @@ impl Animator {
             weight,
             &self.adjusts,
         );
+        let adjusts = if merged { &self.scratch_adjusts[..] } else { &self.adjusts[..] };
         LocalToModelJob {
             parents: &sk.parents,
             local: &out.local[..n],
-            adjusts: if merged { &self.scratch_adjusts } else { &self.adjusts },
+            adjusts,
             output: &mut out.model[..n],
         }
         .run()?;
+        let heads =
+            [(self.fade.as_ref().map(|f| &f.outgoing), 1.0 - weight), (self.current.as_ref(), weight)];
+        for (head, w) in heads {
+            if let Some(h) = head
+                && let Some(g) = h.graph()
+                && h.fault.is_none()
+            {
+                for ik in g.iks() {
+                    apply_two_bone_ik(sk, ik, w, adjusts, &mut out.local[..n], &mut out.model[..n])?;
+                }
+            }
+        }
         PaletteJob { model: &out.model[..n], inverse_bind: &sk.inverse_bind, output: &mut out.palette[..n] }
             .run()
     }
+}
+
+/// Runs a graph's TwoBoneIk solve (its weight times `w`, the head's share of a crossfade) on the
+/// composed pose: the chain's local rotations take the corrections and the pose is composed
+/// again, so the bones below the chain follow. A solve naming a bone past the pose, or one the
+/// job refuses (the compiler checked its settings; a target made non-finite by a parameter is
+/// left out when gathered), changes nothing.
+fn apply_two_bone_ik(
+    sk: &Skeleton,
+    ik: &crate::graph::GraphIk,
+    w: f32,
+    adjusts: &[BoneAdjust],
+    local: &mut [Transform],
+    model: &mut [Mat4],
+) -> Result<(), JobError> {
+    let [s, m, e] = ik.bones.map(usize::from);
+    let weight = (ik.weight * w).clamp(0.0, 1.0);
+    if s.max(m).max(e) >= local.len() || weight <= 0.0 {
+        return Ok(());
+    }
+    let (mut start, mut mid, mut reached) = (Quat::IDENTITY, Quat::IDENTITY, false);
+    let solved = crate::ik::TwoBoneIkJob {
+        start: &model[s],
+        mid: &model[m],
+        end: &model[e],
+        target: ik.target,
+        pole: ik.pole,
+        mid_axis: ik.mid_axis,
+        weight,
+        soften: ik.soften,
+        twist: 0.0,
+        start_correction: &mut start,
+        mid_correction: &mut mid,
+        reached: &mut reached,
+    }
+    .run();
+    if solved.is_err() {
+        return Ok(());
+    }
+    local[s].rotation = (local[s].rotation * start).normalize();
+    local[m].rotation = (local[m].rotation * mid).normalize();
+    LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()
 }
 
 /// Gathers the graph heads' adjusts (each scaled by its head's fade weight) ahead of the

@@ -190,17 +190,11 @@ impl TwoBoneIkJob<'_> {
         // Mid joint: the bend that puts the end at `wanted` from the start.
         let mid_rotation = rotation_of(self.mid);
         let bend_axis = (mid_rotation * self.mid_axis).normalize();
-        let mut mid_angle = 0.0;
-        if upper > EPSILON && lower > EPSILON {
-            let (to_start, to_end) = (s - m, e - m);
-            let now = angle(to_start, to_end);
-            let cos =
-                ((upper * upper + lower * lower - wanted * wanted) / (2.0 * upper * lower)).clamp(-1.0, 1.0);
-            let delta = cos.acos() - now;
-            // Turning the lower bone about `to_start x to_end` opens the joint.
-            let opens = to_start.cross(to_end).dot(bend_axis) >= 0.0;
-            mid_angle = if opens { delta } else { -delta };
-        }
+        let mid_angle = if upper > EPSILON && lower > EPSILON {
+            mid_turn_angle(s - m, e - m, bend_axis, wanted)
+        } else {
+            0.0
+        };
         let mid_turn = Quat::from_axis_angle(bend_axis, mid_angle);
         let end_bent = m + mid_turn * (e - m);
 
@@ -228,6 +222,27 @@ impl TwoBoneIkJob<'_> {
         *self.reached = self.weight >= 1.0 && end_solved.distance(self.target) <= 1e-4 * full.max(EPSILON);
         Ok(())
     }
+}
+
+/// The angle to turn the lower bone `to_end` about `axis` (unit) so that the start joint, at
+/// `to_start` from the mid joint, is `wanted` from the end. Exact for any axis: the parts of both
+/// bones along the axis do not turn, so only their parts across it (`u`, `v`) open or close, by
+/// the law of cosines in that plane; the bend keeps its side (a knee does not flip). An axis
+/// along a bone leaves the joint as it is; a distance the axis cannot give gets the nearest.
+fn mid_turn_angle(to_start: Vec3, to_end: Vec3, axis: Vec3, wanted: f32) -> f32 {
+    let u = to_start - axis * to_start.dot(axis);
+    let v = to_end - axis * to_end.dot(axis);
+    let (lu, lv) = (u.length(), v.length());
+    if lu <= EPSILON || lv <= EPSILON {
+        return 0.0;
+    }
+    // |to_start - R to_end|^2 = |w|^2 + |v|^2 - 2 |u| |v| cos(theta), w = to_start - (to_end along the axis).
+    let w = to_start - axis * to_end.dot(axis);
+    let cos = ((w.length_squared() + lv * lv - wanted * wanted) / (2.0 * lu * lv)).clamp(-1.0, 1.0);
+    let now = u.cross(v).dot(axis).atan2(u.dot(v));
+    let goal = cos.acos();
+    let goal = if now < 0.0 { -goal } else { goal };
+    goal - now
 }
 
 /// The distance a target `distance` away is reached at, for a chain of length `full` softened

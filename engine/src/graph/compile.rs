@@ -503,6 +503,13 @@ pub enum Flow {
         /// Rate factor.
         scale: FloatRef,
     },
+    /// A TwoBoneIk node; its solve is [`GraphProgram::iks`]`[ik]`.
+    TwoBoneIk {
+        /// Input.
+        input: u16,
+        /// Index into the program's IK chains.
+        ik: u16,
+    },
 }
 
 /// A compiled graph: a flat instruction list over pose slots, with clips and bones resolved.
@@ -526,6 +533,26 @@ pub struct GraphProgram {
     pub(crate) flow_nodes: Vec<NodeId>,
     pub(crate) root: u16,
     pub(crate) adjust_entries: Vec<CompiledAdjust>,
+    pub(crate) iks: Vec<CompiledTwoBoneIk>,
+}
+
+/// A compiled TwoBoneIk node: its bones resolved (`start` an ancestor of `mid`, `mid` of `end`),
+/// its target and weight as float operands, its axes normalized.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[doc(hidden)]
+pub struct CompiledTwoBoneIk {
+    /// The chain's bones.
+    pub bones: [u16; 3],
+    /// The target's x, y, z (model space).
+    pub target: [FloatRef; 3],
+    /// The weight.
+    pub weight: FloatRef,
+    /// The pole (model space).
+    pub pole: Vec3,
+    /// The mid joint's bend axis (its local space), unit length.
+    pub mid_axis: Vec3,
+    /// Where softening starts.
+    pub soften: f32,
 }
 
 impl GraphProgram {
@@ -644,6 +671,7 @@ enum Pin {
     Scale,
     X,
     Y,
+    Z,
 }
 
 impl Pin {
@@ -661,6 +689,7 @@ impl Pin {
             "scale" => Pin::Scale,
             "x" => Pin::X,
             "y" => Pin::Y,
+            "z" => Pin::Z,
             _ => return None,
         })
     }
@@ -679,6 +708,7 @@ impl Pin {
             Pin::Scale => "scale",
             Pin::X => "x",
             Pin::Y => "y",
+            Pin::Z => "z",
         }
     }
 
@@ -1110,6 +1140,44 @@ impl Checker<'_> {
                 }
             }
             NodeKind::TimeScale { scale } => finite(errors, "scale", *scale),
+            NodeKind::TwoBoneIk { start, mid, end, x, y, z, pole, mid_axis, soften, weight } => {
+                for (what, v) in [("x", *x), ("y", *y), ("z", *z), ("weight", *weight)] {
+                    finite(errors, what, v);
+                }
+                for bone in [start, mid, end] {
+                    self.unknown_bone(errors, id, title, bone);
+                }
+                let index = |b: &str| self.skeleton.index_of(b);
+                if let (Some(s), Some(m), Some(e)) = (index(start), index(mid), index(end)) {
+                    let above = |child: usize, ancestor: usize| {
+                        let mut b = self.skeleton.parent(child);
+                        while let Some(p) = b {
+                            if p == ancestor {
+                                return true;
+                            }
+                            b = self.skeleton.parent(p);
+                        }
+                        false
+                    };
+                    if !above(m, s) || !above(e, m) {
+                        bad(
+                            errors,
+                            format!(
+                                "{start:?}, {mid:?}, {end:?} are not a chain (each bone below the one before)"
+                            ),
+                        );
+                    }
+                }
+                if !pole.is_finite() {
+                    bad(errors, "the pole must be finite".into());
+                }
+                if mid_axis.try_normalize().is_none() {
+                    bad(errors, "the mid axis must be finite and non-zero".into());
+                }
+                if !(soften.is_finite() && (0.0..=1.0).contains(soften)) {
+                    bad(errors, format!("soften {soften} is not in [0, 1]"));
+                }
+            }
             NodeKind::Output | NodeKind::Unknown { .. } => {}
         }
     }
@@ -1188,6 +1256,7 @@ impl<'a> Emitter<'a> {
                 flow_nodes: Vec::new(),
                 root: 0,
                 adjust_entries: Vec::new(),
+                iks: Vec::new(),
             },
         }
     }
@@ -1223,7 +1292,9 @@ impl<'a> Emitter<'a> {
     /// Runs the emission over `order` (see [`emission_order`]).
     fn run(mut self, order: &[usize], output: usize) -> GraphProgram {
         let is_pose = |kind: &NodeKind| kind.output() == Some(PinType::Pose);
-        let aliases = |kind: &NodeKind| matches!(kind, NodeKind::Adjust { .. } | NodeKind::TimeScale { .. });
+        let aliases = |kind: &NodeKind| {
+            matches!(kind, NodeKind::Adjust { .. } | NodeKind::TimeScale { .. } | NodeKind::TwoBoneIk { .. })
+        };
         let flow: Vec<usize> =
             order.iter().copied().filter(|&i| is_pose(&self.graph.nodes[i].kind)).collect();
         for (k, &i) in flow.iter().enumerate() {
@@ -1343,6 +1414,20 @@ impl<'a> Emitter<'a> {
                     },
                     None,
                 )
+            }
+            NodeKind::TwoBoneIk { start, mid, end, pole, mid_axis, soften, .. } => {
+                let bone = |b: &str| self.skeleton.index_of(b).unwrap_or(0) as u16;
+                let ik = self.program.iks.len() as u16;
+                self.program.iks.push(CompiledTwoBoneIk {
+                    bones: [bone(start), bone(mid), bone(end)],
+                    target: [self.float_of(i, Pin::X), self.float_of(i, Pin::Y), self.float_of(i, Pin::Z)],
+                    weight: self.float_of(i, Pin::Weight),
+                    pole: *pole,
+                    mid_axis: mid_axis.normalize_or(Vec3::X),
+                    soften: *soften,
+                });
+                self.slot[i] = self.slot[self.root[i]];
+                (Flow::TwoBoneIk { input: self.flow_of(i, Pin::Pose), ik }, None)
             }
             NodeKind::Parameter { .. } | NodeKind::Output | NodeKind::Unknown { .. } => return,
         };

@@ -44,7 +44,7 @@
 
 use std::sync::Arc;
 
-use glam::Quat;
+use glam::{Quat, Vec3};
 
 use super::compile::{CompiledSpace, FloatRef, Flow, GraphProgram, Instruction};
 use super::model::{AdjustOp, NodeId, ParamValue};
@@ -318,7 +318,26 @@ pub struct GraphInstance {
     mask_scratch: Vec<f32>,
     flow: Vec<FlowState>,
     adjusts: Vec<BoneAdjust>,
+    iks: Vec<GraphIk>,
     events: Vec<GraphMarkerEvent>,
+}
+
+/// A TwoBoneIk node's solve for the last evaluation: what the Animator runs
+/// ([`crate::ik::TwoBoneIkJob`]) once the pose is composed, in graph order.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GraphIk {
+    /// Start, mid and end bone.
+    pub bones: [u16; 3],
+    /// The target, model space.
+    pub target: Vec3,
+    /// The pole, model space.
+    pub pole: Vec3,
+    /// The mid joint's bend axis, its local space.
+    pub mid_axis: Vec3,
+    /// Where softening starts.
+    pub soften: f32,
+    /// The node's weight (clamped to `[0, 1]`) times its share of the final pose.
+    pub weight: f32,
 }
 
 fn read(params: &[ParamValue], f: FloatRef) -> f32 {
@@ -387,6 +406,7 @@ impl GraphInstance {
             mask_scratch: vec![0.0; if p.masks.is_empty() { 0 } else { n }],
             flow: vec![FlowState::default(); p.flow.len()],
             adjusts: Vec::with_capacity(p.adjust_entries.len()),
+            iks: Vec::with_capacity(p.iks.len()),
             events: Vec::with_capacity(
                 16 + 2 * p.players.iter().map(|x| x.clip.markers().len()).sum::<usize>(),
             ),
@@ -521,6 +541,12 @@ impl GraphInstance {
         &self.adjusts
     }
 
+    /// The TwoBoneIk solves of the last [`GraphInstance::evaluate`], in graph order (upstream
+    /// first); a node at weight 0 gives none.
+    pub fn iks(&self) -> &[GraphIk] {
+        &self.iks
+    }
+
     /// The reverse pass: effective weight, speaking and rate of every pose node.
     fn propagate(&mut self) {
         let program = &*self.program;
@@ -561,7 +587,9 @@ impl GraphInstance {
                     give(flow, base, s.weight, s.speaks, rate);
                     give(flow, layer, s.weight * w, s.speaks && w >= 0.5, rate);
                 }
-                Flow::Adjust { input, .. } => give(flow, input, s.weight, s.speaks, rate),
+                Flow::Adjust { input, .. } | Flow::TwoBoneIk { input, .. } => {
+                    give(flow, input, s.weight, s.speaks, rate)
+                }
                 Flow::TimeScale { input, scale } => {
                     let f = read(params, scale);
                     give(flow, input, s.weight, s.speaks, rate * if f.is_finite() { f } else { 0.0 });
@@ -672,6 +700,7 @@ impl GraphInstance {
         }
         if n == 0 {
             self.adjusts.clear();
+            self.iks.clear();
             return Ok(());
         }
         let bind = &skeleton.bind_pose[..];
@@ -782,5 +811,22 @@ impl GraphInstance {
             }
         }
         crate::pose::sort_adjusts(&mut self.adjusts);
+        self.iks.clear();
+        for (k, f) in program.flow.iter().enumerate() {
+            let Flow::TwoBoneIk { ik, .. } = *f else { continue };
+            let Some(c) = program.iks.get(ik as usize) else { continue };
+            let weight = unit(read(&self.params, c.weight)) * self.flow[k].weight;
+            let target = Vec3::from_array(c.target.map(|t| read(&self.params, t)));
+            if weight > 0.0 && target.is_finite() {
+                self.iks.push(GraphIk {
+                    bones: c.bones,
+                    target,
+                    pole: c.pole,
+                    mid_axis: c.mid_axis,
+                    soften: c.soften,
+                    weight: weight.min(1.0),
+                });
+            }
+        }
     }
 }

@@ -94,9 +94,12 @@ pub struct NodeFile {
     /// Constant plane x (BlendSpace2D).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub x: Option<f32>,
-    /// Constant plane y (BlendSpace2D).
+    /// Constant plane y (BlendSpace2D); target y (TwoBoneIk).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub y: Option<f32>,
+    /// Target z (TwoBoneIk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub z: Option<f32>,
     /// Constant rate factor (TimeScale).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<f32>,
@@ -112,6 +115,24 @@ pub struct NodeFile {
     /// Adjusts (Adjust).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entries: Option<Vec<AdjustFile>>,
+    /// The chain's first bone (TwoBoneIk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
+    /// The chain's bending bone (TwoBoneIk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mid: Option<String>,
+    /// The chain's reaching bone (TwoBoneIk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<String>,
+    /// The pole, model space (TwoBoneIk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pole: Option<[f32; 3]>,
+    /// The mid joint's bend axis, its local space (TwoBoneIk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mid_axis: Option<[f32; 3]>,
+    /// Where softening starts (TwoBoneIk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soften: Option<f32>,
 }
 
 /// A blend space clip in a file.
@@ -357,6 +378,14 @@ impl From<&AnimGraph> for GraphFile {
                         );
                     }
                     NodeKind::TimeScale { scale } => f.scale = Some(*scale),
+                    NodeKind::TwoBoneIk { start, mid, end, x, y, z, pole, mid_axis, soften, weight } => {
+                        f.weight = Some(*weight);
+                        (f.x, f.y, f.z) = (Some(*x), Some(*y), Some(*z));
+                        (f.start, f.mid, f.end) = (Some(start.clone()), Some(mid.clone()), Some(end.clone()));
+                        f.pole = Some(pole.to_array());
+                        f.mid_axis = Some(mid_axis.to_array());
+                        f.soften = Some(*soften);
+                    }
                     NodeKind::Output => {}
                     NodeKind::Unknown { kind, settings } => {
                         // Written back as read (the settings were made by `node_kind` below).
@@ -469,6 +498,25 @@ fn node_kind(f: &NodeFile, errors: &mut Vec<GraphFileError>) -> NodeKind {
                 .collect(),
         },
         "TimeScale" => NodeKind::TimeScale { scale: f.scale.unwrap_or(1.0) },
+        "TwoBoneIk" => {
+            for (field, present) in
+                [("start", f.start.is_some()), ("mid", f.mid.is_some()), ("end", f.end.is_some())]
+            {
+                need("TwoBoneIk", field, present);
+            }
+            NodeKind::TwoBoneIk {
+                start: f.start.clone().unwrap_or_default(),
+                mid: f.mid.clone().unwrap_or_default(),
+                end: f.end.clone().unwrap_or_default(),
+                x: f.x.unwrap_or(0.0),
+                y: f.y.unwrap_or(0.0),
+                z: f.z.unwrap_or(0.0),
+                pole: f.pole.map_or(Vec3::Z, v3),
+                mid_axis: f.mid_axis.map_or(Vec3::X, v3),
+                soften: f.soften.unwrap_or(1.0),
+                weight: f.weight.unwrap_or(1.0),
+            }
+        }
         "Output" => NodeKind::Output,
         other => {
             need_unknown(errors, node, other);

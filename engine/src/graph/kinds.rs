@@ -111,6 +111,10 @@ pub enum SettingType {
     Subtrees,
     /// A list of bone adjusts ([`AdjustEntry`]s).
     Adjusts,
+    /// A bone name.
+    Bone,
+    /// A vector (x, y, z).
+    Vector,
 }
 
 /// A setting of a kind, as a graph file names it.
@@ -184,7 +188,7 @@ use FloatRange::{Clamped, SamplePositions, Typical};
 use SettingType as S;
 
 /// Every kind, in the Add Node menu's order; [`NodeKind::index`] is a kind's place here.
-pub static KINDS: [KindInfo; 11] = [
+pub static KINDS: [KindInfo; 12] = [
     KindInfo {
         name: "Clip",
         family: Family::Source,
@@ -311,6 +315,56 @@ pub static KINDS: [KindInfo; 11] = [
         example: || NodeKind::TimeScale { scale: 1.5 },
     },
     KindInfo {
+        name: "TwoBoneIk",
+        family: Family::Modifier,
+        hint: "Bends a limb (hip, knee, ankle) so its end reaches a target point",
+        palette: Palette::Always,
+        inputs: &[
+            pose("pose"),
+            float("x", Typical(-2.0, 2.0)),
+            float("y", Typical(-2.0, 2.0)),
+            float("z", Typical(-2.0, 2.0)),
+            float("weight", Clamped(0.0, 1.0)),
+        ],
+        output: Some(PinType::Pose),
+        settings: &[
+            setting("weight", S::Float),
+            setting("x", S::Float),
+            setting("y", S::Float),
+            setting("z", S::Float),
+            setting("start", S::Bone),
+            setting("mid", S::Bone),
+            setting("end", S::Bone),
+            setting("pole", S::Vector),
+            setting("mid_axis", S::Vector),
+            setting("soften", S::Float),
+        ],
+        start: |_| NodeKind::TwoBoneIk {
+            start: String::new(),
+            mid: String::new(),
+            end: String::new(),
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            pole: Vec3::Z,
+            mid_axis: Vec3::X,
+            soften: 0.97,
+            weight: 1.0,
+        },
+        example: || NodeKind::TwoBoneIk {
+            start: EXAMPLE_BONE.into(),
+            mid: "bone2".into(),
+            end: "bone3".into(),
+            x: 0.1,
+            y: 0.15,
+            z: 0.05,
+            pole: Vec3::Z,
+            mid_axis: Vec3::X,
+            soften: 0.9,
+            weight: 0.75,
+        },
+    },
+    KindInfo {
         name: "Parameter",
         family: Family::Parameter,
         hint: "Reads a parameter (drives a float pin)",
@@ -367,9 +421,10 @@ impl NodeKind {
             NodeKind::Mask { .. } => 5,
             NodeKind::Adjust { .. } => 6,
             NodeKind::TimeScale { .. } => 7,
-            NodeKind::Parameter { .. } => 8,
-            NodeKind::Output => 9,
-            NodeKind::Unknown { .. } => 10,
+            NodeKind::TwoBoneIk { .. } => 8,
+            NodeKind::Parameter { .. } => 9,
+            NodeKind::Output => 10,
+            NodeKind::Unknown { .. } => 11,
         }
     }
 
@@ -400,6 +455,7 @@ impl NodeKind {
             | NodeKind::Mask { .. }
             | NodeKind::Adjust { .. }
             | NodeKind::TimeScale { .. }
+            | NodeKind::TwoBoneIk { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }
@@ -417,6 +473,7 @@ impl NodeKind {
             | NodeKind::Mask { .. }
             | NodeKind::Adjust { .. }
             | NodeKind::TimeScale { .. }
+            | NodeKind::TwoBoneIk { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }
@@ -440,6 +497,7 @@ impl NodeKind {
             | NodeKind::Additive { .. }
             | NodeKind::Mask { .. }
             | NodeKind::TimeScale { .. }
+            | NodeKind::TwoBoneIk { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }
@@ -463,6 +521,7 @@ impl NodeKind {
             | NodeKind::Additive { .. }
             | NodeKind::Mask { .. }
             | NodeKind::TimeScale { .. }
+            | NodeKind::TwoBoneIk { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }
@@ -481,6 +540,12 @@ impl NodeKind {
                 _ => ("y", *y),
             },
             NodeKind::TimeScale { scale } => ("scale", *scale),
+            NodeKind::TwoBoneIk { x, y, z, weight, .. } => match pin {
+                "x" => ("x", *x),
+                "y" => ("y", *y),
+                "z" => ("z", *z),
+                _ => ("weight", *weight),
+            },
             NodeKind::Clip { .. }
             | NodeKind::Parameter { .. }
             | NodeKind::Adjust { .. }
@@ -502,6 +567,12 @@ impl NodeKind {
                 _ => ("y", y),
             },
             NodeKind::TimeScale { scale } => ("scale", scale),
+            NodeKind::TwoBoneIk { x, y, z, weight, .. } => match pin {
+                "x" => ("x", x),
+                "y" => ("y", y),
+                "z" => ("z", z),
+                _ => ("weight", weight),
+            },
             NodeKind::Clip { .. }
             | NodeKind::Parameter { .. }
             | NodeKind::Adjust { .. }
@@ -544,6 +615,7 @@ impl NodeKind {
             | NodeKind::Mask { .. }
             | NodeKind::Adjust { .. }
             | NodeKind::TimeScale { .. }
+            | NodeKind::TwoBoneIk { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }

@@ -194,6 +194,34 @@ pub enum NodeKind {
         /// Scale used when the `scale` pin is unconnected.
         scale: f32,
     },
+    /// Two-bone IK after composition: the chain `start`, `mid`, `end` (hip, knee, ankle) bent so
+    /// that `end` reaches the point (`x`, `y`, `z`) in the rig's model space, the mid joint
+    /// bending about `mid_axis` (its own local space) toward `pole` (model space), softened near
+    /// full reach from `soften` of the chain's length on, by `weight` (see
+    /// [`crate::ik::TwoBoneIkJob`]). The pose passes through; the correction is applied when the
+    /// pose is composed, like an Adjust's. Inputs: `pose`, `x`, `y`, `z`, `weight`.
+    TwoBoneIk {
+        /// The chain's first bone (hip, shoulder).
+        start: String,
+        /// Its child that bends (knee, elbow).
+        mid: String,
+        /// The mid bone's child that reaches (ankle, wrist).
+        end: String,
+        /// Target x used when the `x` pin is unconnected (model space).
+        x: f32,
+        /// Target y used when the `y` pin is unconnected.
+        y: f32,
+        /// Target z used when the `z` pin is unconnected.
+        z: f32,
+        /// The direction the mid joint points to (model space).
+        pole: Vec3,
+        /// The mid joint's bend axis (its local space).
+        mid_axis: Vec3,
+        /// Where softening starts, as a ratio of the chain's length (1: none).
+        soften: f32,
+        /// Weight used when the `weight` pin is unconnected; clamped to `[0, 1]`.
+        weight: f32,
+    },
     /// The graph's result. Input: `pose`.
     Output,
     /// A node a graph file names with a kind this build does not know. It is kept, with its

@@ -492,3 +492,102 @@ fn hostile_aims_give_finite_corrections() {
     let (_, reached) = aim(&j, &cases[2]).unwrap();
     assert!(!reached, "a target inside the offset's reach is not reached");
 }
+
+// ---- The TwoBoneIk node: a graph's leg reaching a target through the Animator.
+
+mod node {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use glam::{Mat4, Vec3};
+    use marrow_engine::animator::{Animator, AnimatorSettings};
+    use marrow_engine::clip::Clip;
+    use marrow_engine::graph::{AnimGraph, GraphError, NodeKind, ParamValue, compile};
+    use marrow_engine::math::Transform;
+    use marrow_engine::pose::RigPoseMut;
+    use marrow_engine::synthetic::{mocap_like_clip, mocap_skeleton};
+
+    fn leg(start: &str, mid: &str, end: &str) -> NodeKind {
+        NodeKind::TwoBoneIk {
+            start: start.into(),
+            mid: mid.into(),
+            end: end.into(),
+            x: 0.25,
+            y: 0.25,
+            z: 0.2,
+            pole: Vec3::Z,
+            mid_axis: Vec3::X,
+            soften: 1.0,
+            weight: 1.0,
+        }
+    }
+
+    /// A walk clip into a TwoBoneIk on the left leg into the Output; the target's x driven by a
+    /// parameter `reach_x`.
+    fn graph(kind: NodeKind) -> AnimGraph {
+        let mut g = AnimGraph::new();
+        g.add_parameter("reach_x", ParamValue::Float(0.25));
+        let c = g.add_node(NodeKind::Clip { clip: "walk".into(), speed: 1.0, looping: true }, [0.0, 0.0]);
+        let ik = g.add_node(kind, [200.0, 0.0]);
+        let x = g.add_node(NodeKind::Parameter { name: "reach_x".into() }, [0.0, 200.0]);
+        let o = g.add_node(NodeKind::Output, [400.0, 0.0]);
+        g.connect(c, ik, "pose");
+        g.connect(x, ik, "x");
+        g.connect(ik, o, "pose");
+        g
+    }
+
+    #[test]
+    fn a_two_bone_ik_node_puts_the_foot_on_its_target_and_follows_its_parameter() {
+        let sk = Arc::new(mocap_skeleton());
+        let mut lib: HashMap<String, Arc<Clip>> = HashMap::new();
+        lib.insert("walk".into(), Arc::new(mocap_like_clip(&sk, "walk", 60, 30.0, 3)));
+        let program = compile(&graph(leg("LeftHip", "LeftKnee", "LeftAnkle")), &sk, &lib).expect("compiles");
+        let settings = AnimatorSettings {
+            graph: Some(Arc::new(program)),
+            speed: 1.0,
+            play_on_start: true,
+            ..Default::default()
+        };
+        let mut anim = Animator::new(sk.clone(), settings);
+        let n = sk.bone_count();
+        let (mut local, mut model, mut palette) =
+            (vec![Transform::IDENTITY; n], vec![Mat4::IDENTITY; n], vec![Mat4::IDENTITY; n]);
+        let ankle = sk.index_of("LeftAnkle").unwrap();
+        let toe = sk.index_of("LeftToe").unwrap();
+        for (step, x) in [0.25, 0.3, 0.2].into_iter().enumerate() {
+            anim.current_graph_mut().unwrap().set_parameter(0, ParamValue::Float(x));
+            anim.advance(0.1 * step as f32);
+            anim.evaluate(RigPoseMut { local: &mut local, model: &mut model, palette: &mut palette })
+                .unwrap();
+            let target = Vec3::new(x, 0.25, 0.2);
+            let at = model[ankle].w_axis.truncate();
+            assert!(at.distance(target) < 1e-4, "x {x}: the ankle is at {at}, the target {target}");
+            // The toe comes along: its offset from the ankle, in the ankle's frame, is the bind's.
+            let toe_local = model[ankle].inverse() * model[toe];
+            assert!((toe_local.w_axis.truncate() - sk.bind_pose[toe].translation).length() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn a_two_bone_ik_node_on_bones_that_are_not_a_chain_does_not_compile() {
+        let sk = mocap_skeleton();
+        let mut lib: HashMap<String, Arc<Clip>> = HashMap::new();
+        lib.insert("walk".into(), Arc::new(mocap_like_clip(&sk, "walk", 10, 30.0, 3)));
+        for (start, mid, end) in [("LeftKnee", "LeftHip", "LeftAnkle"), ("LeftHip", "RightKnee", "LeftAnkle")]
+        {
+            let errors = compile(&graph(leg(start, mid, end)), &sk, &lib).unwrap_err();
+            assert!(
+                errors
+                    .iter()
+                    .any(|e| matches!(e, GraphError::BadValue { what, .. } if what.contains("not a chain"))),
+                "{errors:?}"
+            );
+        }
+        let errors = compile(&graph(leg("LeftHip", "LeftKnee", "Nope")), &sk, &lib).unwrap_err();
+        assert!(
+            errors.iter().any(|e| matches!(e, GraphError::UnknownBone { bone, .. } if bone == "Nope")),
+            "{errors:?}"
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! The selected node's details: its faults in full, what feeds each input (a picker per pin, so
 //! wiring also works without dragging), the Clip's settings, and the bespoke editors a node body
 //! is too small for, one file each under `super::nodes` (the BlendSpace1D axis, the BlendSpace2D
-//! plane, the Mask's bone tree, the Adjust entries).
+//! plane, the Mask's bone tree, the Adjust entries, the TwoBoneIk chain).
 //!
 //! Everything authored comes out as `GraphOp`s; the live position point sends a session
 //! command instead when a parameter drives it.
@@ -154,6 +154,11 @@ impl DetailsPanel {
                 nodes::mask::editor(&mut self.bone_filter, ui, cx, id, weight, &subtrees, out)
             }
             NodeKind::Adjust { entries } => nodes::adjust::editor(ui, cx, id, &entries, out),
+            kind @ NodeKind::TwoBoneIk { .. } => {
+                if let Some(ik) = nodes::two_bone_ik::TwoBoneIk::of(&kind) {
+                    nodes::two_bone_ik::editor(ui, cx, id, &ik, out);
+                }
+            }
             NodeKind::Unknown { kind, settings } => {
                 ui.label(format!("A node of kind {kind:?}, which this build does not know."));
                 ui.weak("It is kept as written and saved back unchanged; the graph cannot play until it is deleted.");

@@ -568,6 +568,9 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                         ui.weak(format!("{} {}", adjust_name(&e.op), e.bone));
                     }
                 }
+                NodeKind::TwoBoneIk { start, mid, end, .. } => {
+                    ui.weak(ik_chain(&start, &mid, &end));
+                }
                 NodeKind::Unknown { kind, .. } => {
                     ui.colored_label(Color32::from_rgb(0xe0, 0x90, 0x60), format!("unknown kind {kind:?}"));
                     ui.weak("kept as written; replace or delete it");
@@ -915,6 +918,9 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
                 let _ = write!(out, "{}{} {}", if i > 0 { "\n" } else { "" }, adjust_name(&e.op), e.bone);
             }
         }
+        NodeKind::TwoBoneIk { start, mid, end, .. } => {
+            let _ = write!(out, "\n{}", ik_chain(start, mid, end));
+        }
         NodeKind::Unknown { kind, .. } => {
             let _ = write!(out, "unknown kind {kind:?}");
         }
@@ -922,6 +928,12 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
         _ => {}
     }
     out
+}
+
+/// A TwoBoneIk chain as one line ("LeftHip > LeftKnee > LeftAnkle"; an unset bone as "?").
+pub fn ik_chain(start: &str, mid: &str, end: &str) -> String {
+    let b = |s: &str| if s.is_empty() { "?".to_owned() } else { s.to_owned() };
+    format!("{} > {} > {}", b(start), b(mid), b(end))
 }
 
 /// A clip path without its folder and extension, for narrow node bodies.
