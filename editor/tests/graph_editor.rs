@@ -888,3 +888,65 @@ fn dragging_the_2d_blend_point_drives_the_preview_without_editing_the_document()
     assert!(inst.space_weights(plane, &mut w));
     assert!(w.iter().all(|&x| x > 0.0), "the point is inside the triangle now: {w:?}");
 }
+
+#[test]
+fn a_two_bone_ik_node_is_added_set_up_wired_and_previewed_then_undo_all_gives_the_original_bytes() {
+    const L: &str = "graphs/locomotion.graph.ron";
+    let dir = sample("locomotion");
+    let original = files(dir.path());
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.run_steps(3);
+    let before = graph_at(&h, L).nodes.len();
+    let at = empty_spot(&h);
+    right_click(&mut h, at);
+    h.get_by_role_and_label(Role::Button, "TwoBoneIk").click();
+    settle(&mut h);
+    h.run_steps(3);
+    let g = graph_at(&h, L);
+    assert_eq!(g.nodes.len(), before + 1, "TwoBoneIk added");
+    let ik = g.nodes.last().unwrap().id;
+    let title = format!("TwoBoneIk {ik}");
+
+    // The chain, picked from the runner's bones in the details.
+    select(&mut h, ik);
+    for (label, bone) in [("Start bone", "hips"), ("Mid bone", "thigh_l"), ("End bone", "shin_l")] {
+        h.get_by_role_and_label(Role::ComboBox, label).click();
+        settle(&mut h);
+        h.get_by_role_and_label(Role::Button, bone).click();
+        settle(&mut h);
+    }
+    // The target, on the node's constants.
+    let target = glam::Vec3::new(-0.2, 0.55, 0.15);
+    for (pin, v) in [("x", target.x), ("y", target.y), ("z", target.z)] {
+        set_value(&mut h, Role::Slider, &format!("{title} {pin}"), v as f64);
+    }
+    let NodeKind::TwoBoneIk { start, mid, end, x, y, z, .. } = graph_at(&h, L).node(ik).unwrap().kind.clone()
+    else {
+        panic!()
+    };
+    assert_eq!((start.as_str(), mid.as_str(), end.as_str()), ("hips", "thigh_l", "shin_l"));
+    assert_eq!((x, y, z), (target.x, target.y, target.z));
+
+    // Wired between the lean Adjust and the Output.
+    feed(&mut h, &title, "pose", "Adjust #2");
+    select(&mut h, NodeId(3));
+    feed(&mut h, "Output #3", "pose", &title);
+    assert!(h.state().panels.graph.faults(ik).is_empty(), "{:?}", h.state().panels.graph.faults(ik));
+    let edited = h.state().doc.files();
+
+    // Preview: the left shin's end is on the target; the document does not change.
+    let revision = h.state().doc.revision();
+    click(&mut h, Role::Button, "▶ Preview");
+    assert_eq!(h.state().session.preview().unwrap().error, None);
+    h.state_mut().send(marrow_editor::command::Command::Seek { rig: "Runner".into(), time: 0.3 });
+    settle(&mut h);
+    h.run_steps(2);
+    let rig = h.state().session.entity("Runner").unwrap();
+    let pose = h.state().session.world().rig_pose(rig).unwrap();
+    let shin = pose.model[2].w_axis.truncate();
+    assert!(shin.distance(target) < 1e-3, "the shin is at {shin}, the target {target}");
+    assert_eq!(h.state().doc.revision(), revision, "previewing is not an edit");
+    click(&mut h, Role::Button, "■ Stop Preview");
+    assert_eq!(undo_all_redo_all(&mut h, dir.path(), &original), edited);
+}

@@ -77,17 +77,19 @@ pub(super) fn clip_picker(
     pick
 }
 
-/// A bone chosen from the skeleton's (or typed, without one).
+/// A bone chosen from the skeleton's (or typed, without one); `label` names the widget for
+/// assistive technology (and tests).
 pub(super) fn bone_picker(
     ui: &mut Ui,
     salt: impl std::hash::Hash + std::fmt::Debug,
     skeleton: Option<&Skeleton>,
     current: &str,
+    label: &str,
 ) -> Option<String> {
     match skeleton {
         Some(sk) => {
             let mut pick = None;
-            egui::ComboBox::from_id_salt(salt)
+            let r = egui::ComboBox::from_id_salt(salt)
                 .selected_text(if current.is_empty() { "(bone)" } else { current })
                 .width(150.0)
                 .show_ui(ui, |ui| {
@@ -97,11 +99,13 @@ pub(super) fn bone_picker(
                         }
                     }
                 });
+            named(r.response, egui::WidgetType::ComboBox, label);
             pick
         }
         None => {
             let mut text = current.to_owned();
             let r = ui.add(egui::TextEdit::singleline(&mut text).desired_width(150.0).hint_text("bone name"));
+            let r = named(r, egui::WidgetType::TextEdit, label);
             (r.lost_focus() && text != current).then_some(text)
         }
     }

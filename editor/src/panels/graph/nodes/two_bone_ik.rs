@@ -86,7 +86,9 @@ pub fn editor(ui: &mut Ui, cx: &DetailsCx, id: NodeId, ik: &TwoBoneIk, out: &mut
             [("Start", "start"), ("Mid", "mid"), ("End", "end")].into_iter().enumerate()
         {
             ui.label(label);
-            if let Some(b) = bone_picker(ui, ("ik bone", id.0, k), cx.skeleton, &ik.bones[k]) {
+            if let Some(b) =
+                bone_picker(ui, ("ik bone", id.0, k), cx.skeleton, &ik.bones[k], &format!("{label} bone"))
+            {
                 let mut next = ik.clone();
                 next.bones[k] = b;
                 set(out, id, next.kind(), field);
