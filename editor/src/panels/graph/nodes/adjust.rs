@@ -21,7 +21,9 @@ pub fn editor(ui: &mut Ui, cx: &DetailsCx, id: NodeId, entries: &[AdjustEntry], 
     for (i, e) in next.iter_mut().enumerate() {
         ui.separator();
         ui.horizontal(|ui| {
-            if let Some(b) = bone_picker(ui, ("adjust bone", id.0, i), cx.skeleton, &e.bone, &format!("adjust {i} bone")) {
+            if let Some(b) =
+                bone_picker(ui, ("adjust bone", id.0, i), cx.skeleton, &e.bone, &format!("adjust {i} bone"))
+            {
                 e.bone = b;
                 changed = Some("adjust bone".into());
             }
