@@ -33,7 +33,10 @@
 //! work clip to graph, graph to clip and graph to graph. A graph head's markers follow the graph's
 //! own rule ([`crate::graph::eval`]) and are announced only while the head dominates, as above.
 //! Its Adjust nodes' model-space adjusts are applied at composition, ahead of the animator's own
-//! adjusts, scaled by the head's fade weight ([`crate::graph::eval::weighted_adjust`]). A graph
+//! adjusts, scaled by the head's fade weight ([`crate::graph::eval::weighted_adjust`]); its
+//! TwoBoneIk solves run on the composed pose ([`crate::ik::TwoBoneIkJob`], each weighted by the
+//! head's fade weight), their corrections go onto the chains' local rotations and the pose is
+//! composed again, so the bones below a chain follow. A graph
 //! head's `time` is the graph time it has advanced; [`Animator::seek`] does not move its playheads.
 //!
 //! ## Faults
