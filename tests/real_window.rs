@@ -358,16 +358,7 @@ fn sample(name: &str) -> (Temp, PathBuf) {
 
 fn key_count(project: &Path, clip: &str) -> usize {
     let p = Project::load(project).unwrap();
-    p.clips[clip]
-        .clip
-        .channels()
-        .iter()
-        .map(|c| {
-            c.translation.as_ref().map_or(0, |t| t.len())
-                + c.rotation.as_ref().map_or(0, |t| t.len())
-                + c.scale.as_ref().map_or(0, |t| t.len())
-        })
-        .sum()
+    p.clips[clip].clip.key_count()
 }
 
 fn key_times(project: &Path, clip: &str) -> Vec<f32> {

@@ -99,18 +99,6 @@ fn project() -> Project {
     one_rig_project(sk, clips)
 }
 
-/// The keys of a clip, over every channel.
-fn key_count(clip: &marrow_engine::clip::Clip) -> usize {
-    clip.channels()
-        .iter()
-        .map(|c| {
-            c.translation.as_ref().map_or(0, |t| t.len())
-                + c.rotation.as_ref().map_or(0, |t| t.len())
-                + c.scale.as_ref().map_or(0, |t| t.len())
-        })
-        .sum()
-}
-
 fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
@@ -120,7 +108,7 @@ fn print_memory() {
     let before = LIVE.load(Ordering::Relaxed);
     let mut doc = Document::new(project(), None);
     let own = LIVE.load(Ordering::Relaxed) - before;
-    let keys: usize = doc.project().clips.values().map(|c| key_count(&c.clip)).sum();
+    let keys: usize = doc.project().clips.values().map(|c| c.clip.key_count()).sum();
     for step in 0..100 {
         let path = clip_path(step % clip_count().min(10));
         let t = (1 + step) as f32 / HZ;
@@ -157,20 +145,11 @@ fn bench(c: &mut Criterion) {
     let bone = 3;
     let mut d = Driver::new(project(), |s| {
         let clip = &s.doc.project().clips[&first];
-        assert_eq!(key_count(&clip.clip), 36_000);
+        assert_eq!(clip.clip.key_count(), 36_000);
         s.panel.selection.extend([KeyId::new(bone, Channel::Rotation, t)]);
     });
     let p = d.key_at(RowKind::Bone(bone), t);
-    d.pointer(p);
-    d.button(p, true);
-    d.frame();
-    d.pointer(p + vec2(20.0, 0.0));
-    d.frame();
-    let mut flip = false;
-    d.bench(c, "edit_cost/frame/drag_one_key_200x36k", |d| {
-        flip = !flip;
-        d.pointer(p + vec2(if flip { 40.0 } else { 60.0 }, 0.0));
-    });
+    d.bench_drag(c, "edit_cost/frame/drag_one_key_200x36k", p);
     // Release: the drag is one undo step.
     d.button(p + vec2(60.0, 0.0), false);
     d.frame();

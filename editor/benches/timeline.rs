@@ -81,16 +81,7 @@ fn bench(c: &mut Criterion) {
     });
     let t = 250.0 / HZ;
     let p = d.key_at(RowKind::Bone(3), t);
-    d.pointer(p);
-    d.button(p, true);
-    d.frame();
-    d.pointer(p + vec2(20.0, 0.0));
-    d.frame();
-    let mut flip = false;
-    d.bench(c, "timeline/frame/16k_keys_drag", |d| {
-        flip = !flip;
-        d.pointer(p + vec2(if flip { 40.0 } else { 60.0 }, 0.0));
-    });
+    d.bench_drag(c, "timeline/frame/16k_keys_drag", p);
 
     // 4. The curve view of one mocap rotation channel (LeftKnee), fit to view.
     let mut d = Driver::new(project(), |s| {

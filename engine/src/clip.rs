@@ -75,6 +75,18 @@ impl Clip {
         &self.channels
     }
 
+    /// The keys of every track (translation, rotation and scale of every bone).
+    pub fn key_count(&self) -> usize {
+        self.channels
+            .iter()
+            .map(|c| {
+                c.translation.as_ref().map_or(0, |t| t.len())
+                    + c.rotation.as_ref().map_or(0, |t| t.len())
+                    + c.scale.as_ref().map_or(0, |t| t.len())
+            })
+            .sum()
+    }
+
     /// Bytes the authored tracks and markers hold (the compiled form is counted by
     /// [`CompiledClip::bytes`]).
     pub fn bytes(&self) -> usize {

@@ -269,6 +269,22 @@ impl Driver {
         });
     }
 
+    /// Presses on the key drawn at `p`, drags it 20 points, then measures whole frames of the drag
+    /// going on (the pointer between 40 and 60 points right of `p`: every frame an edit). The
+    /// button stays down.
+    pub fn bench_drag(&mut self, c: &mut Criterion, name: &str, p: Pos2) {
+        self.pointer(p);
+        self.button(p, true);
+        self.frame();
+        self.pointer(p + vec2(20.0, 0.0));
+        self.frame();
+        let mut flip = false;
+        self.bench(c, name, |d| {
+            flip = !flip;
+            d.pointer(p + vec2(if flip { 40.0 } else { 60.0 }, 0.0));
+        });
+    }
+
     /// Where the panel drew the key of `kind` at `t` last frame.
     pub fn key_at(&self, kind: RowKind, t: f32) -> Pos2 {
         self.state.panel.layout.key(kind, t).expect("the row is drawn")
