@@ -28,10 +28,10 @@ mod gltf_spec;
 mod graph;
 mod graph_animator;
 mod graph_file;
-mod ik;
 mod hostile_cost;
 #[cfg(unix)]
 mod hostile_io;
+mod ik;
 mod loader_props;
 mod node_kinds;
 mod one_runtime;
