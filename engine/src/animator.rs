@@ -36,7 +36,8 @@
 //! adjusts, scaled by the head's fade weight ([`crate::graph::eval::weighted_adjust`]); its
 //! TwoBoneIk solves run on the composed pose ([`crate::ik::TwoBoneIkJob`], each weighted by the
 //! head's fade weight), their corrections go onto the chains' local rotations and the pose is
-//! composed again, so the bones below a chain follow. A graph
+//! composed again, so the bones below a chain follow; its LookAt solves then run the same way
+//! ([`crate::ik::AimJob`], the aim's up toward model-space up). A graph
 //! head's `time` is the graph time it has advanced; [`Animator::seek`] does not move its playheads.
 //!
 //! ## Faults
@@ -48,7 +49,7 @@
 
 use std::sync::Arc;
 
-use glam::{Mat4, Quat};
+use glam::{Mat4, Quat, Vec3};
 
 use crate::clip::{Clip, ClipFault, find_clip_fault};
 use crate::graph::eval::weighted_adjust;
@@ -740,6 +741,9 @@ impl Animator {
                 for ik in g.iks() {
                     apply_two_bone_ik(sk, ik, w, adjusts, &mut out.local[..n], &mut out.model[..n])?;
                 }
+                for aim in g.aims() {
+                    apply_look_at(sk, aim, w, adjusts, &mut out.local[..n], &mut out.model[..n])?;
+                }
             }
         }
         PaletteJob { model: &out.model[..n], inverse_bind: &sk.inverse_bind, output: &mut out.palette[..n] }
@@ -786,6 +790,44 @@ fn apply_two_bone_ik(
     }
     local[s].rotation = (local[s].rotation * start).normalize();
     local[m].rotation = (local[m].rotation * mid).normalize();
+    LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()
+}
+
+/// Runs a graph's LookAt solve (its weight times `w`) on the composed pose: the bone's local
+/// rotation takes the correction and the pose is composed again. As [`apply_two_bone_ik`], a solve
+/// the job refuses or naming a bone past the pose changes nothing.
+fn apply_look_at(
+    sk: &Skeleton,
+    aim: &crate::graph::GraphAim,
+    w: f32,
+    adjusts: &[BoneAdjust],
+    local: &mut [Transform],
+    model: &mut [Mat4],
+) -> Result<(), JobError> {
+    let b = usize::from(aim.bone);
+    let weight = (aim.weight * w).clamp(0.0, 1.0);
+    if b >= local.len() || weight <= 0.0 {
+        return Ok(());
+    }
+    let (mut correction, mut reached) = (Quat::IDENTITY, false);
+    let solved = crate::ik::AimJob {
+        joint: &model[b],
+        target: aim.target,
+        forward: aim.forward,
+        offset: aim.offset,
+        up: aim.up,
+        pole: Vec3::Y,
+        twist: 0.0,
+        limits: aim.limits,
+        weight,
+        correction: &mut correction,
+        reached: &mut reached,
+    }
+    .run();
+    if solved.is_err() {
+        return Ok(());
+    }
+    local[b].rotation = (local[b].rotation * correction).normalize();
     LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()
 }
 

@@ -503,6 +503,13 @@ pub enum Flow {
         /// Rate factor.
         scale: FloatRef,
     },
+    /// A LookAt node; its solve is [`GraphProgram::aims`]`[aim]`.
+    LookAt {
+        /// Input.
+        input: u16,
+        /// Index into the program's look-ats.
+        aim: u16,
+    },
     /// A TwoBoneIk node; its solve is [`GraphProgram::iks`]`[ik]`.
     TwoBoneIk {
         /// Input.
@@ -534,6 +541,28 @@ pub struct GraphProgram {
     pub(crate) root: u16,
     pub(crate) adjust_entries: Vec<CompiledAdjust>,
     pub(crate) iks: Vec<CompiledTwoBoneIk>,
+    pub(crate) aims: Vec<CompiledLookAt>,
+}
+
+/// A compiled LookAt node: its bone resolved, its target and weight as float operands, its axes
+/// normalized.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[doc(hidden)]
+pub struct CompiledLookAt {
+    /// The bone that turns.
+    pub bone: u16,
+    /// The target's x, y, z (model space).
+    pub target: [FloatRef; 3],
+    /// The weight.
+    pub weight: FloatRef,
+    /// The aiming axis (bone space), unit length.
+    pub forward: Vec3,
+    /// The up axis (bone space), unit length.
+    pub up: Vec3,
+    /// The aim's origin (bone space).
+    pub offset: Vec3,
+    /// Yaw and pitch limits.
+    pub limits: crate::ik::AimLimits,
 }
 
 /// A compiled TwoBoneIk node: its bones resolved (`start` an ancestor of `mid`, `mid` of `end`),
@@ -1178,6 +1207,25 @@ impl Checker<'_> {
                     bad(errors, format!("soften {soften} is not in [0, 1]"));
                 }
             }
+            NodeKind::LookAt { bone, x, y, z, forward, up, offset, yaw, pitch, weight } => {
+                for (what, v) in [("x", *x), ("y", *y), ("z", *z), ("weight", *weight)] {
+                    finite(errors, what, v);
+                }
+                self.unknown_bone(errors, id, title, bone);
+                for (what, v) in [("forward", *forward), ("up", *up)] {
+                    if v.try_normalize().is_none() {
+                        bad(errors, format!("the {what} axis must be finite and non-zero"));
+                    }
+                }
+                if !offset.is_finite() {
+                    bad(errors, "the offset must be finite".into());
+                }
+                for (what, v) in [("yaw", *yaw), ("pitch", *pitch)] {
+                    if !(v.is_finite() && (0.0..=std::f32::consts::PI).contains(&v)) {
+                        bad(errors, format!("the {what} limit {v} is not in [0, PI]"));
+                    }
+                }
+            }
             NodeKind::Output | NodeKind::Unknown { .. } => {}
         }
     }
@@ -1257,6 +1305,7 @@ impl<'a> Emitter<'a> {
                 root: 0,
                 adjust_entries: Vec::new(),
                 iks: Vec::new(),
+                aims: Vec::new(),
             },
         }
     }
@@ -1293,7 +1342,13 @@ impl<'a> Emitter<'a> {
     fn run(mut self, order: &[usize], output: usize) -> GraphProgram {
         let is_pose = |kind: &NodeKind| kind.output() == Some(PinType::Pose);
         let aliases = |kind: &NodeKind| {
-            matches!(kind, NodeKind::Adjust { .. } | NodeKind::TimeScale { .. } | NodeKind::TwoBoneIk { .. })
+            matches!(
+                kind,
+                NodeKind::Adjust { .. }
+                    | NodeKind::TimeScale { .. }
+                    | NodeKind::TwoBoneIk { .. }
+                    | NodeKind::LookAt { .. }
+            )
         };
         let flow: Vec<usize> =
             order.iter().copied().filter(|&i| is_pose(&self.graph.nodes[i].kind)).collect();
@@ -1428,6 +1483,20 @@ impl<'a> Emitter<'a> {
                 });
                 self.slot[i] = self.slot[self.root[i]];
                 (Flow::TwoBoneIk { input: self.flow_of(i, Pin::Pose), ik }, None)
+            }
+            NodeKind::LookAt { bone, forward, up, offset, yaw, pitch, .. } => {
+                let aim = self.program.aims.len() as u16;
+                self.program.aims.push(CompiledLookAt {
+                    bone: self.skeleton.index_of(bone).unwrap_or(0) as u16,
+                    target: [self.float_of(i, Pin::X), self.float_of(i, Pin::Y), self.float_of(i, Pin::Z)],
+                    weight: self.float_of(i, Pin::Weight),
+                    forward: forward.normalize_or(Vec3::Z),
+                    up: up.normalize_or(Vec3::Y),
+                    offset: *offset,
+                    limits: crate::ik::AimLimits { yaw: *yaw, pitch: *pitch },
+                });
+                self.slot[i] = self.slot[self.root[i]];
+                (Flow::LookAt { input: self.flow_of(i, Pin::Pose), aim }, None)
             }
             NodeKind::Parameter { .. } | NodeKind::Output | NodeKind::Unknown { .. } => return,
         };

@@ -319,7 +319,28 @@ pub struct GraphInstance {
     flow: Vec<FlowState>,
     adjusts: Vec<BoneAdjust>,
     iks: Vec<GraphIk>,
+    aims: Vec<GraphAim>,
     events: Vec<GraphMarkerEvent>,
+}
+
+/// A LookAt node's solve for the last evaluation: what the Animator runs
+/// ([`crate::ik::AimJob`]) once the pose is composed and the two-bone chains solved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GraphAim {
+    /// The bone that turns.
+    pub bone: u16,
+    /// The target, model space.
+    pub target: Vec3,
+    /// The aiming axis, bone space.
+    pub forward: Vec3,
+    /// The up axis, bone space.
+    pub up: Vec3,
+    /// The aim's origin, bone space.
+    pub offset: Vec3,
+    /// Yaw and pitch limits.
+    pub limits: crate::ik::AimLimits,
+    /// The node's weight (clamped to `[0, 1]`) times its share of the final pose.
+    pub weight: f32,
 }
 
 /// A TwoBoneIk node's solve for the last evaluation: what the Animator runs
@@ -407,6 +428,7 @@ impl GraphInstance {
             flow: vec![FlowState::default(); p.flow.len()],
             adjusts: Vec::with_capacity(p.adjust_entries.len()),
             iks: Vec::with_capacity(p.iks.len()),
+            aims: Vec::with_capacity(p.aims.len()),
             events: Vec::with_capacity(
                 16 + 2 * p.players.iter().map(|x| x.clip.markers().len()).sum::<usize>(),
             ),
@@ -547,6 +569,12 @@ impl GraphInstance {
         &self.iks
     }
 
+    /// The LookAt solves of the last [`GraphInstance::evaluate`], in graph order; a node at
+    /// weight 0 gives none.
+    pub fn aims(&self) -> &[GraphAim] {
+        &self.aims
+    }
+
     /// The reverse pass: effective weight, speaking and rate of every pose node.
     fn propagate(&mut self) {
         let program = &*self.program;
@@ -587,7 +615,7 @@ impl GraphInstance {
                     give(flow, base, s.weight, s.speaks, rate);
                     give(flow, layer, s.weight * w, s.speaks && w >= 0.5, rate);
                 }
-                Flow::Adjust { input, .. } | Flow::TwoBoneIk { input, .. } => {
+                Flow::Adjust { input, .. } | Flow::TwoBoneIk { input, .. } | Flow::LookAt { input, .. } => {
                     give(flow, input, s.weight, s.speaks, rate)
                 }
                 Flow::TimeScale { input, scale } => {
@@ -701,6 +729,7 @@ impl GraphInstance {
         if n == 0 {
             self.adjusts.clear();
             self.iks.clear();
+            self.aims.clear();
             return Ok(());
         }
         let bind = &skeleton.bind_pose[..];
@@ -824,6 +853,24 @@ impl GraphInstance {
                     pole: c.pole,
                     mid_axis: c.mid_axis,
                     soften: c.soften,
+                    weight: weight.min(1.0),
+                });
+            }
+        }
+        self.aims.clear();
+        for (k, f) in program.flow.iter().enumerate() {
+            let Flow::LookAt { aim, .. } = *f else { continue };
+            let Some(c) = program.aims.get(aim as usize) else { continue };
+            let weight = unit(read(&self.params, c.weight)) * self.flow[k].weight;
+            let target = Vec3::from_array(c.target.map(|t| read(&self.params, t)));
+            if weight > 0.0 && target.is_finite() {
+                self.aims.push(GraphAim {
+                    bone: c.bone,
+                    target,
+                    forward: c.forward,
+                    up: c.up,
+                    offset: c.offset,
+                    limits: c.limits,
                     weight: weight.min(1.0),
                 });
             }

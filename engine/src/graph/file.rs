@@ -133,6 +133,24 @@ pub struct NodeFile {
     /// Where softening starts (TwoBoneIk).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soften: Option<f32>,
+    /// The bone that turns (LookAt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bone: Option<String>,
+    /// The aiming axis, bone space (LookAt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward: Option<[f32; 3]>,
+    /// The up axis, bone space (LookAt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up: Option<[f32; 3]>,
+    /// The aim's origin, bone space (LookAt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<[f32; 3]>,
+    /// The yaw limit, radians (LookAt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yaw: Option<f32>,
+    /// The pitch limit, radians (LookAt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pitch: Option<f32>,
 }
 
 /// A blend space clip in a file.
@@ -386,6 +404,14 @@ impl From<&AnimGraph> for GraphFile {
                         f.mid_axis = Some(mid_axis.to_array());
                         f.soften = Some(*soften);
                     }
+                    NodeKind::LookAt { bone, x, y, z, forward, up, offset, yaw, pitch, weight } => {
+                        f.weight = Some(*weight);
+                        (f.x, f.y, f.z) = (Some(*x), Some(*y), Some(*z));
+                        f.bone = Some(bone.clone());
+                        (f.forward, f.up, f.offset) =
+                            (Some(forward.to_array()), Some(up.to_array()), Some(offset.to_array()));
+                        (f.yaw, f.pitch) = (Some(*yaw), Some(*pitch));
+                    }
                     NodeKind::Output => {}
                     NodeKind::Unknown { kind, settings } => {
                         // Written back as read (the settings were made by `node_kind` below).
@@ -514,6 +540,21 @@ fn node_kind(f: &NodeFile, errors: &mut Vec<GraphFileError>) -> NodeKind {
                 pole: f.pole.map_or(Vec3::Z, v3),
                 mid_axis: f.mid_axis.map_or(Vec3::X, v3),
                 soften: f.soften.unwrap_or(1.0),
+                weight: f.weight.unwrap_or(1.0),
+            }
+        }
+        "LookAt" => {
+            need("LookAt", "bone", f.bone.is_some());
+            NodeKind::LookAt {
+                bone: f.bone.clone().unwrap_or_default(),
+                x: f.x.unwrap_or(0.0),
+                y: f.y.unwrap_or(0.0),
+                z: f.z.unwrap_or(0.0),
+                forward: f.forward.map_or(Vec3::Z, v3),
+                up: f.up.map_or(Vec3::Y, v3),
+                offset: f.offset.map_or(Vec3::ZERO, v3),
+                yaw: f.yaw.unwrap_or(std::f32::consts::PI),
+                pitch: f.pitch.unwrap_or(std::f32::consts::PI),
                 weight: f.weight.unwrap_or(1.0),
             }
         }

@@ -188,7 +188,7 @@ use FloatRange::{Clamped, SamplePositions, Typical};
 use SettingType as S;
 
 /// Every kind, in the Add Node menu's order; [`NodeKind::index`] is a kind's place here.
-pub static KINDS: [KindInfo; 12] = [
+pub static KINDS: [KindInfo; 13] = [
     KindInfo {
         name: "Clip",
         family: Family::Source,
@@ -365,6 +365,56 @@ pub static KINDS: [KindInfo; 12] = [
         },
     },
     KindInfo {
+        name: "LookAt",
+        family: Family::Modifier,
+        hint: "Turns a bone (a head) to look at a target point, within limits",
+        palette: Palette::Always,
+        inputs: &[
+            pose("pose"),
+            float("x", Typical(-2.0, 2.0)),
+            float("y", Typical(-2.0, 2.0)),
+            float("z", Typical(-2.0, 2.0)),
+            float("weight", Clamped(0.0, 1.0)),
+        ],
+        output: Some(PinType::Pose),
+        settings: &[
+            setting("weight", S::Float),
+            setting("x", S::Float),
+            setting("y", S::Float),
+            setting("z", S::Float),
+            setting("bone", S::Bone),
+            setting("forward", S::Vector),
+            setting("up", S::Vector),
+            setting("offset", S::Vector),
+            setting("yaw", S::Float),
+            setting("pitch", S::Float),
+        ],
+        start: |_| NodeKind::LookAt {
+            bone: String::new(),
+            x: 0.0,
+            y: 1.6,
+            z: 1.0,
+            forward: Vec3::Z,
+            up: Vec3::Y,
+            offset: Vec3::ZERO,
+            yaw: 1.2,
+            pitch: 0.7,
+            weight: 1.0,
+        },
+        example: || NodeKind::LookAt {
+            bone: EXAMPLE_BONE.into(),
+            x: 0.3,
+            y: 0.2,
+            z: 0.5,
+            forward: Vec3::Z,
+            up: Vec3::Y,
+            offset: Vec3::new(0.0, 0.05, 0.05),
+            yaw: 1.0,
+            pitch: 0.5,
+            weight: 0.5,
+        },
+    },
+    KindInfo {
         name: "Parameter",
         family: Family::Parameter,
         hint: "Reads a parameter (drives a float pin)",
@@ -422,9 +472,10 @@ impl NodeKind {
             NodeKind::Adjust { .. } => 6,
             NodeKind::TimeScale { .. } => 7,
             NodeKind::TwoBoneIk { .. } => 8,
-            NodeKind::Parameter { .. } => 9,
-            NodeKind::Output => 10,
-            NodeKind::Unknown { .. } => 11,
+            NodeKind::LookAt { .. } => 9,
+            NodeKind::Parameter { .. } => 10,
+            NodeKind::Output => 11,
+            NodeKind::Unknown { .. } => 12,
         }
     }
 
@@ -456,6 +507,7 @@ impl NodeKind {
             | NodeKind::Adjust { .. }
             | NodeKind::TimeScale { .. }
             | NodeKind::TwoBoneIk { .. }
+            | NodeKind::LookAt { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }
@@ -474,6 +526,7 @@ impl NodeKind {
             | NodeKind::Adjust { .. }
             | NodeKind::TimeScale { .. }
             | NodeKind::TwoBoneIk { .. }
+            | NodeKind::LookAt { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }
@@ -498,6 +551,7 @@ impl NodeKind {
             | NodeKind::Mask { .. }
             | NodeKind::TimeScale { .. }
             | NodeKind::TwoBoneIk { .. }
+            | NodeKind::LookAt { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }
@@ -522,6 +576,7 @@ impl NodeKind {
             | NodeKind::Mask { .. }
             | NodeKind::TimeScale { .. }
             | NodeKind::TwoBoneIk { .. }
+            | NodeKind::LookAt { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }
@@ -540,12 +595,14 @@ impl NodeKind {
                 _ => ("y", *y),
             },
             NodeKind::TimeScale { scale } => ("scale", *scale),
-            NodeKind::TwoBoneIk { x, y, z, weight, .. } => match pin {
-                "x" => ("x", *x),
-                "y" => ("y", *y),
-                "z" => ("z", *z),
-                _ => ("weight", *weight),
-            },
+            NodeKind::TwoBoneIk { x, y, z, weight, .. } | NodeKind::LookAt { x, y, z, weight, .. } => {
+                match pin {
+                    "x" => ("x", *x),
+                    "y" => ("y", *y),
+                    "z" => ("z", *z),
+                    _ => ("weight", *weight),
+                }
+            }
             NodeKind::Clip { .. }
             | NodeKind::Parameter { .. }
             | NodeKind::Adjust { .. }
@@ -567,12 +624,14 @@ impl NodeKind {
                 _ => ("y", y),
             },
             NodeKind::TimeScale { scale } => ("scale", scale),
-            NodeKind::TwoBoneIk { x, y, z, weight, .. } => match pin {
-                "x" => ("x", x),
-                "y" => ("y", y),
-                "z" => ("z", z),
-                _ => ("weight", weight),
-            },
+            NodeKind::TwoBoneIk { x, y, z, weight, .. } | NodeKind::LookAt { x, y, z, weight, .. } => {
+                match pin {
+                    "x" => ("x", x),
+                    "y" => ("y", y),
+                    "z" => ("z", z),
+                    _ => ("weight", weight),
+                }
+            }
             NodeKind::Clip { .. }
             | NodeKind::Parameter { .. }
             | NodeKind::Adjust { .. }
@@ -616,6 +675,7 @@ impl NodeKind {
             | NodeKind::Adjust { .. }
             | NodeKind::TimeScale { .. }
             | NodeKind::TwoBoneIk { .. }
+            | NodeKind::LookAt { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }

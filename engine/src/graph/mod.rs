@@ -30,7 +30,7 @@ pub mod plane;
 #[doc(hidden)]
 pub use compile::Instruction;
 pub use compile::{ClipSource, GraphCache, GraphError, GraphProgram, compile};
-pub use eval::{AdditiveJob, GraphIk, GraphInstance, GraphMarkerEvent};
+pub use eval::{AdditiveJob, GraphAim, GraphIk, GraphInstance, GraphMarkerEvent};
 pub use file::{GRAPH_FILE_VERSION, GraphFile, GraphFileError, load_graph, save_graph};
 pub use kinds::{Family, FloatRange, InputPin, KINDS, KindInfo, Palette, SettingInfo, SettingType, Start};
 pub use model::{

@@ -222,6 +222,32 @@ pub enum NodeKind {
         /// Weight used when the `weight` pin is unconnected; clamped to `[0, 1]`.
         weight: f32,
     },
+    /// Turns one bone after composition so that its `forward` axis, from `offset` (both in the
+    /// bone's own space), points at (`x`, `y`, `z`) in the rig's model space, its `up` axis toward
+    /// model-space up, within `yaw` and `pitch` of its rest direction, by `weight` (see
+    /// [`crate::ik::AimJob`]). The pose passes through. Inputs: `pose`, `x`, `y`, `z`, `weight`.
+    LookAt {
+        /// The bone that turns (a head).
+        bone: String,
+        /// Target x used when the `x` pin is unconnected (model space).
+        x: f32,
+        /// Target y used when the `y` pin is unconnected.
+        y: f32,
+        /// Target z used when the `z` pin is unconnected.
+        z: f32,
+        /// The axis that aims (bone space).
+        forward: Vec3,
+        /// The bone's up axis (bone space).
+        up: Vec3,
+        /// Where the aim starts, bone space (the eyes).
+        offset: Vec3,
+        /// Most turn about the up axis, radians.
+        yaw: f32,
+        /// Most turn toward or away from the up axis, radians.
+        pitch: f32,
+        /// Weight used when the `weight` pin is unconnected; clamped to `[0, 1]`.
+        weight: f32,
+    },
     /// The graph's result. Input: `pose`.
     Output,
     /// A node a graph file names with a kind this build does not know. It is kept, with its

@@ -591,3 +591,94 @@ mod node {
         );
     }
 }
+
+// ---- The LookAt node: a head turned toward a target through the Animator.
+
+mod look_at_node {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use glam::{Mat4, Vec3};
+    use marrow_engine::animator::{Animator, AnimatorSettings};
+    use marrow_engine::clip::Clip;
+    use marrow_engine::graph::{AnimGraph, GraphError, NodeKind, compile};
+    use marrow_engine::math::Transform;
+    use marrow_engine::pose::RigPoseMut;
+    use marrow_engine::synthetic::{mocap_like_clip, mocap_skeleton};
+
+    fn look(bone: &str, target: Vec3, yaw: f32) -> NodeKind {
+        NodeKind::LookAt {
+            bone: bone.into(),
+            x: target.x,
+            y: target.y,
+            z: target.z,
+            forward: Vec3::Z,
+            up: Vec3::Y,
+            offset: Vec3::ZERO,
+            yaw,
+            pitch: std::f32::consts::PI,
+            weight: 1.0,
+        }
+    }
+
+    fn graph(kind: NodeKind) -> AnimGraph {
+        let mut g = AnimGraph::new();
+        let c = g.add_node(NodeKind::Clip { clip: "walk".into(), speed: 1.0, looping: true }, [0.0, 0.0]);
+        let l = g.add_node(kind, [200.0, 0.0]);
+        let o = g.add_node(NodeKind::Output, [400.0, 0.0]);
+        g.connect(c, l, "pose");
+        g.connect(l, o, "pose");
+        g
+    }
+
+    fn head_forward(kind: NodeKind) -> (Vec3, Vec3) {
+        let sk = Arc::new(mocap_skeleton());
+        let mut lib: HashMap<String, Arc<Clip>> = HashMap::new();
+        lib.insert("walk".into(), Arc::new(mocap_like_clip(&sk, "walk", 30, 30.0, 5)));
+        let program = compile(&graph(kind), &sk, &lib).expect("compiles");
+        let settings = AnimatorSettings {
+            graph: Some(Arc::new(program)),
+            speed: 1.0,
+            play_on_start: true,
+            ..Default::default()
+        };
+        let mut anim = Animator::new(sk.clone(), settings);
+        let n = sk.bone_count();
+        let (mut local, mut model, mut palette) =
+            (vec![Transform::IDENTITY; n], vec![Mat4::IDENTITY; n], vec![Mat4::IDENTITY; n]);
+        anim.advance(0.2);
+        anim.evaluate(RigPoseMut { local: &mut local, model: &mut model, palette: &mut palette }).unwrap();
+        let head = model[sk.index_of("Head").unwrap()];
+        (head.w_axis.truncate(), head.transform_vector3(Vec3::Z).normalize())
+    }
+
+    #[test]
+    fn a_look_at_node_turns_the_head_to_its_target_within_its_limits() {
+        let target = Vec3::new(1.0, 2.0, 3.0);
+        let (at, forward) = head_forward(look("Head", target, std::f32::consts::PI));
+        let to = (target - at).normalize();
+        let miss = forward.cross(to).length().atan2(forward.dot(to));
+        assert!(miss < 1e-4, "the head looks {miss} rad off its target");
+        // Behind the character with a 30 degree yaw limit: it cannot look there.
+        let behind = Vec3::new(0.0, 1.6, -5.0);
+        let (at, forward) = head_forward(look("Head", behind, 0.5));
+        let to = (behind - at).normalize();
+        assert!(forward.dot(to) < 0.0, "held by the limit");
+    }
+
+    #[test]
+    fn a_look_at_node_with_a_bad_bone_or_limit_does_not_compile() {
+        let sk = mocap_skeleton();
+        let mut lib: HashMap<String, Arc<Clip>> = HashMap::new();
+        lib.insert("walk".into(), Arc::new(mocap_like_clip(&sk, "walk", 10, 30.0, 5)));
+        let errors = compile(&graph(look("Nope", Vec3::ONE, 1.0)), &sk, &lib).unwrap_err();
+        assert!(errors.iter().any(|e| matches!(e, GraphError::UnknownBone { bone, .. } if bone == "Nope")));
+        let errors = compile(&graph(look("Head", Vec3::ONE, 4.0)), &sk, &lib).unwrap_err();
+        assert!(
+            errors
+                .iter()
+                .any(|e| matches!(e, GraphError::BadValue { what, .. } if what.contains("yaw limit"))),
+            "{errors:?}"
+        );
+    }
+}

@@ -158,6 +158,7 @@ impl DetailsPanel {
                 nodes::mask::editor(&mut self.bone_filter, ui, cx, id, weight, &subtrees, out)
             }
             NodeKind::Adjust { entries } => nodes::adjust::editor(ui, cx, id, &entries, out),
+            kind @ NodeKind::LookAt { .. } => nodes::look_at::editor(ui, cx, id, &kind, out),
             kind @ NodeKind::TwoBoneIk { .. } => {
                 if let Some(ik) = nodes::two_bone_ik::TwoBoneIk::of(&kind) {
                     nodes::two_bone_ik::editor(ui, cx, id, &ik, out);

@@ -571,6 +571,9 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                 NodeKind::TwoBoneIk { start, mid, end, .. } => {
                     ui.weak(ik_chain(&start, &mid, &end));
                 }
+                NodeKind::LookAt { bone, .. } => {
+                    ui.weak(format!("turns {}", if bone.is_empty() { "?" } else { &bone }));
+                }
                 NodeKind::Unknown { kind, .. } => {
                     ui.colored_label(Color32::from_rgb(0xe0, 0x90, 0x60), format!("unknown kind {kind:?}"));
                     ui.weak("kept as written; replace or delete it");
@@ -920,6 +923,9 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
         }
         NodeKind::TwoBoneIk { start, mid, end, .. } => {
             let _ = write!(out, "\n{}", ik_chain(start, mid, end));
+        }
+        NodeKind::LookAt { bone, .. } => {
+            let _ = write!(out, "\nturns {}", if bone.is_empty() { "?" } else { bone });
         }
         NodeKind::Unknown { kind, .. } => {
             let _ = write!(out, "unknown kind {kind:?}");

@@ -1,7 +1,8 @@
 //! The bespoke node editors of the details panel, one file per kind that has one: the kinds
 //! whose settings the described constants and pickers cannot show (`blend_space`: the
 //! BlendSpace1D axis, `blend_space_2d`: the BlendSpace2D plane, `mask`: the Mask's bone tree,
-//! `adjust`: the Adjust list, `two_bone_ik`: the TwoBoneIk chain, pole and bend axis).
+//! `adjust`: the Adjust list, `two_bone_ik`: the TwoBoneIk chain, pole and bend axis, `look_at`: the LookAt bone, axes and
+//! limits).
 //!
 //! Not here: the node bodies on the canvas and the details every kind shares (fault lines, input
 //! pickers), which read the kinds' descriptions.
@@ -9,5 +10,26 @@
 pub mod adjust;
 pub mod blend_space;
 pub mod blend_space_2d;
+pub mod look_at;
 pub mod mask;
 pub mod two_bone_ik;
+
+use egui::Ui;
+use glam::Vec3;
+
+use crate::widgets::named;
+
+/// A vector's three components as drag values; the new vector when one changed.
+pub(super) fn vector(ui: &mut Ui, label: &str, v: Vec3) -> Option<Vec3> {
+    let mut a = v.to_array();
+    let mut changed = false;
+    ui.horizontal(|ui| {
+        ui.label(label);
+        for (c, axis) in a.iter_mut().zip(["x", "y", "z"]) {
+            let r = ui.add(egui::DragValue::new(c).speed(0.01).max_decimals(3).prefix(format!("{axis} ")));
+            changed |= named(r, egui::WidgetType::DragValue, &format!("{label} {axis}")).changed();
+        }
+    });
+    let out = Vec3::from_array(a);
+    (changed && out.is_finite()).then_some(out)
+}

@@ -10,6 +10,7 @@ use glam::Vec3;
 use marrow_engine::graph::{NodeId, NodeKind};
 
 use super::super::details::{DetailsCx, DetailsOut, bone_picker, set};
+use super::vector;
 use crate::widgets::named;
 
 /// The settings of a TwoBoneIk node (the kind's fields, gathered to rebuild it on a change).
@@ -62,21 +63,6 @@ impl TwoBoneIk {
             weight: self.weight,
         }
     }
-}
-
-/// A vector's three components as drag values; the new vector when one changed.
-fn vector(ui: &mut Ui, label: &str, v: Vec3) -> Option<Vec3> {
-    let mut a = v.to_array();
-    let mut changed = false;
-    ui.horizontal(|ui| {
-        ui.label(label);
-        for (c, axis) in a.iter_mut().zip(["x", "y", "z"]) {
-            let r = ui.add(egui::DragValue::new(c).speed(0.01).max_decimals(3).prefix(format!("{axis} ")));
-            changed |= named(r, egui::WidgetType::DragValue, &format!("{label} {axis}")).changed();
-        }
-    });
-    let out = Vec3::from_array(a);
-    (changed && out.is_finite()).then_some(out)
 }
 
 /// Draws the editor of the TwoBoneIk node `id` with settings `ik`.
