@@ -1338,6 +1338,11 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// The target point's operands of a TwoBoneIk or LookAt node (its `x`, `y`, `z` pins).
+    fn target_of(&self, i: usize) -> [FloatRef; 3] {
+        [self.float_of(i, Pin::X), self.float_of(i, Pin::Y), self.float_of(i, Pin::Z)]
+    }
+
     /// Runs the emission over `order` (see [`emission_order`]).
     fn run(mut self, order: &[usize], output: usize) -> GraphProgram {
         let is_pose = |kind: &NodeKind| kind.output() == Some(PinType::Pose);
@@ -1475,7 +1480,7 @@ impl<'a> Emitter<'a> {
                 let ik = self.program.iks.len() as u16;
                 self.program.iks.push(CompiledTwoBoneIk {
                     bones: [bone(start), bone(mid), bone(end)],
-                    target: [self.float_of(i, Pin::X), self.float_of(i, Pin::Y), self.float_of(i, Pin::Z)],
+                    target: self.target_of(i),
                     weight: self.float_of(i, Pin::Weight),
                     pole: *pole,
                     mid_axis: mid_axis.normalize_or(Vec3::X),
@@ -1488,7 +1493,7 @@ impl<'a> Emitter<'a> {
                 let aim = self.program.aims.len() as u16;
                 self.program.aims.push(CompiledLookAt {
                     bone: self.skeleton.index_of(bone).unwrap_or(0) as u16,
-                    target: [self.float_of(i, Pin::X), self.float_of(i, Pin::Y), self.float_of(i, Pin::Z)],
+                    target: self.target_of(i),
                     weight: self.float_of(i, Pin::Weight),
                     forward: forward.normalize_or(Vec3::Z),
                     up: up.normalize_or(Vec3::Y),

@@ -187,6 +187,16 @@ pub const EXAMPLE_BONE: &str = "bone1";
 use FloatRange::{Clamped, SamplePositions, Typical};
 use SettingType as S;
 
+/// The pins of a kind that changes a pose toward a target point (TwoBoneIk, LookAt): the pose,
+/// the target's model-space x, y and z, and the weight.
+const TARGET_INPUTS: &[InputPin] = &[
+    pose("pose"),
+    float("x", Typical(-2.0, 2.0)),
+    float("y", Typical(-2.0, 2.0)),
+    float("z", Typical(-2.0, 2.0)),
+    float("weight", Clamped(0.0, 1.0)),
+];
+
 /// Every kind, in the Add Node menu's order; [`NodeKind::index`] is a kind's place here.
 pub static KINDS: [KindInfo; 13] = [
     KindInfo {
@@ -319,13 +329,7 @@ pub static KINDS: [KindInfo; 13] = [
         family: Family::Modifier,
         hint: "Bends a limb (hip, knee, ankle) so its end reaches a target point",
         palette: Palette::Always,
-        inputs: &[
-            pose("pose"),
-            float("x", Typical(-2.0, 2.0)),
-            float("y", Typical(-2.0, 2.0)),
-            float("z", Typical(-2.0, 2.0)),
-            float("weight", Clamped(0.0, 1.0)),
-        ],
+        inputs: TARGET_INPUTS,
         output: Some(PinType::Pose),
         settings: &[
             setting("weight", S::Float),
@@ -369,13 +373,7 @@ pub static KINDS: [KindInfo; 13] = [
         family: Family::Modifier,
         hint: "Turns a bone (a head) to look at a target point, within limits",
         palette: Palette::Always,
-        inputs: &[
-            pose("pose"),
-            float("x", Typical(-2.0, 2.0)),
-            float("y", Typical(-2.0, 2.0)),
-            float("z", Typical(-2.0, 2.0)),
-            float("weight", Clamped(0.0, 1.0)),
-        ],
+        inputs: TARGET_INPUTS,
         output: Some(PinType::Pose),
         settings: &[
             setting("weight", S::Float),
