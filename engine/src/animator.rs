@@ -108,21 +108,43 @@ pub struct AnimatorSession {
     pub started: bool,
 }
 
-/// A marker announced by a playing head.
+/// What an event of the stream is: a clip's marker, or a state machine's event.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventKind {
+    /// A marker swept by a playing clip.
+    Marker,
+    /// A state machine's state entered or left, or a transition started or ended.
+    State(crate::graph::machine::StateEvent),
+}
+
+/// A marker announced by a playing head, or a state machine's event (see [`EventKind`]).
 #[derive(Clone, Debug)]
 pub struct MarkerEvent {
-    /// The clip the marker belongs to.
+    /// The clip the marker belongs to (for a state event: the clip its state plays first).
     pub clip: Arc<Clip>,
-    /// Index into the clip's markers.
+    /// Index into the clip's markers (`usize::MAX` for a state event).
     pub marker: usize,
     /// 0 for the lap the step started in, +1/-1 for the lap a looping head wrapped into.
     pub lap: i32,
+    /// A marker or a state event.
+    pub kind: EventKind,
 }
 
 impl MarkerEvent {
-    /// The marker's name ("" for an index the clip does not have, as for a graph's events).
+    /// The marker's name ("" for an index the clip does not have); a state event's state.
     pub fn name(&self) -> &str {
-        marker_name(&self.clip, self.marker)
+        match &self.kind {
+            EventKind::Marker => marker_name(&self.clip, self.marker),
+            EventKind::State(e) => &e.state,
+        }
+    }
+
+    /// The state machine event, if this is one.
+    pub fn state(&self) -> Option<&crate::graph::machine::StateEvent> {
+        match &self.kind {
+            EventKind::State(e) => Some(e),
+            EventKind::Marker => None,
+        }
     }
 
     /// The marker's time in its clip (NaN for an index the clip does not have).
@@ -252,6 +274,7 @@ impl Head {
                     clip: e.clip.clone(),
                     marker: e.marker,
                     lap: e.lap,
+                    kind: e.kind.clone(),
                 }));
                 self.time += travel;
                 PlaybackStep { from, to: self.time, travel: self.time - from }
@@ -265,7 +288,7 @@ impl Head {
                 if speaks {
                     let times = clip.markers().iter().map(|m| m.time);
                     swept_markers(times, &step, *duration, self.looping, |marker, lap| {
-                        events.push(MarkerEvent { clip: clip.clone(), marker, lap })
+                        events.push(MarkerEvent { clip: clip.clone(), marker, lap, kind: EventKind::Marker })
                     });
                 }
                 step

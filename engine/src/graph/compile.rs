@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use glam::Vec3;
 
+use super::machine::CompiledMachine;
 use super::model::{AdjustOp, AnimGraph, Drive, NodeId, NodeKind, ParamDecl, PinType};
 use crate::clip::{Clip, ClipFault, find_clip_fault};
 use crate::skeleton::Skeleton;
@@ -229,6 +230,53 @@ pub enum GraphError {
         /// The name.
         name: String,
     },
+    /// A state machine fault, on the machine, one of its states or one of its transitions.
+    #[error("node {node} ({title}): {at}{what}")]
+    Machine {
+        /// The StateMachine node.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// Where in the machine.
+        at: MachinePlace,
+        /// What is wrong.
+        what: String,
+    },
+    /// Graphs play each other in a ring (through state machine states).
+    #[error("node {node} ({title}): state {state:?} plays graph {graph:?}, which leads back to itself: {}", path.join(" → "))]
+    GraphCycle {
+        /// The StateMachine node.
+        node: NodeId,
+        /// Its title.
+        title: &'static str,
+        /// The state.
+        state: String,
+        /// The graph it plays.
+        graph: String,
+        /// The ring of graph paths, from the outermost graph on the ring back to itself.
+        path: Vec<String>,
+    },
+}
+
+/// Where in a state machine a [`GraphError::Machine`] is.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MachinePlace {
+    /// The machine as a whole.
+    Machine,
+    /// The state of this name.
+    State(String),
+    /// Transition `index` (authored order), with its label ("Idle -> Walk").
+    Transition(usize, String),
+}
+
+impl std::fmt::Display for MachinePlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MachinePlace::Machine => Ok(()),
+            MachinePlace::State(s) => write!(f, "state {s:?}: "),
+            MachinePlace::Transition(k, label) => write!(f, "transition {} ({label}): ", k + 1),
+        }
+    }
 }
 
 /// A cycle's nodes as the user reads them: `#5 → #6 → #5`.
@@ -271,6 +319,8 @@ impl GraphError {
             | UnknownBone { node, .. }
             | UnknownParameter { node, .. }
             | BadValue { node, .. }
+            | Machine { node, .. }
+            | GraphCycle { node, .. }
             | UnknownKind { node, .. } => Some(*node),
         }
     }
@@ -291,6 +341,34 @@ impl ClipSource for HashMap<String, Arc<Clip>> {
 impl<F: Fn(&str) -> Option<Arc<Clip>>> ClipSource for F {
     fn clip(&self, path: &str) -> Option<Arc<Clip>> {
         self(path)
+    }
+}
+
+/// Resolves graph asset paths to authored graphs at compile time (the graphs a state machine's
+/// states play).
+pub trait GraphSource {
+    /// The graph at `path`, if any.
+    fn graph(&self, path: &str) -> Option<Arc<AnimGraph>>;
+}
+
+impl GraphSource for HashMap<String, Arc<AnimGraph>> {
+    fn graph(&self, path: &str) -> Option<Arc<AnimGraph>> {
+        self.get(path).cloned()
+    }
+}
+
+impl GraphSource for std::collections::BTreeMap<String, Arc<AnimGraph>> {
+    fn graph(&self, path: &str) -> Option<Arc<AnimGraph>> {
+        self.get(path).cloned()
+    }
+}
+
+/// No graphs (a state playing a graph does not compile).
+pub struct NoGraphs;
+
+impl GraphSource for NoGraphs {
+    fn graph(&self, _: &str) -> Option<Arc<AnimGraph>> {
+        None
     }
 }
 
@@ -365,6 +443,18 @@ pub enum Instruction {
         weight: FloatRef,
         /// Destination slot.
         dst: u16,
+    },
+    /// State machine `machine`'s pose into `dst` (its transition's source and destination into
+    /// scratch slots `a` and `b`, then blended).
+    Machine {
+        /// Index into the program's machines.
+        machine: u16,
+        /// Destination slot.
+        dst: u16,
+        /// Scratch slot for a transition's source.
+        a: u16,
+        /// Scratch slot for a transition's destination.
+        b: u16,
     },
     /// Layered blend of `layer` over `base` with the per-bone weights of mask `mask` times `weight`.
     Mask {
@@ -456,6 +546,11 @@ pub enum Flow {
         /// Space index.
         space: u16,
     },
+    /// State machine `machine` (its states are programs of their own).
+    Machine {
+        /// Index into the program's machines.
+        machine: u16,
+    },
     /// A Blend2.
     Blend2 {
         /// Input `a`.
@@ -542,6 +637,7 @@ pub struct GraphProgram {
     pub(crate) adjust_entries: Vec<CompiledAdjust>,
     pub(crate) iks: Vec<CompiledTwoBoneIk>,
     pub(crate) aims: Vec<CompiledLookAt>,
+    pub(crate) machines: Vec<CompiledMachine>,
 }
 
 /// A compiled LookAt node: its bone resolved, its target and weight as float operands, its axes
@@ -593,6 +689,11 @@ impl GraphProgram {
     /// Bones in that skeleton.
     pub fn bone_count(&self) -> usize {
         self.bone_count
+    }
+
+    /// The compiled state machines, in program order.
+    pub fn machines(&self) -> &[CompiledMachine] {
+        &self.machines
     }
 
     /// The parameters with their authored defaults (index = parameter index).
@@ -938,6 +1039,37 @@ pub fn compile(
     skeleton: &Skeleton,
     clips: &dyn ClipSource,
 ) -> Result<GraphProgram, Vec<GraphError>> {
+    compile_in(graph, "", skeleton, clips, &NoGraphs)
+}
+
+/// [`compile`] for the graph at asset path `path`, with the graphs its state machines' states
+/// play taken from `graphs` (compiled once each, a ring of graphs refused on the state that
+/// closes it).
+pub fn compile_in(
+    graph: &AnimGraph,
+    path: &str,
+    skeleton: &Skeleton,
+    clips: &dyn ClipSource,
+    graphs: &dyn GraphSource,
+) -> Result<GraphProgram, Vec<GraphError>> {
+    let nest = std::cell::RefCell::new(Nest { graphs, stack: vec![path.to_owned()], done: HashMap::new() });
+    compile_nested(graph, skeleton, clips, &nest)
+}
+
+/// What nested compilation shares: the graph source, the graphs being compiled (outermost
+/// first) and the programs already compiled, by path.
+struct Nest<'a> {
+    graphs: &'a dyn GraphSource,
+    stack: Vec<String>,
+    done: HashMap<String, Result<Arc<GraphProgram>, String>>,
+}
+
+fn compile_nested(
+    graph: &AnimGraph,
+    skeleton: &Skeleton,
+    clips: &dyn ClipSource,
+    nest: &std::cell::RefCell<Nest<'_>>,
+) -> Result<GraphProgram, Vec<GraphError>> {
     let Analysis { mut errors, order, wiring } = analyze(graph);
     if skeleton.bone_count() > u16::MAX as usize {
         errors.push(GraphError::TooManyBones {
@@ -948,7 +1080,7 @@ pub fn compile(
     }
     let output = graph.nodes.iter().position(|n| matches!(n.kind, NodeKind::Output));
     let reach = reachable(graph, &wiring, output);
-    let checker = Checker { graph, skeleton, clips };
+    let checker = Checker { graph, skeleton, clips, nest };
     let resolved = checker.check(&reach, &mut errors);
     let (Some(_), Some(output), true) = (order, output, errors.is_empty()) else {
         return Err(errors);
@@ -1000,16 +1132,18 @@ fn emission_order(graph: &AnimGraph, wiring: &Wiring, output: usize) -> Vec<usiz
 struct Resolved {
     clips: Vec<Option<Arc<Clip>>>,
     space_clips: Vec<Vec<Option<Arc<Clip>>>>,
+    machines: Vec<Option<CompiledMachine>>,
 }
 
 /// The node-local checks of the nodes the Output reads: settings, clips, bones, parameters.
-struct Checker<'a> {
+struct Checker<'a, 'n> {
     graph: &'a AnimGraph,
     skeleton: &'a Skeleton,
     clips: &'a dyn ClipSource,
+    nest: &'a std::cell::RefCell<Nest<'n>>,
 }
 
-impl Checker<'_> {
+impl Checker<'_, '_> {
     fn param_known(&self, name: &str) -> bool {
         self.graph.parameters.iter().any(|p| p.name == name)
     }
@@ -1063,7 +1197,11 @@ impl Checker<'_> {
     /// Checks every node in `reach`, resolving the clips they play.
     fn check(&self, reach: &[bool], errors: &mut Vec<GraphError>) -> Resolved {
         let n = self.graph.nodes.len();
-        let mut resolved = Resolved { clips: vec![None; n], space_clips: vec![Vec::new(); n] };
+        let mut resolved = Resolved {
+            clips: vec![None; n],
+            space_clips: vec![Vec::new(); n],
+            machines: (0..n).map(|_| None).collect(),
+        };
         // Every pin some connection feeds, faulty or not.
         let fed: std::collections::HashSet<(NodeId, &str)> =
             self.graph.connections.iter().map(|c| (c.to, c.pin.as_str())).collect();
@@ -1226,8 +1364,97 @@ impl Checker<'_> {
                     }
                 }
             }
+            NodeKind::StateMachine { machine } => {
+                resolved.machines[i] = self.machine(id, machine, errors);
+            }
             NodeKind::Output | NodeKind::Unknown { .. } => {}
         }
+    }
+
+    /// Checks and compiles a StateMachine node's machine, compiling each state's source.
+    fn machine(
+        &self,
+        id: NodeId,
+        machine: &super::machine::StateMachine,
+        errors: &mut Vec<GraphError>,
+    ) -> Option<CompiledMachine> {
+        let mut cycles = Vec::new();
+        let out = super::machine::compile::compile_machine(
+            id,
+            machine,
+            &self.graph.parameters,
+            self.skeleton,
+            |s| self.state_program(id, s, &mut cycles),
+            errors,
+        );
+        errors.extend(cycles);
+        out
+    }
+
+    /// The program of a state's source: a one-node graph for a clip or blend space, the other
+    /// graph's (compiled once per top-level compile) for a graph. A ring of graphs is pushed to
+    /// `cycles`; other faults come back as one message for the state.
+    fn state_program(
+        &self,
+        id: NodeId,
+        s: &super::machine::State,
+        cycles: &mut Vec<GraphError>,
+    ) -> Result<Arc<GraphProgram>, String> {
+        let messages = |errors: Vec<GraphError>| {
+            let n = errors.len();
+            let first = errors.first().map(ToString::to_string).unwrap_or_default();
+            if n > 1 { format!("{first} (and {} more)", n - 1) } else { first }
+        };
+        let super::machine::StateSource::Graph { graph: path } = &s.source else {
+            let g =
+                super::machine::compile::source_graph(&s.source, &self.graph.parameters).unwrap_or_default();
+            return compile_nested(&g, self.skeleton, self.clips, self.nest).map(Arc::new).map_err(messages);
+        };
+        let (on_stack, known, graph) = {
+            let nest = self.nest.borrow();
+            let at = nest.stack.iter().position(|p| p == path);
+            (at.map(|k| nest.stack[k..].to_vec()), nest.done.get(path).cloned(), nest.graphs.graph(path))
+        };
+        // A ring is reported on this state, found here or further in.
+        let ring = |ring: Vec<String>| GraphError::GraphCycle {
+            node: id,
+            title: "StateMachine",
+            state: s.name.clone(),
+            graph: path.clone(),
+            path: ring,
+        };
+        if let Some(mut found) = on_stack {
+            found.push(path.clone());
+            cycles.push(ring(found));
+            return Err(format!("graph {path:?} leads back to itself"));
+        }
+        if let Some(done) = known {
+            return done;
+        }
+        let Some(graph) = graph else { return Err(format!("no graph at {path:?}")) };
+        self.nest.borrow_mut().stack.push(path.clone());
+        let result = compile_nested(&graph, self.skeleton, self.clips, self.nest);
+        self.nest.borrow_mut().stack.pop();
+        let result = match result {
+            Ok(p) => Ok(Arc::new(p)),
+            Err(errors) => {
+                // A ring further in is reported once, by the state that closes it.
+                let (rings, other): (Vec<_>, Vec<_>) =
+                    errors.into_iter().partition(|e| matches!(e, GraphError::GraphCycle { .. }));
+                for inner in rings {
+                    if let GraphError::GraphCycle { path: found, .. } = inner {
+                        cycles.push(ring(found));
+                    }
+                }
+                Err(if other.is_empty() {
+                    format!("graph {path:?} plays a ring of graphs")
+                } else {
+                    format!("graph {path:?}: {}", messages(other))
+                })
+            }
+        };
+        self.nest.borrow_mut().done.insert(path.clone(), result.clone());
+        result
     }
 }
 
@@ -1306,6 +1533,7 @@ impl<'a> Emitter<'a> {
                 adjust_entries: Vec::new(),
                 iks: Vec::new(),
                 aims: Vec::new(),
+                machines: Vec::new(),
             },
         }
     }
@@ -1502,6 +1730,17 @@ impl<'a> Emitter<'a> {
                 });
                 self.slot[i] = self.slot[self.root[i]];
                 (Flow::LookAt { input: self.flow_of(i, Pin::Pose), aim }, None)
+            }
+            NodeKind::StateMachine { .. } => {
+                let Some(m) = self.resolved.machines[i].take() else { return };
+                let machine = self.program.machines.len() as u16;
+                self.program.machines.push(m);
+                let dst = self.dst(i);
+                // Two scratch slots for a transition's source and destination.
+                let (a, b) = (self.slots.take(), self.slots.take());
+                self.slots.release(a);
+                self.slots.release(b);
+                (Flow::Machine { machine }, Some(Instruction::Machine { machine, dst, a, b }))
             }
             NodeKind::Parameter { .. } | NodeKind::Output | NodeKind::Unknown { .. } => return,
         };

@@ -47,30 +47,48 @@ use std::sync::Arc;
 use glam::{Quat, Vec3};
 
 use super::compile::{CompiledSpace, FloatRef, Flow, GraphProgram, Instruction};
+use super::machine::{MachineInstance, StateEvent};
 use super::model::{AdjustOp, NodeId, ParamValue};
+pub use crate::animator::EventKind;
 use crate::clip::Clip;
 use crate::math::{self, Transform};
 use crate::playback::{PlaybackStep, advance_head, swept_markers};
 use crate::pose::{BlendLayer, BlendingJob, BoneAdjust, JobError, SamplingContext, SamplingJob};
 use crate::skeleton::Skeleton;
 
-/// A marker announced by a clip of a graph.
+/// A marker announced by a clip of a graph, or a state machine's event (see [`EventKind`]).
 #[derive(Clone, Debug)]
 pub struct GraphMarkerEvent {
-    /// The Clip, BlendSpace1D or BlendSpace2D node the clip plays in.
+    /// The Clip, BlendSpace1D or BlendSpace2D node the clip plays in (the StateMachine node for
+    /// a state event).
     pub node: NodeId,
-    /// The clip.
+    /// The clip (for a state event: the clip its state plays first).
     pub clip: Arc<Clip>,
-    /// Index into the clip's markers.
+    /// Index into the clip's markers (`usize::MAX` for a state event).
     pub marker: usize,
     /// 0 for the lap the step started in, +1/-1 for the lap a looping head wrapped into.
     pub lap: i32,
+    /// A marker, or a state machine event.
+    pub kind: EventKind,
 }
 
 impl GraphMarkerEvent {
-    /// The marker's name ("" for an index the clip does not have).
+    /// A marker event.
+    pub fn marker(node: NodeId, clip: Arc<Clip>, marker: usize, lap: i32) -> Self {
+        GraphMarkerEvent { node, clip, marker, lap, kind: EventKind::Marker }
+    }
+
+    /// A state machine event of `node`.
+    pub fn state(node: NodeId, clip: Arc<Clip>, event: StateEvent) -> Self {
+        GraphMarkerEvent { node, clip, marker: usize::MAX, lap: 0, kind: EventKind::State(event) }
+    }
+
+    /// The marker's name ("" for an index the clip does not have); a state event's state.
     pub fn name(&self) -> &str {
-        crate::animator::marker_name(&self.clip, self.marker)
+        match &self.kind {
+            EventKind::Marker => crate::animator::marker_name(&self.clip, self.marker),
+            EventKind::State(e) => &e.state,
+        }
     }
 
     /// The marker's time in its clip (NaN for an index the clip does not have).
@@ -209,7 +227,7 @@ impl AdditiveJob<'_> {
 /// Two-layer local-TRS blend with optional per-bone masks through [`BlendingJob`] (threshold
 /// `1e-6`). Inputs that do not fit (which the compiler rules out) leave the rest pose.
 #[allow(clippy::too_many_arguments)]
-fn blend_two(
+pub(crate) fn blend_two(
     a: &[Transform],
     wa: f32,
     ma: Option<&[f32]>,
@@ -254,7 +272,7 @@ fn advance_space_2d(
         let member_step = PlaybackStep { from: step.from * d, to: step.to * d, travel: step.travel * d };
         let times = m.clip.markers().iter().map(|mk| mk.time);
         swept_markers(times, &member_step, d, s.looping, |marker, lap| {
-            events.push(GraphMarkerEvent { node: s.node, clip: m.clip.clone(), marker, lap })
+            events.push(GraphMarkerEvent::marker(s.node, m.clip.clone(), marker, lap))
         });
     }
 }
@@ -321,6 +339,28 @@ pub struct GraphInstance {
     iks: Vec<GraphIk>,
     aims: Vec<GraphAim>,
     events: Vec<GraphMarkerEvent>,
+    machines: Vec<MachineInstance>,
+}
+
+/// The clip a graph instance's lead source plays, where and how fast (for marker sync).
+pub(crate) struct LeadMarker {
+    /// The clip.
+    pub clip: Arc<Clip>,
+    /// Its time.
+    pub time: f32,
+    /// Clip seconds per second.
+    pub rate: f32,
+    /// Its duration.
+    pub duration: f32,
+    /// Whether it wraps.
+    pub looping: bool,
+}
+
+/// The source that sets a graph's phase: a clip player or a blend space.
+#[derive(Clone, Copy)]
+enum Lead {
+    Player(usize),
+    Space(usize),
 }
 
 /// A LookAt node's solve for the last evaluation: what the Animator runs
@@ -373,7 +413,7 @@ fn unit(v: f32) -> f32 {
 }
 
 /// Borrows `K` read slots and one distinct write slot from the flat slot storage.
-fn views<const K: usize>(
+pub(crate) fn views<const K: usize>(
     slots: &mut [Transform],
     n: usize,
     reads: [u16; K],
@@ -430,8 +470,10 @@ impl GraphInstance {
             iks: Vec::with_capacity(p.iks.len()),
             aims: Vec::with_capacity(p.aims.len()),
             events: Vec::with_capacity(
-                16 + 2 * p.players.iter().map(|x| x.clip.markers().len()).sum::<usize>(),
+                16 + 2 * p.players.iter().map(|x| x.clip.markers().len()).sum::<usize>()
+                    + 8 * p.machines.len(),
             ),
+            machines: p.machines.iter().map(MachineInstance::new).collect(),
             program,
         };
         inst.reset_playheads();
@@ -450,6 +492,9 @@ impl GraphInstance {
         }
         self.phases.fill(0.0);
         self.events.clear();
+        for (m, c) in self.machines.iter_mut().zip(&self.program.machines) {
+            m.reset(c);
+        }
     }
 
     /// Sets every parameter back to its authored default.
@@ -473,6 +518,143 @@ impl GraphInstance {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// The value of parameter `index`.
+    pub fn parameter_at(&self, index: usize) -> Option<ParamValue> {
+        self.params.get(index).copied()
+    }
+
+    /// Sets trigger parameter `name` (it stays set until a transition consumes it).
+    pub fn set_trigger(&mut self, name: &str) -> bool {
+        self.program.parameter_index(name).is_some_and(|i| self.set_parameter(i, ParamValue::Trigger(true)))
+    }
+
+    /// The state machine of StateMachine node `node`.
+    pub fn machine(&self, node: NodeId) -> Option<&MachineInstance> {
+        let i = self.program.machines.iter().position(|m| m.node == node)?;
+        self.machines.get(i)
+    }
+
+    /// Every state machine with its compiled form, in program order.
+    pub fn machines(
+        &self,
+    ) -> impl Iterator<Item = (&super::machine::CompiledMachine, &MachineInstance)> + '_ {
+        self.program.machines.iter().zip(&self.machines)
+    }
+
+    /// The source that sets the graph's phase: its heaviest clip player or blend space as of the
+    /// last advance (the first one in program order on a tie).
+    fn lead(&self) -> Option<Lead> {
+        let mut best: Option<(Lead, f32)> = None;
+        for (k, f) in self.program.flow.iter().enumerate() {
+            let lead = match *f {
+                Flow::Clip { player } => Lead::Player(player as usize),
+                Flow::Space { space } => Lead::Space(space as usize),
+                _ => continue,
+            };
+            let w = self.flow[k].weight;
+            if best.is_none_or(|(_, b)| w > b) {
+                best = Some((lead, w));
+            }
+        }
+        best.map(|(l, _)| l)
+    }
+
+    /// The lead source's normalized phase in `[0, 1]` (0 when the graph plays no clip).
+    pub fn lead_phase(&self) -> f32 {
+        match self.lead() {
+            Some(Lead::Player(p)) => {
+                let d = self.program.players[p].duration;
+                if d > 0.0 { (self.player_times[p] / d).clamp(0.0, 1.0) } else { 0.0 }
+            }
+            Some(Lead::Space(s)) => self.phases[s],
+            None => 0.0,
+        }
+    }
+
+    /// Whether the lead source wraps.
+    pub fn lead_looping(&self) -> bool {
+        match self.lead() {
+            Some(Lead::Player(p)) => self.program.players[p].looping,
+            Some(Lead::Space(s)) => self.program.spaces[s].looping,
+            None => false,
+        }
+    }
+
+    /// Seconds the lead source takes for one lap at the current parameters (negative when it
+    /// plays backwards; infinite when it does not move).
+    pub fn lead_length(&self) -> f32 {
+        let rate = match self.lead() {
+            Some(Lead::Player(p)) => {
+                let x = &self.program.players[p];
+                if x.duration > 0.0 { x.speed / x.duration } else { 0.0 }
+            }
+            Some(Lead::Space(s)) => self.space_phase_rate(s),
+            None => 0.0,
+        };
+        1.0 / rate
+    }
+
+    /// Normalized phase per second of blend space `s` at the current parameters.
+    fn space_phase_rate(&self, s: usize) -> f32 {
+        let sp = &self.program.spaces[s];
+        let members = &self.program.members[sp.members.clone()];
+        let speed_of = |j: usize| {
+            let m = &members[j];
+            if m.duration > 0.0 { m.speed / m.duration } else { 0.0 }
+        };
+        if sp.y.is_some() {
+            return corners(&self.program, sp, &self.params)
+                .map_or(0.0, |c| c.iter().map(|&(j, w)| w * speed_of(j)).sum());
+        }
+        let positions = &self.program.member_positions[sp.members.clone()];
+        neighbour_weights(positions, read(&self.params, sp.position))
+            .map_or(0.0, |(lo, hi, t)| (1.0 - t) * speed_of(lo) + t * speed_of(hi))
+    }
+
+    /// Puts every clip player at `phase` of its duration and every blend space at `phase`.
+    pub fn set_phase(&mut self, phase: f32) {
+        let phase = if phase.is_finite() { phase.clamp(0.0, 1.0) } else { 0.0 };
+        for (t, p) in self.player_times.iter_mut().zip(&self.program.players) {
+            *t = phase * p.duration;
+        }
+        self.phases.fill(phase);
+    }
+
+    /// The lead source's clip, time and rate (a blend space's heaviest member).
+    pub(crate) fn lead_marker(&self) -> Option<LeadMarker> {
+        match self.lead()? {
+            Lead::Player(p) => {
+                let x = &self.program.players[p];
+                Some(LeadMarker {
+                    clip: x.clip.clone(),
+                    time: self.player_times[p],
+                    rate: x.speed,
+                    duration: x.duration,
+                    looping: x.looping,
+                })
+            }
+            Lead::Space(s) => {
+                let sp = &self.program.spaces[s];
+                let count = sp.members.len();
+                let mut weights = [0.0f32; 64];
+                let heaviest = if count <= weights.len() && self.space_weights(sp.node, &mut weights[..count])
+                {
+                    (0..count).fold(0, |b, j| if weights[j] > weights[b] { j } else { b })
+                } else {
+                    0
+                };
+                let m = &self.program.members[sp.members.start + heaviest];
+                Some(LeadMarker {
+                    clip: m.clip.clone(),
+                    time: self.phases[s] * m.duration,
+                    rate: m.duration * self.space_phase_rate(s),
+                    duration: m.duration,
+                    looping: sp.looping,
+                })
+            }
         }
     }
 
@@ -598,7 +780,7 @@ impl GraphInstance {
             let s = flow[k];
             let rate = if s.rate.is_nan() { 0.0 } else { s.rate };
             match program.flow[k] {
-                Flow::Clip { .. } | Flow::Space { .. } => {}
+                Flow::Clip { .. } | Flow::Space { .. } | Flow::Machine { .. } => {}
                 Flow::Blend2 { a, b, weight } => {
                     let w = unit(read(params, weight));
                     give(flow, a, s.weight * (1.0 - w), s.speaks && w < 0.5, rate);
@@ -655,9 +837,13 @@ impl GraphInstance {
                     if say {
                         let times = p.clip.markers().iter().map(|m| m.time);
                         swept_markers(times, &step, p.duration, p.looping, |marker, lap| {
-                            events.push(GraphMarkerEvent { node: p.node, clip: p.clip.clone(), marker, lap })
+                            events.push(GraphMarkerEvent::marker(p.node, p.clip.clone(), marker, lap))
                         });
                     }
+                }
+                Flow::Machine { machine } => {
+                    let m = &program.machines[machine as usize];
+                    self.machines[machine as usize].tick(m, &mut self.params, dt * rate, say, events);
                 }
                 Flow::Space { space } if program.spaces[space as usize].y.is_some() => {
                     let s = &program.spaces[space as usize];
@@ -695,7 +881,7 @@ impl GraphInstance {
                             PlaybackStep { from: step.from * d, to: step.to * d, travel: step.travel * d };
                         let times = m.clip.markers().iter().map(|mk| mk.time);
                         swept_markers(times, &member_step, d, s.looping, |marker, lap| {
-                            events.push(GraphMarkerEvent { node: s.node, clip: m.clip.clone(), marker, lap })
+                            events.push(GraphMarkerEvent::marker(s.node, m.clip.clone(), marker, lap))
                         });
                     }
                 }
@@ -708,14 +894,27 @@ impl GraphInstance {
     /// gathers the Adjust nodes' model-space adjusts into [`GraphInstance::adjusts`] (pass them to
     /// [`crate::pose::LocalToModelJob`]). `skeleton` must be the one the program was compiled for.
     pub fn evaluate(&mut self, skeleton: &Skeleton, out_local: &mut [Transform]) -> Result<(), JobError> {
-        let program = &*self.program;
-        let n = program.bone_count;
-        if skeleton.bone_count() != n || skeleton.bind_pose.len() != n {
+        if skeleton.bone_count() != self.program.bone_count {
             return Err(JobError::InputLength {
                 job: "graph",
                 input: "skeleton bones".to_owned(),
-                expected: n,
+                expected: self.program.bone_count,
                 got: skeleton.bone_count(),
+            });
+        }
+        self.run(&skeleton.bind_pose, out_local)
+    }
+
+    /// [`GraphInstance::evaluate`] against a bind pose (one transform per bone).
+    pub(crate) fn run(&mut self, bind: &[Transform], out_local: &mut [Transform]) -> Result<(), JobError> {
+        let program = &*self.program;
+        let n = program.bone_count;
+        if bind.len() != n {
+            return Err(JobError::InputLength {
+                job: "graph",
+                input: "bind pose".to_owned(),
+                expected: n,
+                got: bind.len(),
             });
         }
         if out_local.len() < n {
@@ -732,7 +931,6 @@ impl GraphInstance {
             self.aims.clear();
             return Ok(());
         }
-        let bind = &skeleton.bind_pose[..];
         let params = &self.params;
         let slots = &mut self.slots[..];
         for ins in &program.instructions {
@@ -787,6 +985,10 @@ impl GraphInstance {
                     let members = &program.members[s.members.clone()];
                     blend_corners(members, contexts, corners, phase, bind, slots, n, [a, b, c], dst)?;
                 }
+                Instruction::Machine { machine, dst, a, b } => {
+                    let m = &program.machines[machine as usize];
+                    self.machines[machine as usize].evaluate(m, bind, slots, n, dst, a, b)?;
+                }
                 Instruction::Blend { a, b, weight, dst } => {
                     let w = unit(read(params, weight));
                     let ([pa, pb], out) = views(slots, n, [a, b], dst)?;
@@ -839,8 +1041,28 @@ impl GraphInstance {
                 }
             }
         }
-        crate::pose::sort_adjusts(&mut self.adjusts);
         self.iks.clear();
+        self.aims.clear();
+        // A machine's states contribute their own adjusts and solves, scaled by their weight in
+        // the machine and the machine's in the pose.
+        for (k, f) in program.flow.iter().enumerate() {
+            let Flow::Machine { machine } = *f else { continue };
+            let (cm, mi) = (&program.machines[machine as usize], &self.machines[machine as usize]);
+            for (state, ws) in mi.weights(cm) {
+                let (Some(s), w) = (state.and_then(|s| mi.state(s)), ws * self.flow[k].weight) else {
+                    continue;
+                };
+                self.adjusts.extend(s.adjusts().iter().filter_map(|a| weighted_adjust(*a, w)));
+                let scaled = |x: f32| (x * w).min(1.0);
+                self.iks.extend(
+                    s.iks().iter().filter(|_| w > 0.0).map(|i| GraphIk { weight: scaled(i.weight), ..*i }),
+                );
+                self.aims.extend(
+                    s.aims().iter().filter(|_| w > 0.0).map(|i| GraphAim { weight: scaled(i.weight), ..*i }),
+                );
+            }
+        }
+        crate::pose::sort_adjusts(&mut self.adjusts);
         for (k, f) in program.flow.iter().enumerate() {
             let Flow::TwoBoneIk { ik, .. } = *f else { continue };
             let Some(c) = program.iks.get(ik as usize) else { continue };
@@ -857,7 +1079,6 @@ impl GraphInstance {
                 });
             }
         }
-        self.aims.clear();
         for (k, f) in program.flow.iter().enumerate() {
             let Flow::LookAt { aim, .. } = *f else { continue };
             let Some(c) = program.aims.get(aim as usize) else { continue };

@@ -26,6 +26,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use super::compile::{GraphError, validate_structure};
+use super::machine::file::MachineFile;
 use super::model::{
     AdjustEntry, AdjustOp, AnimGraph, BlendSample, BlendSample2D, Connection, Drive, MaskSubtree, Node,
     NodeId, NodeKind, ParamDecl, ParamValue,
@@ -151,6 +152,9 @@ pub struct NodeFile {
     /// The pitch limit, radians (LookAt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pitch: Option<f32>,
+    /// The state machine (StateMachine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineFile>,
 }
 
 /// A blend space clip in a file.
@@ -285,6 +289,16 @@ pub enum GraphFileError {
         /// The setting.
         field: &'static str,
     },
+    /// A setting could not be read as written; what could be read was kept.
+    #[error("node {node} ({kind}): {what}")]
+    BadSetting {
+        /// The node.
+        node: NodeId,
+        /// Its kind.
+        kind: &'static str,
+        /// What was wrong and what was done.
+        what: String,
+    },
     /// A structural fault of the loaded graph (dangling connection, cycle, pin mismatch...).
     #[error("{0}")]
     Graph(GraphError),
@@ -294,9 +308,9 @@ impl GraphFileError {
     /// The node at fault, if any.
     pub fn node(&self) -> Option<NodeId> {
         match self {
-            GraphFileError::UnknownNodeKind { node, .. } | GraphFileError::MissingField { node, .. } => {
-                Some(*node)
-            }
+            GraphFileError::UnknownNodeKind { node, .. }
+            | GraphFileError::MissingField { node, .. }
+            | GraphFileError::BadSetting { node, .. } => Some(*node),
             GraphFileError::Graph(e) => e.node(),
             _ => None,
         }
@@ -412,6 +426,7 @@ impl From<&AnimGraph> for GraphFile {
                             (Some(forward.to_array()), Some(up.to_array()), Some(offset.to_array()));
                         (f.yaw, f.pitch) = (Some(*yaw), Some(*pitch));
                     }
+                    NodeKind::StateMachine { machine } => f.machine = Some(MachineFile::from(machine)),
                     NodeKind::Output => {}
                     NodeKind::Unknown { kind, settings } => {
                         // Written back as read (the settings were made by `node_kind` below).
@@ -557,6 +572,16 @@ fn node_kind(f: &NodeFile, errors: &mut Vec<GraphFileError>) -> NodeKind {
                 pitch: f.pitch.unwrap_or(std::f32::consts::PI),
                 weight: f.weight.unwrap_or(1.0),
             }
+        }
+        "StateMachine" => {
+            need("StateMachine", "machine", f.machine.is_some());
+            let (machine, dropped) = f.machine.clone().unwrap_or_default().into_machine();
+            errors.extend(dropped.into_iter().map(|what| GraphFileError::BadSetting {
+                node,
+                kind: "StateMachine",
+                what,
+            }));
+            NodeKind::StateMachine { machine }
         }
         "Output" => NodeKind::Output,
         other => {

@@ -25,6 +25,7 @@
 
 use glam::Vec3;
 
+use super::machine::{Condition, State, StateMachine, StateSource, SyncRule, Test, Transition};
 use super::model::{
     AdjustEntry, AdjustOp, BlendSample, BlendSample2D, Drive, MaskSubtree, NodeKind, PinType,
 };
@@ -115,6 +116,8 @@ pub enum SettingType {
     Bone,
     /// A vector (x, y, z).
     Vector,
+    /// A state machine (states, entry, transitions).
+    Machine,
 }
 
 /// A setting of a kind, as a graph file names it.
@@ -198,7 +201,7 @@ const TARGET_INPUTS: &[InputPin] = &[
 ];
 
 /// Every kind, in the Add Node menu's order; [`NodeKind::index`] is a kind's place here.
-pub static KINDS: [KindInfo; 13] = [
+pub static KINDS: [KindInfo; 14] = [
     KindInfo {
         name: "Clip",
         family: Family::Source,
@@ -413,6 +416,17 @@ pub static KINDS: [KindInfo; 13] = [
         },
     },
     KindInfo {
+        name: "StateMachine",
+        family: Family::Source,
+        hint: "States and transitions: plays one state, blends two while a transition runs",
+        palette: Palette::Always,
+        inputs: &[],
+        output: Some(PinType::Pose),
+        settings: &[setting("machine", S::Machine)],
+        start: |s| NodeKind::StateMachine { machine: start_machine(s.clip) },
+        example: || NodeKind::StateMachine { machine: example_machine() },
+    },
+    KindInfo {
         name: "Parameter",
         family: Family::Parameter,
         hint: "Reads a parameter (drives a float pin)",
@@ -447,6 +461,52 @@ pub static KINDS: [KindInfo; 13] = [
     },
 ];
 
+/// A new machine: one state, named Idle, playing `clip`, which is the entry.
+fn start_machine(clip: &str) -> StateMachine {
+    StateMachine {
+        states: vec![State {
+            name: "Idle".into(),
+            source: StateSource::Clip { clip: clip.to_owned(), speed: 1.0, looping: true },
+            at: [0.0, 0.0],
+        }],
+        entry: "Idle".into(),
+        transitions: Vec::new(),
+        any_at: [0.0, -120.0],
+    }
+}
+
+/// A machine of two states on [`EXAMPLE_CLIP`] (a clip and a blend space on
+/// [`EXAMPLE_PARAMETER`]) with a transition each way, one conditional.
+fn example_machine() -> StateMachine {
+    let mut there = Transition::new(Some("Idle"), "Move");
+    there.conditions.push(Condition { parameter: EXAMPLE_PARAMETER.into(), test: Test::Greater(0.1) });
+    there.sync = SyncRule::Phase;
+    let mut back = Transition::new(Some("Move"), "Idle");
+    back.exit_time = Some(0.5);
+    back.curve = crate::easing::Easing::InOutSine;
+    StateMachine {
+        states: vec![
+            State {
+                name: "Idle".into(),
+                source: StateSource::Clip { clip: EXAMPLE_CLIP.into(), speed: 1.0, looping: true },
+                at: [0.0, 0.0],
+            },
+            State {
+                name: "Move".into(),
+                source: StateSource::BlendSpace {
+                    samples: vec![BlendSample { clip: EXAMPLE_CLIP.into(), position: 0.0, speed: 1.0 }],
+                    parameter: EXAMPLE_PARAMETER.into(),
+                    looping: true,
+                },
+                at: [200.0, 0.0],
+            },
+        ],
+        entry: "Idle".into(),
+        transitions: vec![there, back],
+        any_at: [0.0, -120.0],
+    }
+}
+
 /// A node of a kind from a newer Marrow naming a clip, as a graph file reads it.
 fn unknown_example() -> NodeKind {
     const FILE: &str =
@@ -471,9 +531,10 @@ impl NodeKind {
             NodeKind::TimeScale { .. } => 7,
             NodeKind::TwoBoneIk { .. } => 8,
             NodeKind::LookAt { .. } => 9,
-            NodeKind::Parameter { .. } => 10,
-            NodeKind::Output => 11,
-            NodeKind::Unknown { .. } => 12,
+            NodeKind::StateMachine { .. } => 10,
+            NodeKind::Parameter { .. } => 11,
+            NodeKind::Output => 12,
+            NodeKind::Unknown { .. } => 13,
         }
     }
 
@@ -498,6 +559,7 @@ impl NodeKind {
             NodeKind::Clip { clip, .. } => vec![clip.as_str()],
             NodeKind::BlendSpace1D { samples, .. } => samples.iter().map(|s| s.clip.as_str()).collect(),
             NodeKind::BlendSpace2D { samples, .. } => samples.iter().map(|s| s.clip.as_str()).collect(),
+            NodeKind::StateMachine { machine } => machine.clip_refs(),
             NodeKind::Parameter { .. }
             | NodeKind::Blend2 { .. }
             | NodeKind::Additive { .. }
@@ -517,6 +579,7 @@ impl NodeKind {
             NodeKind::Clip { clip, .. } => vec![clip],
             NodeKind::BlendSpace1D { samples, .. } => samples.iter_mut().map(|s| &mut s.clip).collect(),
             NodeKind::BlendSpace2D { samples, .. } => samples.iter_mut().map(|s| &mut s.clip).collect(),
+            NodeKind::StateMachine { machine } => machine.clip_refs_mut(),
             NodeKind::Parameter { .. }
             | NodeKind::Blend2 { .. }
             | NodeKind::Additive { .. }
@@ -541,6 +604,7 @@ impl NodeKind {
                     Drive::Constant(_) => None,
                 })
                 .collect(),
+            NodeKind::StateMachine { machine } => machine.param_refs(),
             NodeKind::Clip { .. }
             | NodeKind::Blend2 { .. }
             | NodeKind::BlendSpace1D { .. }
@@ -566,6 +630,7 @@ impl NodeKind {
                     Drive::Constant(_) => None,
                 })
                 .collect(),
+            NodeKind::StateMachine { machine } => machine.param_refs_mut(),
             NodeKind::Clip { .. }
             | NodeKind::Blend2 { .. }
             | NodeKind::BlendSpace1D { .. }
@@ -604,6 +669,7 @@ impl NodeKind {
             NodeKind::Clip { .. }
             | NodeKind::Parameter { .. }
             | NodeKind::Adjust { .. }
+            | NodeKind::StateMachine { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => return None,
         };
@@ -633,6 +699,7 @@ impl NodeKind {
             NodeKind::Clip { .. }
             | NodeKind::Parameter { .. }
             | NodeKind::Adjust { .. }
+            | NodeKind::StateMachine { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => return None,
         };
@@ -674,6 +741,7 @@ impl NodeKind {
             | NodeKind::TimeScale { .. }
             | NodeKind::TwoBoneIk { .. }
             | NodeKind::LookAt { .. }
+            | NodeKind::StateMachine { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }

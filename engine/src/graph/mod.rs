@@ -24,13 +24,17 @@ pub mod compile;
 pub mod eval;
 pub mod file;
 pub mod kinds;
+pub mod machine;
 pub mod model;
 pub mod plane;
 
 #[doc(hidden)]
 pub use compile::Instruction;
-pub use compile::{ClipSource, GraphCache, GraphError, GraphProgram, compile};
-pub use eval::{AdditiveJob, GraphAim, GraphIk, GraphInstance, GraphMarkerEvent};
+pub use compile::{
+    ClipSource, GraphCache, GraphError, GraphProgram, GraphSource, MachinePlace, NoGraphs, compile,
+    compile_in,
+};
+pub use eval::{AdditiveJob, EventKind, GraphAim, GraphIk, GraphInstance, GraphMarkerEvent};
 pub use file::{GRAPH_FILE_VERSION, GraphFile, GraphFileError, load_graph, save_graph};
 pub use kinds::{Family, FloatRange, InputPin, KINDS, KindInfo, Palette, SettingInfo, SettingType, Start};
 pub use model::{

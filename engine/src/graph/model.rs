@@ -248,6 +248,12 @@ pub enum NodeKind {
         /// Weight used when the `weight` pin is unconnected; clamped to `[0, 1]`.
         weight: f32,
     },
+    /// States and transitions: plays one state's source, or blends two during a transition (see
+    /// [`super::machine`]). Output: pose.
+    StateMachine {
+        /// The machine.
+        machine: super::machine::StateMachine,
+    },
     /// The graph's result. Input: `pose`.
     Output,
     /// A node a graph file names with a kind this build does not know. It is kept, with its
@@ -314,14 +320,26 @@ pub enum ParamValue {
     Float(f32),
     /// A bool (reads as 0 or 1 where a float is wanted).
     Bool(bool),
+    /// A trigger: set by a game or a button, it stays set until a state machine transition that
+    /// tests it fires, which clears it (reads as 0 or 1 where a float is wanted).
+    Trigger(bool),
 }
 
 impl ParamValue {
-    /// The value as a float (a bool is 0 or 1).
+    /// The value as a float (a bool or trigger is 0 or 1).
     pub fn as_f32(self) -> f32 {
         match self {
             ParamValue::Float(v) => v,
-            ParamValue::Bool(b) => b as u8 as f32,
+            ParamValue::Bool(b) | ParamValue::Trigger(b) => b as u8 as f32,
+        }
+    }
+
+    /// The type's name: "float", "bool" or "trigger".
+    pub fn type_name(self) -> &'static str {
+        match self {
+            ParamValue::Float(_) => "float",
+            ParamValue::Bool(_) => "bool",
+            ParamValue::Trigger(_) => "trigger",
         }
     }
 }

@@ -885,7 +885,7 @@ impl Library {
                 .get(path)
                 .and_then(|l| l.iter().find(|c| c.skeleton == skeleton.name).or(l.first()).cloned())
         };
-        crate::graph::compile(g, skeleton, &clip_of)
+        crate::graph::compile_in(g, reference, skeleton, &clip_of, &self.graphs)
     }
 
     /// The imported glTF asset at `path`.
@@ -975,9 +975,24 @@ impl AssetSource for Library {
 
 /// The graph part of [`check_project`]: each graph compiled against the skeleton its clips
 /// name (a graph names no skeleton itself), or, playing no clip, against an empty one.
-fn check_graphs(project: &Project, lib: &Library, root: &Path, errors: &mut Vec<ProjectError>) {
+fn check_graphs(
+    project: &Project,
+    lib: &Library,
+    root: &Path,
+    errors: &mut Vec<ProjectError>,
+    warnings: &mut Vec<String>,
+) {
     for (p, g) in &project.graphs {
         let full = root.join(p);
+        for n in &g.nodes {
+            if let crate::graph::NodeKind::StateMachine { machine } = &n.kind {
+                warnings.extend(
+                    crate::graph::machine::machine_warnings(machine)
+                        .into_iter()
+                        .map(|w| format!("{}: node {} (StateMachine): {w}", full.display(), n.id)),
+                );
+            }
+        }
         let clip_of = |path: &str| lib.clips.get(path).and_then(|l| l.first().cloned());
         let first_clip = g.nodes.iter().find_map(|n| n.kind.clip_refs().first().map(|c| (*c).to_owned()));
         let sk = first_clip
@@ -992,7 +1007,7 @@ fn check_graphs(project: &Project, lib: &Library, root: &Path, errors: &mut Vec<
         // names (which only a rig can judge) are left to the Animators that play it.
         let rigless = sk.is_none();
         let sk = sk.unwrap_or_else(|| Arc::new(Skeleton::empty("(no rig)")));
-        if let Err(list) = crate::graph::compile(g, &sk, &clip_of) {
+        if let Err(list) = crate::graph::compile_in(g, p, &sk, &clip_of, &project.graphs) {
             errors.extend(
                 list.into_iter()
                     .filter(|e| !(rigless && matches!(e, crate::graph::GraphError::UnknownBone { .. })))
@@ -1228,7 +1243,7 @@ fn check_loaded(project: &Project, mut errors: Vec<ProjectError>, root: &Path) -
         }
     }
     check_clip_files(project, &lib, root, &mut errors);
-    check_graphs(project, &lib, root, &mut errors);
+    check_graphs(project, &lib, root, &mut errors, &mut warnings);
     check_scenes(project, &lib, root, &mut errors);
     let files = 1
         + project.manifest.scenes.len()

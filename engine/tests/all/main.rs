@@ -45,4 +45,5 @@ mod render;
 mod scene;
 mod simplify;
 mod socket;
+mod state_machine;
 mod tracks_and_clips;

@@ -88,8 +88,13 @@ fn every_kind_names_its_clips_and_parameters() {
     for example in NodeKind::examples() {
         let info = example.info();
         let has = |t: SettingType| info.settings.iter().any(|s| s.ty == t);
-        let names_clips = has(SettingType::Clip) || has(SettingType::Samples) || has(SettingType::Samples2D);
-        let names_params = has(SettingType::Parameter) || has(SettingType::Adjusts);
+        // A machine's states play clips and its conditions read parameters.
+        let names_clips = has(SettingType::Clip)
+            || has(SettingType::Samples)
+            || has(SettingType::Samples2D)
+            || has(SettingType::Machine);
+        let names_params =
+            has(SettingType::Parameter) || has(SettingType::Adjusts) || has(SettingType::Machine);
         assert_eq!(example.clip_refs().contains(&EXAMPLE_CLIP), names_clips, "{}", info.name);
         assert_eq!(example.param_refs().contains(&EXAMPLE_PARAMETER), names_params, "{}", info.name);
         // The mutable views rewrite exactly what the shared ones name.

@@ -19,7 +19,8 @@ pub struct ParamsPanel {
     /// The name typed for a new parameter.
     new_name: String,
     /// Whether the new parameter is a bool.
-    new_bool: bool,
+    /// The type a new parameter gets: its default value (float 0, bool false, trigger unset).
+    new_type: NewType,
     /// A parameter being renamed: (name, text so far).
     renaming: Option<(String, String)>,
 }
@@ -95,10 +96,7 @@ impl ParamsPanel {
                     }
                     r.on_hover_text("Double-click to rename (every use follows)");
                 }
-                ui.weak(match p.default {
-                    ParamValue::Float(_) => "float",
-                    ParamValue::Bool(_) => "bool",
-                });
+                ui.weak(p.default.type_name());
             });
             ui.horizontal(|ui| {
                 ui.label("default");
@@ -124,6 +122,9 @@ impl ParamsPanel {
                             });
                         }
                     }
+                    ParamValue::Trigger(_) => {
+                        ui.weak("unset (a transition that tests it clears it)");
+                    }
                 }
                 let delete = ui.add_enabled(uses.is_empty(), egui::Button::new("Delete").small());
                 let delete = named(delete, egui::WidgetType::Button, &format!("Delete {}", p.name));
@@ -142,32 +143,7 @@ impl ParamsPanel {
                 ui.colored_label(Color32::GRAY, "unused");
             }
             if previewing {
-                let current = live(&p.name).unwrap_or(p.default);
-                match current {
-                    ParamValue::Float(v) => {
-                        let (lo, hi) = slider_range(graph, &p.name, p.default.as_f32());
-                        let mut x = v;
-                        let r = ui.add(egui::Slider::new(&mut x, lo..=hi).text("live"));
-                        if named(r, egui::WidgetType::Slider, &format!("{} live", p.name)).changed()
-                            && x.is_finite()
-                        {
-                            commands.push(Command::SetGraphParameter {
-                                name: p.name.clone(),
-                                value: ParamValue::Float(x),
-                            });
-                        }
-                    }
-                    ParamValue::Bool(b) => {
-                        let mut x = b;
-                        let r = ui.checkbox(&mut x, "live");
-                        if named(r, egui::WidgetType::Checkbox, &format!("{} live", p.name)).changed() {
-                            commands.push(Command::SetGraphParameter {
-                                name: p.name.clone(),
-                                value: ParamValue::Bool(x),
-                            });
-                        }
-                    }
-                }
+                live_control(ui, graph, p, live(&p.name).unwrap_or(p.default), &mut commands);
             }
         }
         ui.separator();
@@ -178,7 +154,15 @@ impl ParamsPanel {
                     .desired_width(110.0),
             );
             named(r, egui::WidgetType::TextEdit, "New parameter name");
-            ui.checkbox(&mut self.new_bool, "bool");
+            let r = egui::ComboBox::from_id_salt("new parameter type")
+                .selected_text(self.new_type.name())
+                .width(70.0)
+                .show_ui(ui, |ui| {
+                    for t in NewType::ALL {
+                        ui.selectable_value(&mut self.new_type, t, t.name());
+                    }
+                });
+            named(r.response, egui::WidgetType::ComboBox, "New parameter type");
         });
         let name = self.new_name.trim().to_owned();
         let taken = graph.parameter(&name).is_some();
@@ -187,7 +171,7 @@ impl ParamsPanel {
             ui.colored_label(Color32::from_rgb(0xe0, 0x80, 0x80), format!("{name:?} exists already"));
         }
         if add.clicked() {
-            let default = if self.new_bool { ParamValue::Bool(false) } else { ParamValue::Float(0.0) };
+            let default = self.new_type.default();
             edits.push(GraphOp::AddParameter { name, default });
             self.new_name.clear();
         }
@@ -196,6 +180,75 @@ impl ParamsPanel {
         }
         for c in commands {
             cx.send(c);
+        }
+    }
+}
+
+/// The types the Add Parameter row offers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum NewType {
+    #[default]
+    Float,
+    Bool,
+    Trigger,
+}
+
+impl NewType {
+    const ALL: [NewType; 3] = [NewType::Float, NewType::Bool, NewType::Trigger];
+
+    fn name(self) -> &'static str {
+        self.default().type_name()
+    }
+
+    fn default(self) -> ParamValue {
+        match self {
+            NewType::Float => ParamValue::Float(0.0),
+            NewType::Bool => ParamValue::Bool(false),
+            NewType::Trigger => ParamValue::Trigger(false),
+        }
+    }
+}
+
+/// The live control of parameter `p` while the graph is previewed: a slider for a float, a
+/// checkbox for a bool, a Fire button for a trigger (which shows whether it waits).
+fn live_control(
+    ui: &mut egui::Ui,
+    graph: &AnimGraph,
+    p: &marrow_engine::graph::ParamDecl,
+    current: ParamValue,
+    commands: &mut Vec<Command>,
+) {
+    match current {
+        ParamValue::Float(v) => {
+            let (lo, hi) = slider_range(graph, &p.name, p.default.as_f32());
+            let mut x = v;
+            let r = ui.add(egui::Slider::new(&mut x, lo..=hi).text("live"));
+            if named(r, egui::WidgetType::Slider, &format!("{} live", p.name)).changed() && x.is_finite() {
+                commands
+                    .push(Command::SetGraphParameter { name: p.name.clone(), value: ParamValue::Float(x) });
+            }
+        }
+        ParamValue::Bool(b) => {
+            let mut x = b;
+            let r = ui.checkbox(&mut x, "live");
+            if named(r, egui::WidgetType::Checkbox, &format!("{} live", p.name)).changed() {
+                commands
+                    .push(Command::SetGraphParameter { name: p.name.clone(), value: ParamValue::Bool(x) });
+            }
+        }
+        ParamValue::Trigger(set) => {
+            ui.horizontal(|ui| {
+                let r = ui.button("Fire");
+                if named(r, egui::WidgetType::Button, &format!("Fire {}", p.name)).clicked() {
+                    commands.push(Command::SetGraphParameter {
+                        name: p.name.clone(),
+                        value: ParamValue::Trigger(true),
+                    });
+                }
+                if set {
+                    ui.colored_label(Color32::from_rgb(0xe0, 0xc0, 0x60), "set, waiting for a transition");
+                }
+            });
         }
     }
 }
