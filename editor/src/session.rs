@@ -76,10 +76,12 @@ pub struct MarkerHit {
     pub marker: usize,
     /// Its name.
     pub name: String,
-    /// Its time in the clip.
+    /// Its time in the clip (for a state event: the rig's head time).
     pub time: f32,
     /// Whether a scrub (not playback) crossed it.
     pub scrub: bool,
+    /// Whether it is a state machine's event ("enter Walk"), not a marker.
+    pub state: bool,
 }
 
 /// A graph previewed on a rig (Graph tab > Preview): session state only, never saved and never
@@ -446,12 +448,26 @@ impl Session {
             let played: Vec<MarkerHit> = self
                 .events
                 .iter()
-                .map(|e| MarkerHit {
-                    rig: e.entity,
-                    marker: e.event.marker,
-                    name: e.event.name().to_owned(),
-                    time: e.event.time(),
-                    scrub: false,
+                .map(|e| match e.event.state() {
+                    Some(s) => MarkerHit {
+                        rig: e.entity,
+                        marker: e.event.marker,
+                        name: match &s.from {
+                            Some(from) => format!("{} {from} -> {}", s.kind.name(), s.state),
+                            None => format!("{} {}", s.kind.name(), s.state),
+                        },
+                        time: self.world.animator(e.entity).map_or(0.0, |a| a.time()),
+                        scrub: false,
+                        state: true,
+                    },
+                    None => MarkerHit {
+                        rig: e.entity,
+                        marker: e.event.marker,
+                        name: e.event.name().to_owned(),
+                        time: e.event.time(),
+                        scrub: false,
+                        state: false,
+                    },
                 })
                 .collect();
             for h in played {
@@ -594,7 +610,8 @@ impl Session {
         marrow_engine::playback::swept_markers(times, &step, clip.duration(), false, |i, _| hits.push(i));
         for i in hits {
             let m = &clip.markers()[i];
-            self.push_hit(MarkerHit { rig, marker: i, name: m.name.clone(), time: m.time, scrub: true });
+            let hit = MarkerHit { rig, marker: i, name: m.name.clone(), time: m.time, scrub: true, state: false };
+            self.push_hit(hit);
         }
     }
 
@@ -640,7 +657,11 @@ impl Session {
     /// pose is recomputed at the same time with the new value.
     pub fn set_preview_parameter(&mut self, name: &str, value: ParamValue) {
         let Some(p) = &mut self.preview else { return };
-        p.params.insert(name.to_owned(), value);
+        // A trigger is an instant: it is set on the instance (until a transition consumes it),
+        // never kept to be set again when the preview is rebuilt.
+        if !matches!(value, ParamValue::Trigger(_)) {
+            p.params.insert(name.to_owned(), value);
+        }
         let Some(rig) = self.world.find(&p.rig) else { return };
         let paused = self.clock.is_paused();
         if let Some(a) = self.world.animator_mut(rig)

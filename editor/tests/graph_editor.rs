@@ -950,3 +950,100 @@ fn a_two_bone_ik_node_is_added_set_up_wired_and_previewed_then_undo_all_gives_th
     click(&mut h, Role::Button, "■ Stop Preview");
     assert_eq!(undo_all_redo_all(&mut h, dir.path(), &original), edited);
 }
+
+fn machine_report(h: &Harness<'_, EditorApp>) -> marrow_editor::panels::graph::machine_canvas::MachineReport {
+    h.state().panels.graph.machine_report.clone()
+}
+
+fn machine_at(
+    h: &Harness<'_, EditorApp>,
+    path: &str,
+    node: NodeId,
+) -> marrow_engine::graph::machine::StateMachine {
+    match &graph_at(h, path).node(node).unwrap().kind {
+        NodeKind::StateMachine { machine } => machine.clone(),
+        other => panic!("not a machine: {other:?}"),
+    }
+}
+
+/// Clicks an empty corner of the state canvas (nothing selected: the machine's summary shows).
+fn click_machine_background(h: &mut Harness<'_, EditorApp>) {
+    let canvas = machine_report(h).canvas.expect("the state canvas was drawn");
+    left_click(h, canvas.left_top() + egui::vec2(12.0, 12.0));
+}
+
+#[test]
+fn a_state_machine_is_built_on_its_canvas_driven_in_preview_and_undone_to_the_original_bytes() {
+    const L: &str = "graphs/locomotion.graph.ron";
+    let dir = sample("locomotion");
+    let original = files(dir.path());
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.run_steps(3);
+    let at = empty_spot(&h);
+    right_click(&mut h, at);
+    h.get_by_role_and_label(Role::Button, "StateMachine").click();
+    settle(&mut h);
+    h.run_steps(3);
+    let sm = graph_at(&h, L).nodes.last().unwrap().id;
+    let title = format!("StateMachine {sm}");
+    select(&mut h, NodeId(3));
+    feed(&mut h, "Output #3", "pose", &title);
+
+    // Its canvas: two more states from the summary, then a ring of three transitions dragged
+    // from each state's link handle onto the next.
+    select(&mut h, sm);
+    click(&mut h, Role::Button, "Open State Canvas");
+    assert!(h.state().panels.graph.machine.is_some(), "the state canvas opened");
+    for _ in 0..2 {
+        click_machine_background(&mut h);
+        click(&mut h, Role::Button, "Add State");
+    }
+    let names: Vec<String> = machine_at(&h, L, sm).states.iter().map(|s| s.name.clone()).collect();
+    assert_eq!(names, ["Idle", "State", "State 2"]);
+    for (from, to) in [("Idle", "State"), ("State", "State 2"), ("State 2", "Idle")] {
+        let r = machine_report(&h);
+        drag(&mut h, r.states[from].right_center(), r.states[to].center(), 8);
+    }
+    let m = machine_at(&h, L, sm);
+    let labels: Vec<String> = m.transitions.iter().map(|t| t.label()).collect();
+    assert_eq!(labels, ["Idle -> State", "State -> State 2", "State 2 -> Idle"]);
+
+    // A condition on each, picked on its arrow in the inspector: speed > 1.25, speed > 1.75,
+    // speed < 0.5 (speed starts at 1: the machine stays in Idle).
+    for (k, test, value) in [(0, None, 1.25), (1, None, 1.75), (2, Some("<"), 0.5)] {
+        let (a, b) = machine_report(&h).arrows[k];
+        left_click(&mut h, a + (b - a) * 0.5);
+        click(&mut h, Role::Button, "Add Condition");
+        if let Some(op) = test {
+            click(&mut h, Role::ComboBox, "Condition 1 test");
+            click(&mut h, Role::Button, op);
+        }
+        set_value(&mut h, Role::SpinButton, "Condition 1 value", value);
+    }
+    use marrow_engine::graph::machine::Test;
+    let tests: Vec<Test> = machine_at(&h, L, sm).transitions.iter().map(|t| t.conditions[0].test).collect();
+    assert_eq!(tests, [Test::Greater(1.25), Test::Greater(1.75), Test::Less(0.5)]);
+    assert!(h.state().panels.graph.faults(sm).is_empty(), "{:?}", h.state().panels.graph.faults(sm));
+    let edited = h.state().doc.files();
+
+    // Preview: speed drives the machine around its ring; the document does not change.
+    let revision = h.state().doc.revision();
+    click(&mut h, Role::Button, "▶ Preview");
+    assert_eq!(h.state().session.preview().unwrap().error, None);
+    h.state_mut().send(marrow_editor::command::Command::Play);
+    h.run_steps(4);
+    assert_eq!(machine_report(&h).active.map(|a| a.0).as_deref(), Some("Idle"));
+    for (speed, state) in [(1.5, "State"), (2.0, "State 2"), (0.0, "Idle")] {
+        set_value(&mut h, Role::Slider, "speed live", speed);
+        h.run_steps(30);
+        assert_eq!(machine_report(&h).active.map(|a| a.0).as_deref(), Some(state), "at speed {speed}");
+    }
+    assert_eq!(h.state().doc.revision(), revision, "previewing is not an edit");
+    click(&mut h, Role::Button, "■ Stop Preview");
+    assert_eq!(undo_all_redo_all(&mut h, dir.path(), &original), edited);
+    // Saved and opened again: the same files.
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    let reopened = marrow_editor::document::Document::open(dir.path()).unwrap();
+    assert_eq!(reopened.files(), edited, "save and reload equal");
+}

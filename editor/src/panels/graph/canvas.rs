@@ -199,6 +199,15 @@ impl GraphPanel {
                 clicked_node = Some(nid);
             }
         }
+        // A double-click on a StateMachine node opens its state canvas.
+        let opened = self.view.ids.iter().filter(|_| pointer_event).find_map(|(&nid, &sid)| {
+            let r = ctx.read_response(id.with(("snarl-node", sid)).with("frame"))?;
+            let machine = matches!(graph.node(nid).map(|n| &n.kind), Some(NodeKind::StateMachine { .. }));
+            (r.double_clicked() && machine).then_some(nid)
+        });
+        if let Some(n) = opened {
+            self.open_machine(n);
+        }
         if let Some(n) = clicked_node {
             if modifiers.shift || modifiers.command {
                 let sel = &mut cx.ui.graph_selection;

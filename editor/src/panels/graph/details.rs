@@ -34,6 +34,12 @@ pub struct DetailsCx<'a> {
     pub faults: &'a HashMap<NodeId, Vec<String>>,
     /// The Adjust entry the viewport's gizmo edits, if it is in this graph.
     pub gizmo: Option<(NodeId, usize)>,
+    /// The graph's asset path.
+    pub path: &'a str,
+    /// The project's graphs (what a state can play).
+    pub graphs: &'a [String],
+    /// The open state canvas, if any (its selection picks the inspector).
+    pub machine: Option<&'a super::machine_canvas::MachineView>,
 }
 
 /// What the details panel asks for.
@@ -45,6 +51,12 @@ pub struct DetailsOut {
     pub commands: Vec<Command>,
     /// A new target for the viewport's Adjust gizmo (`Some(None)`: none).
     pub gizmo: Option<Option<(NodeId, usize)>>,
+    /// Open the state canvas of this StateMachine node.
+    pub open_machine: Option<NodeId>,
+    /// A new selection on the state canvas (`Some(None)`: none).
+    pub select: Option<Option<super::machine_canvas::MachineItem>>,
+    /// Open this graph (a state's nested graph).
+    pub open_graph: Option<String>,
 }
 
 /// The node details' own state.
@@ -164,6 +176,7 @@ impl DetailsPanel {
                     nodes::two_bone_ik::editor(ui, cx, id, &ik, out);
                 }
             }
+            NodeKind::StateMachine { machine } => nodes::state_machine::editor(ui, cx, id, &machine, out),
             NodeKind::Unknown { kind, settings } => {
                 ui.label(format!("A node of kind {kind:?}, which this build does not know."));
                 ui.weak("It is kept as written and saved back unchanged; the graph cannot play until it is deleted.");

@@ -18,6 +18,7 @@
 
 pub mod details;
 pub mod framing;
+pub mod machine_canvas;
 pub mod nodes;
 pub mod palette;
 pub mod params;
@@ -119,6 +120,13 @@ pub struct GraphPanel {
     followed: Option<String>,
     /// The last frame's measurements.
     pub report: GraphReport,
+    /// The open state canvas (a StateMachine node of the graph shown), if any.
+    pub machine: Option<machine_canvas::MachineView>,
+    /// The levels above the graph shown, outermost first: (graph, StateMachine node) pairs a
+    /// nested graph was opened from (the breadcrumb).
+    trail: Vec<(String, NodeId)>,
+    /// The state canvas's measurements of the last frame.
+    pub machine_report: machine_canvas::MachineReport,
 }
 
 impl GraphPanel {
@@ -153,6 +161,13 @@ impl GraphPanel {
         };
         let graph = &cx.doc.project().graphs[&path];
         self.refresh_status(cx, &path, graph);
+        // A machine whose node went away (undo, another graph shown) closes.
+        if self.machine.as_ref().is_some_and(|v| {
+            !matches!(graph.node(v.node).map(|n| &n.kind), Some(NodeKind::StateMachine { .. }))
+        }) {
+            self.machine = None;
+        }
+        let graphs: Vec<String> = cx.doc.project().manifest.graphs.clone();
         let previewing = cx.session.preview().is_some_and(|p| p.graph == path && p.error.is_none());
         let inst = if previewing { preview_instance(cx) } else { None };
         let clips: Vec<String> = cx.session.library().clip_refs().map(str::to_owned).collect();
@@ -184,6 +199,9 @@ impl GraphPanel {
                                 .as_ref()
                                 .filter(|(g, _, _)| *g == path)
                                 .map(|(_, n, e)| (*n, *e)),
+                            path: &path,
+                            graphs: &graphs,
+                            machine: self.machine.as_ref(),
                         };
                         let mut out = details::DetailsOut::default();
                         self.details.ui(ui, &dcx, node, &mut out);
@@ -196,6 +214,7 @@ impl GraphPanel {
                         for c in out.commands {
                             cx.send(c);
                         }
+                        self.follow_details(cx, &path, out.open_machine, out.select, out.open_graph);
                     }
                     None => {
                         ui.heading("Node");
@@ -209,8 +228,119 @@ impl GraphPanel {
             });
         }
         egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
-            self.canvas(ui, cx, &path, graph, inst, &clips);
+            if self.breadcrumb(ui, cx, &path, graph) {
+                self.machine_canvas(ui, cx, &path, graph, inst, &clips);
+            } else {
+                self.canvas(ui, cx, &path, graph, inst, &clips);
+            }
         });
+    }
+
+    /// Opens a StateMachine node's canvas (double-click on the node, Open in its details).
+    pub fn open_machine(&mut self, node: NodeId) {
+        if self.machine.as_ref().is_none_or(|v| v.node != node) {
+            self.machine = Some(machine_canvas::MachineView::new(node));
+        }
+    }
+
+    /// What the details panel asked of the state canvas: open it, select on it, open a nested
+    /// graph (remembered in the breadcrumb).
+    fn follow_details(
+        &mut self,
+        cx: &mut Cx,
+        path: &str,
+        open: Option<NodeId>,
+        select: Option<Option<machine_canvas::MachineItem>>,
+        graph: Option<String>,
+    ) {
+        if let Some(n) = open {
+            self.open_machine(n);
+        }
+        if let (Some(sel), Some(v)) = (select, self.machine.as_mut()) {
+            v.selected = sel;
+        }
+        if let Some(g) = graph
+            && let Some(v) = &self.machine
+        {
+            self.trail.push((path.to_owned(), v.node));
+            self.machine = None;
+            cx.ui.graph = Some(g);
+            cx.ui.graph_selection.clear();
+        }
+    }
+
+    /// The breadcrumb above the canvas (the graphs a nested graph was opened from, the graph,
+    /// the open state machine); returns whether the state canvas is open.
+    fn breadcrumb(&mut self, ui: &mut egui::Ui, cx: &mut Cx, path: &str, graph: &AnimGraph) -> bool {
+        if self.trail.is_empty() && self.machine.is_none() {
+            return false;
+        }
+        let mut back: Option<usize> = None;
+        let mut close = false;
+        ui.horizontal(|ui| {
+            for (k, (g, n)) in self.trail.iter().enumerate() {
+                let text = format!("{} › #{}", g.rsplit('/').next().unwrap_or(g), n.0);
+                if ui.link(text).clicked() {
+                    back = Some(k);
+                }
+                ui.label("›");
+            }
+            let name = path.rsplit('/').next().unwrap_or(path);
+            let r = ui.link(name);
+            if crate::widgets::named(r, egui::WidgetType::Link, "Breadcrumb graph").clicked() {
+                close = true;
+            }
+            if let Some(v) = &self.machine {
+                let title =
+                    graph.node(v.node).map_or_else(String::new, crate::document::graph_ops::node_title);
+                ui.label("›");
+                ui.strong(title);
+            }
+        });
+        if let Some(k) = back {
+            let (g, n) = self.trail[k].clone();
+            self.trail.truncate(k);
+            cx.ui.graph = Some(g);
+            cx.ui.graph_selection = vec![n];
+            self.machine = Some(machine_canvas::MachineView::new(n));
+            return false;
+        }
+        if close {
+            self.machine = None;
+        }
+        self.machine.is_some()
+    }
+
+    /// The open state machine's canvas, and its Delete key.
+    fn machine_canvas(
+        &mut self,
+        ui: &mut egui::Ui,
+        cx: &mut Cx,
+        path: &str,
+        graph: &AnimGraph,
+        inst: Option<&GraphInstance>,
+        clips: &[String],
+    ) {
+        let Some(view) = self.machine.as_mut() else { return };
+        let Some(NodeKind::StateMachine { machine }) = graph.node(view.node).map(|n| &n.kind) else { return };
+        let rect = ui.available_rect_before_wrap();
+        if ui.input(|i| i.pointer.any_pressed()) && ui.rect_contains_pointer(rect) {
+            cx.ui.focus = Focus::Graph;
+        }
+        let live = inst.and_then(|g| g.machines().find(|(c, _)| c.node == view.node));
+        let empty = HashMap::new();
+        let faults = self.status.machine_faults.get(&view.node).unwrap_or(&empty);
+        let first = clips.first().map_or("", String::as_str);
+        let mut ops = machine_canvas::ui(ui, view, machine, live, faults, first, &mut self.machine_report);
+        let delete = cx.ui.focus == Focus::Graph
+            && !ui.ctx().egui_wants_keyboard_input()
+            && ui.input(|i| i.key_pressed(Key::Delete) || i.key_pressed(Key::Backspace));
+        if delete && let Some(op) = machine_canvas::delete_selected(view, machine) {
+            ops.push(op);
+        }
+        for op in ops {
+            cx.edit(Op::Graph { path: path.to_owned(), op });
+        }
     }
 
     /// The graph follows the selection: selecting an entity whose Animator plays a graph opens it.

@@ -143,7 +143,12 @@ impl ParamsPanel {
                 ui.colored_label(Color32::GRAY, "unused");
             }
             if previewing {
-                live_control(ui, graph, p, live(&p.name).unwrap_or(p.default), &mut commands);
+                // A trigger's state is the instance's (a transition clears it there).
+                let current = match p.default {
+                    ParamValue::Trigger(_) => super::preview_instance(cx).and_then(|g| g.parameter(&p.name)),
+                    _ => live(&p.name),
+                };
+                live_control(ui, graph, p, current.unwrap_or(p.default), &mut commands);
             }
         }
         ui.separator();

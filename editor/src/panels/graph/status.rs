@@ -13,6 +13,8 @@ pub(super) struct Status {
     pub(super) faults: HashMap<NodeId, Vec<String>>,
     /// Messages on no node (no Output, a doubled parameter).
     pub(super) general: Vec<String>,
+    /// A StateMachine node's faults by where they are (the machine, a state, a transition).
+    pub(super) machine_faults: HashMap<NodeId, HashMap<marrow_engine::graph::MachinePlace, Vec<String>>>,
     /// The skeleton the graph was checked against.
     pub(super) skeleton: Option<Arc<Skeleton>>,
 }
@@ -60,7 +62,20 @@ impl GraphPanel {
         };
         let mut faults: HashMap<NodeId, Vec<String>> = HashMap::new();
         let mut general = Vec::new();
+        let mut machine_faults: HashMap<NodeId, HashMap<_, Vec<String>>> = HashMap::new();
         for e in errors {
+            let place = match &e {
+                GraphError::Machine { node, at, what, .. } => Some((*node, at.clone(), what.clone())),
+                GraphError::GraphCycle { node, state, .. } => Some((
+                    *node,
+                    marrow_engine::graph::MachinePlace::State(state.clone()),
+                    strip_node(&e.to_string()),
+                )),
+                _ => None,
+            };
+            if let Some((node, at, what)) = place {
+                machine_faults.entry(node).or_default().entry(at).or_default().push(what);
+            }
             let text = strip_node(&e.to_string());
             match e.node() {
                 Some(n) => faults.entry(n).or_default().push(text),
@@ -85,7 +100,7 @@ impl GraphPanel {
                 }
             }
         }
-        self.status = Status { key: Some(key), faults, general, skeleton };
+        self.status = Status { key: Some(key), faults, general, skeleton, machine_faults };
     }
 }
 

@@ -149,7 +149,12 @@ impl GraphPanel {
             let shown = if playing { t % len.max(1e-3) } else { t };
             let mut s = shown.min(len);
             ui.spacing_mut().slider_width = 110.0;
-            let r = ui.add(egui::Slider::new(&mut s, 0.0..=len).suffix(" s").max_decimals(2));
+            // Shown to two decimals, never rounded to them: a slider with `max_decimals` rounds
+            // the value it is given on every frame, which read as a change and seeked the
+            // playing preview back each frame.
+            let r = ui.add(
+                egui::Slider::new(&mut s, 0.0..=len).suffix(" s").custom_formatter(|v, _| format!("{v:.2}")),
+            );
             if crate::widgets::named(r, egui::WidgetType::Slider, "Preview time").changed() {
                 t = s;
                 cx.send(Command::Seek { rig: p.rig.clone(), time: t });

@@ -308,7 +308,13 @@ impl TimelinePanel {
             }
             animating = true;
             let x = map.x(e.time);
-            let c = if e.scrub { Color32::from_rgb(255, 200, 80) } else { Color32::from_rgb(120, 240, 160) };
+            let c = if e.state {
+                Color32::from_rgb(130, 180, 255)
+            } else if e.scrub {
+                Color32::from_rgb(255, 200, 80)
+            } else {
+                Color32::from_rgb(120, 240, 160)
+            };
             let c = c.gamma_multiply(alpha);
             painter.circle_filled(Pos2::new(x, rect.center().y), 4.0 + 3.0 * alpha, c);
             painter.text(
@@ -339,9 +345,10 @@ impl TimelinePanel {
                 name: h.name.clone(),
                 time: h.time,
                 scrub: h.scrub,
+                state: h.state,
                 seen: now,
             });
-            if self.audio {
+            if self.audio && !h.state {
                 sounds.push(h.name.clone());
             }
         }

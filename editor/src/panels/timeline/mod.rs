@@ -85,6 +85,8 @@ pub struct Flash {
     pub time: f32,
     /// Whether a scrub crossed it.
     pub scrub: bool,
+    /// Whether it is a state machine's event (drawn in its own colour, never a sound).
+    pub state: bool,
     /// UI time it was seen at (for the fade).
     pub seen: f64,
 }

@@ -2,7 +2,7 @@
 //! whose settings the described constants and pickers cannot show (`blend_space`: the
 //! BlendSpace1D axis, `blend_space_2d`: the BlendSpace2D plane, `mask`: the Mask's bone tree,
 //! `adjust`: the Adjust list, `two_bone_ik`: the TwoBoneIk chain, pole and bend axis, `look_at`: the LookAt bone, axes and
-//! limits).
+//! limits, `state_machine`: the StateMachine's summary and its state and transition inspectors).
 //!
 //! Not here: the node bodies on the canvas and the details every kind shares (fault lines, input
 //! pickers), which read the kinds' descriptions.
@@ -12,6 +12,7 @@ pub mod blend_space;
 pub mod blend_space_2d;
 pub mod look_at;
 pub mod mask;
+pub mod state_machine;
 pub mod two_bone_ik;
 
 use egui::Ui;
