@@ -189,9 +189,140 @@ pub fn runner_project() -> Project {
 /// The locomotion sample's graph path.
 pub const LOCOMOTION_GRAPH: &str = "graphs/locomotion.graph.ron";
 
+/// The locomotion sample's character controller (a state machine) path.
+pub const CONTROLLER_GRAPH: &str = "graphs/controller.graph.ron";
+
+/// A one-shot or looping pose sequence of the runner keyed at `times`: the hips' height, and
+/// the left and right thigh and shin angles (radians about x) at each time; ease-in-out keys.
+#[allow(clippy::too_many_arguments)]
+fn pose_clip(
+    skeleton: &Skeleton,
+    name: &str,
+    looping: bool,
+    times: &[f32],
+    hips: &[f32],
+    legs: [&[f32]; 4],
+    markers: &[(&str, f32)],
+) -> Clip {
+    let mut clip = Clip::new(name, skeleton);
+    clip.looping = looping;
+    let ease = vec![Easing::InOutSine; times.len().saturating_sub(1)];
+    let hips: Vec<Vec3> = hips.iter().map(|&y| Vec3::new(0.0, y, 0.0)).collect();
+    clip.channels_mut()[0] =
+        BoneChannels { translation: Some(eased_track(times, hips, &ease)), ..BoneChannels::default() };
+    for (bone, angles) in legs.into_iter().enumerate() {
+        let keys: Vec<Quat> = angles.iter().map(|&a| Quat::from_rotation_x(a)).collect();
+        clip.channels_mut()[bone + 1] =
+            BoneChannels { rotation: Some(eased_track(times, keys, &ease)), ..BoneChannels::default() };
+    }
+    clip.set_markers(markers.iter().map(|(n, t)| Marker { name: (*n).to_owned(), time: *t }).collect());
+    clip
+}
+
+/// The controller's clips: a jump (crouch and push off, one-shot), a fall (legs paddling,
+/// looping) and a land (absorb and stand, one-shot, a footstep at touch-down).
+fn air_clips(skeleton: &Skeleton) -> [(&'static str, Clip); 3] {
+    let (crouch, push) = ([0.0, 0.6, -0.1, 0.3], [0.0, 1.1, 0.0, 0.5]);
+    let jump = pose_clip(
+        skeleton,
+        "jump",
+        false,
+        &[0.0, 0.15, 0.35, 0.6],
+        &[1.0, 0.82, 1.25, 1.35],
+        [&crouch, &push, &crouch, &push],
+        &[("takeoff", 0.3)],
+    );
+    let fall = pose_clip(
+        skeleton,
+        "fall",
+        true,
+        &[0.0, 0.3, 0.6],
+        &[1.35, 1.3, 1.35],
+        [&[0.3, 0.45, 0.3], &[0.5, 0.7, 0.5], &[0.45, 0.3, 0.45], &[0.7, 0.5, 0.7]],
+        &[],
+    );
+    let (absorb, knees) = ([0.3, 0.7, 0.0], [0.5, 1.2, 0.0]);
+    let land = pose_clip(
+        skeleton,
+        "land",
+        false,
+        &[0.0, 0.12, 0.5],
+        &[1.05, 0.8, 1.0],
+        [&absorb, &knees, &absorb, &knees],
+        &[(FOOTSTEP, 0.05)],
+    );
+    [("clips/jump.clip.ron", jump), ("clips/fall.clip.ron", fall), ("clips/land.clip.ron", land)]
+}
+
+/// The character controller: a state machine of Idle, Move (the stride and sprint on a blend
+/// space driven by `speed`), Jump (on the `jump` trigger while `grounded`, from any state), Fall
+/// (when the jump ends) and Land (when `grounded`), back to Idle or Move when the landing ends.
+/// Idle, Move and Land start each other lined up on their footstep markers.
+pub fn controller_graph() -> crate::graph::AnimGraph {
+    use crate::graph::machine::{Condition, State, StateMachine, StateSource, SyncRule, Test, Transition};
+    use crate::graph::{AnimGraph, BlendSample, NodeKind, ParamValue};
+    let clip = |path: &str, looping: bool| StateSource::Clip { clip: path.to_owned(), speed: 1.0, looping };
+    let state = |name: &str, source: StateSource, at: [f32; 2]| State { name: name.to_owned(), source, at };
+    let sample = |clip: &str, position: f32| BlendSample { clip: clip.to_owned(), position, speed: 1.0 };
+    let when = |from: Option<&str>, to: &str, conditions: &[(&str, Test)], seconds: f32| {
+        let mut t = Transition::new(from, to);
+        t.duration = seconds;
+        t.conditions = conditions
+            .iter()
+            .map(|(p, test)| Condition { parameter: (*p).to_owned(), test: *test })
+            .collect();
+        t
+    };
+    let stepping = |mut t: Transition| {
+        t.sync = SyncRule::Markers;
+        t
+    };
+    let after = |mut t: Transition, exit: f32| {
+        t.exit_time = Some(exit);
+        t
+    };
+    let machine = StateMachine {
+        states: vec![
+            state("Idle", clip("clips/idle.clip.ron", true), [0.0, 0.0]),
+            state(
+                "Move",
+                StateSource::BlendSpace {
+                    samples: vec![sample(CLIP_PATH, 1.0), sample("clips/sprint.clip.ron", 2.0)],
+                    parameter: "speed".to_owned(),
+                    looping: true,
+                },
+                [320.0, 0.0],
+            ),
+            state("Jump", clip("clips/jump.clip.ron", false), [0.0, -180.0]),
+            state("Fall", clip("clips/fall.clip.ron", true), [320.0, -180.0]),
+            state("Land", clip("clips/land.clip.ron", false), [160.0, 170.0]),
+        ],
+        entry: "Idle".to_owned(),
+        transitions: vec![
+            stepping(when(Some("Idle"), "Move", &[("speed", Test::Greater(0.1))], 0.25)),
+            stepping(when(Some("Move"), "Idle", &[("speed", Test::AtMost(0.1))], 0.3)),
+            when(None, "Jump", &[("jump", Test::Triggered), ("grounded", Test::IsTrue)], 0.1),
+            after(when(Some("Jump"), "Fall", &[], 0.15), 1.0),
+            when(Some("Fall"), "Land", &[("grounded", Test::IsTrue)], 0.1),
+            after(stepping(when(Some("Land"), "Move", &[("speed", Test::Greater(0.1))], 0.2)), 0.9),
+            after(when(Some("Land"), "Idle", &[("speed", Test::AtMost(0.1))], 0.25), 0.9),
+        ],
+        any_at: [-300.0, -180.0],
+    };
+    let mut g = AnimGraph::new();
+    g.add_parameter("speed", ParamValue::Float(0.0));
+    g.add_parameter("grounded", ParamValue::Bool(true));
+    g.add_parameter("jump", ParamValue::Trigger(false));
+    let m = g.add_node(NodeKind::StateMachine { machine }, [0.0, 0.0]);
+    let out = g.add_node(NodeKind::Output, [320.0, 20.0]);
+    g.connect(m, out, "pose");
+    g
+}
+
 /// The `locomotion` sample: the runner with an idle, the stride and a sprint on a blend space
 /// driven by a `speed` parameter, and a `lean` parameter tilting the hips through an Adjust
-/// node; the Runner's Animator plays the graph. `marrow gen-runner` writes it to
+/// node; the Runner's Animator plays the graph. Beside it, [`controller_graph`]: a character
+/// controller (a state machine with a jump, a fall and a landing) to preview on the Runner. `marrow gen-runner` writes it to
 /// `projects/locomotion` beside the runner.
 pub fn locomotion_project() -> Project {
     use crate::graph::{AdjustEntry, AdjustOp, AnimGraph, BlendSample, Drive, NodeKind, ParamValue};
@@ -239,6 +370,12 @@ pub fn locomotion_project() -> Project {
     g.connect(lean, out, "pose");
     p.manifest.graphs.push(LOCOMOTION_GRAPH.to_owned());
     p.graphs.insert(LOCOMOTION_GRAPH.to_owned(), Arc::new(g));
+    for (path, clip) in air_clips(&skeleton) {
+        p.manifest.clips.push(path.to_owned());
+        p.clips.insert(path.to_owned(), Arc::new(ClipAsset { clip: Arc::new(clip), bones: bones.clone() }));
+    }
+    p.manifest.graphs.push(CONTROLLER_GRAPH.to_owned());
+    p.graphs.insert(CONTROLLER_GRAPH.to_owned(), Arc::new(controller_graph()));
     if let Some(scene) = p.scenes.get_mut(SCENE_PATH).map(Arc::make_mut)
         && let Some(a) =
             scene.entities.iter_mut().find(|e| e.name == "Runner").and_then(|e| e.animator.as_mut())

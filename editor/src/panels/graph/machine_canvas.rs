@@ -42,14 +42,16 @@ pub struct MachineView {
     pub selected: Option<MachineItem>,
     /// A link dragged from this state (the pointer is its end).
     linking: Option<usize>,
-    /// Whether the canvas was framed on its states (done once, when it opens).
+    /// Whether the canvas was framed on its states (done when it opens, and on F).
     framed: bool,
+    /// Screen points per canvas unit (Ctrl + wheel or a pinch zooms; framing fits).
+    pub zoom: f32,
 }
 
 impl MachineView {
     /// The canvas of `node`, nothing selected.
     pub fn new(node: NodeId) -> Self {
-        MachineView { node, pan: Vec2::ZERO, selected: None, linking: None, framed: false }
+        MachineView { node, pan: Vec2::ZERO, selected: None, linking: None, framed: false, zoom: 1.0 }
     }
 }
 
@@ -145,6 +147,14 @@ struct Drawing<'a> {
     any: Rect,
     faults: &'a HashMap<MachinePlace, Vec<String>>,
     ops: Vec<GraphOp>,
+    zoom: f32,
+}
+
+impl Drawing<'_> {
+    /// Text of `size` points at the canvas zoom (never unreadably small).
+    fn font(&self, size: f32) -> FontId {
+        FontId::proportional((size * self.zoom).max(7.0))
+    }
 }
 
 /// The state live in the preview: its index, normalized time and the compiled machine.
@@ -165,8 +175,26 @@ pub fn ui(
     let id = egui::Id::new(("marrow state canvas", view.node.0));
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 0.0, ui.visuals().extreme_bg_color);
+    if ui.rect_contains_pointer(rect) {
+        // Wheel pans, Ctrl + wheel (or a pinch) zooms about the pointer, F frames every state.
+        let (zoom, scroll, frame_key) =
+            ui.input(|i| (i.zoom_delta(), i.smooth_scroll_delta, i.key_pressed(egui::Key::F)));
+        if zoom != 1.0
+            && let Some(p) = ui.ctx().pointer_hover_pos()
+        {
+            let before = view.zoom;
+            view.zoom = (view.zoom * zoom).clamp(0.25, 2.0);
+            let anchor = p - rect.center();
+            view.pan = anchor - (anchor - view.pan) * (view.zoom / before);
+        }
+        view.pan += scroll;
+        if frame_key && !ui.ctx().egui_wants_keyboard_input() {
+            view.framed = false;
+        }
+    }
     frame(view, m, rect, report);
     let origin = rect.center() + view.pan;
+    let zoom = view.zoom;
     let background = ui.interact(rect, id, Sense::click_and_drag());
     let background = named(background, egui::WidgetType::Other, "State canvas");
     if background.dragged() && view.linking.is_none() {
@@ -177,7 +205,7 @@ pub fn ui(
     }
     background.context_menu(|ui| {
         if ui.button("Add State").clicked() {
-            let at = ui.ctx().pointer_interact_pos().map_or([0.0, 0.0], |p| (p - origin).into());
+            let at = ui.ctx().pointer_interact_pos().map_or([0.0, 0.0], |p| ((p - origin) / zoom).into());
             let state = new_state(m, first_clip, at);
             view.selected = Some(MachineItem::State(state.name.clone()));
             ops.push(edit(view.node, m, "add state", |m| {
@@ -189,9 +217,12 @@ pub fn ui(
             ui.close();
         }
     });
-    let boxes: Vec<Rect> =
-        m.states.iter().map(|s| Rect::from_center_size(origin + Vec2::from(s.at), STATE_SIZE)).collect();
-    let any = Rect::from_center_size(origin + Vec2::from(m.any_at), ANY_SIZE);
+    let boxes: Vec<Rect> = m
+        .states
+        .iter()
+        .map(|s| Rect::from_center_size(origin + Vec2::from(s.at) * zoom, STATE_SIZE * zoom))
+        .collect();
+    let any = Rect::from_center_size(origin + Vec2::from(m.any_at) * zoom, ANY_SIZE * zoom);
     report.canvas = Some(rect);
     report.states = m.states.iter().zip(&boxes).map(|(s, r)| (s.name.clone(), *r)).collect();
     report.any = Some(any);
@@ -199,7 +230,7 @@ pub fn ui(
     let running = live.and_then(|(c, i)| i.transition(c));
     report.active = active.and_then(|(s, t, c)| c.states.get(s).map(|x| (x.name.to_string(), t)));
     report.running = running.map(|r| (r.transition, r.progress));
-    let mut d = Drawing { painter, id, m, boxes, any, faults, ops };
+    let mut d = Drawing { painter, id, m, boxes, any, faults, ops, zoom };
     let hovered_arrow = transitions(&mut d, ui, view, running, report);
     if let Some(k) = hovered_arrow
         && let Some(t) = m.transitions.get(k)
@@ -232,7 +263,8 @@ pub fn ui(
 fn frame(view: &mut MachineView, m: &StateMachine, rect: Rect, report: &MachineReport) {
     let added_out_of_sight = !report.states.is_empty()
         && m.states.iter().any(|s| {
-            let r = Rect::from_center_size(rect.center() + view.pan + Vec2::from(s.at), STATE_SIZE);
+            let at = rect.center() + view.pan + Vec2::from(s.at) * view.zoom;
+            let r = Rect::from_center_size(at, STATE_SIZE * view.zoom);
             !report.states.contains_key(&s.name) && !rect.contains_rect(r)
         });
     if !std::mem::replace(&mut view.framed, true) || added_out_of_sight {
@@ -241,7 +273,10 @@ fn frame(view: &mut MachineView, m: &StateMachine, rect: Rect, report: &MachineR
         let (lo, hi) = points.fold(([f32::MAX; 2], [f32::MIN; 2]), |(lo, hi), p| {
             ([lo[0].min(p[0]), lo[1].min(p[1])], [hi[0].max(p[0]), hi[1].max(p[1])])
         });
-        view.pan = -Vec2::new(lo[0] + hi[0], lo[1] + hi[1]) * 0.5;
+        // Fit (never past 1:1), with a box's margin around the states.
+        let span = Vec2::new(hi[0] - lo[0], hi[1] - lo[1]) + STATE_SIZE + Vec2::splat(60.0);
+        view.zoom = (rect.width() / span.x).min(rect.height() / span.y).clamp(0.25, 1.0);
+        view.pan = -Vec2::new(lo[0] + hi[0], lo[1] + hi[1]) * 0.5 * view.zoom;
     }
 }
 
@@ -330,13 +365,7 @@ fn transitions(
                 .chain(t.exit_time.map(|e| format!("exit {e:.2}")))
                 .collect::<Vec<_>>()
                 .join(", ");
-            painter.text(
-                mid + Vec2::new(4.0, -4.0),
-                Align2::LEFT_BOTTOM,
-                text,
-                FontId::proportional(10.0),
-                color,
-            );
+            painter.text(mid + Vec2::new(4.0, -4.0), Align2::LEFT_BOTTOM, text, d.font(10.0), color);
         }
     }
     hovered_arrow
@@ -353,25 +382,21 @@ fn markers(d: &mut Drawing<'_>, ui: &egui::Ui, view: &MachineView) {
         Stroke::new(1.0, Color32::from_gray(120)),
         StrokeKind::Inside,
     );
-    painter.text(any.center(), Align2::CENTER_CENTER, ANY_STATE, FontId::proportional(12.0), Color32::WHITE);
+    painter.text(any.center(), Align2::CENTER_CENTER, ANY_STATE, d.font(12.0), Color32::WHITE);
     let any_r = ui.interact(any, id.with("any"), Sense::drag());
     if any_r.dragged() {
-        let delta = any_r.drag_delta();
+        let delta = any_r.drag_delta() / d.zoom;
         d.ops.push(edit(view.node, m, "state position", |m| {
             m.any_at = [m.any_at[0] + delta.x, m.any_at[1] + delta.y];
         }));
     }
     if let Some(e) = index(&m.entry) {
-        let tag =
-            Rect::from_center_size(boxes[e].left_center() - Vec2::new(54.0, 0.0), Vec2::new(50.0, 20.0));
-        painter.rect_filled(tag, 10.0, Color32::from_rgb(0x2c, 0x66, 0x3a));
-        painter.text(
-            tag.center(),
-            Align2::CENTER_CENTER,
-            "Entry",
-            FontId::proportional(11.0),
-            Color32::WHITE,
+        let tag = Rect::from_center_size(
+            boxes[e].left_center() - Vec2::new(54.0, 0.0) * d.zoom,
+            Vec2::new(50.0, 20.0) * d.zoom,
         );
+        painter.rect_filled(tag, 10.0, Color32::from_rgb(0x2c, 0x66, 0x3a));
+        painter.text(tag.center(), Align2::CENTER_CENTER, "Entry", d.font(11.0), Color32::WHITE);
         arrow(
             painter,
             tag.right_center(),
@@ -405,14 +430,14 @@ fn states(d: &mut Drawing<'_>, ui: &egui::Ui, view: &mut MachineView, active: Ac
             r.center() - Vec2::new(0.0, 7.0),
             Align2::CENTER_CENTER,
             title,
-            FontId::proportional(13.0),
+            d.font(13.0),
             Color32::WHITE,
         );
         painter.text(
             r.center() + Vec2::new(0.0, 9.0),
             Align2::CENTER_CENTER,
             short_source(&s.source),
-            FontId::proportional(10.0),
+            d.font(10.0),
             Color32::from_gray(170),
         );
         if let Some((_, t, _)) = active.filter(|(a, _, _)| *a == i) {
@@ -432,7 +457,7 @@ fn states(d: &mut Drawing<'_>, ui: &egui::Ui, view: &mut MachineView, active: Ac
             view.selected = Some(MachineItem::State(s.name.clone()));
         }
         if resp.dragged() && resp.drag_delta() != Vec2::ZERO {
-            let delta = resp.drag_delta();
+            let delta = resp.drag_delta() / d.zoom;
             d.ops.push(edit(view.node, m, "state position", |m| {
                 if let Some(st) = m.states.get_mut(i) {
                     st.at = [st.at[0] + delta.x, st.at[1] + delta.y];

@@ -199,6 +199,8 @@ pub struct Live {
     pub phase: Option<f32>,
     /// A Parameter node's current value.
     pub value: Option<f32>,
+    /// A StateMachine node's active state (its index, authored order) and normalized time.
+    pub state: Option<(usize, f32)>,
 }
 
 /// What the running preview says about every node of `graph`.
@@ -212,6 +214,10 @@ pub fn live_map(inst: &GraphInstance, graph: &AnimGraph) -> HashMap<NodeId, Live
     }
     for (n, p) in inst.phases() {
         out.entry(n).or_default().phase = Some(p);
+    }
+    for (c, m) in inst.machines() {
+        let s = m.active_state();
+        out.entry(c.node).or_default().state = Some((s, m.state_phase(s).unwrap_or(0.0)));
     }
     for node in &graph.nodes {
         if let NodeKind::Parameter { name } = &node.kind
@@ -574,6 +580,21 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                 NodeKind::LookAt { bone, .. } => {
                     ui.weak(format!("turns {}", if bone.is_empty() { "?" } else { &bone }));
                 }
+                NodeKind::StateMachine { machine } => {
+                    ui.weak(format!(
+                        "{} states, {} transitions; entry {}",
+                        machine.states.len(),
+                        machine.transitions.len(),
+                        machine.entry
+                    ));
+                    if let Some((state, t)) = live.state
+                        && let Some(state) = machine.states.get(state)
+                    {
+                        ui.label(format!("▶ {}", state.name));
+                        ui.add(egui::ProgressBar::new(t).desired_width(170.0).desired_height(6.0));
+                    }
+                    ui.weak("double-click to open");
+                }
                 NodeKind::Unknown { kind, .. } => {
                     ui.colored_label(Color32::from_rgb(0xe0, 0x90, 0x60), format!("unknown kind {kind:?}"));
                     ui.weak("kept as written; replace or delete it");
@@ -898,6 +919,12 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
         }
         NodeKind::Mask { subtrees, .. } => {
             let _ = write!(out, "\n{} bone subtree(s)", subtrees.len());
+        }
+        NodeKind::StateMachine { machine } => {
+            let _ = write!(out, "{} states, entry {}", machine.states.len(), machine.entry);
+            if let Some(state) = live.state.and_then(|(s, _)| machine.states.get(s)) {
+                let _ = write!(out, "\n▶ {}", state.name);
+            }
         }
         NodeKind::BlendSpace1D { samples, .. } => {
             for s in samples {
