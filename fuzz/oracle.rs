@@ -29,7 +29,7 @@ fn repo() -> PathBuf {
 /// The locomotion sample's files (relative path, text): the project the project and graph
 /// targets mutate.
 pub fn locomotion_files() -> Vec<(String, String)> {
-    const FILES: [&str; 7] = [
+    const FILES: [&str; 11] = [
         "project.ron",
         "assets/runner.skeleton.ron",
         "clips/stride.clip.ron",
@@ -37,6 +37,10 @@ pub fn locomotion_files() -> Vec<(String, String)> {
         "clips/sprint.clip.ron",
         "graphs/locomotion.graph.ron",
         "scenes/main.scene.ron",
+        "clips/jump.clip.ron",
+        "clips/fall.clip.ron",
+        "clips/land.clip.ron",
+        "graphs/controller.graph.ron",
     ];
     let root = repo().join("projects/locomotion");
     FILES
@@ -187,8 +191,10 @@ impl GraphRig {
         let skeleton =
             skeleton_from_str(text("assets/runner.skeleton.ron"), Path::new("runner.skeleton.ron"))
                 .expect("the sample skeleton");
-        let clips = ["clips/stride.clip.ron", "clips/idle.clip.ron", "clips/sprint.clip.ron"]
+        let clips = files
             .iter()
+            .map(|(p, _)| p.as_str())
+            .filter(|p| p.starts_with("clips/"))
             .map(|p| (p.to_string(), clip_from_str(text(p), Path::new(p)).expect("a sample clip").clip))
             .collect();
         GraphRig { skeleton, clips }
@@ -203,7 +209,8 @@ impl Default for GraphRig {
 
 /// A graph file: loaded (repairing what the loader repairs) and compiled for the locomotion rig;
 /// when it compiles, it is evaluated over a few ticks with every float parameter at its default
-/// and then at 0, 0.5, 1, -3 and 1e6, and every local transform must be finite.
+/// and then at 0, 0.5, 1, -3 and 1e6 (bools true above 0.5, triggers set each time), and every
+/// local transform must be finite.
 pub fn graph(data: &[u8], rig: &GraphRig) -> Result<(), String> {
     let text = String::from_utf8_lossy(data);
     let Ok((graph, _repaired)) = load_graph(&text) else { return Ok(()) };
@@ -215,12 +222,23 @@ pub fn graph(data: &[u8], rig: &GraphRig) -> Result<(), String> {
         .filter(|p| matches!(p.default, marrow_engine::graph::ParamValue::Float(_)))
         .map(|p| p.name.clone())
         .collect();
+    let of_type = |want: &str| -> Vec<String> {
+        program.parameters().iter().filter(|p| p.default.type_name() == want).map(|p| p.name.clone()).collect()
+    };
+    let (bools, triggers) = (of_type("bool"), of_type("trigger"));
     let mut instance = GraphInstance::new(Arc::new(program));
     let mut local = vec![Transform::IDENTITY; rig.skeleton.bone_count()];
     for value in [None, Some(0.0), Some(0.5), Some(1.0), Some(-3.0), Some(1e6)] {
         if let Some(v) = value {
             for name in &floats {
                 instance.set_float(name, v);
+            }
+            // State machines: bools follow the value, every trigger is set.
+            for name in &bools {
+                instance.set_bool(name, v > 0.5);
+            }
+            for name in &triggers {
+                instance.set_trigger(name);
             }
         }
         for _ in 0..3 {

@@ -638,6 +638,8 @@ pub struct GraphProgram {
     pub(crate) iks: Vec<CompiledTwoBoneIk>,
     pub(crate) aims: Vec<CompiledLookAt>,
     pub(crate) machines: Vec<CompiledMachine>,
+    /// Whether evaluation gathers anything for composition (adjusts, IK, look-ats, machines).
+    pub(crate) composes: bool,
 }
 
 /// A compiled LookAt node: its bone resolved, its target and weight as float operands, its axes
@@ -1534,6 +1536,7 @@ impl<'a> Emitter<'a> {
                 iks: Vec::new(),
                 aims: Vec::new(),
                 machines: Vec::new(),
+                composes: false,
             },
         }
     }
@@ -1609,6 +1612,11 @@ impl<'a> Emitter<'a> {
             self.emit(i);
         }
         self.program.slot_count = self.slots.count as usize;
+        let p = &self.program;
+        // A machine composes when one of its states' programs does.
+        let states_compose = p.machines.iter().any(|m| m.states.iter().any(|s| s.program.composes));
+        self.program.composes =
+            states_compose || !(p.adjust_entries.is_empty() && p.iks.is_empty() && p.aims.is_empty());
         self.program.result = self.slot[result_root];
         self.program
     }
@@ -1740,6 +1748,7 @@ impl<'a> Emitter<'a> {
                 let (a, b) = (self.slots.take(), self.slots.take());
                 self.slots.release(a);
                 self.slots.release(b);
+                self.program.machines[machine as usize].scratch = (a, b);
                 (Flow::Machine { machine }, Some(Instruction::Machine { machine, dst, a, b }))
             }
             NodeKind::Parameter { .. } | NodeKind::Output | NodeKind::Unknown { .. } => return,

@@ -47,6 +47,7 @@ use std::sync::Arc;
 use glam::{Quat, Vec3};
 
 use super::compile::{CompiledSpace, FloatRef, Flow, GraphProgram, Instruction};
+use super::machine::eval::two_slots;
 use super::machine::{MachineInstance, StateEvent};
 use super::model::{AdjustOp, NodeId, ParamValue};
 pub use crate::animator::EventKind;
@@ -356,6 +357,14 @@ pub(crate) struct LeadMarker {
     pub looping: bool,
 }
 
+/// The last instruction of a program run straight into the caller's output.
+enum Direct<'a> {
+    /// Sample this player (its index) into the output.
+    Sample(&'a super::compile::ClipPlayer, usize),
+    /// Play this machine (its index, scratch slots) into the output.
+    Machine(usize, u16, u16),
+}
+
 /// The source that sets a graph's phase: a clip player or a blend space.
 #[derive(Clone, Copy)]
 enum Lead {
@@ -547,6 +556,12 @@ impl GraphInstance {
     /// The source that sets the graph's phase: its heaviest clip player or blend space as of the
     /// last advance (the first one in program order on a tie).
     fn lead(&self) -> Option<Lead> {
+        // One clip or one space (a state playing a clip or a blend space): no search.
+        match self.program.flow.as_slice() {
+            [Flow::Clip { player }] => return Some(Lead::Player(*player as usize)),
+            [Flow::Space { space }] => return Some(Lead::Space(*space as usize)),
+            _ => {}
+        }
         let mut best: Option<(Lead, f32)> = None;
         for (k, f) in self.program.flow.iter().enumerate() {
             let lead = match *f {
@@ -760,6 +775,13 @@ impl GraphInstance {
     /// The reverse pass: effective weight, speaking and rate of every pose node.
     fn propagate(&mut self) {
         let program = &*self.program;
+        // One source (a clip or a space: a state of a machine, mostly): it is the whole pose.
+        if let [only] = self.flow.as_mut_slice()
+            && matches!(program.flow[..], [Flow::Clip { .. } | Flow::Space { .. }])
+        {
+            *only = FlowState { weight: 1.0, speaks: true, rate: 1.0 };
+            return;
+        }
         for s in &mut self.flow {
             *s = FlowState { weight: 0.0, speaks: false, rate: f32::NAN };
         }
@@ -843,7 +865,15 @@ impl GraphInstance {
                 }
                 Flow::Machine { machine } => {
                     let m = &program.machines[machine as usize];
-                    self.machines[machine as usize].tick(m, &mut self.params, dt * rate, say, events);
+                    let scratch = two_slots(&mut self.slots, program.bone_count, m.scratch.0, m.scratch.1);
+                    self.machines[machine as usize].tick(
+                        m,
+                        &mut self.params,
+                        dt * rate,
+                        say,
+                        events,
+                        scratch,
+                    );
                 }
                 Flow::Space { space } if program.spaces[space as usize].y.is_some() => {
                     let s = &program.spaces[space as usize];
@@ -933,7 +963,20 @@ impl GraphInstance {
         }
         let params = &self.params;
         let slots = &mut self.slots[..];
-        for ins in &program.instructions {
+        // The last instruction, when it samples a clip or plays a machine into the result slot,
+        // writes straight into `out_local` (no copy of the pose at the end).
+        let direct = match program.instructions.last() {
+            Some(&Instruction::Sample { player, dst }) if dst == program.result => {
+                let p = &program.players[player as usize];
+                Some(Direct::Sample(p, player as usize))
+            }
+            Some(&Instruction::Machine { machine, dst, a, b }) if dst == program.result => {
+                Some(Direct::Machine(machine as usize, a, b))
+            }
+            _ => None,
+        };
+        let count = program.instructions.len() - usize::from(direct.is_some());
+        for ins in &program.instructions[..count] {
             match *ins {
                 Instruction::Sample { player, dst } => {
                     let p = &program.players[player as usize];
@@ -1011,15 +1054,37 @@ impl GraphInstance {
                 }
             }
         }
-        let r = program.result as usize * n;
-        out_local[..n].copy_from_slice(&self.slots[r..r + n]);
+        match direct {
+            Some(Direct::Sample(p, k)) => SamplingJob {
+                clip: &p.clip,
+                bind_pose: bind,
+                time: self.player_times[k],
+                context: &mut self.player_contexts[k],
+                output: &mut out_local[..n],
+            }
+            .run()?,
+            Some(Direct::Machine(m, a, b)) => {
+                let c = &program.machines[m];
+                self.machines[m].evaluate_into(c, bind, slots, n, a, b, &mut out_local[..n])?;
+            }
+            None => {
+                let r = program.result as usize * n;
+                out_local[..n].copy_from_slice(&self.slots[r..r + n]);
+            }
+        }
         self.gather_adjusts();
         Ok(())
     }
 
     fn gather_adjusts(&mut self) {
-        self.propagate();
         self.adjusts.clear();
+        if !self.program.composes {
+            // Nothing to gather: no Adjust, TwoBoneIk, LookAt or machine.
+            self.iks.clear();
+            self.aims.clear();
+            return;
+        }
+        self.propagate();
         let program = &*self.program;
         for (k, f) in program.flow.iter().enumerate() {
             let Flow::Adjust { first, count, .. } = *f else { continue };

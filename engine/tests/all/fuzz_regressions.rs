@@ -73,6 +73,8 @@ fn the_oracle_accepts_the_sound_samples() {
         oracle::project(&data).unwrap_or_else(|e| panic!("{path}: {e}"));
     }
     oracle::graph(files[5].1.as_bytes(), &rig).unwrap();
+    // The controller: a state machine.
+    oracle::graph(files[10].1.as_bytes(), &rig).unwrap();
 }
 
 #[test]

@@ -199,8 +199,7 @@ fn the_version_1_sample_graph_still_loads_to_the_same_graph() {
     let (graph, errors) = load_graph(&text).unwrap();
     assert!(errors.is_empty(), "{errors:?}");
     let project = marrow_engine::project::runner::locomotion_project();
-    assert_eq!(project.graphs.len(), 1);
-    let generated = project.graphs.values().next().unwrap();
+    let generated = &project.graphs[marrow_engine::project::runner::LOCOMOTION_GRAPH];
     assert_eq!(&graph, &**generated);
     // The project writes it with its one pretty-printer (and a final newline).
     assert_eq!(marrow_engine::project::to_ron(&GraphFile::from(&graph)), text);

@@ -85,6 +85,9 @@ pub struct CompiledMachine {
     pub leaving: Vec<Vec<u16>>,
     /// The rig's bind pose (what an interruption's snapshot is sampled against).
     pub bind: Arc<[Transform]>,
+    /// The host program's pose slots the machine uses as scratch (a transition's source and
+    /// destination; an interruption's snapshot is computed in them).
+    pub scratch: (u16, u16),
 }
 
 impl CompiledMachine {
@@ -192,6 +195,7 @@ pub fn compile_machine(
         any,
         leaving,
         bind: Arc::from(&skeleton.bind_pose[..]),
+        scratch: (0, 0),
     })
 }
 

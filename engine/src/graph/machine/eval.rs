@@ -127,7 +127,21 @@ pub struct MachineInstance {
     transition: Option<Active>,
     started: bool,
     snapshot: Vec<Transform>,
-    scratch: [Vec<Transform>; 2],
+}
+
+/// Two scratch poses (the host's pose slots the machine owns) for an interruption's snapshot.
+pub(crate) type Scratch<'a> = Option<(&'a mut [Transform], &'a mut [Transform])>;
+
+/// Slots `a` and `b` (distinct) of flat slot storage of `n` bones each, both mutable.
+pub(crate) fn two_slots(slots: &mut [Transform], n: usize, a: u16, b: u16) -> Scratch<'_> {
+    let (a, b) = (a as usize, b as usize);
+    let (lo, hi) = (a.min(b), a.max(b));
+    if a == b || (hi + 1) * n > slots.len() {
+        return None;
+    }
+    let (first, second) = slots.split_at_mut(hi * n);
+    let (low, high) = (&mut first[lo * n..lo * n + n], &mut second[..n]);
+    Some(if a < b { (low, high) } else { (high, low) })
 }
 
 fn holds(test: Test, v: ParamValue) -> bool {
@@ -165,7 +179,6 @@ impl MachineInstance {
             transition: None,
             started: false,
             snapshot: vec![Transform::IDENTITY; n],
-            scratch: [vec![Transform::IDENTITY; n], vec![Transform::IDENTITY; n]],
         }
     }
 
@@ -261,6 +274,7 @@ impl MachineInstance {
         dt: f32,
         speaks: bool,
         events: &mut Vec<GraphMarkerEvent>,
+        scratch: Scratch<'_>,
     ) {
         if m.states.is_empty() {
             return;
@@ -284,7 +298,7 @@ impl MachineInstance {
             None => self.advance_state(m, self.current, params, dt, speaks, events),
         }
         if let Some(k) = self.choose(m, params) {
-            self.fire(m, k, params, speaks, events);
+            self.fire(m, k, params, speaks, events, scratch);
         }
     }
 
@@ -304,7 +318,9 @@ impl MachineInstance {
         }
         let p0 = inst.lead_phase();
         inst.advance_with(dt, speaks);
-        events.extend(inst.events().iter().cloned());
+        if !inst.events().is_empty() {
+            events.extend(inst.events().iter().cloned());
+        }
         for &(h, j) in &st.bindings {
             if let ParamValue::Trigger(_) = params[h as usize]
                 && let Some(v) = inst.parameter_at(j as usize)
@@ -317,8 +333,11 @@ impl MachineInstance {
         if inst.lead_looping() {
             let length = inst.lead_length();
             let expected = if length != 0.0 && length.is_finite() { dt / length } else { travel };
-            if expected.is_finite() {
-                travel += (expected - travel).round();
+            // Whole laps the phase hides: the nearest integer to the difference (by casts, not
+            // a rounding call, on this per-tick path).
+            let d = expected - travel;
+            if d.is_finite() && d.abs() >= 0.5 {
+                travel += if d > 0.0 { (d + 0.5) as i64 as f32 } else { -((0.5 - d) as i64 as f32) };
             }
         }
         let k = s as usize;
@@ -385,6 +404,7 @@ impl MachineInstance {
         params: &mut [ParamValue],
         speaks: bool,
         events: &mut Vec<GraphMarkerEvent>,
+        scratch: Scratch<'_>,
     ) {
         let t = &m.transitions[k as usize];
         for c in &t.conditions {
@@ -408,7 +428,7 @@ impl MachineInstance {
         let duration = if duration.is_finite() { duration } else { 0.0 };
         let snapshot = interrupted.is_some() || t.to == self.current;
         if snapshot {
-            self.take_snapshot(m);
+            self.take_snapshot(m, scratch);
         }
         let phase = match t.sync {
             SyncRule::FromStart => None,
@@ -460,17 +480,18 @@ impl MachineInstance {
 
     /// Freezes the machine's present pose (the current state, or the transition's blend) into
     /// the snapshot, sampled against the bind pose the machine was compiled with.
-    fn take_snapshot(&mut self, m: &CompiledMachine) {
+    fn take_snapshot(&mut self, m: &CompiledMachine, scratch: Scratch<'_>) {
         let bind = &m.bind[..];
-        let [a_buf, b_buf] = &mut self.scratch;
-        match self.transition {
-            None => {
+        match (self.transition, scratch) {
+            (None, _) => {
                 let c = self.current as usize;
                 if self.states[c].run(bind, &mut self.snapshot).is_err() {
                     self.snapshot.copy_from_slice(bind);
                 }
             }
-            Some(a) => {
+            // No scratch (cannot happen for a compiled machine): the bind pose is held.
+            (Some(_), None) => self.snapshot.copy_from_slice(bind),
+            (Some(a), Some((a_buf, b_buf))) => {
                 let w = weight_of(m, &a);
                 if let Some(f) = a.from {
                     if self.states[f as usize].run(bind, a_buf).is_err() {
@@ -483,6 +504,36 @@ impl MachineInstance {
                     b_buf.copy_from_slice(bind);
                 }
                 blend_two(a_buf, 1.0 - w, None, b_buf, w, None, bind, &mut self.snapshot);
+            }
+        }
+    }
+
+    /// Writes the machine's pose into `out` (scratch slots `a`, `b` for a transition).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn evaluate_into(
+        &mut self,
+        m: &CompiledMachine,
+        bind: &[Transform],
+        slots: &mut [Transform],
+        n: usize,
+        a: u16,
+        b: u16,
+        out: &mut [Transform],
+    ) -> Result<(), JobError> {
+        match self.transition {
+            None => self.states[self.current as usize].run(bind, out),
+            Some(t) => {
+                let w = weight_of(m, &t);
+                if let Some(f) = t.from {
+                    let ([], o) = views(slots, n, [], a)?;
+                    self.states[f as usize].run(bind, o)?;
+                }
+                let ([], o) = views(slots, n, [], b)?;
+                self.states[t.to as usize].run(bind, o)?;
+                let (pa, pb) = (a as usize * n, b as usize * n);
+                let source = if t.from.is_some() { &slots[pa..pa + n] } else { &self.snapshot[..] };
+                blend_two(source, 1.0 - w, None, &slots[pb..pb + n], w, None, bind, out);
+                Ok(())
             }
         }
     }
