@@ -19,6 +19,9 @@ use marrow_editor::document::graph_ops::GraphOp;
 use marrow_editor::document::{Document, EntityOp, Op, Slot, Value, tree};
 use marrow_engine::clip::Channel;
 use marrow_engine::easing::{Ease, Easing};
+use marrow_engine::graph::machine::{
+    Condition, DurationUnit, Interruption, State, StateMachine, StateSource, SyncRule, Test, Transition,
+};
 use marrow_engine::graph::{
     AnimGraph, BlendSample, BlendSample2D, Connection, MaskSubtree, Node, NodeId, NodeKind, ParamValue,
 };
@@ -133,6 +136,21 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
             g.connect(c, ts, "pose");
             g.connect(speed, ts, "scale");
             g.connect(ts, o, "pose");
+            // A state machine beside the chain (its edits are among the settings edits).
+            let clip =
+                |looping| StateSource::Clip { clip: "clips/stride.clip.ron".into(), speed: 1.0, looping };
+            let mut go = Transition::new(Some("Idle"), "Run");
+            go.conditions.push(Condition { parameter: "speed".into(), test: Test::Greater(1.0) });
+            let machine = StateMachine {
+                states: vec![
+                    State { name: "Idle".into(), source: clip(true), at: [0.0, 0.0] },
+                    State { name: "Run".into(), source: clip(false), at: [200.0, 0.0] },
+                ],
+                entry: "Idle".into(),
+                transitions: vec![go],
+                any_at: [0.0, -100.0],
+            };
+            g.add_node(NodeKind::StateMachine { machine }, [0.0, 200.0]);
             Op::AddFiles {
                 label: "New Graph".into(),
                 binary: Vec::new(),
@@ -288,8 +306,11 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
             // Every fourth settings edit goes to a 2D blend space when the graph has one (they
             // arrive only through kind 29, so a node picked at random would seldom be one).
             let plane = g.nodes.iter().find(|n| matches!(n.kind, NodeKind::BlendSpace2D { .. }));
-            let id = match plane {
-                Some(n) if b.is_multiple_of(4) => n.id,
+            // And every third to a state machine when the graph has one (the controller does).
+            let machine = g.nodes.iter().find(|n| matches!(n.kind, NodeKind::StateMachine { .. }));
+            let id = match (plane, machine) {
+                (Some(n), _) if b.is_multiple_of(4) => n.id,
+                (_, Some(n)) if b % 3 == 1 => n.id,
                 _ => node(a),
             };
             let mut k = g.node(id).map_or(NodeKind::Output, |n| n.kind.clone());
@@ -335,6 +356,7 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
                     }
                     "samples"
                 }
+                NodeKind::StateMachine { machine } => machine_edit(machine, a, b, x),
                 NodeKind::Mask { subtrees, .. } => {
                     subtrees.push(MaskSubtree {
                         bone: "hips".into(),
@@ -350,7 +372,11 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
         }
         34 => GraphOp::AddParameter {
             name: names[b as usize % names.len()].into(),
-            default: if a.is_multiple_of(2) { ParamValue::Float(x) } else { ParamValue::Bool(a % 4 == 1) },
+            default: match a % 3 {
+                0 => ParamValue::Float(x),
+                1 => ParamValue::Bool(a % 4 == 1),
+                _ => ParamValue::Trigger(false),
+            },
         },
         35 => GraphOp::RenameParameter { from: param(a), to: names[b as usize % names.len()].into() },
         36 => GraphOp::DeleteParameter { name: param(a) },
@@ -358,6 +384,102 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
             name: param(a),
             value: if b.is_multiple_of(7) { ParamValue::Float(f32::NAN) } else { ParamValue::Float(x) },
         },
+    }
+}
+
+/// One of the state machine edits the state canvas and its inspectors make (picked by `b`),
+/// applied to `m`; returns the field the edit names.
+fn machine_edit(m: &mut StateMachine, a: u32, b: u32, x: f32) -> &'static str {
+    let states: Vec<String> = m.states.iter().map(|s| s.name.clone()).collect();
+    let state = |i: u32| states.get(i as usize % states.len().max(1)).cloned().unwrap_or_default();
+    let k = a as usize % m.transitions.len().max(1);
+    let has_transition = !m.transitions.is_empty();
+    match (b / 3) % 13 {
+        0 => {
+            let name = m.fresh_state_name("State");
+            m.states.push(State {
+                name,
+                source: StateSource::Clip { clip: "clips/idle.clip.ron".into(), speed: 1.0, looping: true },
+                at: [x * 10.0, x],
+            });
+            "add state"
+        }
+        1 => {
+            let gone = state(a);
+            m.states.retain(|s| s.name != gone);
+            m.transitions.retain(|t| t.to != gone && t.from.as_deref() != Some(gone.as_str()));
+            "delete state"
+        }
+        2 => {
+            let (from, to) = (state(a), ["Rest", "Walk 2", ""][b as usize % 3].to_owned());
+            m.rename_state(&from, &to);
+            "state name"
+        }
+        3 => {
+            m.entry = state(b);
+            "entry"
+        }
+        4 => {
+            let from = (!a.is_multiple_of(4)).then(|| state(a));
+            m.transitions.push(Transition::new(from.as_deref(), &state(b)));
+            "add transition"
+        }
+        5 if has_transition => {
+            m.transitions.remove(k);
+            "delete transition"
+        }
+        6 if has_transition => {
+            let tests = [Test::Greater(x), Test::Less(x), Test::IsTrue, Test::Triggered, Test::AtMost(x)];
+            let c = Condition { parameter: "speed".into(), test: tests[b as usize % tests.len()] };
+            m.transitions[k].conditions.push(c);
+            "conditions"
+        }
+        7 if has_transition => {
+            m.transitions[k].exit_time = (!b.is_multiple_of(2)).then_some(x.abs());
+            "exit time"
+        }
+        8 if has_transition => {
+            let t = &mut m.transitions[k];
+            t.duration = if b.is_multiple_of(10) { f32::NAN } else { x.abs() };
+            t.unit = if a.is_multiple_of(2) { DurationUnit::Seconds } else { DurationUnit::Normalized };
+            "duration"
+        }
+        9 if has_transition => {
+            let t = &mut m.transitions[k];
+            t.curve = Easing::ALL[b as usize % Easing::ALL.len()];
+            t.interruption = Interruption::ALL[a as usize % 3];
+            t.sync = SyncRule::ALL[b as usize % 3];
+            "curve"
+        }
+        10 if m.transitions.len() > 1 => {
+            let next = (k + 1) % m.transitions.len();
+            m.transitions.swap(k, next);
+            "transition order"
+        }
+        11 if !m.states.is_empty() => {
+            let i = a as usize % m.states.len();
+            m.states[i].source = match b % 3 {
+                0 => StateSource::Graph { graph: "graphs/locomotion.graph.ron".into() },
+                1 => StateSource::BlendSpace {
+                    samples: vec![BlendSample {
+                        clip: "clips/stride.clip.ron".into(),
+                        position: x,
+                        speed: 1.0,
+                    }],
+                    parameter: "speed".into(),
+                    looping: true,
+                },
+                _ => StateSource::Clip { clip: "clips/sprint.clip.ron".into(), speed: x, looping: false },
+            };
+            "state source"
+        }
+        _ => {
+            if let Some(s) = m.states.get_mut(a as usize % states.len().max(1)) {
+                s.at = [s.at[0] + x, s.at[1] - x];
+            }
+            m.any_at = [x, -x];
+            "state position"
+        }
     }
 }
 

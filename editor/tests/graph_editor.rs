@@ -1047,3 +1047,73 @@ fn a_state_machine_is_built_on_its_canvas_driven_in_preview_and_undone_to_the_or
     let reopened = marrow_editor::document::Document::open(dir.path()).unwrap();
     assert_eq!(reopened.files(), edited, "save and reload equal");
 }
+
+#[test]
+fn a_hostile_state_machine_file_opens_with_its_faults_on_the_transitions_and_stays_editable() {
+    const C: &str = "graphs/controller.graph.ron";
+    let dir = sample("locomotion");
+    // A machine with a missing state, an unknown parameter, a float tested as a bool and a ring
+    // of zero-length transitions, blended with a machine of 10,000 states.
+    let big_states: String = (0..10_000)
+        .map(|i| format!("(name: \"S{i}\", source: Clip(clip: \"clips/idle.clip.ron\")),"))
+        .collect();
+    let big_transitions: String = (0..10_000)
+        .map(|i| format!("(from: \"S{i}\", to: \"S{}\", duration: 0.0),", (i + 1) % 10_000))
+        .collect();
+    let text = format!(
+        r#"(
+    version: 1,
+    parameters: [(name: "speed", default: Float(0.0))],
+    nodes: [
+        (id: 0, kind: "StateMachine", at: (0.0, 0.0), machine: (
+            entry: "Idle",
+            states: [
+                (name: "Idle", at: (0.0, 0.0), source: Clip(clip: "clips/idle.clip.ron")),
+                (name: "Walk", at: (250.0, 0.0), source: Clip(clip: "clips/stride.clip.ron")),
+            ],
+            transitions: [
+                (from: "Idle", to: "Fly"),
+                (from: "Idle", to: "Walk", conditions: [(parameter: "velocity", test: ">", value: 0.1)]),
+                (from: "Walk", to: "Idle", conditions: [(parameter: "speed", test: "true")]),
+            ],
+        )),
+        (id: 1, kind: "StateMachine", at: (0.0, 300.0), machine: (entry: "S0", states: [{big_states}], transitions: [{big_transitions}])),
+        (id: 2, kind: "Blend2", at: (400.0, 100.0), weight: 0.5),
+        (id: 3, kind: "Output", at: (700.0, 100.0)),
+    ],
+    connections: [(from: 0, to: 2, pin: "a"), (from: 1, to: 2, pin: "b"), (from: 2, to: 3, pin: "pose")],
+)"#
+    );
+    std::fs::write(dir.path().join(C), text).unwrap();
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.run_steps(2);
+    h.state_mut().ui.graph = Some(C.to_owned());
+    h.run_steps(3);
+    let faults = h.state().panels.graph.faults(NodeId(0)).join(" | ");
+    for expected in
+        ["destination state \"Fly\" does not exist", "\"velocity\"", "as a bool (true), but it is a float"]
+    {
+        assert!(faults.contains(expected), "{expected:?} not in {faults}");
+    }
+    assert!(h.state().panels.graph.faults(NodeId(1)).is_empty(), "10,000 states compile");
+    // On its canvas, the faults sit on the arrows; deleting the transition to nowhere removes its.
+    select(&mut h, NodeId(0));
+    click(&mut h, Role::Button, "Open State Canvas");
+    let (a, b) = machine_report(&h).arrows[1];
+    assert!(a != Pos2::ZERO && b != Pos2::ZERO, "transition 2 is drawn");
+    assert_eq!(
+        machine_report(&h).arrows[0],
+        (Pos2::ZERO, Pos2::ZERO),
+        "a transition to nowhere has no arrow"
+    );
+    click(&mut h, Role::Button, "3. Walk -> Idle");
+    click(&mut h, Role::Button, "Remove condition 1");
+    click_machine_background(&mut h);
+    click(&mut h, Role::Button, "1. Idle -> Fly");
+    click(&mut h, Role::Button, "Delete Transition");
+    h.run_steps(2);
+    let faults = h.state().panels.graph.faults(NodeId(0)).join(" | ");
+    assert!(!faults.contains("Fly") && !faults.contains("as a bool"), "fixed: {faults}");
+    assert!(faults.contains("\"velocity\""), "the rest stays: {faults}");
+}

@@ -819,3 +819,64 @@ proptest! {
         prop_assert_eq!(a, b);
     }
 }
+
+/// The locomotion sample's files with the controller graph replaced by `text`.
+fn locomotion_with_controller(text: &str) -> (std::path::PathBuf, Vec<(String, String)>) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/locomotion");
+    let project = marrow_engine::project::Project::load(&root).unwrap();
+    let mut files = project.to_files();
+    for (path, t) in &mut files {
+        if path == marrow_engine::project::runner::CONTROLLER_GRAPH {
+            *t = text.to_owned();
+        }
+    }
+    (root, files)
+}
+
+#[test]
+fn check_names_every_machine_fault_and_warns_of_rings_and_unreachable_states() {
+    let text = r#"(
+    version: 1,
+    parameters: [(name: "speed", default: Float(0.0)), (name: "jump", default: Trigger(false))],
+    nodes: [
+        (id: 0, kind: "StateMachine", at: (0.0, 0.0), machine: (
+            entry: "Idle",
+            states: [
+                (name: "Idle", source: Clip(clip: "clips/idle.clip.ron")),
+                (name: "Walk", source: Clip(clip: "clips/stride.clip.ron")),
+                (name: "Run", source: Clip(clip: "clips/sprint.clip.ron")),
+                (name: "Lost", source: Clip(clip: "clips/idle.clip.ron")),
+            ],
+            transitions: [
+                (from: "Idle", to: "Fly"),
+                (from: "Idle", to: "Walk", conditions: [(parameter: "velocity", test: ">", value: 0.1)]),
+                (from: "Idle", to: "Walk", conditions: [(parameter: "speed", test: "true")]),
+                (from: "Walk", to: "Run", duration: 0.0),
+                (from: "Run", to: "Walk", duration: 0.0),
+            ],
+        )),
+        (id: 1, kind: "Output", at: (300.0, 0.0)),
+    ],
+    connections: [(from: 0, to: 1, pin: "pose")],
+)"#;
+    let (root, files) = locomotion_with_controller(text);
+    let report = marrow_engine::project::check_project_files(&root, &files);
+    let errors: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
+    let all = errors.join("\n");
+    for expected in [
+        "controller.graph.ron",
+        "transition 1 (Idle -> Fly): its destination state \"Fly\" does not exist",
+        "transition 2 (Idle -> Walk): a condition reads parameter \"velocity\", which the graph does not declare",
+        "transition 3 (Idle -> Walk): a condition tests \"speed\" as a bool (true), but it is a float",
+    ] {
+        assert!(all.contains(expected), "missing {expected:?} in:\n{all}");
+    }
+    let warnings = report.warnings.join("\n");
+    for expected in [
+        "states \"Walk\" → \"Run\" → \"Walk\" form a ring of zero-length transitions",
+        "state \"Lost\" cannot be reached",
+        "state \"Walk\" cannot be stayed in",
+    ] {
+        assert!(warnings.contains(expected), "missing {expected:?} in:\n{warnings}");
+    }
+}

@@ -46,7 +46,7 @@ impl std::fmt::Display for MachineWarning {
             MachineWarning::InstantRing { states } => write!(
                 f,
                 "states {} form a ring of zero-length transitions without conditions or exit time",
-                states.join(" → ")
+                states.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" → ")
             ),
         }
     }
