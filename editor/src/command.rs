@@ -76,6 +76,14 @@ pub enum Command {
         /// Its value.
         value: marrow_engine::graph::ParamValue,
     },
+    /// Rewind the previewed graph to the recorded frame at or before this tick (the rewind
+    /// debugger; session state only).
+    RewindTo(u64),
+    /// End a rewind: continue from the rewound frame (`from_here`) or from when it started.
+    Resume {
+        /// From the rewound frame (the later recording is dropped), else from when it started.
+        from_here: bool,
+    },
     /// Show another scene of the project.
     ShowScene(String),
     /// File > New Project.

@@ -120,6 +120,8 @@ pub struct Session {
     faults_seen: usize,
     last: SessionFrame,
     events: Vec<SceneEvent>,
+    /// The rewind debugger's recording of the previewed graph (when it has state machines).
+    recording: Option<crate::rewind::Recording>,
     /// Marker hits, numbered (the number only grows).
     hits: std::collections::VecDeque<(u64, MarkerHit)>,
     next_hit: u64,
@@ -209,6 +211,7 @@ impl Default for Session {
             faults_seen: 0,
             last: SessionFrame::default(),
             events: Vec::new(),
+            recording: None,
             hits: std::collections::VecDeque::new(),
             next_hit: 0,
             ranges: HashMap::new(),
@@ -438,6 +441,7 @@ impl Session {
         let mut frame = SessionFrame { ticks, ..Default::default() };
         if ticks > 0 || self.recompose {
             let t0 = Instant::now();
+            self.record_begin(ticks);
             self.world.frame(ticks, self.clock.tick_seconds() as f32);
             frame.animation_ms = t0.elapsed().as_secs_f64() * 1e3;
             frame.evaluated = true;
@@ -445,6 +449,7 @@ impl Session {
             self.recompose = false;
             self.events.clear();
             self.events.extend_from_slice(self.world.events());
+            self.record_end(ticks);
             let played: Vec<MarkerHit> = self
                 .events
                 .iter()
@@ -550,6 +555,10 @@ impl Session {
     /// Play: the clock runs and every rig's head plays (a head held at the end of a clip that
     /// does not loop starts again from its start).
     pub fn play(&mut self) {
+        // Playing from a rewound frame continues from it.
+        if let Some(rec) = &mut self.recording {
+            rec.resume(true);
+        }
         for r in self.rigs() {
             self.clear_pose(r);
             if let Some(a) = self.world.animator_mut(r) {
@@ -610,7 +619,8 @@ impl Session {
         marrow_engine::playback::swept_markers(times, &step, clip.duration(), false, |i, _| hits.push(i));
         for i in hits {
             let m = &clip.markers()[i];
-            let hit = MarkerHit { rig, marker: i, name: m.name.clone(), time: m.time, scrub: true, state: false };
+            let hit =
+                MarkerHit { rig, marker: i, name: m.name.clone(), time: m.time, scrub: true, state: false };
             self.push_hit(hit);
         }
     }
@@ -653,6 +663,82 @@ impl Session {
         }
     }
 
+    /// The rewind debugger's recording of the previewed graph, if it has state machines and has
+    /// played.
+    pub fn recording(&self) -> Option<&crate::rewind::Recording> {
+        self.recording.as_ref()
+    }
+
+    /// Before a frame's ticks: records the previewed graph's parameters (and a checkpoint when
+    /// due) while it plays a machine and no rewind is shown.
+    fn record_begin(&mut self, ticks: u32) {
+        let Some(p) = &self.preview else {
+            self.recording = None;
+            return;
+        };
+        let (Some(rig), true) = (self.world.find(&p.rig), ticks > 0) else { return };
+        let Some(a) = self.world.animator(rig) else { return };
+        let Some(g) = a.current_graph().filter(|g| !g.program().machines().is_empty()) else { return };
+        if !a.is_playing() || self.recording.as_ref().is_some_and(|r| r.rewound.is_some() || r.rig != rig) {
+            return;
+        }
+        let tick = self.clock.tick_seconds() as f32;
+        let speed = a.settings().speed;
+        let rec = self.recording.get_or_insert_with(|| crate::rewind::Recording::new(rig, tick, speed));
+        rec.begin_frame(g, a.time());
+    }
+
+    /// After a frame's ticks: records what the previewed graph's machines did.
+    fn record_end(&mut self, ticks: u32) {
+        let Some(rec) = &mut self.recording else { return };
+        let Some(g) = self.world.animator(rec.rig).and_then(|a| a.current_graph()) else { return };
+        let rig = rec.rig;
+        let kinds = self.events.iter().filter(|e| e.entity == rig).map(|e| e.event.kind.clone());
+        rec.end_frame(g, ticks, kinds);
+    }
+
+    /// Shows the previewed rig as it was at the recorded frame ending at or before `tick`
+    /// (replayed from the recording; the clock pauses). False when nothing is recorded there.
+    pub fn rewind_to(&mut self, tick: u64) -> bool {
+        let Some(rec) = &mut self.recording else { return false };
+        let Some(end) = rec.frame_at(tick).map(|f| f.end) else { return false };
+        let Some(a) = self.world.animator_mut(rec.rig) else { return false };
+        let Some(g) = a.current_graph() else { return false };
+        let live = (g.clone(), a.time());
+        let Some((inst, time)) = rec.rewind(end, || live) else { return false };
+        a.restore_graph(&inst, time);
+        // The Parameters panel shows that frame's values.
+        if let (Some(p), Some(f)) = (&mut self.preview, rec.frame_at(end)) {
+            for (d, v) in inst.program().parameters().iter().zip(&f.params) {
+                if !matches!(v, ParamValue::Trigger(_)) {
+                    p.params.insert(d.name.clone(), *v);
+                }
+            }
+        }
+        self.clock.set_paused(true);
+        self.recompose = true;
+        true
+    }
+
+    /// Ends a rewind and plays on: from the rewound frame (`from_here`: the recording after it
+    /// is dropped), or from the moment the rewind started.
+    pub fn resume(&mut self, from_here: bool) {
+        let Some(rec) = &mut self.recording else { return };
+        if let Some((inst, time)) = rec.resume(from_here)
+            && let Some(a) = self.world.animator_mut(rec.rig)
+        {
+            a.restore_graph(&inst, time);
+            if let Some(p) = &mut self.preview {
+                for (i, d) in inst.program().parameters().iter().enumerate() {
+                    if let Some(v) = inst.parameter_at(i).filter(|v| !matches!(v, ParamValue::Trigger(_))) {
+                        p.params.insert(d.name.clone(), v);
+                    }
+                }
+            }
+        }
+        self.play();
+    }
+
     /// Sets a live parameter of the preview (the document does not change). While paused the
     /// pose is recomputed at the same time with the new value.
     pub fn set_preview_parameter(&mut self, name: &str, value: ParamValue) {
@@ -669,7 +755,9 @@ impl Session {
             && let Some(i) = g.program().parameter_index(name)
         {
             g.set_parameter(i, value);
-            if paused || !a.is_playing() {
+            // A graph with machines keeps its states (a seek would replay it from its entry).
+            let machines = !g.program().machines().is_empty();
+            if (paused || !a.is_playing()) && !machines {
                 let t = a.time();
                 a.seek(t);
             }
@@ -687,6 +775,8 @@ impl Session {
     /// Puts the preview's graph on its rig at `time` (compiled for the rig's skeleton with the
     /// library's clips), with the live parameter values; records why when it does not compile.
     fn apply_preview(&mut self, time: f32, playing: bool) {
+        // A new instance: what was recorded of the old one cannot be replayed on it.
+        self.recording = None;
         let Some(p) = &mut self.preview else { return };
         let Some(rig) = self.world.find(&p.rig) else {
             p.error = Some(format!("no rig {:?} in this scene", p.rig));

@@ -1034,11 +1034,36 @@ fn a_state_machine_is_built_on_its_canvas_driven_in_preview_and_undone_to_the_or
     h.state_mut().send(marrow_editor::command::Command::Play);
     h.run_steps(4);
     assert_eq!(machine_report(&h).active.map(|a| a.0).as_deref(), Some("Idle"));
+    let rig = h.state().session.entity("Runner").unwrap();
+    let local = |h: &Harness<'_, EditorApp>| h.state().session.world().rig_pose(rig).unwrap().local.to_vec();
+    let mut then = None;
     for (speed, state) in [(1.5, "State"), (2.0, "State 2"), (0.0, "Idle")] {
         set_value(&mut h, Role::Slider, "speed live", speed);
         h.run_steps(30);
         assert_eq!(machine_report(&h).active.map(|a| a.0).as_deref(), Some(state), "at speed {speed}");
+        if state == "State 2" {
+            // What the rig looked like in State 2, and when.
+            then = Some((h.state().session.recording().unwrap().now(), local(&h)));
+        }
     }
+    // Rewind: drag on the rewind timeline to that moment (about half a second back): the machine
+    // is in State 2 again and the rig's pose is the live one of then, bit for bit.
+    let (tick, pose) = then.unwrap();
+    h.state_mut().send(marrow_editor::command::Command::Pause);
+    h.run_steps(2);
+    let strip = h.state().panels.graph.rewind_report.expect("the rewind timeline is shown");
+    let at = egui::pos2(strip.x(tick) + 0.2, strip.rect.center().y);
+    drag(&mut h, at + egui::vec2(-30.0, 0.0), at, 4);
+    let shown = h.state().session.recording().unwrap().rewound.as_ref().map(|r| r.at);
+    assert_eq!(shown, Some(tick), "rewound to the frame of then");
+    assert_eq!(machine_report(&h).active.map(|a| a.0).as_deref(), Some("State 2"));
+    assert_eq!(local(&h), pose, "the rewound pose is the live pose of then, bit for bit");
+    assert!(!h.state().session.is_playing(), "a rewind pauses");
+    // Resume from now: back to Idle, playing.
+    click(&mut h, Role::Button, "Resume from Now");
+    h.run_steps(3);
+    assert!(h.state().session.is_playing());
+    assert_eq!(machine_report(&h).active.map(|a| a.0).as_deref(), Some("Idle"));
     assert_eq!(h.state().doc.revision(), revision, "previewing is not an edit");
     click(&mut h, Role::Button, "■ Stop Preview");
     assert_eq!(undo_all_redo_all(&mut h, dir.path(), &original), edited);

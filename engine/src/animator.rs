@@ -445,6 +445,21 @@ impl Animator {
         self.seek(s.time);
     }
 
+    /// Puts the current graph head at `instance`'s state and at `time` (a rewind debugger's
+    /// replay of recorded ticks): nothing is advanced or announced. False when the current head
+    /// plays no graph, or a graph compiled from another program.
+    pub fn restore_graph(&mut self, instance: &GraphInstance, time: f32) -> bool {
+        let Some(h) = &mut self.current else { return false };
+        let Source::Graph(g) = &mut h.source else { return false };
+        if !Arc::ptr_eq(g.program(), instance.program()) {
+            return false;
+        }
+        (**g).clone_from(instance);
+        h.time = time;
+        self.last_step = PlaybackStep::still(time);
+        true
+    }
+
     /// Sets whether the current head loops (session state: a preview's Loop toggle; the clip's
     /// authored flag is untouched).
     pub fn set_looping(&mut self, looping: bool) {

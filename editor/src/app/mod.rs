@@ -342,6 +342,10 @@ impl EditorApp {
             }
             Command::PreviewGraph(target) => self.session.set_preview(target),
             Command::SetGraphParameter { name, value } => self.session.set_preview_parameter(&name, value),
+            Command::RewindTo(tick) => {
+                self.session.rewind_to(tick);
+            }
+            Command::Resume { from_here } => self.session.resume(from_here),
             Command::ShowScene(s) => {
                 self.session.set_scene(Some(s));
                 self.ui.selection = Selection::None;

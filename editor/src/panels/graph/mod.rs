@@ -22,6 +22,7 @@ pub mod machine_canvas;
 pub mod nodes;
 pub mod palette;
 pub mod params;
+pub mod rewind_strip;
 pub mod view;
 
 mod canvas;
@@ -127,6 +128,8 @@ pub struct GraphPanel {
     trail: Vec<(String, NodeId)>,
     /// The state canvas's measurements of the last frame.
     pub machine_report: machine_canvas::MachineReport,
+    /// Where the rewind timeline was drawn on the last frame (`None`: not shown).
+    pub rewind_report: Option<rewind_strip::StripReport>,
 }
 
 impl GraphPanel {
@@ -225,6 +228,12 @@ impl GraphPanel {
                         });
                     }
                 });
+            });
+        }
+        self.rewind_report = None;
+        if previewing && cx.session.recording().is_some_and(|r| !r.frames().is_empty()) {
+            egui::Panel::bottom("graph rewind").resizable(false).show(ui, |ui| {
+                self.rewind_report = rewind_strip::ui(ui, cx);
             });
         }
         egui::CentralPanel::default().frame(egui::Frame::NONE).show(ui, |ui| {
