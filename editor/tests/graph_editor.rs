@@ -175,9 +175,9 @@ fn graph_workflow_build_wire_preview_undo_all_redo_all() {
     assert_eq!(
         on_axis,
         [
-            ("clips/idle.clip.ron".to_owned(), 0.0),
-            ("clips/sprint.clip.ron".to_owned(), 1.0),
-            ("clips/stride.clip.ron".to_owned(), 2.0)
+            ("clips/fall.clip.ron".to_owned(), 0.0),
+            ("clips/idle.clip.ron".to_owned(), 1.0),
+            ("clips/jump.clip.ron".to_owned(), 2.0)
         ]
     );
     feed(&mut h, &format!("BlendSpace1D {space}"), "position", &format!("Parameter {speed}"));
@@ -626,11 +626,13 @@ fn every_node_kind_is_offered_and_its_references_are_kept() {
         let again = offered_again.iter().filter(|e| e.kind.index() == example.index()).count();
         assert_eq!(again, usize::from(matches!(info.palette, Palette::Always | Palette::PerParameter)));
 
-        // The sample's idle clip is used only by its blend space (node 1): remove that, then
-        // let the example be its one user.
+        // The sample's idle clip is used only by its blend space (node 1) and the controller's
+        // machine (its node 0): remove those, then let the example be its one user.
         let mut doc = Document::open(&repo().join("projects/locomotion")).unwrap();
         let graph_op = |op: GraphOp| Op::Graph { path: path.clone(), op };
         doc.apply(&graph_op(GraphOp::RemoveNodes(vec![NodeId(1)])), 1).unwrap();
+        let controller = marrow_engine::project::runner::CONTROLLER_GRAPH.to_owned();
+        doc.apply(&Op::Graph { path: controller, op: GraphOp::RemoveNodes(vec![NodeId(0)]) }, 1).unwrap();
         doc.apply(
             &graph_op(GraphOp::AddParameter {
                 name: EXAMPLE_PARAMETER.into(),
