@@ -170,7 +170,7 @@ fn a_state_machine_allocates_nothing_per_tick() {
         // x sweeps 0 -> 2 -> 0 every 90 ticks; a trigger every 37.
         let x = 2.0 - ((k % 90) as f32 / 22.5 - 2.0).abs();
         inst.set_parameter(0, ParamValue::Float(x));
-        if k % 37 == 0 {
+        if k.is_multiple_of(37) {
             inst.set_parameter(1, ParamValue::Trigger(true));
         }
         inst.advance(1.0 / 60.0);
