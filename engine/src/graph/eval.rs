@@ -47,7 +47,7 @@ use std::sync::Arc;
 use glam::{Quat, Vec3};
 
 use super::compile::{CompiledSpace, FloatRef, Flow, GraphProgram, Instruction};
-use super::machine::eval::two_slots;
+use super::machine::eval::HostSlots;
 use super::machine::{MachineInstance, StateEvent};
 use super::model::{AdjustOp, NodeId, ParamValue};
 pub use crate::animator::EventKind;
@@ -589,6 +589,25 @@ impl GraphInstance {
         }
     }
 
+    /// The lead source's phase, whether it wraps, and its laps per second (what a machine reads
+    /// each tick, with one lookup of the lead).
+    pub(crate) fn lead_state(&self) -> (f32, bool, f32) {
+        match self.lead() {
+            Some(Lead::Player(p)) => {
+                let x = &self.program.players[p];
+                if x.duration > 0.0 {
+                    ((self.player_times[p] / x.duration).clamp(0.0, 1.0), x.looping, x.speed / x.duration)
+                } else {
+                    (0.0, x.looping, 0.0)
+                }
+            }
+            Some(Lead::Space(s)) => {
+                (self.phases[s], self.program.spaces[s].looping, self.space_phase_rate(s))
+            }
+            None => (0.0, false, 0.0),
+        }
+    }
+
     /// Whether the lead source wraps.
     pub fn lead_looping(&self) -> bool {
         match self.lead() {
@@ -777,7 +796,7 @@ impl GraphInstance {
         let program = &*self.program;
         // One source (a clip or a space: a state of a machine, mostly): it is the whole pose.
         if let [only] = self.flow.as_mut_slice()
-            && matches!(program.flow[..], [Flow::Clip { .. } | Flow::Space { .. }])
+            && matches!(program.flow[..], [Flow::Clip { .. } | Flow::Space { .. } | Flow::Machine { .. }])
         {
             *only = FlowState { weight: 1.0, speaks: true, rate: 1.0 };
             return;
@@ -865,7 +884,8 @@ impl GraphInstance {
                 }
                 Flow::Machine { machine } => {
                     let m = &program.machines[machine as usize];
-                    let scratch = two_slots(&mut self.slots, program.bone_count, m.scratch.0, m.scratch.1);
+                    let scratch =
+                        HostSlots { slots: &mut self.slots, n: program.bone_count, pair: m.scratch };
                     self.machines[machine as usize].tick(
                         m,
                         &mut self.params,

@@ -132,6 +132,22 @@ pub struct MachineInstance {
 /// Two scratch poses (the host's pose slots the machine owns) for an interruption's snapshot.
 pub(crate) type Scratch<'a> = Option<(&'a mut [Transform], &'a mut [Transform])>;
 
+/// The host's pose slots and the two the machine may use, split only when a snapshot is taken.
+pub(crate) struct HostSlots<'a> {
+    /// The host's flat pose slots.
+    pub slots: &'a mut [Transform],
+    /// Bones per slot.
+    pub n: usize,
+    /// The machine's two scratch slots.
+    pub pair: (u16, u16),
+}
+
+impl HostSlots<'_> {
+    fn split(&mut self) -> Scratch<'_> {
+        two_slots(self.slots, self.n, self.pair.0, self.pair.1)
+    }
+}
+
 /// Slots `a` and `b` (distinct) of flat slot storage of `n` bones each, both mutable.
 pub(crate) fn two_slots(slots: &mut [Transform], n: usize, a: u16, b: u16) -> Scratch<'_> {
     let (a, b) = (a as usize, b as usize);
@@ -274,7 +290,7 @@ impl MachineInstance {
         dt: f32,
         speaks: bool,
         events: &mut Vec<GraphMarkerEvent>,
-        scratch: Scratch<'_>,
+        scratch: HostSlots<'_>,
     ) {
         if m.states.is_empty() {
             return;
@@ -316,7 +332,7 @@ impl MachineInstance {
         for &(h, j) in &st.bindings {
             inst.set_parameter(j as usize, params[h as usize]);
         }
-        let p0 = inst.lead_phase();
+        let (p0, _, _) = inst.lead_state();
         inst.advance_with(dt, speaks);
         if !inst.events().is_empty() {
             events.extend(inst.events().iter().cloned());
@@ -328,11 +344,10 @@ impl MachineInstance {
                 params[h as usize] = v;
             }
         }
-        let p1 = inst.lead_phase();
+        let (p1, looping, laps_per_second) = inst.lead_state();
         let mut travel = p1 - p0;
-        if inst.lead_looping() {
-            let length = inst.lead_length();
-            let expected = if length != 0.0 && length.is_finite() { dt / length } else { travel };
+        if looping {
+            let expected = if laps_per_second.is_finite() { dt * laps_per_second } else { travel };
             // Whole laps the phase hides: the nearest integer to the difference (by casts, not
             // a rounding call, on this per-tick path).
             let d = expected - travel;
@@ -404,7 +419,7 @@ impl MachineInstance {
         params: &mut [ParamValue],
         speaks: bool,
         events: &mut Vec<GraphMarkerEvent>,
-        scratch: Scratch<'_>,
+        mut scratch: HostSlots<'_>,
     ) {
         let t = &m.transitions[k as usize];
         for c in &t.conditions {
@@ -428,7 +443,7 @@ impl MachineInstance {
         let duration = if duration.is_finite() { duration } else { 0.0 };
         let snapshot = interrupted.is_some() || t.to == self.current;
         if snapshot {
-            self.take_snapshot(m, scratch);
+            self.take_snapshot(m, scratch.split());
         }
         let phase = match t.sync {
             SyncRule::FromStart => None,
