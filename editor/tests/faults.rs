@@ -191,7 +191,7 @@ fn a_damaged_file_opens_as_text_at_its_error_and_is_removed_from_the_project_und
     assert_eq!(std::fs::read(dir.path().join("clips/broken.clip.ron")).unwrap(), broken, "left on disk");
     assert!(!std::fs::read_to_string(&manifest).unwrap().contains("broken.clip.ron"));
     let reopened = marrow_editor::document::Document::open(dir.path()).expect("opens cleanly without it");
-    assert_eq!(reopened.project().clips.len(), 3);
+    assert_eq!(reopened.project().clips.len(), 6);
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! driven through the Timeline's dope sheet: a selection dragged by ten frames and back keeps
 //! every key and value it did not land on, keys of one channel never end up a fraction of a
 //! millisecond apart, the undo step says how many keys it replaced, and undo all gives the
-//! clip file's original bytes.
+//! clip file's original bytes. The same move on the real capture in the repository (CMU 131_01,
+//! `assets/bvh/cmu_131_01.bvh`): its rate detected, every key and value kept.
 
 mod support;
 
@@ -176,4 +177,38 @@ fn a_single_key_dragged_ten_frames_replaces_the_key_it_lands_on_instead_of_sitti
     assert_eq!(after.len(), before.len() - 1, "the key lands on the one ten frames on, replacing it");
     assert_eq!(h.state().doc.undo_label().as_deref(), Some("Move Key (1 replaced)"));
     assert!(closest_pair(&clip(&h)) > 0.004, "not two keys 0.16 ms apart");
+}
+
+/// The real capture's project (CMU 131_01, imported by the engine's BVH importer).
+fn real_project() -> TempDir {
+    let dir = TempDir::new("cmu");
+    mocap::write_real_project(dir.path(), &repo().join(mocap::REAL_BVH));
+    dir
+}
+
+#[test]
+fn real_motion_capture_every_other_frame_dragged_ten_frames_and_back_keeps_every_key_and_value() {
+    let dir = real_project();
+    let original = files(dir.path());
+    let mut h = open(&dir);
+    let c = clip(&h);
+    assert_eq!(c.clip.frame_rate, 120.0, "the import rate, detected from the file");
+    let before = keys(&c);
+    let total = before.len();
+    assert!(total > 30_000, "a real capture's keys: {total}");
+    let n = select(&mut h, &c, |frame| frame % 2 == 0);
+    assert!(n * 2 >= total - 64 && n * 2 <= total + 64, "about half: {n} of {total}");
+
+    drag_summary_key(&mut h, 100.0 * FRAME_TIME, 10.0);
+    assert_eq!(keys(&clip(&h)).len(), total, "no key dropped: {:?}", h.state().doc.undo_label());
+    assert!(closest_pair(&clip(&h)) > 0.004, "no two keys of a channel closer than the spacing");
+    drag_summary_key(&mut h, 110.0 * FRAME_TIME, -10.0);
+    let back = keys(&clip(&h));
+    assert_eq!(back.len(), total);
+    for (a, b) in before.iter().zip(&back) {
+        assert_eq!((a.0, a.1, &a.3), (b.0, b.1, &b.3), "every value unchanged, bit for bit");
+        assert!((a.2 - b.2).abs() <= 4e-6, "time {} came back as {}", a.2, b.2);
+    }
+    assert_eq!(h.state().doc.head(), 2, "two drags, two steps");
+    undo_all_redo_all(&mut h, dir.path(), &original);
 }

@@ -784,3 +784,27 @@ fn the_sample_capture_is_the_generators_output_and_imports() {
     // 120 frames at the written frame time (0.008333 s): the last key 119 frame times in.
     assert!((clip.duration() - 119.0 * 0.008333).abs() < 1e-5, "duration {}", clip.duration());
 }
+
+/// Real motion capture (CMU subject 131, trial 01, `assets/bvh/README.md`): the file's bytes
+/// import whole at its own rate, every frame a key of every channel, the joints named as the
+/// file names them.
+#[test]
+fn the_cmu_capture_imports_at_its_rate_with_every_frame() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/bvh/cmu_131_01.bvh");
+    let options = BvhOptions { scale: 0.0254, end_sites: EndSites::Drop };
+    let scene = bvh::import(&path, &options).unwrap();
+    let skeleton = &scene.rigs[0].skeleton;
+    assert_eq!(skeleton.bone_count(), 31, "ROOT Hips and 30 joints");
+    assert_eq!(skeleton.bone_names[0], "Hips");
+    let clip = &scene.animations[0].clips[0].clip;
+    assert_eq!(clip.frame_rate, 120.0, "Frame Time .0083333: 120 Hz, detected");
+    let channels = clip.channels();
+    let root = channels[0].translation.as_ref().expect("the root moves");
+    assert_eq!(root.len(), 994, "every frame a key");
+    assert!(channels.iter().all(|c| c.rotation.as_ref().is_some_and(|r| r.len() == 994)));
+    assert_eq!(clip.key_count(), 994 * 32);
+    assert!((clip.duration() - 993.0 * 0.0083333).abs() < 1e-4, "duration {}", clip.duration());
+    // The walk goes somewhere: the root's first and last positions are metres apart.
+    let (a, b) = (root.values()[0], root.values()[993]);
+    assert!(a.distance(b) > 1.0, "the root moved from {a} to {b}");
+}
