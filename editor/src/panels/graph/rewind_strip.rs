@@ -47,6 +47,10 @@ fn colour(state: u16) -> Color32 {
 
 /// Draws the strip; returns where its bars are (`None`: nothing recorded).
 pub fn ui(ui: &mut egui::Ui, cx: &mut Cx) -> Option<StripReport> {
+    // The machines' state names (program order), from the previewed instance.
+    let names: Vec<Vec<String>> = super::preview_instance(cx)
+        .map(|g| g.machines().map(|(c, _)| c.states.iter().map(|s| s.name.to_string()).collect()).collect())
+        .unwrap_or_default();
     let rec = cx.session.recording()?;
     let frames = rec.frames();
     let (first, last) = (frames.front()?, frames.back()?);
@@ -88,6 +92,19 @@ pub fn ui(ui: &mut egui::Ui, cx: &mut Cx) -> Option<StripReport> {
         let bar = |state: u16, from: u64, to: u64| {
             let r = Rect::from_min_max(Pos2::new(report.x(from), top), Pos2::new(report.x(to), top + 11.0));
             painter.rect_filled(r, 1.0, colour(state));
+            // The state's name where the bar has room for it.
+            if let Some(name) = names.get(m).and_then(|n| n.get(state as usize))
+                && r.width() > 8.0 * name.len() as f32
+            {
+                let at = r.left_center() + Vec2::new(3.0, 0.0);
+                painter.text(
+                    at,
+                    egui::Align2::LEFT_CENTER,
+                    name,
+                    egui::FontId::proportional(9.5),
+                    Color32::BLACK,
+                );
+            }
         };
         for f in frames {
             let Some(&(state, _)) = f.states.get(m) else { continue };
