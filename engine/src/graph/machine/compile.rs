@@ -83,6 +83,9 @@ pub struct CompiledMachine {
     pub any: Vec<u16>,
     /// Per state: the transitions leaving it, in authored order.
     pub leaving: Vec<Vec<u16>>,
+    /// Per state: what is tried while the machine rests in it (no transition running): Any
+    /// State's transitions to another state, then the state's own, in authored order.
+    pub resting: Vec<Vec<u16>>,
     /// The rig's bind pose (what an interruption's snapshot is sampled against).
     pub bind: Arc<[Transform]>,
     /// The host program's pose slots the machine uses as scratch (a transition's source and
@@ -187,6 +190,12 @@ pub fn compile_machine(
             None => any.push(k as u16),
         }
     }
+    let resting = (0..machine.states.len())
+        .map(|s| {
+            let any = any.iter().copied().filter(|&k| transitions[k as usize].to as usize != s);
+            any.chain(leaving[s].iter().copied()).collect()
+        })
+        .collect();
     Some(CompiledMachine {
         node,
         states,
@@ -194,6 +203,7 @@ pub fn compile_machine(
         transitions,
         any,
         leaving,
+        resting,
         bind: Arc::from(&skeleton.bind_pose[..]),
         scratch: (0, 0),
     })

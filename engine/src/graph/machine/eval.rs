@@ -389,8 +389,7 @@ impl MachineInstance {
         match self.transition {
             None => {
                 let cur = self.current;
-                let any = m.any.iter().copied().filter(|&k| m.transitions[k as usize].to != cur);
-                any.chain(m.leaving[cur as usize].iter().copied()).find(|&k| {
+                m.resting[cur as usize].iter().copied().find(|&k| {
                     let t = &m.transitions[k as usize];
                     ok(t) && self.exit_reached(t, cur)
                 })
