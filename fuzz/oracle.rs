@@ -216,16 +216,15 @@ pub fn graph(data: &[u8], rig: &GraphRig) -> Result<(), String> {
     let Ok((graph, _repaired)) = load_graph(&text) else { return Ok(()) };
     let clip_of = |p: &str| rig.clips.iter().find(|(k, _)| k == p).map(|(_, c)| c.clone());
     let Ok(program) = compile(&graph, &rig.skeleton, &clip_of) else { return Ok(()) };
-    let floats: Vec<String> = program
-        .parameters()
-        .iter()
-        .filter(|p| matches!(p.default, marrow_engine::graph::ParamValue::Float(_)))
-        .map(|p| p.name.clone())
-        .collect();
     let of_type = |want: &str| -> Vec<String> {
-        program.parameters().iter().filter(|p| p.default.type_name() == want).map(|p| p.name.clone()).collect()
+        program
+            .parameters()
+            .iter()
+            .filter(|p| p.default.type_name() == want)
+            .map(|p| p.name.clone())
+            .collect()
     };
-    let (bools, triggers) = (of_type("bool"), of_type("trigger"));
+    let (floats, bools, triggers) = (of_type("float"), of_type("bool"), of_type("trigger"));
     let mut instance = GraphInstance::new(Arc::new(program));
     let mut local = vec![Transform::IDENTITY; rig.skeleton.bone_count()];
     for value in [None, Some(0.0), Some(0.5), Some(1.0), Some(-3.0), Some(1e6)] {

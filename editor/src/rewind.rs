@@ -8,7 +8,7 @@
 //!
 //! Session state: never saved, never an undo step. What the recording costs: a frame record is
 //! a few tens of bytes per parameter and machine, a checkpoint one clone of the instance a
-//! second (BENCHMARKS.md). Not here: drawing the timeline (the Graph panel), playing (the
+//! second (estimated in BENCHMARKS.md, not measured yet). Not here: drawing the timeline (the Graph panel), playing (the
 //! engine).
 
 use std::collections::VecDeque;
@@ -113,17 +113,6 @@ impl Recording {
     /// Seconds per tick of head travel.
     pub fn tick_seconds(&self) -> f32 {
         self.travel
-    }
-
-    /// Bytes the recording holds (frames and checkpoints; an estimate of the heap).
-    pub fn bytes(&self) -> usize {
-        let frame = |f: &FrameRecord| {
-            std::mem::size_of::<FrameRecord>()
-                + f.params.len() * std::mem::size_of::<ParamValue>()
-                + f.states.len() * 12
-                + f.events.iter().map(|e| e.len() + 24).sum::<usize>()
-        };
-        self.frames.iter().map(frame).sum::<usize>() + self.checkpoints.len() * 4096
     }
 
     /// Before a frame's ticks: the parameters they will read, and a checkpoint when one is due.

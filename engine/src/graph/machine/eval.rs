@@ -210,15 +210,6 @@ impl MachineInstance {
         self.started = false;
     }
 
-    /// The current state (during a transition: the state it leaves, or the destination when it
-    /// blends from a snapshot).
-    pub fn current_state(&self) -> usize {
-        match self.transition {
-            Some(Active { from: None, to, .. }) => to as usize,
-            _ => self.current as usize,
-        }
-    }
-
     /// The state that counts as current for a user: the destination of a transition in
     /// progress, else the current state.
     pub fn active_state(&self) -> usize {
@@ -444,21 +435,18 @@ impl MachineInstance {
         if snapshot {
             self.take_snapshot(m, scratch.split());
         }
+        // The source's phase is read before the destination restarts (they may be one state).
+        let src_phase = self.states[src as usize].lead_phase();
+        let to = t.to as usize;
+        self.states[to].reset_playheads();
         let phase = match t.sync {
             SyncRule::FromStart => None,
-            SyncRule::Phase => Some(self.states[src as usize].lead_phase()),
-            SyncRule::Markers => None,
+            SyncRule::Phase => Some(src_phase),
+            SyncRule::Markers => {
+                Some(marker_phase(&self.states[src as usize], &self.states[to]).unwrap_or(src_phase))
+            }
         };
-        let to = t.to as usize;
-        let marker_phase = if t.sync == SyncRule::Markers {
-            self.states[to].reset_playheads();
-            let p = marker_phase(&self.states[src as usize], &self.states[to]);
-            Some(p.unwrap_or_else(|| self.states[src as usize].lead_phase()))
-        } else {
-            None
-        };
-        self.states[to].reset_playheads();
-        if let Some(p) = phase.or(marker_phase) {
+        if let Some(p) = phase {
             self.states[to].set_phase(p);
         }
         let start = self.states[to].lead_phase();
