@@ -1,14 +1,17 @@
 //! The rewind debugger's recording: while a graph with state machines is previewed and playing,
 //! the last 30 seconds of frames (the parameter values each frame started with, its tick count,
 //! each machine's state and transition after it, its state events) and a checkpoint of the
-//! graph's instance about every second. Rewinding to a recorded frame replays the recorded
+//! graph's instance every four seconds. Rewinding to a recorded frame replays the recorded
 //! parameters from the checkpoint before it on a copy of the instance, so the rig is posed
 //! exactly as it was then (the same inputs through the same code give the same bits); resuming
 //! continues from there (the later frames dropped) or from the moment the rewind started.
 //!
-//! Session state: never saved, never an undo step. What the recording costs: a frame record is
-//! a few tens of bytes per parameter and machine, a checkpoint one clone of the instance a
-//! second (estimated in BENCHMARKS.md, not measured yet). Not here: drawing the timeline (the Graph panel), playing (the
+//! Session state: never saved, never an undo step. What the recording costs (measured by
+//! `cargo bench -p marrow-editor --bench rewind`, in BENCHMARKS.md): a frame record of 64 bytes
+//! plus 8 a parameter and 12 a machine, the frames' ring reserved once (it never doubles), and a
+//! checkpoint (one clone of the instance, some 8 KiB for the locomotion controller) every 240
+//! ticks, so 30 seconds of the controller hold about 250 KiB; posing at a recorded frame replays
+//! at most 240 ticks (some 40 us). Not here: drawing the timeline (the Graph panel), playing (the
 //! engine).
 
 use std::collections::VecDeque;
@@ -19,8 +22,13 @@ use marrow_engine::scene::Entity;
 
 /// How much is kept, in seconds of ticks.
 pub const SECONDS: f32 = 30.0;
-/// Ticks between checkpoints.
-const CHECKPOINT_TICKS: u64 = 60;
+/// Ticks between checkpoints: a rewind replays at most this many (about 40 us for the
+/// controller sample); fewer would cost a checkpoint's clone more often.
+const CHECKPOINT_TICKS: u64 = 240;
+
+/// A machine after a frame: its active state and the transition running (its index and
+/// progress).
+pub type MachineAt = (u16, Option<(u16, f32)>);
 
 /// One recorded frame.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,12 +38,13 @@ pub struct FrameRecord {
     /// Ticks the frame ran.
     pub ticks: u32,
     /// The graph's parameter values when the frame started (program order).
-    pub params: Vec<ParamValue>,
+    pub params: Box<[ParamValue]>,
     /// Per machine (program order): the active state after the frame and the transition
     /// running (its index and progress).
-    pub states: Vec<(u16, Option<(u16, f32)>)>,
-    /// The state machine events of the frame, as the event lane names them.
-    pub events: Vec<String>,
+    pub states: Box<[MachineAt]>,
+    /// The state machine events of the frame, as the event lane names them (most frames have
+    /// none: an empty box allocates nothing).
+    pub events: Box<[String]>,
 }
 
 impl FrameRecord {
@@ -75,12 +84,12 @@ pub struct Recording {
     /// Ticks recorded so far.
     now: u64,
     /// Parameters at the start of the frame being run.
-    pending: Option<Vec<ParamValue>>,
+    pending: Option<Box<[ParamValue]>>,
     /// The rewind in progress.
     pub rewound: Option<Rewound>,
 }
 
-fn params_of(g: &GraphInstance) -> Vec<ParamValue> {
+fn params_of(g: &GraphInstance) -> Box<[ParamValue]> {
     (0..g.program().parameters().len()).filter_map(|i| g.parameter_at(i)).collect()
 }
 
@@ -144,6 +153,11 @@ impl Recording {
                 _ => None,
             })
             .collect();
+        if self.frames.is_empty() {
+            // At most one frame a tick (and the one pushed before the oldest goes): the ring never
+            // grows past this, so it never doubles.
+            self.frames.reserve_exact(usize::try_from(self.capacity + 2).unwrap_or(0).min(1 << 16));
+        }
         self.frames.push_back(FrameRecord { end: self.now, ticks, params, states, events });
         // Keep the last `capacity` ticks, and the newest checkpoint at or before the first frame.
         while self.frames.front().is_some_and(|f| self.now - f.end > self.capacity) {

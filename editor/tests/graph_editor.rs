@@ -1048,11 +1048,16 @@ fn a_state_machine_is_built_on_its_canvas_driven_in_preview_and_undone_to_the_or
             then = Some((h.state().session.recording().unwrap().now(), local(&h)));
         }
     }
-    // Rewind: drag on the rewind timeline to that moment (about half a second back): the machine
-    // is in State 2 again and the rig's pose is the live one of then, bit for bit.
+    // Two seconds and more of Idle later, rewind: drag on the rewind timeline to that moment: the
+    // machine is in State 2 again and the rig's pose is the live one of then, bit for bit.
     let (tick, pose) = then.unwrap();
+    h.run_steps(100);
     h.state_mut().send(marrow_editor::command::Command::Pause);
     h.run_steps(2);
+    let rec = h.state().session.recording().unwrap();
+    let back = (rec.now() - tick) as f32 * rec.tick_seconds();
+    assert!(back >= 2.0, "the moment rewound to is {back} s back");
+    assert_eq!(machine_report(&h).active.map(|a| a.0).as_deref(), Some("Idle"));
     let strip = h.state().panels.graph.rewind_report.expect("the rewind timeline is shown");
     let at = egui::pos2(strip.x(tick) + 0.2, strip.rect.center().y);
     drag(&mut h, at + egui::vec2(-30.0, 0.0), at, 4);
@@ -1143,4 +1148,57 @@ fn a_hostile_state_machine_file_opens_with_its_faults_on_the_transitions_and_sta
     let faults = h.state().panels.graph.faults(NodeId(0)).join(" | ");
     assert!(!faults.contains("Fly") && !faults.contains("as a bool"), "fixed: {faults}");
     assert!(faults.contains("\"velocity\""), "the rest stays: {faults}");
+}
+
+#[test]
+fn the_editor_preview_of_a_controller_poses_bit_for_bit_as_the_embedded_engine_with_its_inputs() {
+    use marrow_engine::project::runner::CONTROLLER_GRAPH;
+    let dir = sample("locomotion");
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.run_steps(2);
+    h.state_mut().ui.graph = Some(CONTROLLER_GRAPH.to_owned());
+    h.run_steps(3);
+    click(&mut h, Role::Button, "▶ Preview");
+    assert_eq!(h.state().session.preview().unwrap().error, None);
+    h.state_mut().send(marrow_editor::command::Command::Play);
+    h.run_steps(10);
+    // A user drives it: walk, run, jump (the trigger's button), off the ground and back.
+    set_value(&mut h, Role::Slider, "speed live", 1.4);
+    h.run_steps(40);
+    set_value(&mut h, Role::Slider, "speed live", 1.9);
+    h.run_steps(20);
+    click(&mut h, Role::Button, "Fire jump");
+    h.run_steps(25);
+    click(&mut h, Role::CheckBox, "grounded live");
+    h.run_steps(30);
+    click(&mut h, Role::CheckBox, "grounded live");
+    h.run_steps(50);
+    let rig = h.state().session.entity("Runner").unwrap();
+    let live = h.state().session.world().rig_pose(rig).unwrap().local.to_vec();
+    let rec = h.state().session.recording().expect("the preview was recorded").clone();
+    assert_eq!(rec.frames().front().map(|f| f.start()), Some(0), "recorded from the first tick");
+    let visited: std::collections::BTreeSet<u16> = rec.frames().iter().map(|f| f.states[0].0).collect();
+    assert!(visited.len() >= 4, "idle, move, jump, fall and land were visited: {visited:?}");
+
+    // A game embedding the engine, fed the same parameter values at the same ticks.
+    let project = marrow_engine::project::Project::load(dir.path()).unwrap();
+    let library = marrow_engine::project::Library::load(&project, dir.path()).unwrap();
+    let mut world = library.instantiate(&project, &project.manifest.scenes[0]).unwrap();
+    let runner = world.find("Runner").unwrap();
+    let a = world.animator_mut(runner).unwrap();
+    let program = library.compile_graph(CONTROLLER_GRAPH, a.skeleton()).unwrap();
+    a.play_graph(std::sync::Arc::new(program));
+    for f in rec.frames() {
+        let g = world.animator_mut(runner).unwrap().current_graph_mut().unwrap();
+        for (i, v) in f.params.iter().enumerate() {
+            g.set_parameter(i, *v);
+        }
+        world.frame(f.ticks, rec.tick_seconds());
+        let g = world.animator(runner).unwrap().current_graph().unwrap();
+        let (_, m) = g.machines().next().unwrap();
+        assert_eq!(m.active_state() as u16, f.states[0].0, "the state after tick {}", f.end);
+    }
+    let game = world.rig_pose(runner).unwrap().local.to_vec();
+    assert_eq!(live, game, "the editor's pose is the embedded engine's, bit for bit");
 }

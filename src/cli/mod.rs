@@ -9,6 +9,7 @@ mod edit;
 mod export;
 mod model;
 mod particles;
+mod play;
 mod pose;
 mod render;
 mod resave;
@@ -51,6 +52,9 @@ pub enum Command {
     /// Export a project scene or a glTF file as glTF (.glb or .gltf + .bin): rigs, skins, meshes,
     /// sockets, clips with their keys as held (eased segments baked) and markers.
     Export(export::ExportArgs),
+    /// Play a project's scene headless at 60 ticks a second with scripted graph parameters, and
+    /// print each tick's state machine states and a fingerprint of the pose (deterministic).
+    Play(play::PlayArgs),
     /// Write the code-built `runner` sample project (skeleton, stride clip, scene) to a folder.
     GenRunner(runner::GenArgs),
     /// Run the `runner` sample headless: the stride accelerates, footsteps play while grounded.
@@ -72,6 +76,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Crowd(args)) => crowd::run(&args),
         Some(Command::Simplify(args)) => simplify::run(&args),
         Some(Command::Export(args)) => export::run(&args),
+        Some(Command::Play(args)) => play::run(&args),
         Some(Command::GenRunner(args)) => runner::generate(&args),
         Some(Command::Runner(args)) => runner::run(&args),
         Some(Command::Resave(args)) => resave::run(&args),

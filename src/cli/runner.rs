@@ -77,6 +77,23 @@ impl FootstepSink for PrintingSink {
     }
 }
 
+/// What `check` rejects does not play: every fault of the project at `root` is named on standard
+/// error first, and the error says how many.
+pub(crate) fn ensure_plays(root: &std::path::Path) -> anyhow::Result<()> {
+    let report = marrow_engine::project::check_project(root);
+    if !report.errors.is_empty() {
+        for e in &report.errors {
+            eprintln!("error: {e}");
+        }
+        anyhow::bail!(
+            "{} fault(s) above: {} does not play as it stands",
+            report.errors.len(),
+            root.display()
+        );
+    }
+    Ok(())
+}
+
 /// Runs the runner headless and prints each footstep.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     for (flag, v) in
@@ -89,18 +106,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if !(0.0..=86_400.0).contains(&args.seconds) {
         anyhow::bail!("--seconds must be between 0 and 86400 (got {})", args.seconds);
     }
-    // What `check` rejects does not play: every fault is named first.
-    let report = marrow_engine::project::check_project(&args.project);
-    if !report.errors.is_empty() {
-        for e in &report.errors {
-            eprintln!("error: {e}");
-        }
-        anyhow::bail!(
-            "{} fault(s) above: {} does not play as it stands",
-            report.errors.len(),
-            args.project.display()
-        );
-    }
+    ensure_plays(&args.project)?;
     let project = Project::load(&args.project)?;
     let library = Library::load(&project, &args.project)?;
     let scene = project.manifest.scenes.first().ok_or_else(|| anyhow::anyhow!("the project has no scene"))?;
