@@ -95,7 +95,11 @@ fn the_runner_refuses_a_project_that_check_rejects_naming_every_fault() {
     // A marker past the clip's end and a socket naming a missing bone: the runner would play
     // both without a word.
     let clip = std::fs::read_to_string(dir.join("clips/stride.clip.ron")).unwrap();
-    std::fs::write(dir.join("clips/stride.clip.ron"), clip.replacen("time: 0.5,", "time: 7.5,", 1)).unwrap();
+    std::fs::write(
+        dir.join("clips/stride.clip.ron"),
+        clip.replacen("            time: 0.5,\n", "            time: 7.5,\n", 1),
+    )
+    .unwrap();
     let scene = std::fs::read_to_string(dir.join("scenes/main.scene.ron")).unwrap();
     std::fs::write(dir.join("scenes/main.scene.ron"), scene.replace("\"shin_r\"", "\"shin_x\"")).unwrap();
     let run = Command::new(env!("CARGO_BIN_EXE_marrow"))

@@ -224,13 +224,11 @@ fn a_damaged_clip_opens_repaired_with_each_fault_named_and_stays_editable() {
     let text = std::fs::read_to_string(&path).unwrap();
     // hips translation: key 1 NaN, keys 2 and 3 swapped; an unknown easing; a marker past the end.
     let broken = text
-        .replacen(
-            "0.25,\n                    0.5,\n                    0.75,",
-            "NaN,\n                    0.75,\n                    0.5,",
-            1,
-        )
+        .replacen("(time: 0.25, value: (0.0, 0.96", "(time: NaN, value: (0.0, 0.96", 1)
+        .replacen("(time: 0.5, value: (0.0, 1.0", "(time: 0.75, value: (0.0, 1.0", 1)
+        .replacen("(time: 0.75, value: (0.0, 0.96", "(time: 0.5, value: (0.0, 0.96", 1)
         .replacen("\"easeInOutSine\"", "\"easeInOutWobble\"", 1)
-        .replacen("time: 0.5,", "time: 7.5,", 1);
+        .replacen("            time: 0.5,\n", "            time: 7.5,\n", 1);
     assert_ne!(broken, text);
     std::fs::write(&path, &broken).unwrap();
     let damaged = files(dir.path());
@@ -240,7 +238,7 @@ fn a_damaged_clip_opens_repaired_with_each_fault_named_and_stays_editable() {
     for want in [
         "stride.clip.ron: tracks/hips/translation: key 1 has a non-finite time",
         "stride.clip.ron: tracks/hips/translation: the keys are not in time order",
-        "stride.clip.ron: tracks/hips/translation/key_easings[0]: ",
+        "stride.clip.ron: tracks/hips/translation/keys[0]/easing: ",
     ] {
         assert!(log.iter().any(|l| l.contains(want)), "missing {want:?} in {log:#?}");
     }

@@ -39,7 +39,7 @@ pub struct FieldError {
     pub message: String,
 }
 
-fn field_error(at: impl Into<String>, message: impl ToString) -> FieldError {
+pub(crate) fn field_error(at: impl Into<String>, message: impl ToString) -> FieldError {
     FieldError { at: at.into(), message: message.to_string() }
 }
 
@@ -47,11 +47,11 @@ fn one() -> f32 {
     1.0
 }
 
-fn default_frame_rate() -> f32 {
+pub(crate) fn default_frame_rate() -> f32 {
     crate::clip::DEFAULT_FRAME_RATE
 }
 
-fn is_default_frame_rate(f: &f32) -> bool {
+pub(crate) fn is_default_frame_rate(f: &f32) -> bool {
     *f == crate::clip::DEFAULT_FRAME_RATE
 }
 
@@ -59,11 +59,11 @@ fn yes() -> bool {
     true
 }
 
-fn is_false(b: &bool) -> bool {
+pub(crate) fn is_false(b: &bool) -> bool {
     !*b
 }
 
-fn is_zero(x: &f32) -> bool {
+pub(crate) fn is_zero(x: &f32) -> bool {
     *x == 0.0
 }
 
@@ -269,11 +269,11 @@ pub struct TrackFile<V> {
     pub tangent_modes: Vec<TangentMode>,
 }
 
-fn linear_name() -> String {
+pub(crate) fn linear_name() -> String {
     "linear".to_owned()
 }
 
-fn is_linear_name(s: &String) -> bool {
+pub(crate) fn is_linear_name(s: &String) -> bool {
     s == "linear"
 }
 
@@ -1109,11 +1109,13 @@ impl TryFrom<&SceneFile> for SceneDesc {
 
 // ------------------------------------------------------------------------------------ clips
 
-/// A clip file: an authored clip for a named skeleton, with the skeleton's bone names (so the
-/// clip's channel table can be rebuilt without it) and tracks by bone name.
+/// A clip file of format 1: an authored clip for a named skeleton, with the skeleton's bone names
+/// (so the clip's channel table can be rebuilt without it) and tracks by bone name, each track's
+/// keys as parallel arrays (`times`, `values`, ...). Still read; written as format 2
+/// ([`super::clip_file::ClipFile`], a key a line), which converts through this form.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ClipFile {
+pub struct ClipFileV1 {
     /// Format version ([`FILE_VERSION`]).
     pub version: u32,
     /// Clip name.
@@ -1182,10 +1184,10 @@ pub struct ClipAsset {
     pub bones: Vec<String>,
 }
 
-impl From<&ClipAsset> for ClipFile {
+impl From<&ClipAsset> for ClipFileV1 {
     fn from(c: &ClipAsset) -> Self {
         let clip = &c.clip;
-        ClipFile {
+        ClipFileV1 {
             version: FILE_VERSION,
             name: clip.name.clone(),
             skeleton: clip.skeleton.clone(),
@@ -1215,7 +1217,7 @@ impl From<&ClipAsset> for ClipFile {
     }
 }
 
-impl ClipFile {
+impl ClipFileV1 {
     /// Each bone name's index in the clip's bone list (the first where a name repeats), so
     /// matching tracks to bones is one lookup each.
     fn bone_index(&self) -> std::collections::HashMap<&str, usize> {
@@ -1227,9 +1229,9 @@ impl ClipFile {
     }
 }
 
-impl TryFrom<&ClipFile> for ClipAsset {
+impl TryFrom<&ClipFileV1> for ClipAsset {
     type Error = FieldError;
-    fn try_from(f: &ClipFile) -> Result<Self, FieldError> {
+    fn try_from(f: &ClipFileV1) -> Result<Self, FieldError> {
         let mut channels = vec![BoneChannels::default(); f.bones.len()];
         let bone_index = f.bone_index();
         for t in &f.tracks {
@@ -1274,7 +1276,7 @@ impl ClipAsset {
     /// place (track and key): faulty keys are dropped or reordered (see [`TrackFile::repair`]),
     /// tracks of unknown or repeated bones are dropped, a bad length or frame rate takes its
     /// default. The strict `TryFrom` refuses the first of these faults instead.
-    pub fn repair(f: &ClipFile) -> (ClipAsset, Vec<FieldError>) {
+    pub fn repair(f: &ClipFileV1) -> (ClipAsset, Vec<FieldError>) {
         let mut faults = Vec::new();
         let mut channels = vec![BoneChannels::default(); f.bones.len()];
         let mut seen = vec![false; f.bones.len()];

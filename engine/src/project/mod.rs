@@ -17,6 +17,7 @@
 //! Not here: session state of any kind (see [`crate::scene`] for the running world), rendering,
 //! the editor's undo history or selection.
 
+pub mod clip_file;
 mod damaged;
 mod deferred;
 pub mod export;
@@ -46,7 +47,7 @@ use crate::graph::file::{GraphFile, load_graph, pretty_config, ron_options};
 use crate::graph::{AnimGraph, GraphProgram};
 use crate::scene::{AssetSource, EntityDesc, MeshAsset, MeshDesc, SceneDesc, World};
 use crate::skeleton::{Skeleton, find_skeleton_fault};
-use file::{ClipAsset, ClipFile, FILE_VERSION, FieldError, Manifest, ProjectFile, SceneFile, SkeletonFile};
+use file::{ClipAsset, FILE_VERSION, FieldError, Manifest, ProjectFile, SceneFile, SkeletonFile};
 
 /// The manifest's file name inside a project folder.
 pub const PROJECT_FILE: &str = "project.ron";
@@ -142,10 +143,21 @@ fn fault(path: &Path, message: impl Into<String>) -> ProjectError {
 
 /// Parses `text` (the contents of `path`) as a versioned RON file of type `F`.
 pub fn parse_file<F: DeserializeOwned + Send>(text: &str, path: &Path) -> Result<F, ProjectError> {
-    crate::graph::file::with_stack_for(crate::graph::file::text_nesting(text), || parse_file_here(text, path))
+    parse_file_versioned(text, path, FILE_VERSION)
 }
 
-fn parse_file_here<F: DeserializeOwned>(text: &str, path: &Path) -> Result<F, ProjectError> {
+/// Parses `text` (the contents of `path`) as a RON file of type `F` at format `version`.
+pub fn parse_file_versioned<F: DeserializeOwned + Send>(
+    text: &str,
+    path: &Path,
+    version: u32,
+) -> Result<F, ProjectError> {
+    crate::graph::file::with_stack_for(crate::graph::file::text_nesting(text), || {
+        parse_file_here(text, path, version)
+    })
+}
+
+fn parse_file_here<F: DeserializeOwned>(text: &str, path: &Path, version: u32) -> Result<F, ProjectError> {
     let syntax = |e: ron::error::SpannedError| ProjectError::Syntax {
         path: path.to_owned(),
         line: e.span.start.line,
@@ -153,8 +165,8 @@ fn parse_file_here<F: DeserializeOwned>(text: &str, path: &Path) -> Result<F, Pr
         message: crate::graph::file::ron_message(&e.code),
     };
     // The version first, so a newer file is reported as such rather than as a field error.
-    if let Some(found) = crate::graph::file::probe_version(text).filter(|v| *v != FILE_VERSION) {
-        return Err(ProjectError::Version { path: path.to_owned(), found, supported: FILE_VERSION });
+    if let Some(found) = crate::graph::file::probe_version(text).filter(|v| *v != version) {
+        return Err(ProjectError::Version { path: path.to_owned(), found, supported: version });
     }
     ron_options().from_str(text).map_err(syntax)
 }
@@ -188,7 +200,7 @@ pub fn scene_from_str(text: &str, path: &Path) -> Result<SceneDesc, ProjectError
     // Parsed and converted on a deep stack: a scene may nest its entities deeply, and both the
     // parser and the conversion follow the nesting.
     crate::graph::file::with_stack_for(crate::graph::file::text_nesting(text), || {
-        let f: SceneFile = parse_file_here(text, path)?;
+        let f: SceneFile = parse_file_here(text, path, FILE_VERSION)?;
         SceneDesc::try_from(&f).map_err(|error| ProjectError::Invalid { path: path.to_owned(), error })
     })
 }
@@ -216,10 +228,10 @@ pub fn save_scene(path: &Path, scene: &SceneDesc) -> Result<(), ProjectError> {
     write_atomic(path, scene_to_string(scene).as_bytes())
 }
 
-/// Parses clip file text.
+/// Parses clip file text (either format, see [`clip_file`]).
 pub fn clip_from_str(text: &str, path: &Path) -> Result<ClipAsset, ProjectError> {
-    let f: ClipFile = parse_file(text, path)?;
-    ClipAsset::try_from(&f).map_err(|error| ProjectError::Invalid { path: path.to_owned(), error })
+    let f = clip_file::parse_clip_text(text, path)?;
+    f.to_asset().map_err(|error| ProjectError::Invalid { path: path.to_owned(), error })
 }
 
 /// Parses clip file text keeping what is sound ([`ClipAsset::repair`]): syntax and version
@@ -229,17 +241,22 @@ pub fn clip_from_str_repairing(
     text: &str,
     path: &Path,
 ) -> Result<(ClipAsset, Vec<ProjectError>), ProjectError> {
-    let f: ClipFile = parse_file(text, path)?;
-    let (clip, faults) = ClipAsset::repair(&f);
+    let f = clip_file::parse_clip_text(text, path)?;
+    let (clip, faults) = f.repair();
     Ok((
         clip,
         faults.into_iter().map(|error| ProjectError::Invalid { path: path.to_owned(), error }).collect(),
     ))
 }
 
-/// A clip's file text.
+/// A clip's file text, in the current format ([`clip_file::CLIP_FILE_VERSION`]: a key a line).
 pub fn clip_to_string(clip: &ClipAsset) -> String {
-    to_ron(&ClipFile::from(clip))
+    let mut s = ron::Options::default()
+        .without_recursion_limit()
+        .to_string_pretty(&clip_file::ClipFile::from(clip), clip_file::clip_pretty_config())
+        .unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 /// Parses skeleton file text.

@@ -118,7 +118,7 @@ fn a_pose_override_replaces_the_sampled_bone_until_cleared() {
 
 #[test]
 fn a_clip_of_a_hundred_thousand_tracks_matches_bones_in_linear_work() {
-    use marrow_engine::project::file::{BoneTracksFile, ClipAsset, ClipFile};
+    use marrow_engine::project::file::{BoneTracksFile, ClipAsset, ClipFileV1};
     let n = 100_000;
     let bones: Vec<String> = (0..n).map(|i| format!("b{i}")).collect();
     let tracks: Vec<BoneTracksFile> = bones
@@ -126,7 +126,7 @@ fn a_clip_of_a_hundred_thousand_tracks_matches_bones_in_linear_work() {
         .rev()
         .map(|b| BoneTracksFile { bone: b.clone(), translation: None, rotation: None, scale: None })
         .collect();
-    let mut f = ClipFile {
+    let mut f = ClipFileV1 {
         version: 1,
         name: "wide".into(),
         skeleton: "rig".into(),

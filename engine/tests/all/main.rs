@@ -16,6 +16,7 @@ mod animator;
 mod bind_pose_faults;
 mod blend_space_2d;
 mod bvh;
+mod clip_file;
 mod clip_repair;
 mod compiled_clip;
 mod crowd;
