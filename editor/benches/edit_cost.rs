@@ -18,6 +18,14 @@
 //!   Printed beside it, each timed once: when the last background clip arrived, and a load of
 //!   every file before the first frame (`Document::open_repairing`).
 //!
+//! - `edit_cost/reload_clip_200x36k`: the shown clip's file rewritten on disk (alternately two
+//!   versions, written untimed) and taken back in, as the editor does when its watcher reports
+//!   it: the main thread's time, `Document::take_read_file` (the undo step) and the session
+//!   following it (the heads re-bound, the pose recomposed); printed beside it, the read, parse
+//!   and check, which the editor runs on a thread of its own.
+//! - `edit_cost/watcher_idle_poll`: the folder watcher's poll when nothing changed (what it costs
+//!   every frame).
+//!
 //! Before the benchmarks, two memory figures are printed (`memory ...`), counted by this
 //! binary's allocator: the project's own size in memory, and what 100 undo steps of
 //! single-key drags (each its own step, spread over ten clips) add to the document.
@@ -29,11 +37,12 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use egui::vec2;
 use marrow_editor::app::DEFER_CLIPS_ABOVE;
 use marrow_editor::document::clip_ops::{ClipOp, KeyRef};
-use marrow_editor::document::{Document, Op};
+use marrow_editor::document::{Document, Op, ReloadOutcome};
 use marrow_editor::panels::timeline::model::{KeyId, RowKind};
 use marrow_editor::session::Session;
 use marrow_engine::clip::Channel;
-use marrow_engine::project::Project;
+use marrow_engine::project::reload::{AssetWatcher, read_asset_file};
+use marrow_engine::project::{Project, clip_to_string};
 use marrow_engine::synthetic::{mocap_like_clip, mocap_skeleton, one_rig_project};
 
 #[path = "support/driver.rs"]
@@ -211,6 +220,56 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10).measurement_time(Duration::from_secs(10));
     group.bench_function("open_200x36k", |b| b.iter(open));
     group.finish();
+
+    // 4. A clip file rewritten outside the editor (a re-export, a git pull): the reload's
+    //    main-thread time, from reading the file to the session following it (the heads playing
+    //    it re-bound, the pose recomposed). The shown clip alternates between two versions on
+    //    disk, written untimed.
+    let (mut doc, faults) = Document::open_repairing(&dir).expect("the project opens");
+    assert!(faults.is_empty());
+    let mut session = Session::new();
+    session.sync(&doc);
+    session.update(0.0);
+    let shown = clip_path(0);
+    let original = doc.project().clips[&shown].clone();
+    let mut lifted = (*original).clone();
+    let knee = lifted.bones.iter().position(|b| b == "LeftKnee").unwrap();
+    let track = std::sync::Arc::make_mut(&mut lifted.clip).channels_mut()[knee].rotation.as_mut().unwrap();
+    track.insert(0.5 / HZ, glam::Quat::from_rotation_x(0.4));
+    let texts = [clip_to_string(&lifted), clip_to_string(&original)];
+    let mut k = 0usize;
+    let (mut read_time, mut reads) = (Duration::ZERO, 0u32);
+    c.bench_function("edit_cost/reload_clip_200x36k", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                std::fs::write(dir.join(&shown), &texts[k % 2]).unwrap();
+                k += 1;
+                // Off the main thread in the editor: the file read, parsed and checked.
+                let t0 = Instant::now();
+                let read = read_asset_file(&dir, &shown);
+                read_time += t0.elapsed();
+                reads += 1;
+                let t0 = Instant::now();
+                let outcome = doc.take_read_file(&shown, read);
+                session.sync(&doc);
+                session.update(0.0);
+                total += t0.elapsed();
+                assert_eq!(outcome, ReloadOutcome::Reloaded);
+            }
+            total
+        })
+    });
+    eprintln!(
+        "stages edit_cost/reload_clip_200x36k: the read, parse and check on the reading thread {:.1} ms \
+         (mean of {reads}); the time above is the main thread's (taking it and the session following)",
+        read_time.as_secs_f64() * 1e3 / f64::from(reads.max(1))
+    );
+    // What watching the folder costs a frame when nothing changed.
+    let watcher = AssetWatcher::new(&dir, Duration::from_millis(200)).expect("the folder is watched");
+    std::thread::sleep(Duration::from_millis(400));
+    let _ = watcher.changed();
+    c.bench_function("edit_cost/watcher_idle_poll", |b| b.iter(|| watcher.changed()));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -323,6 +323,21 @@ impl Session {
         self.last_sync != SyncKind::Unchanged
     }
 
+    /// Models or their data changed on disk (`paths`, relative to the project folder): when one
+    /// is a model the project lists, or sits in the folder of one (its buffers, its images),
+    /// every import is read again and the world rebuilt on the next sync (playheads kept, as
+    /// after any rebuild). Returns whether it will.
+    pub fn reload_models(&mut self, doc: &Document, paths: &[String]) -> bool {
+        let assets = &doc.project().manifest.assets;
+        let folder = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+        let used = paths.iter().any(|p| assets.iter().any(|a| a == p || folder(a) == folder(p)));
+        if used {
+            self.imports.clear();
+            self.built = None;
+        }
+        used
+    }
+
     /// How the last [`Session::sync`] followed the document.
     pub fn last_sync(&self) -> SyncKind {
         self.last_sync

@@ -349,6 +349,7 @@ impl EditorApp {
                     }
                 });
             }
+            Modal::Reload { slot, theirs } => close = self.reload_modal(ctx, slot, theirs),
             Modal::Recover { root, recovery } => {
                 egui::Modal::new(egui::Id::new("recover")).show(ctx, |ui| {
                     ui.heading("Recover unsaved changes?");

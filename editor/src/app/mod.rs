@@ -46,6 +46,7 @@ use crate::viewport::gpu::ViewportGpu;
 mod files;
 pub use files::DEFER_CLIPS_ABOVE;
 mod menus;
+mod reload;
 
 use files::file_dialog;
 
@@ -114,6 +115,14 @@ pub enum Modal {
         /// The recovered files.
         recovery: Recovery,
     },
+    /// A file changed on disk while it has unsaved edits in the editor: keep mine, take
+    /// theirs, or show both in the Log.
+    Reload {
+        /// The file.
+        slot: Slot,
+        /// Its value on disk.
+        theirs: Value,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -167,6 +176,10 @@ pub struct EditorApp {
     file_purpose: Option<FilePurpose>,
     autosave: Autosave,
     import: Option<ImportJob>,
+    /// The watcher of the project folder (files changed outside the editor).
+    watch: Option<reload::Watch>,
+    /// Files changed on disk with unsaved edits here, waiting for their dialog.
+    conflicts: Vec<(Slot, Value)>,
     quit: bool,
 }
 
@@ -260,6 +273,8 @@ impl EditorApp {
             file_purpose: None,
             autosave: Autosave::new(options.autosave),
             import: None,
+            watch: None,
+            conflicts: Vec::new(),
             notice: None,
             import_scale: 1.0,
             quit: false,
@@ -466,6 +481,7 @@ impl EditorApp {
         }
         self.take_session_faults();
         self.poll_import();
+        self.poll_watcher(&ctx);
         if ctx.input(|i| i.viewport().close_requested()) && !self.quit {
             if self.doc.is_dirty() {
                 ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
@@ -503,6 +519,7 @@ impl EditorApp {
         self.commands.extend(commands);
         // Editing commands no panel took (the focused one is hidden) lapse.
         self.ui.edit_actions.clear();
+        self.next_conflict();
         self.modals(&ctx);
         self.export_window(&ctx);
         self.file_dialog(&ctx);
@@ -551,7 +568,11 @@ impl EditorApp {
         if self.quit {
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }
-        if self.session.is_playing() || self.import.is_some() || self.doc.loading().is_some() {
+        if self.session.is_playing()
+            || self.import.is_some()
+            || self.doc.loading().is_some()
+            || self.reloads_pending()
+        {
             ctx.request_repaint();
         }
     }

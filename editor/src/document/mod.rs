@@ -14,6 +14,7 @@
 pub mod clip_ops;
 pub mod graph_ops;
 pub mod op;
+pub mod reload;
 pub mod slot;
 pub mod tree;
 
@@ -24,6 +25,7 @@ use marrow_engine::project::{DamagedFile, DeferredClips, Project, ProjectError};
 use undo::{Edit, Merged, Record};
 
 pub use op::{EditError, EntityOp, Op};
+pub use reload::ReloadOutcome;
 pub use slot::{Change, Slot, Value};
 
 /// One undo step: the files it changed, with their values before and after.

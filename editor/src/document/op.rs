@@ -162,6 +162,14 @@ pub enum Op {
         /// What changes.
         op: GraphOp,
     },
+    /// A file changed outside the editor, taken as it now is on disk ("Reloaded FILE from
+    /// disk": undo brings back what the document held).
+    Reload {
+        /// The file.
+        slot: Slot,
+        /// Its value as read from disk.
+        value: Value,
+    },
 }
 
 /// The new value of each slot an op touches.
@@ -421,6 +429,7 @@ impl Op {
             Op::SetDefaultInterpolation(_) => "Set Project Default Interpolation".to_owned(),
             Op::Clip { op, .. } => op.label(),
             Op::Graph { op, .. } => op.label(),
+            Op::Reload { slot, .. } => format!("Reloaded {} from disk", slot.path()),
         }
     }
 
@@ -462,6 +471,7 @@ impl Op {
     /// The new value of every slot the op changes, computed from `p`.
     pub fn apply(&self, p: &Project) -> Result<Outcome, EditError> {
         match self {
+            Op::Reload { slot, value } => Ok(vec![(slot.clone(), Some(value.clone()))]),
             Op::Entity { scene, entity, op } => {
                 let mut s = scene_of(p, scene)?.clone();
                 op.apply(&mut s, scene, entity)?;

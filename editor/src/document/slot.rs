@@ -4,13 +4,7 @@
 //!
 //! Not here: what an edit computes (see [`super::op`]) or the undo record ([`super::Document`]).
 
-use std::sync::Arc;
-
-use marrow_engine::graph::AnimGraph;
 use marrow_engine::project::Project;
-use marrow_engine::project::file::{ClipAsset, Manifest};
-use marrow_engine::scene::SceneDesc;
-use marrow_engine::skeleton::Skeleton;
 
 /// One authored file of a project, by kind and path relative to the project folder.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -27,38 +21,11 @@ pub enum Slot {
     Graph(String),
 }
 
-/// The value held in a [`Slot`]: the file's `Arc`, shared with the project and the other undo
-/// steps that hold the same state of that file (cloning a value copies no file).
-#[derive(Clone, Debug)]
-pub enum Value {
-    /// The manifest.
-    Manifest(Manifest),
-    /// A scene.
-    Scene(Arc<SceneDesc>),
-    /// A clip with its bone list.
-    Clip(Arc<ClipAsset>),
-    /// A skeleton.
-    Skeleton(Arc<Skeleton>),
-    /// A graph.
-    Graph(Arc<AnimGraph>),
-}
-
-/// Equal values: the same `Arc` (one pointer comparison), or equal contents.
-impl PartialEq for Value {
-    fn eq(&self, other: &Self) -> bool {
-        fn same<T: PartialEq>(a: &Arc<T>, b: &Arc<T>) -> bool {
-            Arc::ptr_eq(a, b) || a == b
-        }
-        match (self, other) {
-            (Value::Manifest(a), Value::Manifest(b)) => a == b,
-            (Value::Scene(a), Value::Scene(b)) => same(a, b),
-            (Value::Clip(a), Value::Clip(b)) => same(a, b),
-            (Value::Skeleton(a), Value::Skeleton(b)) => same(a, b),
-            (Value::Graph(a), Value::Graph(b)) => same(a, b),
-            _ => false,
-        }
-    }
-}
+/// The value held in a [`Slot`]: the engine's [`marrow_engine::project::reload::AssetFile`], the
+/// file's `Arc`, shared with the project and the other undo steps that hold the same state of
+/// that file (cloning a value copies no file; comparing two is one pointer comparison when they
+/// are the same state).
+pub use marrow_engine::project::reload::AssetFile as Value;
 
 impl Slot {
     /// The value of this slot in `p` (`None`: no such file).

@@ -24,6 +24,7 @@ pub mod export;
 pub mod file;
 pub mod fs;
 mod journal;
+pub mod reload;
 pub mod runner;
 
 pub use damaged::DamagedFile;
@@ -776,6 +777,13 @@ impl ImportCache {
         let result = gltf::import(path).map(|s| Arc::new(ImportAssets::new(s))).map_err(Arc::new);
         self.entries.insert(path.to_owned(), CachedImport { stamp, result: result.clone() });
         result
+    }
+
+    /// Forgets every import, so the next [`ImportCache::import`] of each file reads it again
+    /// (a model or one of its buffers or images changed on disk: which files a glTF reads
+    /// besides itself is the file's own business).
+    pub fn clear(&mut self) {
+        self.entries.clear();
     }
 
     /// Imports held.

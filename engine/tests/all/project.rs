@@ -251,7 +251,7 @@ fn damaged_files_are_named_with_line_and_column() {
         .replace("easeOutSine", "easeOutSlowly");
     let e = clip_from_str(&clip, Path::new("clips/stride.clip.ron")).unwrap_err().to_string();
     assert!(
-        e.contains("clips/stride.clip.ron: tracks/thigh_l/rotation/key_easings[0]")
+        e.contains("clips/stride.clip.ron: tracks/thigh_l/rotation/keys[0]/easing")
             && e.contains("easeOutSlowly"),
         "{e}"
     );
