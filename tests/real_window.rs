@@ -795,3 +795,43 @@ fn frame_all_in_the_graph_toolbar_and_f_fit_every_node_inside_the_canvas() {
     ed.click_rect("graph:frame_all");
     ed.wait("every node inside the canvas after Frame All", inside);
 }
+
+#[test]
+fn a_clip_rewritten_on_disk_reloads_in_the_idle_window_without_any_input() {
+    if !tools("a_clip_rewritten_on_disk_reloads_in_the_idle_window_without_any_input") {
+        return;
+    }
+    let (tmp, project) = sample("runner");
+    let ed = Editor::start(tmp, project.clone());
+    // The editor sits idle (paused, no input): no frame is drawn between two looks.
+    let frames = |p: &Value| p["frames"]["count"].as_u64().unwrap_or(0);
+    let mut last = frames(&ed.probe());
+    let t0 = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(700));
+        let now = frames(&ed.probe());
+        if now == last {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "the editor never went idle ({now} frames)");
+        last = now;
+    }
+    // A re-export lifts the hips; only the watcher can wake the window.
+    let clip = project.join("clips/stride.clip.ron");
+    let text = std::fs::read_to_string(&clip).unwrap();
+    let lifted = text.replace("value: (0.0, 1.0, 0.0)", "value: (0.0, 1.2, 0.0)");
+    assert_ne!(lifted, text);
+    std::fs::write(&clip, &lifted).unwrap();
+    let line = log_line(&ed, "the reload in the Log", |s| s.contains("reloaded clips/stride.clip.ron from disk"));
+    assert!(line.contains("Undo brings back"), "{line}");
+    let p = ed.wait("the reload's undo step", |p| p["steps"].as_u64() == Some(1));
+    assert_eq!(p["dirty"], Value::Bool(false), "the document holds what is on disk");
+    assert!(frames(&p) > last, "frames were drawn for it");
+    // The frame is presented after the probe is written.
+    std::thread::sleep(Duration::from_millis(700));
+    ed.screenshot("live-reload");
+    // Undo is the previous clip, and the file on disk is left as written.
+    ed.key("ctrl+z");
+    ed.wait("the undo", |p| p["steps"].as_u64() == Some(0) && p["dirty"] == Value::Bool(true));
+    assert_eq!(std::fs::read_to_string(&clip).unwrap(), lifted);
+}

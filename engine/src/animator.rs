@@ -460,6 +460,35 @@ impl Animator {
         true
     }
 
+    /// Puts `program` (the current graph recompiled: its file or a clip it plays changed) under
+    /// the current graph head, with no frame of bind pose between: the parameters keep their
+    /// values by name where the new program has one of the same type, the playheads are put at
+    /// the head's time as a seek puts them (state machines start at their entry), and the play
+    /// state, time, speed and adjusts stay. False, changing nothing, when the current head plays
+    /// no graph.
+    pub fn rebind_graph(&mut self, program: Arc<GraphProgram>) -> bool {
+        let Some(h) = &mut self.current else { return false };
+        let Source::Graph(g) = &mut h.source else { return false };
+        let mut next = GraphInstance::new(program);
+        let names: Vec<(usize, String, &'static str)> = next
+            .program()
+            .parameters()
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (i, d.name.clone(), d.default.type_name()))
+            .collect();
+        for (i, name, ty) in names {
+            let old = g.program().parameter_index(&name).and_then(|j| g.parameter_at(j));
+            if let Some(v) = old.filter(|v| v.type_name() == ty) {
+                next.set_parameter(i, v);
+            }
+        }
+        next.advance_with(h.time, false);
+        **g = next;
+        self.last_step = PlaybackStep::still(h.time);
+        true
+    }
+
     /// Sets whether the current head loops (session state: a preview's Loop toggle; the clip's
     /// authored flag is untouched).
     pub fn set_looping(&mut self, looping: bool) {

@@ -77,8 +77,17 @@ fn a_watched_clip_reloads_under_its_head_at_the_same_time_and_frames_after_alloc
     assert_eq!(after, fresh.rig_pose(r).unwrap().local, "the new clip's pose, bit for bit");
     assert!((after[0].translation.y - before[0].translation.y - 0.3).abs() < 0.05, "the hips ride higher");
 
-    // The watcher's own thread is the host's; the world's frames are what is counted.
+    // The watcher's own threads are the host's; the world's frames are what is counted. The
+    // watcher is dropped and its threads given time to end (until nothing allocates for 100 ms).
     drop(watcher);
+    let quiet = std::time::Instant::now();
+    loop {
+        let a = allocations();
+        std::thread::sleep(Duration::from_millis(100));
+        if allocations() == a || quiet.elapsed() > Duration::from_secs(5) {
+            break;
+        }
+    }
     for _ in 0..60 {
         world.frame(1, DT);
     }

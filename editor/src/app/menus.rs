@@ -273,7 +273,8 @@ impl EditorApp {
             ui.separator();
             ui.weak(if self.doc.is_dirty() { "unsaved changes" } else { "saved" });
             ui.separator();
-            ui.weak(format!("{} steps", self.doc.head()));
+            let n = self.doc.head();
+            ui.weak(format!("{n} step{}", if n == 1 { "" } else { "s" }));
             if let Some(job) = &self.import {
                 ui.separator();
                 ui.add(egui::Spinner::new());

@@ -855,6 +855,22 @@ impl Library {
         (lib, errors)
     }
 
+    /// Follows an edit of the graph files at `paths`: each takes the project's graph now (shared),
+    /// or leaves the library if the project no longer holds it. Rigs playing them compile it anew
+    /// with [`crate::scene::World::rebind_graphs`].
+    pub fn replace_graphs(&mut self, project: &Project, paths: &[String]) {
+        for p in paths {
+            match project.graphs.get(p) {
+                Some(g) => {
+                    self.graphs.insert(p.clone(), g.clone());
+                }
+                None => {
+                    self.graphs.remove(p);
+                }
+            }
+        }
+    }
+
     /// Follows an edit of the clip files at `paths`: each takes the project's clip now (shared,
     /// not copied), or leaves the library if the project no longer holds it. The rest of the
     /// library is untouched.

@@ -5,9 +5,12 @@
 //! A game embedding the engine reloads a clip in place with three calls: the watcher names the
 //! changed path, [`Project::reload_file`] reads it, [`super::Library::replace_clips`] and
 //! [`crate::scene::World::rebind_clips`] give it to the heads playing it at the same time (no
-//! frame of bind pose between). The editor goes through its document instead, so a reload is an
-//! undo step. Not here: deciding what a reload rebuilds (the caller's), or applying a change that
-//! does not parse (it is an error; the last good version stays where it is).
+//! frame of bind pose between). A graph file goes the same way through
+//! [`super::Library::replace_graphs`] and [`crate::scene::World::rebind_graphs`] (recompiled, at
+//! the same time, its parameters kept); a skeleton or scene file changes what the world is made
+//! of, so the world is instantiated again. The editor goes through its document instead, so a
+//! reload is an undo step. Not here: deciding what a reload rebuilds (the caller's), or applying a
+//! change that does not parse (it is an error; the last good version stays where it is).
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1408,6 +1408,37 @@ impl World {
         Ok(n)
     }
 
+    /// Follows an edit of the graphs at `references` (or of a clip one of them plays: pass the
+    /// graphs of the rigs that play it) without rebuilding the world: every rig whose Animator
+    /// plays one of them compiles it anew as `assets` resolves it now and takes the program at
+    /// the same time ([`Animator::rebind_graph`]). Returns how many rigs were re-bound.
+    ///
+    /// Refused, changing nothing, when a graph no longer compiles for a rig that plays it (the
+    /// error names the rig and the graph's faults).
+    pub fn rebind_graphs(
+        &mut self,
+        references: &[String],
+        assets: &dyn AssetSource,
+    ) -> Result<usize, String> {
+        let mut plan = Vec::new();
+        for (i, rig) in self.components.rigs.iter().enumerate() {
+            let c = &rig.component;
+            let Some(reference) = c.graph.as_ref().filter(|g| references.contains(g)) else { continue };
+            if c.animator.current_graph().is_none() {
+                continue;
+            }
+            let program = assets
+                .graph(reference, c.animator.skeleton())
+                .map_err(|e| format!("rig {} cannot play graph {reference}: {e}", c.rig))?;
+            plan.push((i, program));
+        }
+        let n = plan.len();
+        for (i, program) in plan {
+            self.components.rigs[i].component.animator.rebind_graph(program);
+        }
+        Ok(n)
+    }
+
     /// Registers the reference a clip is saved under (so a fade to it saves by that name).
     pub fn register_clip(&mut self, clip: Arc<Clip>, reference: impl Into<String>) {
         // Keyed by the clip's address (the Arc held beside it keeps the address taken).

@@ -29,6 +29,7 @@ mod gltf_spec;
 mod graph;
 mod graph_animator;
 mod graph_file;
+mod live_reload;
 mod hostile_cost;
 #[cfg(unix)]
 mod hostile_io;
