@@ -3,7 +3,7 @@
 //! viewport's rig takes its pose; a file with unsaved edits asks (keep mine, take theirs, show
 //! both in the Log); a broken file keeps the last good version and names the fault; a deleted one
 //! is reported and kept; the editor's own save is not taken back as a change; and a model file
-//! replaced on disk (a re-export) reloads its rig's meshes.
+//! replaced on disk (a re-export) reloads its rig and meshes.
 
 mod support;
 
@@ -199,7 +199,7 @@ fn a_broken_or_deleted_file_keeps_the_last_good_version_and_says_so() {
 }
 
 #[test]
-fn a_model_replaced_on_disk_reloads_its_meshes() {
+fn a_model_replaced_on_disk_reloads_its_rig_and_meshes() {
     use marrow_engine::gltf::export::{ExportOptions, export_glb};
     const GLB: &str = "assets/CesiumMan.glb";
     let dir = sample("cesium_man");
@@ -211,8 +211,20 @@ fn a_model_replaced_on_disk_reloads_its_meshes() {
         w.mesh(e).unwrap().asset.mesh.primitives[0].positions[0]
     };
     let before = body(&h);
-    // The model re-exported twice as large.
+    let bind = |h: &Harness<'_, EditorApp>| {
+        let w = h.state().session.world();
+        let rig = w.find("CesiumMan").unwrap();
+        let sk = w.animator(rig).unwrap().skeleton().clone();
+        sk.bind_pose[sk.bone_count() - 1].translation
+    };
+    let bind_before = bind(&h);
+    // The model re-exported twice as large, its last joint twice as far from its parent.
     let mut scene = marrow_engine::gltf::import(dir.path().join(GLB)).unwrap();
+    let rig = &mut scene.rigs[0];
+    let last = rig.skeleton.bone_count() - 1;
+    rig.skeleton.bind_pose[last].translation *= 2.0;
+    let node = rig.bone_nodes[last];
+    scene.nodes[node].transform.translation *= 2.0;
     for m in &mut scene.meshes {
         for p in &mut m.primitives {
             for v in &mut p.positions {
@@ -234,6 +246,11 @@ fn a_model_replaced_on_disk_reloads_its_meshes() {
         assert!((after[k] - before[k] * 2.0).abs() < 1e-5, "{after:?} vs {before:?}");
     }
     assert!(logged(&h, "reloaded assets/CesiumMan.glb from disk"));
+    assert!(
+        (bind(&h) - bind_before * 2.0).length() < 1e-5,
+        "the rig's bind pose: {} vs {bind_before}",
+        bind(&h)
+    );
     assert!(
         h.state().doc.steps().count() == 0 && !h.state().doc.is_dirty(),
         "a model is not an authored file"

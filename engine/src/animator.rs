@@ -460,6 +460,17 @@ impl Animator {
         true
     }
 
+    /// Takes `skeleton` (this animator's skeleton file changed: its bind pose) in place: the heads
+    /// play on as they are. False, changing nothing, unless it is the same rig with the same
+    /// parents (what the heads' clips and programs were checked against).
+    pub fn rebind_skeleton(&mut self, skeleton: Arc<Skeleton>) -> bool {
+        if !self.skeleton.same_rig(&skeleton) || self.skeleton.parents != skeleton.parents {
+            return false;
+        }
+        self.skeleton = skeleton;
+        true
+    }
+
     /// Puts `program` (the current graph recompiled: its file or a clip it plays changed) under
     /// the current graph head, with no frame of bind pose between: the parameters keep their
     /// values by name where the new program has one of the same type, the playheads are put at

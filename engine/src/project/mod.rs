@@ -808,6 +808,20 @@ pub struct Library {
     graphs: BTreeMap<String, Arc<AnimGraph>>,
 }
 
+/// The entries at `paths` of `held` as `from` has them now (removed where it has none).
+fn follow<T: Clone>(held: &mut BTreeMap<String, T>, from: &BTreeMap<String, T>, paths: &[String]) {
+    for p in paths {
+        match from.get(p) {
+            Some(v) => {
+                held.insert(p.clone(), v.clone());
+            }
+            None => {
+                held.remove(p);
+            }
+        }
+    }
+}
+
 impl Library {
     /// Builds the library of `project` (its folder is `root`), importing its glTF assets. The
     /// first failure stops it.
@@ -855,20 +869,18 @@ impl Library {
         (lib, errors)
     }
 
+    /// Follows an edit of the skeleton files at `paths`: each takes the project's skeleton now
+    /// (shared), or leaves the library if the project no longer holds it. Rigs driven by them
+    /// take it with [`crate::scene::World::rebind_skeletons`].
+    pub fn replace_skeletons(&mut self, project: &Project, paths: &[String]) {
+        follow(&mut self.skeletons, &project.skeletons, paths);
+    }
+
     /// Follows an edit of the graph files at `paths`: each takes the project's graph now (shared),
     /// or leaves the library if the project no longer holds it. Rigs playing them compile it anew
     /// with [`crate::scene::World::rebind_graphs`].
     pub fn replace_graphs(&mut self, project: &Project, paths: &[String]) {
-        for p in paths {
-            match project.graphs.get(p) {
-                Some(g) => {
-                    self.graphs.insert(p.clone(), g.clone());
-                }
-                None => {
-                    self.graphs.remove(p);
-                }
-            }
-        }
+        follow(&mut self.graphs, &project.graphs, paths);
     }
 
     /// Follows an edit of the clip files at `paths`: each takes the project's clip now (shared,

@@ -7,8 +7,10 @@
 //! [`crate::scene::World::rebind_clips`] give it to the heads playing it at the same time (no
 //! frame of bind pose between). A graph file goes the same way through
 //! [`super::Library::replace_graphs`] and [`crate::scene::World::rebind_graphs`] (recompiled, at
-//! the same time, its parameters kept); a skeleton or scene file changes what the world is made
-//! of, so the world is instantiated again. The editor goes through its document instead, so a
+//! the same time, its parameters kept), a skeleton file through
+//! [`super::Library::replace_skeletons`] and [`crate::scene::World::rebind_skeletons`] (a new bind
+//! pose in place; bones renamed, reordered or reparented are refused); a scene file changes what
+//! the world is made of, so the world is instantiated again. The editor goes through its document instead, so a
 //! reload is an undo step. Not here: deciding what a reload rebuilds (the caller's), or applying a
 //! change that does not parse (it is an error; the last good version stays where it is).
 

@@ -1408,6 +1408,46 @@ impl World {
         Ok(n)
     }
 
+    /// Follows an edit of the skeleton files at `references` without rebuilding the world: every
+    /// rig driven by one takes it as `assets` resolves it now, in place (its heads play on; a new
+    /// bind pose shows on the next frame). Returns how many rigs were re-bound.
+    ///
+    /// Refused, changing nothing, when the skeleton's bones changed (names, order or parents:
+    /// clips, graphs and sockets were bound to them) or a particle cloud or crowd of the world
+    /// was bound to its old bind pose: instantiate the world again then.
+    pub fn rebind_skeletons(
+        &mut self,
+        references: &[String],
+        assets: &dyn AssetSource,
+    ) -> Result<usize, String> {
+        let clouds = self.components.particles.iter().any(Option::is_some);
+        let crowds = self.components.crowds.iter().any(Option::is_some);
+        let mut plan = Vec::new();
+        for (i, rig) in self.components.rigs.iter().enumerate() {
+            let c = &rig.component;
+            if !references.contains(&c.rig) {
+                continue;
+            }
+            if clouds || crowds {
+                return Err(format!(
+                    "skeleton {}: particle clouds and crowds were bound to its bind pose",
+                    c.rig
+                ));
+            }
+            let new = assets.skeleton(&c.rig)?;
+            let old = c.animator.skeleton();
+            if !old.same_rig(&new) || old.parents != new.parents {
+                return Err(format!("skeleton {} changed its bones (names, order or parents)", c.rig));
+            }
+            plan.push((i, new));
+        }
+        let n = plan.len();
+        for (i, skeleton) in plan {
+            self.components.rigs[i].component.animator.rebind_skeleton(skeleton);
+        }
+        Ok(n)
+    }
+
     /// Follows an edit of the graphs at `references` (or of a clip one of them plays: pass the
     /// graphs of the rigs that play it) without rebuilding the world: every rig whose Animator
     /// plays one of them compiles it anew as `assets` resolves it now and takes the program at

@@ -98,3 +98,57 @@ fn a_file_that_does_not_parse_is_an_error_and_the_project_keeps_its_last_good_ve
     assert!(project.reload_file(&root, "../outside.clip.ron").is_err());
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn a_rewritten_skeleton_file_takes_its_new_bind_pose_in_place_and_a_renamed_bone_is_refused() {
+    use marrow_engine::project::runner::{SKELETON_PATH, runner_project};
+    use marrow_engine::project::skeleton_to_string;
+    let root = std::env::temp_dir().join(format!("marrow-live-skeleton-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    runner_project().save(&root).unwrap();
+    let mut project = Project::load(&root).unwrap();
+    let mut library = Library::load(&project, &root).unwrap();
+    let mut world = library.instantiate(&project, &project.manifest.scenes[0]).unwrap();
+    let rig = world.find("Runner").unwrap();
+    for _ in 0..30 {
+        world.frame(1, DT);
+    }
+    let time = world.animator(rig).unwrap().time();
+    // Longer shins: the shins' bind translation (not animated) grows.
+    let old = project.skeletons[SKELETON_PATH].clone();
+    let bones = (0..old.bone_count())
+        .map(|i| {
+            let mut t = old.bind_pose[i];
+            if old.bone_names[i].starts_with("shin") {
+                t.translation *= 1.5;
+            }
+            (old.bone_names[i].clone(), old.parents[i], t)
+        })
+        .collect();
+    let longer = marrow_engine::skeleton::Skeleton::from_bind_pose(old.name.clone(), bones).unwrap();
+    std::fs::write(root.join(SKELETON_PATH), skeleton_to_string(&longer)).unwrap();
+    assert_eq!(project.reload_file(&root, SKELETON_PATH).unwrap(), Reloaded::Replaced(AssetKind::Skeleton));
+    library.replace_skeletons(&project, &[SKELETON_PATH.to_owned()]);
+    assert_eq!(world.rebind_skeletons(&[SKELETON_PATH.to_owned()], &library), Ok(1));
+    assert_eq!(world.animator(rig).unwrap().time(), time, "the head keeps its time");
+    world.frame(1, DT);
+    let after = world.rig_pose(rig).unwrap().model.to_vec();
+    let mut fresh = library.instantiate(&project, &project.manifest.scenes[0]).unwrap();
+    let r = fresh.find("Runner").unwrap();
+    fresh.frame(1, DT);
+    fresh.animator_mut(r).unwrap().seek(time);
+    fresh.frame(1, DT);
+    assert_eq!(after, fresh.rig_pose(r).unwrap().model, "the new bind pose, bit for bit");
+
+    // A renamed bone changes what clips and sockets were bound to: refused, the rig plays on.
+    let mut renamed = longer.clone();
+    renamed.bone_names[1] = "thigh_left".into();
+    std::fs::write(root.join(SKELETON_PATH), skeleton_to_string(&renamed)).unwrap();
+    project.reload_file(&root, SKELETON_PATH).unwrap();
+    library.replace_skeletons(&project, &[SKELETON_PATH.to_owned()]);
+    let e = world.rebind_skeletons(&[SKELETON_PATH.to_owned()], &library).unwrap_err();
+    assert!(e.contains("changed its bones"), "{e}");
+    world.frame(1, DT);
+    assert!(world.animator(rig).unwrap().skeleton().bone_names[1] == "thigh_l");
+    let _ = std::fs::remove_dir_all(&root);
+}
