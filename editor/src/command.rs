@@ -94,7 +94,7 @@ pub enum Command {
     Save,
     /// File > Save As.
     SaveAs(PathBuf),
-    /// File > Import glTF.
+    /// File > Import Model.
     Import(PathBuf),
     /// File > Export glTF: the scene at this path to a `.glb` or `.gltf` (not an edit).
     ExportGltf {
@@ -113,7 +113,7 @@ pub enum Command {
     NewGraph,
     /// Bring a tab to the front (adding it to the layout if it lacks it).
     ShowTab(Tab),
-    /// Open File > Import glTF's file dialog.
+    /// Open File > Import Model's file dialog.
     OpenImportDialog,
     /// Frame the selection in the viewport on the next frame (F, View > Frame Selection).
     FrameSelection,

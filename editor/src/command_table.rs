@@ -21,7 +21,7 @@ use crate::ui_state::Focus;
 pub enum UiCommand {
     /// File > Open Project.
     Open,
-    /// File > Import glTF.
+    /// File > Import Model.
     Import,
     /// File > Save.
     Save,
@@ -135,7 +135,7 @@ impl UiCommand {
     pub fn text(self) -> &'static str {
         match self {
             UiCommand::Open => "Open Project…",
-            UiCommand::Import => "Import glTF…",
+            UiCommand::Import => "Import Model…",
             UiCommand::Save => "Save",
             UiCommand::SaveAs => "Save As…",
             UiCommand::Quit => "Quit",

@@ -471,7 +471,7 @@ fn the_import_dialog_opens_in_the_project_and_lists_only_gltf_files() {
     let mut h = editor(dir.path());
     click(&mut h, Role::Button, "File");
     // The entry's label carries its shortcut too.
-    h.get_by_label_contains("Import glTF…").click();
+    h.get_by_label_contains("Import Model…").click();
     settle(&mut h);
     // The dialog may read the folder on a thread: give it a moment.
     for _ in 0..100 {
@@ -511,6 +511,27 @@ fn step_until(
     done(h)
 }
 
+/// File > Import Model: picks `file` (in the project folder) at `units` and waits for the import's
+/// undo step.
+fn import_through_the_dialog(h: &mut egui_kittest::Harness<'_, EditorApp>, file: &str, units: &str) {
+    click(h, Role::Button, "File");
+    h.get_by_label_contains("Import Model…").click();
+    settle(h);
+    assert!(step_until(h, |h| h.query_by_label_contains(file).is_some()), "{file} is listed");
+    click(h, Role::ComboBox, "Units");
+    h.get_by_label(units).click();
+    settle(h);
+    h.get_by_label_contains(file).click();
+    settle(h);
+    h.get_by_label("🗀  Open").click();
+    settle(h);
+    assert!(
+        step_until(h, |h| h.state().doc.head() == 1),
+        "the import finished: {:?}",
+        h.state().log.entries()
+    );
+}
+
 #[test]
 fn a_model_made_in_centimetres_imports_at_a_hundredth_in_one_undo_step() {
     let dir = sample("runner");
@@ -518,31 +539,49 @@ fn a_model_made_in_centimetres_imports_at_a_hundredth_in_one_undo_step() {
         .unwrap();
     let original = files(dir.path());
     let mut h = editor(dir.path());
-    click(&mut h, Role::Button, "File");
-    h.get_by_label_contains("Import glTF…").click();
-    settle(&mut h);
-    assert!(
-        step_until(&mut h, |h| h.query_by_label_contains("CesiumMan.glb").is_some()),
-        "the model is listed"
-    );
     // The dialog asks for the file's units beside the list.
-    click(&mut h, Role::ComboBox, "Units");
-    h.get_by_label("centimetres (x0.01)").click();
-    settle(&mut h);
+    import_through_the_dialog(&mut h, "CesiumMan.glb", "centimetres (x0.01)");
     assert_eq!(h.state().import_scale, 0.01);
-    h.get_by_label_contains("CesiumMan.glb").click();
-    settle(&mut h);
-    h.get_by_label("🗀  Open").click();
-    settle(&mut h);
-    assert!(
-        step_until(&mut h, |h| h.state().doc.head() == 1),
-        "the import finished: {:?}",
-        h.state().log.entries()
-    );
     assert_eq!(h.state().doc.undo_label().as_deref(), Some("Import CesiumMan.glb"));
     let scene = &h.state().doc.project().scenes["scenes/main.scene.ron"];
     let model = scene.entities.iter().find(|e| e.name.starts_with("CesiumMan")).expect("the model's entity");
     let t = model.transform.expect("a transform");
     assert_eq!(t.scale, glam::Vec3::splat(0.01), "the entity is scaled to the scene's metres");
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}
+
+#[test]
+fn real_motion_capture_imported_from_the_file_dialog_plays_on_its_rig_and_the_project_reopens() {
+    let dir = sample("runner");
+    std::fs::copy(repo().join("assets/bvh/cmu_131_01.bvh"), dir.path().join("cmu_131_01.bvh")).unwrap();
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    // Listed beside the glTF files; CMU's captures are in inches.
+    import_through_the_dialog(&mut h, "cmu_131_01.bvh", "inches (x0.0254)");
+    let app = h.state();
+    assert_eq!(app.doc.undo_label().as_deref(), Some("Import cmu_131_01.bvh"));
+    let m = &app.doc.project().manifest;
+    // A file already inside the project is listed where it is.
+    assert!(m.assets.iter().any(|a| a == "cmu_131_01.bvh"), "{:?}", m.assets);
+    let clip_path =
+        m.clips.iter().find(|c| c.contains("cmu_131_01")).expect("the capture's clip file").clone();
+    let clip = &app.doc.project().clips[&clip_path];
+    assert!(clip.clip.key_count() > 10_000, "every frame of the capture: {}", clip.clip.key_count());
+    // Its rig plays it: the session's world has the rig with the clip, no fault.
+    let rig = app.session.world().rigs().find(|r| {
+        app.session.world().animator(*r).is_some_and(|a| a.skeleton().bone_count() == clip.bones.len())
+    });
+    let rig = rig.expect("the capture's rig is in the scene");
+    assert!(app.session.world().animator(rig).unwrap().current_clip().is_some());
+    let path = app.session.world().path(rig).unwrap();
+    assert_eq!(app.session.entity_faults(&path).count(), 0, "the rig stands without a fault");
+    let lines: Vec<&str> = app.log.entries().iter().map(|e| e.text.as_str()).collect();
+    assert!(!lines.iter().any(|l| l.contains("cmu_131_01") && l.contains("fault")), "{lines:#?}");
+    // Saved and reopened: the project lists the .bvh as an asset and loads it again.
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    let reopened = Document::open(dir.path()).expect("the project reopens");
+    assert_eq!(reopened.files(), h.state().doc.files());
+    let report = marrow_engine::project::check_project(dir.path());
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
     undo_all_redo_all(&mut h, dir.path(), &original);
 }

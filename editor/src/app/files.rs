@@ -25,7 +25,7 @@ pub(super) fn file_dialog() -> egui_file_dialog::FileDialog {
     let gltf = |p: &Path| {
         p.extension()
             .and_then(|e| e.to_str())
-            .is_some_and(|e| e.eq_ignore_ascii_case("gltf") || e.eq_ignore_ascii_case("glb"))
+            .is_some_and(|e| ["gltf", "glb", "bvh"].iter().any(|x| e.eq_ignore_ascii_case(x)))
     };
     egui_file_dialog::FileDialog::new()
         .add_file_filter(GLTF_FILTER, egui_file_dialog::Filter::new(gltf))
@@ -201,7 +201,7 @@ impl EditorApp {
     pub(super) fn start_import(&mut self, path: &Path) {
         let Some(root) = self.doc.root().map(Path::to_owned) else {
             self.modal = Some(Modal::Error {
-                title: "Import glTF".into(),
+                title: "Import Model".into(),
                 body: "Save the project first: an import copies the model into the project folder.".into(),
             });
             return;
@@ -300,7 +300,7 @@ impl EditorApp {
         }
     }
 
-    /// File > Import glTF's file dialog: glTF files only (the filter can be changed in the
+    /// File > Import Model's file dialog: glTF and BVH files only (the filter can be changed in the
     /// dialog), starting in the project's folder until a file has been picked somewhere.
     pub(super) fn open_import_dialog(&mut self) {
         self.file_purpose = Some(FilePurpose::Import);

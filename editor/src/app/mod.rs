@@ -159,7 +159,7 @@ pub struct EditorApp {
     pub recent: Vec<PathBuf>,
     /// The status bar's transient line (an export done or refused).
     pub notice: Option<Notice>,
-    /// The scale File > Import glTF gives a model: its file's units in metres (the import
+    /// The scale File > Import Model gives a model: its file's units in metres (the import
     /// dialog's Units, `crate::import::UNITS`).
     pub import_scale: f32,
     commands: Vec<Command>,
@@ -192,8 +192,8 @@ impl std::fmt::Debug for EditorApp {
     }
 }
 
-/// The name of the file dialog's glTF filter (File > Import glTF picks through it).
-pub const GLTF_FILTER: &str = "glTF (.gltf, .glb)";
+/// The name of the file dialog's model filter (File > Import Model picks through it).
+pub const GLTF_FILTER: &str = "Models (.gltf, .glb, .bvh)";
 
 /// A new project: one scene with a ground box, never saved.
 pub fn new_project() -> Project {

@@ -293,9 +293,11 @@ fn is_skeleton_file(p: &str) -> bool {
     p.ends_with(".skeleton.ron")
 }
 
-fn is_gltf(p: &str) -> bool {
+/// Whether `p` names a model the library imports: glTF (`.glb`, `.gltf`) or BVH motion capture
+/// (`.bvh`: its rig, its clip and a stick mesh, as `bvh::import` gives them).
+fn is_model(p: &str) -> bool {
     let l = p.to_ascii_lowercase();
-    l.ends_with(".glb") || l.ends_with(".gltf")
+    l.ends_with(".glb") || l.ends_with(".gltf") || l.ends_with(".bvh")
 }
 
 /// The folder of a project given its folder or its `project.ron`.
@@ -607,8 +609,8 @@ pub(crate) fn load_lenient_deferring(
                 }
                 Err(e) => errors.push(e),
             }
-        } else if !is_gltf(p) {
-            errors.push(fault(&full, "unknown kind of asset (expected .glb, .gltf or .skeleton.ron)"));
+        } else if !is_model(p) {
+            errors.push(fault(&full, "unknown kind of asset (expected .glb, .gltf, .bvh or .skeleton.ron)"));
         } else if !full.exists() {
             errors.push(io_error(&full, "the asset file does not exist"));
         } else if let Err(e) = fs::ProjectRoot::open(&root).and_then(|r| r.regular_file(&full)) {
@@ -774,7 +776,18 @@ impl ImportCache {
         {
             return c.result.clone();
         }
-        let result = gltf::import(path).map(|s| Arc::new(ImportAssets::new(s))).map_err(Arc::new);
+        let bvh = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("bvh"));
+        let scene = if bvh {
+            crate::bvh::import(path, &crate::bvh::BvhOptions::default()).map_err(|e| {
+                gltf::ImportError::Invalid {
+                    file: path.to_owned(),
+                    faults: vec![gltf::Fault::new(gltf::Location::File, e.to_string())],
+                }
+            })
+        } else {
+            gltf::import(path)
+        };
+        let result = scene.map(|s| Arc::new(ImportAssets::new(s))).map_err(Arc::new);
         self.entries.insert(path.to_owned(), CachedImport { stamp, result: result.clone() });
         result
     }
@@ -846,7 +859,7 @@ impl Library {
         for (p, s) in &project.skeletons {
             lib.skeletons.insert(p.clone(), s.clone());
         }
-        for p in project.manifest.assets.iter().filter(|p| is_gltf(p)) {
+        for p in project.manifest.assets.iter().filter(|p| is_model(p)) {
             let full = root.join(p);
             // Only a regular file inside the project folder is imported; anything else is
             // reported by the project load.
