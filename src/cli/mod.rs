@@ -7,6 +7,7 @@ mod check;
 mod crowd;
 mod edit;
 mod export;
+mod import;
 mod model;
 mod particles;
 mod play;
@@ -52,6 +53,9 @@ pub enum Command {
     /// Export a project scene or a glTF file as glTF (.glb or .gltf + .bin): rigs, skins, meshes,
     /// sockets, clips with their keys as held (eased segments baked) and markers.
     Export(export::ExportArgs),
+    /// Import models (.gltf, .glb, .bvh, or folders of them) into a project, as File > Import
+    /// Model does: copied into assets/, clips as clip files, an entity each; one save at the end.
+    Import(import::ImportArgs),
     /// Play a project's scene headless at 60 ticks a second with scripted graph parameters, and
     /// print each tick's state machine states and a fingerprint of the pose (deterministic).
     Play(play::PlayArgs),
@@ -77,6 +81,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Simplify(args)) => simplify::run(&args),
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Play(args)) => play::run(&args),
+        Some(Command::Import(args)) => import::run(&args),
         Some(Command::GenRunner(args)) => runner::generate(&args),
         Some(Command::Runner(args)) => runner::run(&args),
         Some(Command::Resave(args)) => resave::run(&args),
