@@ -61,17 +61,22 @@ fn model_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// The scale of `units`.
+/// The scale of `units` (the import dialog's names, singular or plural, US spellings and
+/// abbreviations too).
 fn scale_of(units: &str) -> anyhow::Result<f32> {
-    let u = units.to_ascii_lowercase();
-    let found = marrow_editor::import::UNITS.iter().find(|(name, _)| {
-        let word = name.split(' ').next().unwrap_or_default();
-        word == u
-            || word.trim_end_matches('s') == u.trim_end_matches('s')
-            || (u == "cm" && word == "centimetres")
-    });
-    match found {
-        Some((_, s)) => Ok(*s),
+    const NAMES: [(&[&str], f32); 5] = [
+        (&["metres", "metre", "meters", "meter", "m"], 1.0),
+        (&["centimetres", "centimetre", "centimeters", "centimeter", "cm"], 0.01),
+        (&["millimetres", "millimetre", "millimeters", "millimeter", "mm"], 0.001),
+        (&["inches", "inch", "in"], 0.0254),
+        (&["feet", "foot", "ft"], 0.3048),
+    ];
+    let u = units.trim().to_ascii_lowercase();
+    match NAMES.iter().find(|(names, _)| names.contains(&u.as_str())) {
+        // The dialog's own list holds the same scales (one table of what each unit is).
+        Some((_, s)) => {
+            Ok(marrow_editor::import::UNITS.iter().map(|(_, x)| *x).find(|x| x == s).unwrap_or(*s))
+        }
         None => anyhow::bail!("--units {units:?}: one of metres, centimetres, millimetres, inches, feet"),
     }
 }
