@@ -73,10 +73,7 @@ fn scale_of(units: &str) -> anyhow::Result<f32> {
     ];
     let u = units.trim().to_ascii_lowercase();
     match NAMES.iter().find(|(names, _)| names.contains(&u.as_str())) {
-        // The dialog's own list holds the same scales (one table of what each unit is).
-        Some((_, s)) => {
-            Ok(marrow_editor::import::UNITS.iter().map(|(_, x)| *x).find(|x| x == s).unwrap_or(*s))
-        }
+        Some((_, s)) => Ok(*s),
         None => anyhow::bail!("--units {units:?}: one of metres, centimetres, millimetres, inches, feet"),
     }
 }
