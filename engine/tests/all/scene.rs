@@ -404,8 +404,12 @@ fn a_deep_chain_and_many_rigs_with_their_own_clip_copies_load_and_save_in_linear
         let saved = w.to_desc();
         (t.elapsed(), saved)
     };
-    let (quarter, _) = load_and_save(n / 4);
-    let (took, saved) = load_and_save(n);
+    // The quicker of two runs each: other tests share the cores, and one slow run is noise,
+    // not a slope.
+    let quarter = load_and_save(n / 4).0.min(load_and_save(n / 4).0);
+    let (first, _) = load_and_save(n);
+    let (second, saved) = load_and_save(n);
+    let took = first.min(second);
     assert!(
         took < quarter * 8 + Duration::from_millis(200) && took < Duration::from_secs(4),
         "{n} rigs took {took:?} to load and save, {} took {quarter:?}",
