@@ -119,7 +119,9 @@ impl EditorApp {
                 );
             }
             ReloadOutcome::Conflict { theirs } => {
-                let Some(slot) = slot_of(&self.doc, path) else { return };
+                let Some(slot) = Slot::of_asset(path).filter(|s| s.get(self.doc.project()).is_some()) else {
+                    return;
+                };
                 if self.watch.as_ref().and_then(|w| w.declined.get(&slot)) == Some(&theirs) {
                     return;
                 }
@@ -217,17 +219,4 @@ impl EditorApp {
             self.log.push(Level::Info, "file", text);
         }
     }
-}
-
-/// The slot of the authored file `path` of the document.
-fn slot_of(doc: &crate::document::Document, path: &str) -> Option<Slot> {
-    Some(match asset_kind(path)? {
-        AssetKind::Manifest => Slot::Manifest,
-        AssetKind::Scene => Slot::Scene(path.to_owned()),
-        AssetKind::Clip => Slot::Clip(path.to_owned()),
-        AssetKind::Skeleton => Slot::Skeleton(path.to_owned()),
-        AssetKind::Graph => Slot::Graph(path.to_owned()),
-        AssetKind::Model => return None,
-    })
-    .filter(|s| s.get(doc.project()).is_some())
 }

@@ -39,18 +39,6 @@ pub enum ReloadOutcome {
     NotTaken(&'static str),
 }
 
-/// The slot of a file read from disk.
-fn slot_of(path: &str, file: &AssetFile) -> Slot {
-    let p = path.to_owned();
-    match file {
-        AssetFile::Manifest(_) => Slot::Manifest,
-        AssetFile::Scene(_) => Slot::Scene(p),
-        AssetFile::Clip(_) => Slot::Clip(p),
-        AssetFile::Skeleton(_) => Slot::Skeleton(p),
-        AssetFile::Graph(_) => Slot::Graph(p),
-    }
-}
-
 /// Whether the manifest lists `path` as a file of its kind.
 fn listed(p: &Project, path: &str, kind: AssetKind) -> bool {
     let m = &p.manifest;
@@ -105,7 +93,8 @@ impl Document {
             Ok(None) => return ReloadOutcome::Missing { in_use: true },
             Err(e) => return ReloadOutcome::Broken(e),
         };
-        let slot = slot_of(path, &file);
+        // `takes` checked the path is an authored file's.
+        let Some(slot) = Slot::of_asset(path) else { return ReloadOutcome::NotTaken("not a project file") };
         let theirs = file;
         let mine = slot.get(&self.project);
         if mine.as_ref() == Some(&theirs) {

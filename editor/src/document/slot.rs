@@ -73,6 +73,21 @@ impl Slot {
         }
     }
 
+    /// The slot of the authored file at `path`, by its name (`None`: not an authored file of a
+    /// project, a model among them).
+    pub fn of_asset(path: &str) -> Option<Slot> {
+        use marrow_engine::project::reload::{AssetKind, asset_kind};
+        let p = path.to_owned();
+        Some(match asset_kind(path)? {
+            AssetKind::Manifest => Slot::Manifest,
+            AssetKind::Scene => Slot::Scene(p),
+            AssetKind::Clip => Slot::Clip(p),
+            AssetKind::Skeleton => Slot::Skeleton(p),
+            AssetKind::Graph => Slot::Graph(p),
+            AssetKind::Model => return None,
+        })
+    }
+
     /// The file path (relative to the project folder).
     pub fn path(&self) -> &str {
         match self {

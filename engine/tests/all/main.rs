@@ -29,11 +29,11 @@ mod gltf_spec;
 mod graph;
 mod graph_animator;
 mod graph_file;
-mod live_reload;
 mod hostile_cost;
 #[cfg(unix)]
 mod hostile_io;
 mod ik;
+mod live_reload;
 mod loader_props;
 mod node_kinds;
 mod one_runtime;
