@@ -115,6 +115,8 @@ pub enum Command {
     ShowTab(Tab),
     /// Open File > Import Model's file dialog.
     OpenImportDialog,
+    /// Open the File > Retarget Clips window on the retarget map at this path.
+    OpenRetarget(String),
     /// Frame the selection in the viewport on the next frame (F, View > Frame Selection).
     FrameSelection,
     /// Keep the current gesture open through the next frame although no pointer button is

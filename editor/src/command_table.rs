@@ -54,6 +54,8 @@ pub enum UiCommand {
     NewProject,
     /// File > Export glTF (opens the export window).
     ExportGltf,
+    /// File > Retarget Clips (opens the retarget window).
+    Retarget,
     /// View > Show Skeletons (a toggle).
     ToggleSkeletons,
     /// View > Grid (a toggle).
@@ -87,7 +89,7 @@ const CMD_SHIFT: Modifiers = Modifiers::COMMAND.plus(Modifiers::SHIFT);
 impl UiCommand {
     /// Every command, in the order the key handler tries them (a shortcut with more modifiers
     /// before the one it extends: Ctrl+Shift+Z before Ctrl+Z).
-    pub const ALL: [UiCommand; 28] = [
+    pub const ALL: [UiCommand; 29] = [
         UiCommand::Open,
         UiCommand::Import,
         UiCommand::SaveAs,
@@ -105,6 +107,7 @@ impl UiCommand {
         UiCommand::PlayPause,
         UiCommand::NewProject,
         UiCommand::ExportGltf,
+        UiCommand::Retarget,
         UiCommand::ToggleSkeletons,
         UiCommand::ToggleGrid,
         UiCommand::ResetLayout,
@@ -151,6 +154,7 @@ impl UiCommand {
             UiCommand::PlayPause => "Play / Pause",
             UiCommand::NewProject => "New Project",
             UiCommand::ExportGltf => "Export glTF…",
+            UiCommand::Retarget => "Retarget Clips…",
             UiCommand::ToggleSkeletons => "Show Skeletons",
             UiCommand::ToggleGrid => "Grid",
             UiCommand::ResetLayout => "Reset Layout",
@@ -209,6 +213,7 @@ impl UiCommand {
             UiCommand::PlayPause => &PLAY,
             UiCommand::NewProject
             | UiCommand::ExportGltf
+            | UiCommand::Retarget
             | UiCommand::ToggleSkeletons
             | UiCommand::ToggleGrid
             | UiCommand::ResetLayout => &[],

@@ -95,7 +95,7 @@ impl ImportJob {
     }
 }
 
-fn sanitize(s: &str) -> String {
+pub(crate) fn sanitize(s: &str) -> String {
     let s: String =
         s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
     if s.is_empty() { "unnamed".into() } else { s }
@@ -107,7 +107,7 @@ fn taken(project: &Project, root: &Path, rel: &str) -> bool {
         || root.join(rel).exists()
 }
 
-fn unique_path(project: &Project, root: &Path, dir: &str, stem: &str, ext: &str) -> String {
+pub(crate) fn unique_path(project: &Project, root: &Path, dir: &str, stem: &str, ext: &str) -> String {
     let first = format!("{dir}/{stem}{ext}");
     if !taken(project, root, &first) {
         return first;

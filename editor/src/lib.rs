@@ -31,6 +31,7 @@ pub mod panels;
 pub mod posing;
 pub mod probe;
 pub mod recovery;
+pub mod retarget;
 pub mod rewind;
 pub mod session;
 pub mod stats;

@@ -132,6 +132,7 @@ pub mod project;
 pub mod property;
 #[cfg(feature = "render")]
 pub mod render;
+pub mod retarget;
 pub mod scene;
 pub mod simd;
 pub mod simplify;

@@ -59,6 +59,19 @@ pub(super) fn export_context<'a>(
     }
 }
 
+/// What the File > Retarget Clips window reads.
+pub(super) fn retarget_context<'a>(
+    doc: &'a Document,
+    session: &'a Session,
+) -> crate::panels::retarget_dialog::RetargetContext<'a> {
+    crate::panels::retarget_dialog::RetargetContext {
+        project: doc.project(),
+        library: session.library(),
+        revision: doc.revision(),
+        root: doc.root(),
+    }
+}
+
 /// Clip files adding up to more than this many bytes open in the background: the clips no scene
 /// or graph plays load after the project is shown (`Document::open_deferring`).
 pub const DEFER_CLIPS_ABOVE: u64 = 32 * 1024 * 1024;
@@ -221,6 +234,12 @@ impl EditorApp {
             }
             Some(ExportRequest::Export(c)) => self.commands.push(c),
             None => {}
+        }
+    }
+
+    pub(super) fn retarget_window(&mut self, ctx: &egui::Context) {
+        if let Some(c) = self.panels.retarget.ui(ctx, &retarget_context(&self.doc, &self.session)) {
+            self.commands.push(c);
         }
     }
 

@@ -4,7 +4,7 @@
 //!
 //! Not here: the table itself (`crate::command_table`), the panels' own keys.
 
-use super::files::export_context;
+use super::files::{export_context, retarget_context};
 use super::{EditorApp, FilePurpose};
 use crate::command::Command;
 use crate::command_table::UiCommand;
@@ -76,6 +76,7 @@ impl EditorApp {
             }
             UiCommand::NewProject => self.commands.push(Command::New),
             UiCommand::ExportGltf => self.panels.export.show(&export_context(&self.doc, &self.session)),
+            UiCommand::Retarget => self.panels.retarget.show(&retarget_context(&self.doc, &self.session)),
             UiCommand::ToggleSkeletons => self.ui.show_skeletons = !self.ui.show_skeletons,
             UiCommand::ToggleGrid => self.ui.show_grid = !self.ui.show_grid,
             UiCommand::ResetLayout => self.commands.push(Command::ResetLayout),
@@ -211,6 +212,7 @@ impl EditorApp {
                 ui.separator();
                 self.menu_entry(ui, UiCommand::Import, None, true);
                 self.menu_entry(ui, UiCommand::ExportGltf, None, true);
+                self.menu_entry(ui, UiCommand::Retarget, None, true);
                 ui.separator();
                 self.project_settings(ui);
                 ui.separator();

@@ -376,6 +376,10 @@ impl EditorApp {
             Command::NewGraph => self.new_graph(),
             Command::ShowTab(tab) => crate::dock::show_tab(&mut self.dock, tab),
             Command::OpenImportDialog => self.open_import_dialog(),
+            Command::OpenRetarget(path) => {
+                self.panels.retarget.map = path;
+                self.panels.retarget.show(&files::retarget_context(&self.doc, &self.session));
+            }
             Command::FrameSelection => self.panels.viewport.request_frame(),
             Command::HoldGesture => self.hold_gesture = true,
             Command::PlaySound(name) => {
@@ -522,6 +526,7 @@ impl EditorApp {
         self.next_conflict();
         self.modals(&ctx);
         self.export_window(&ctx);
+        self.retarget_window(&ctx);
         self.file_dialog(&ctx);
         let r = self.panels.viewport.report;
         let ui_ms = t_ui.elapsed().as_secs_f64() * 1e3 - if r.extracted { r.extract_ms } else { 0.0 };

@@ -15,6 +15,7 @@ pub mod clip_ops;
 pub mod graph_ops;
 pub mod op;
 pub mod reload;
+pub mod retarget_ops;
 pub mod slot;
 pub mod tree;
 
@@ -270,6 +271,7 @@ impl Document {
                 && !self.project.graphs.contains_key(&d.path)
                 && !self.project.scenes.contains_key(&d.path)
                 && !self.project.skeletons.contains_key(&d.path)
+                && !self.project.retargets.contains_key(&d.path)
         })
     }
 
@@ -412,6 +414,7 @@ impl Document {
         let changed = self.project.changed_files(&self.saved);
         let mut paths = vec![marrow_engine::project::PROJECT_FILE.to_owned()];
         paths.extend(changed.skeletons);
+        paths.extend(changed.retargets);
         paths.extend(changed.clips);
         paths.extend(changed.graphs);
         paths.extend(changed.scenes);

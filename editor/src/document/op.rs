@@ -162,6 +162,13 @@ pub enum Op {
         /// What changes.
         op: GraphOp,
     },
+    /// A change to a retarget file's bone map.
+    Retarget {
+        /// Retarget file path.
+        path: String,
+        /// What changes.
+        op: super::retarget_ops::RetargetOp,
+    },
     /// A file changed outside the editor, taken as it now is on disk ("Reloaded FILE from
     /// disk": undo brings back what the document held).
     Reload {
@@ -385,6 +392,8 @@ pub fn asset_slot(p: &Project, path: &str) -> Option<Slot> {
         Some(Slot::Skeleton(path.to_owned()))
     } else if p.scenes.contains_key(path) {
         Some(Slot::Scene(path.to_owned()))
+    } else if p.retargets.contains_key(path) {
+        Some(Slot::Retarget(path.to_owned()))
     } else {
         None
     }
@@ -411,6 +420,7 @@ fn kind_suffix(slot: &Slot) -> &'static str {
         Slot::Clip(_) => ".clip.ron",
         Slot::Skeleton(_) => ".skeleton.ron",
         Slot::Graph(_) => ".graph.ron",
+        Slot::Retarget(_) => ".retarget.ron",
     }
 }
 
@@ -430,6 +440,7 @@ impl Op {
             Op::Clip { op, .. } => op.label(),
             Op::Graph { op, .. } => op.label(),
             Op::Reload { slot, .. } => format!("Reloaded {} from disk", slot.path()),
+            Op::Retarget { op, .. } => op.label(),
         }
     }
 
@@ -472,6 +483,10 @@ impl Op {
     pub fn apply(&self, p: &Project) -> Result<Outcome, EditError> {
         match self {
             Op::Reload { slot, value } => Ok(vec![(slot.clone(), Some(value.clone()))]),
+            Op::Retarget { path, op } => {
+                let map = p.retargets.get(path).ok_or_else(|| EditError::NoAsset(path.clone()))?;
+                Ok(vec![(Slot::Retarget(path.clone()), Some(Value::Retarget(Arc::new(op.apply(map)?))))])
+            }
             Op::Entity { scene, entity, op } => {
                 let mut s = scene_of(p, scene)?.clone();
                 op.apply(&mut s, scene, entity)?;
@@ -522,7 +537,7 @@ impl Op {
                     match slot {
                         Slot::Scene(k) => m.scenes.push(k.clone()),
                         Slot::Clip(k) => m.clips.push(k.clone()),
-                        Slot::Skeleton(k) => m.assets.push(k.clone()),
+                        Slot::Skeleton(k) | Slot::Retarget(k) => m.assets.push(k.clone()),
                         Slot::Graph(k) => m.graphs.push(k.clone()),
                         Slot::Manifest => {
                             return Err(EditError::Invalid("the manifest is not a file to add".into()));
@@ -552,6 +567,7 @@ impl Op {
                     slots.extend(q.clips.keys().map(|k| Slot::Clip(k.clone())));
                     slots.extend(q.skeletons.keys().map(|k| Slot::Skeleton(k.clone())));
                     slots.extend(q.graphs.keys().map(|k| Slot::Graph(k.clone())));
+                    slots.extend(q.retargets.keys().map(|k| Slot::Retarget(k.clone())));
                 }
                 slots.sort();
                 slots.dedup();
@@ -640,6 +656,7 @@ impl Op {
             Slot::Clip(_) => Slot::Clip(to.to_owned()),
             Slot::Skeleton(_) => Slot::Skeleton(to.to_owned()),
             Slot::Graph(_) => Slot::Graph(to.to_owned()),
+            Slot::Retarget(_) => Slot::Retarget(to.to_owned()),
             Slot::Manifest => return Err(EditError::Invalid("the manifest cannot be renamed".into())),
         };
         out.push((slot, None));

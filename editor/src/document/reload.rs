@@ -46,7 +46,7 @@ fn listed(p: &Project, path: &str, kind: AssetKind) -> bool {
         AssetKind::Manifest => true,
         AssetKind::Scene => m.scenes.iter().any(|s| s == path),
         AssetKind::Clip => m.clips.iter().any(|s| s == path),
-        AssetKind::Skeleton => m.assets.iter().any(|s| s == path),
+        AssetKind::Skeleton | AssetKind::Retarget => m.assets.iter().any(|s| s == path),
         AssetKind::Graph => m.graphs.iter().any(|s| s == path),
         AssetKind::Model => m.assets.iter().any(|s| s == path),
     }

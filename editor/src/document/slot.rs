@@ -1,5 +1,5 @@
 //! File slots: the unit of change of the document. A project's authored content is a set of
-//! files (the manifest, scenes, clips, skeletons, graphs); an edit replaces the value of one or
+//! files (the manifest, scenes, clips, skeletons, graphs, retarget maps); an edit replaces the value of one or
 //! more slots, and its inverse puts the old values back.
 //!
 //! Not here: what an edit computes (see [`super::op`]) or the undo record ([`super::Document`]).
@@ -19,6 +19,8 @@ pub enum Slot {
     Skeleton(String),
     /// A graph file.
     Graph(String),
+    /// A retarget file.
+    Retarget(String),
 }
 
 /// The value held in a [`Slot`]: the engine's [`marrow_engine::project::reload::AssetFile`], the
@@ -36,6 +38,7 @@ impl Slot {
             Slot::Clip(k) => p.clips.get(k).cloned().map(Value::Clip),
             Slot::Skeleton(k) => p.skeletons.get(k).cloned().map(Value::Skeleton),
             Slot::Graph(k) => p.graphs.get(k).cloned().map(Value::Graph),
+            Slot::Retarget(k) => p.retargets.get(k).cloned().map(Value::Retarget),
         }
     }
 
@@ -69,6 +72,12 @@ impl Slot {
             (Slot::Graph(k), None) => {
                 p.graphs.remove(k);
             }
+            (Slot::Retarget(k), Some(Value::Retarget(r))) => {
+                p.retargets.insert(k.clone(), r);
+            }
+            (Slot::Retarget(k), None) => {
+                p.retargets.remove(k);
+            }
             _ => {}
         }
     }
@@ -84,6 +93,7 @@ impl Slot {
             AssetKind::Clip => Slot::Clip(p),
             AssetKind::Skeleton => Slot::Skeleton(p),
             AssetKind::Graph => Slot::Graph(p),
+            AssetKind::Retarget => Slot::Retarget(p),
             AssetKind::Model => return None,
         })
     }
@@ -92,7 +102,7 @@ impl Slot {
     pub fn path(&self) -> &str {
         match self {
             Slot::Manifest => marrow_engine::project::PROJECT_FILE,
-            Slot::Scene(k) | Slot::Clip(k) | Slot::Skeleton(k) | Slot::Graph(k) => k,
+            Slot::Scene(k) | Slot::Clip(k) | Slot::Skeleton(k) | Slot::Graph(k) | Slot::Retarget(k) => k,
         }
     }
 }

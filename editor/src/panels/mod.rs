@@ -17,6 +17,7 @@ pub mod history;
 pub mod inspector;
 pub mod log_panel;
 pub mod outliner;
+pub mod retarget_dialog;
 pub mod stats;
 pub mod timeline;
 pub mod viewport;
@@ -49,6 +50,8 @@ pub struct Panels {
     pub graph: graph::GraphPanel,
     /// The File > Export glTF window.
     pub export: export_dialog::ExportDialog,
+    /// The File > Retarget Clips window.
+    pub retarget: retarget_dialog::RetargetDialog,
 }
 
 /// The dock's tab viewer over the panels.

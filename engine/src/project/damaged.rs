@@ -102,17 +102,19 @@ fn relative(root: &Path, path: &Path) -> String {
     path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/")
 }
 
-/// Whether the manifest lists `rel` as a clip, graph, scene or skeleton file.
+/// Whether the manifest lists `rel` as a clip, graph, scene, skeleton or retarget file.
 fn manifest_lists(p: &Project, rel: &str) -> bool {
     let m = &p.manifest;
     [&m.clips, &m.graphs, &m.scenes].iter().any(|l| l.iter().any(|x| x == rel))
-        || (super::is_skeleton_file(rel) && m.assets.iter().any(|x| x == rel))
+        || ((super::is_skeleton_file(rel) || super::retarget_file::is_retarget_file(rel))
+            && m.assets.iter().any(|x| x == rel))
 }
 
-/// Whether the project loaded `rel` (as a clip, graph, scene or skeleton).
+/// Whether the project loaded `rel` (as a clip, graph, scene, skeleton or retarget map).
 fn project_holds(p: &Project, rel: &str) -> bool {
     p.clips.contains_key(rel)
         || p.graphs.contains_key(rel)
         || p.scenes.contains_key(rel)
         || p.skeletons.contains_key(rel)
+        || p.retargets.contains_key(rel)
 }

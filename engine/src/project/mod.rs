@@ -25,6 +25,7 @@ pub mod file;
 pub mod fs;
 mod journal;
 pub mod reload;
+pub mod retarget_file;
 pub mod runner;
 
 pub use damaged::DamagedFile;
@@ -324,6 +325,8 @@ pub struct Project {
     pub skeletons: BTreeMap<String, Arc<Skeleton>>,
     /// Graph files by path.
     pub graphs: BTreeMap<String, Arc<AnimGraph>>,
+    /// Retarget files (assets ending `.retarget.ron`) by path.
+    pub retargets: BTreeMap<String, Arc<crate::retarget::RetargetMap>>,
 }
 
 /// Which files of a project differ from those of an earlier state of it
@@ -341,6 +344,8 @@ pub struct ChangedFiles {
     pub skeletons: Vec<String>,
     /// Graph files added, removed or replaced.
     pub graphs: Vec<String>,
+    /// Retarget files added, removed or replaced.
+    pub retargets: Vec<String>,
 }
 
 impl ChangedFiles {
@@ -351,6 +356,7 @@ impl ChangedFiles {
             && self.clips.is_empty()
             && self.skeletons.is_empty()
             && self.graphs.is_empty()
+            && self.retargets.is_empty()
     }
 
     /// Whether only clip files changed (the case a running world can follow by re-binding the
@@ -388,6 +394,7 @@ impl Project {
             clips: changed_keys(&self.clips, &earlier.clips),
             skeletons: changed_keys(&self.skeletons, &earlier.skeletons),
             graphs: changed_keys(&self.graphs, &earlier.graphs),
+            retargets: changed_keys(&self.retargets, &earlier.retargets),
         }
     }
 
@@ -402,7 +409,9 @@ impl Project {
     pub fn file_paths(&self) -> Vec<String> {
         let m = &self.manifest;
         let mut out = vec![PROJECT_FILE.to_owned()];
-        out.extend(m.assets.iter().filter(|p| self.skeletons.contains_key(*p)).cloned());
+        out.extend(
+            m.assets.iter().filter(|p| self.skeletons.contains_key(*p) || self.retargets.contains_key(*p)).cloned(),
+        );
         out.extend(m.clips.iter().filter(|p| self.clips.contains_key(*p)).cloned());
         out.extend(m.graphs.iter().filter(|p| self.graphs.contains_key(*p)).cloned());
         out.extend(m.scenes.iter().filter(|p| self.scenes.contains_key(*p)).cloned());
@@ -420,6 +429,11 @@ impl Project {
             && let Some(s) = self.skeletons.get(path)
         {
             return Some(skeleton_to_string(s));
+        }
+        if m.assets.iter().any(|p| p == path)
+            && let Some(r) = self.retargets.get(path)
+        {
+            return Some(retarget_file::retarget_to_string(r));
         }
         if m.clips.iter().any(|p| p == path)
             && let Some(c) = self.clips.get(path)
@@ -609,8 +623,18 @@ pub(crate) fn load_lenient_deferring(
                 }
                 Err(e) => errors.push(e),
             }
+        } else if retarget_file::is_retarget_file(p) {
+            match read_text(&full).and_then(|t| retarget_file::retarget_from_str(&t, &full)) {
+                Ok(r) => {
+                    project.retargets.insert(p.clone(), Arc::new(r));
+                }
+                Err(e) => errors.push(e),
+            }
         } else if !is_model(p) {
-            errors.push(fault(&full, "unknown kind of asset (expected .glb, .gltf, .bvh or .skeleton.ron)"));
+            errors.push(fault(
+                &full,
+                "unknown kind of asset (expected .glb, .gltf, .bvh, .skeleton.ron or .retarget.ron)",
+            ));
         } else if !full.exists() {
             errors.push(io_error(&full, "the asset file does not exist"));
         } else if let Err(e) = fs::ProjectRoot::open(&root).and_then(|r| r.regular_file(&full)) {
@@ -962,6 +986,18 @@ impl Library {
     /// Every skeleton reference.
     pub fn skeleton_refs(&self) -> impl Iterator<Item = &str> {
         self.skeletons.keys().map(String::as_str)
+    }
+
+    /// Every skeleton with its reference, in reference order (a model's first rig comes twice:
+    /// under the model's path and under `path#name`).
+    pub fn rigs(&self) -> impl Iterator<Item = (&str, &Arc<Skeleton>)> {
+        self.skeletons.iter().map(|(k, s)| (k.as_str(), s))
+    }
+
+    /// The first skeleton (in reference order) named `name`, with its reference: how a retarget
+    /// map, which names its rigs as clips do, finds them.
+    pub fn skeleton_named(&self, name: &str) -> Option<(&str, &Arc<Skeleton>)> {
+        self.skeletons.iter().find(|(_, s)| s.name == name).map(|(k, s)| (k.as_str(), s))
     }
 
     /// Every clip reference.

@@ -21,6 +21,7 @@ use super::file::{ClipAsset, Manifest, ProjectFile};
 use super::{Project, ProjectError, fs, parse_file};
 use crate::graph::AnimGraph;
 use crate::scene::SceneDesc;
+use crate::retarget::RetargetMap;
 use crate::skeleton::Skeleton;
 
 /// What kind of asset a project file is, by its name.
@@ -36,6 +37,8 @@ pub enum AssetKind {
     Skeleton,
     /// A `.graph.ron` file.
     Graph,
+    /// A `.retarget.ron` file.
+    Retarget,
     /// A model or its data (`.gltf`, `.glb`, `.bin`, `.bvh`, `.fbx`, and the images a glTF file
     /// names: `.png`, `.jpg`, `.jpeg`, `.ktx2`): what the library imports.
     Model,
@@ -57,6 +60,7 @@ pub fn asset_kind(path: &str) -> Option<AssetKind> {
         (".clip.ron", AssetKind::Clip),
         (".skeleton.ron", AssetKind::Skeleton),
         (".graph.ron", AssetKind::Graph),
+        (".retarget.ron", AssetKind::Retarget),
     ];
     if let Some((_, k)) = kinds.iter().find(|(ext, _)| name.ends_with(ext)) {
         return Some(*k);
@@ -79,6 +83,8 @@ pub enum AssetFile {
     Skeleton(Arc<Skeleton>),
     /// A graph.
     Graph(Arc<AnimGraph>),
+    /// A retarget map.
+    Retarget(Arc<RetargetMap>),
 }
 
 /// Equal values: the same `Arc` (one pointer comparison), or equal contents.
@@ -93,6 +99,7 @@ impl PartialEq for AssetFile {
             (AssetFile::Clip(a), AssetFile::Clip(b)) => same(a, b),
             (AssetFile::Skeleton(a), AssetFile::Skeleton(b)) => same(a, b),
             (AssetFile::Graph(a), AssetFile::Graph(b)) => same(a, b),
+            (AssetFile::Retarget(a), AssetFile::Retarget(b)) => same(a, b),
             _ => false,
         }
     }
@@ -106,7 +113,7 @@ pub fn read_asset_file(root: &Path, path: &str) -> Result<Option<AssetFile>, Pro
     let kind = asset_kind(path).filter(|k| *k != AssetKind::Model).ok_or_else(|| {
         super::fault(
             &full,
-            "not an authored file of the project (a clip, skeleton, graph, scene or project.ron)",
+            "not an authored file of the project (a clip, skeleton, graph, retarget, scene or project.ron)",
         )
     })?;
     let project_root = fs::ProjectRoot::open(root)?;
@@ -129,6 +136,9 @@ pub fn read_asset_file(root: &Path, path: &str) -> Result<Option<AssetFile>, Pro
                 return Err(first);
             }
             AssetFile::Graph(Arc::new(graph))
+        }
+        AssetKind::Retarget => {
+            AssetFile::Retarget(Arc::new(super::retarget_file::retarget_from_str(&text, &full)?))
         }
         AssetKind::Model => unreachable!("filtered above"),
     }))
@@ -155,6 +165,7 @@ impl Project {
             AssetKind::Clip => AssetFile::Clip(self.clips.get(path)?.clone()),
             AssetKind::Skeleton => AssetFile::Skeleton(self.skeletons.get(path)?.clone()),
             AssetKind::Graph => AssetFile::Graph(self.graphs.get(path)?.clone()),
+            AssetKind::Retarget => AssetFile::Retarget(self.retargets.get(path)?.clone()),
             AssetKind::Model => return None,
         })
     }
@@ -175,6 +186,9 @@ impl Project {
             }
             AssetFile::Graph(g) => {
                 self.graphs.insert(path, g);
+            }
+            AssetFile::Retarget(r) => {
+                self.retargets.insert(path, r);
             }
         }
     }

@@ -42,6 +42,7 @@ mod pose_jobs;
 mod project;
 mod project_runner;
 mod rebind_clips;
+mod retarget;
 #[cfg(feature = "render")]
 mod render;
 mod scene;

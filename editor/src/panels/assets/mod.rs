@@ -1,4 +1,5 @@
-//! The Assets panel: the project's scenes, skeletons, clips, graphs and binary models.
+//! The Assets panel: the project's scenes, skeletons, clips, graphs, retarget maps and binary
+//! models.
 //! Double-clicking a clip makes it the selected Animator's clip, double-clicking a graph opens it
 //! in the Graph tab (New Graph starts an empty one); a file can be renamed (every
 //! reference follows) or deleted (refused, with the names of its users, while anything uses it).
@@ -31,14 +32,16 @@ impl AssetsPanel {
         let m = &project.manifest;
         let lib = cx.session.library();
         let binary: Vec<String> =
-            m.assets.iter().filter(|a| !project.skeletons.contains_key(*a)).cloned().collect();
+            m.assets.iter().filter(|a| !project.skeletons.contains_key(*a) && !project.retargets.contains_key(*a)).cloned().collect();
         let skeletons: Vec<String> = lib.skeleton_refs().map(str::to_owned).collect();
         let clips: Vec<String> = lib.clip_refs().map(str::to_owned).collect();
-        let sections: [(&str, Vec<String>); 5] = [
+        let retargets: Vec<String> = project.retargets.keys().cloned().collect();
+        let sections: [(&str, Vec<String>); 6] = [
             ("Scenes", m.scenes.clone()),
             ("Skeletons", skeletons),
             ("Clips", clips),
             ("Graphs", m.graphs.clone()),
+            ("Retarget Maps", retargets),
             ("Models", binary),
         ];
         ui.horizontal(|ui| {
@@ -135,6 +138,9 @@ impl AssetsPanel {
         }
         if section == "Clips" && r.double_clicked() {
             self.use_clip(cx, item);
+        }
+        if section == "Retarget Maps" && r.double_clicked() {
+            cx.send(Command::OpenRetarget(item.to_owned()));
         }
         if section == "Clips" {
             r.clone().on_hover_text("Double-click: play it on the selected Animator");

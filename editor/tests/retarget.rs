@@ -1,0 +1,117 @@
+//! Retargeting through the UI (File > Retarget Clips): a new retarget map between two rigs of a
+//! project, filled by the humanoid auto-map; one mapping edited in the table; the map applied
+//! to two clips in one step, each a clip file of the target rig that plays on it; saved, the
+//! project reopens with the map; undo all gives the original bytes back, redo all the edited
+//! state.
+
+mod support;
+
+use egui::accesskit::Role;
+use egui::{Key, Modifiers};
+use egui_kittest::kittest::Queryable;
+use marrow_editor::document::Document;
+use support::*;
+
+/// The locomotion sample (six clips on the five-bone `runner` rig) with a CMU capture's rig
+/// listed beside it.
+fn two_rig_project() -> TempDir {
+    let dir = sample("locomotion");
+    std::fs::copy(repo().join("assets/bvh/cmu_131_01.bvh"), dir.path().join("assets/cmu_131_01.bvh"))
+        .unwrap();
+    let manifest = dir.path().join("project.ron");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let text = text.replacen(
+        "\"assets/runner.skeleton.ron\",",
+        "\"assets/runner.skeleton.ron\",\n        \"assets/cmu_131_01.bvh\",",
+        1,
+    );
+    std::fs::write(&manifest, text).unwrap();
+    dir
+}
+
+/// Picks `option` in the combo box labelled `combo` (the popup's entry: the last widget with
+/// that label).
+fn choose(h: &mut egui_kittest::Harness<'_, marrow_editor::EditorApp>, combo: &str, option: &str) {
+    click(h, Role::ComboBox, combo);
+    let entry = h.query_all_by_label(option).last().unwrap_or_else(|| panic!("{option:?} in {combo:?}"));
+    entry.click();
+    settle(h);
+}
+
+#[test]
+fn a_retarget_map_made_edited_and_applied_to_two_clips_in_the_window_undoes_to_the_original_bytes() {
+    let dir = two_rig_project();
+    let original = files(dir.path());
+    let mut h = editor_sized(dir.path(), egui::vec2(1600.0, 1100.0));
+    click(&mut h, Role::Button, "File");
+    h.get_by_label("Retarget Clips…").click();
+    settle(&mut h);
+    choose(&mut h, "Source rig", "runner");
+    choose(&mut h, "Target rig", "cmu_131_01");
+    h.get_by_label("Create Map").click();
+    settle(&mut h);
+    let path = "retargets/runner_to_cmu_131_01.retarget.ron";
+    {
+        let app = h.state();
+        assert_eq!(app.doc.undo_label().as_deref(), Some("New Retarget Map runner to cmu_131_01"));
+        let map = &app.doc.project().retargets[path];
+        // The humanoid auto-map found the runner's hips and legs in the capture's rig.
+        for (target, source) in [
+            ("Hips", "hips"),
+            ("LeftHip", "thigh_l"),
+            ("LeftKnee", "shin_l"),
+            ("RightHip", "thigh_r"),
+            ("RightKnee", "shin_r"),
+        ] {
+            assert_eq!(map.source_of(target), Some(source), "{target}");
+        }
+        assert_eq!(map.bones.len(), 5);
+    }
+    // One mapping edited in the table: the capture's left hip joint follows the runner's hips too.
+    choose(&mut h, "source of LHipJoint", "hips");
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Map Bone LHipJoint"));
+    assert_eq!(h.state().doc.project().retargets[path].source_of("LHipJoint"), Some("hips"));
+    if let Ok(image) = h.render()
+        && let Ok(dir) = std::env::var("MARROW_SCREENSHOT_DIR")
+    {
+        image.save(std::path::Path::new(&dir).join("retarget_window.png")).unwrap();
+    }
+    // Two of the runner's clips, applied in one step.
+    // (The Assets panel lists the same files: the window's ticks are the checkboxes.)
+    h.get_by_role_and_label(Role::CheckBox, "clips/stride.clip.ron").click();
+    h.get_by_role_and_label(Role::CheckBox, "clips/idle.clip.ron").click();
+    settle(&mut h);
+    h.get_by_label("Apply to 2 Clips").click();
+    settle(&mut h);
+    let app = h.state();
+    assert_eq!(app.doc.undo_label().as_deref(), Some("Retarget 2 Clips onto cmu_131_01"));
+    assert_eq!(app.doc.head(), 3);
+    let lib = app.session.library();
+    let (_, cmu) = lib.skeleton_named("cmu_131_01").unwrap();
+    for (file, name) in
+        [("clips/stride_cmu_131_01.clip.ron", "stride"), ("clips/idle_cmu_131_01.clip.ron", "idle")]
+    {
+        let clip = &app.doc.project().clips.get(file).unwrap_or_else(|| panic!("{file}")).clip;
+        assert_eq!((clip.name.as_str(), clip.skeleton.as_str()), (name, "cmu_131_01"));
+        assert!(
+            marrow_engine::clip::find_clip_fault(clip, cmu).is_none(),
+            "{file} plays on the capture's rig"
+        );
+        let hips = cmu.index_of("Hips").unwrap();
+        assert!(
+            clip.channels()[hips].rotation.as_ref().is_some_and(|t| t.len() > 1),
+            "{file}: the hips move"
+        );
+    }
+    assert!(
+        app.log.entries().iter().all(|e| e.level != marrow_editor::log::Level::Error),
+        "{:?}",
+        app.log.entries()
+    );
+    // Saved, the project reopens with the map and the clips.
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    let reopened = Document::open(dir.path()).expect("the project reopens");
+    assert_eq!(reopened.files(), h.state().doc.files());
+    assert!(std::fs::read_to_string(dir.path().join(path)).unwrap().contains("target: \"LHipJoint\""));
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}
