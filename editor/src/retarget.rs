@@ -29,13 +29,20 @@ pub fn rigs_of(library: &Library, map: &RetargetMap) -> Result<(Arc<Skeleton>, A
     Ok((find("source", &map.source)?, find("target", &map.target)?))
 }
 
-/// Every clip reference of the library holding a clip for the skeleton named `rig`, with that
-/// clip, in reference order.
+/// Every clip of the skeleton named `rig` with its library reference: the project's clip files
+/// first, then the clips models hold that no clip file of the rig already holds under the same
+/// name (an imported model's clips are its clip files), each in reference order.
 pub fn clips_of_rig<'a>(library: &'a Library, rig: &str) -> Vec<(&'a str, &'a Arc<Clip>)> {
-    library
-        .clip_refs()
-        .filter_map(|r| Some((r, library.clips(r).iter().find(|c| c.skeleton == rig)?)))
-        .collect()
+    let of_rig = |r: &'a str| Some((r, library.clips(r).iter().find(|c| c.skeleton == rig)?));
+    let (files, models): (Vec<_>, Vec<_>) =
+        library.clip_refs().filter_map(of_rig).partition(|(r, _)| r.ends_with(".clip.ron"));
+    let mut out = files;
+    for (r, c) in models {
+        if !out.iter().any(|(_, f)| f.name == c.name) {
+            out.push((r, c));
+        }
+    }
+    out
 }
 
 /// The step retargeting the clips at `clips` (library references) through the map at

@@ -6,7 +6,8 @@
 //! project's default interpolation, markers added, moved, renamed, deleted) and
 //! every graph edit (nodes moved, added singly or as wired pasted groups, deleted with their
 //! wires, wires connected (replacing) and disconnected, node settings, parameters added,
-//! renamed, deleted and re-defaulted), some merged as drags, with saves and
+//! renamed, deleted and re-defaulted), retarget files added and their bone maps edited (a bone
+//! mapped, re-mapped, unmapped, the map filled and cleared), some merged as drags, with saves and
 //! reloads mixed in. After the sequence, undoing everything gives the files of the last
 //! opened state byte for byte and redoing everything gives the files after the sequence; a
 //! refused edit changes nothing; a reload gives back exactly what was saved.
@@ -16,6 +17,7 @@ mod support;
 use glam::{Quat, Vec3};
 use marrow_editor::document::clip_ops::{ClipOp, InsertKind, KeyRef, KeyValue, KeyWrite};
 use marrow_editor::document::graph_ops::GraphOp;
+use marrow_editor::document::retarget_ops::RetargetOp;
 use marrow_editor::document::{Document, EntityOp, Op, Slot, Value, tree};
 use marrow_engine::clip::Channel;
 use marrow_engine::easing::{Ease, Easing};
@@ -28,6 +30,7 @@ use marrow_engine::graph::{
 use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
 use marrow_engine::project::file::ClipAsset;
+use marrow_engine::retarget::{BonePair, RetargetMap};
 use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SocketDesc};
 use marrow_engine::tangent::TangentMode;
 use marrow_engine::track::Interpolation;
@@ -47,7 +50,7 @@ enum Step {
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        12 => (0u8..42, any::<u32>(), any::<u32>(), -3.0f32..3.0, 0u8..3)
+        12 => (0u8..44, any::<u32>(), any::<u32>(), -3.0f32..3.0, 0u8..3)
             .prop_map(|(kind, a, b, x, gesture)| Step::Edit { kind, a, b, x, gesture }),
         1 => Just(Step::Save),
         1 => Just(Step::Reload),
@@ -196,6 +199,41 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
             None => Op::RenameProject("no clip".into()),
         },
         41 => Op::SetDefaultInterpolation(INTERPOLATIONS[b as usize % 3]),
+        42 => {
+            let pair = |t: &str, s: &str| BonePair { target: t.into(), source: s.into() };
+            let map = RetargetMap {
+                source: "runner".into(),
+                target: "runner".into(),
+                bones: vec![pair("hips", "hips"), pair("thigh_l", "thigh_r")],
+            };
+            Op::AddFiles {
+                label: "New Retarget Map".into(),
+                binary: Vec::new(),
+                files: vec![(
+                    Slot::Retarget(format!("retargets/r{}.retarget.ron", b % 3)),
+                    Value::Retarget(map.into()),
+                )],
+                entity: None,
+            }
+        }
+        43 => {
+            let maps: Vec<String> = p.retargets.keys().cloned().collect();
+            let bones = ["hips", "thigh_l", "shin_l", "thigh_r", "shin_r", ""];
+            let bone = |i: u32| bones[i as usize % bones.len()].to_owned();
+            let op = match b % 5 {
+                0 | 1 => RetargetOp::SetSource { target: bone(a), source: Some(bone(b / 5)) },
+                2 => RetargetOp::SetSource { target: bone(a), source: None },
+                3 => RetargetOp::Fill(vec![
+                    BonePair { target: bone(a), source: bone(b) },
+                    BonePair { target: bone(a / 7), source: bone(b / 7) },
+                ]),
+                _ => RetargetOp::Clear,
+            };
+            Op::Retarget {
+                path: pick(&maps, a).cloned().unwrap_or_else(|| "retargets/none.retarget.ron".into()),
+                op,
+            }
+        }
         _ => match pick(&graphs, b) {
             Some(g) => Op::Graph { path: g.clone(), op: graph_op(&p.graphs[g], kind, a, b, x) },
             None => Op::RenameProject("no graph".into()),
@@ -671,7 +709,7 @@ fn the_2d_blend_space_prefix_makes_a_space_its_setting_edits_change() {
 fn every_edit_kind_applies_somewhere() {
     // Each kind builds an op that the runner project accepts at least once (so the property
     // test really exercises every kind, not only refusals).
-    for kind in (0u8..16).chain(17..42) {
+    for kind in (0u8..16).chain(17..44) {
         let mut ok = false;
         for a in 0..8u32 {
             for b in 0..8u32 {
@@ -679,6 +717,9 @@ fn every_edit_kind_applies_somewhere() {
                 if kind == 15 || kind == 10 || (29..38).contains(&kind) {
                     let add = build(doc.project(), 11, 0, 0, 0.0);
                     doc.apply(&add, 1).unwrap();
+                }
+                if kind == 43 {
+                    doc.apply(&build(doc.project(), 42, 0, 0, 0.0), 1).unwrap();
                 }
                 if kind == 24 || kind == 38 {
                     // Tangents belong to CUBICSPLINE keys: make every channel cubic first.

@@ -14,6 +14,7 @@ mod play;
 mod pose;
 mod render;
 mod resave;
+mod retarget;
 mod runner;
 mod simplify;
 
@@ -56,6 +57,9 @@ pub enum Command {
     /// Import models (.gltf, .glb, .bvh, or folders of them) into a project, as File > Import
     /// Model does: copied into assets/, clips as clip files, an entity each; one save at the end.
     Import(import::ImportArgs),
+    /// Retarget clips of one rig onto another through a project's retarget map (or a new one,
+    /// auto-mapped): a clip file of the target rig each; one save at the end.
+    Retarget(retarget::RetargetArgs),
     /// Play a project's scene headless at 60 ticks a second with scripted graph parameters, and
     /// print each tick's state machine states and a fingerprint of the pose (deterministic).
     Play(play::PlayArgs),
@@ -82,6 +86,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Play(args)) => play::run(&args),
         Some(Command::Import(args)) => import::run(&args),
+        Some(Command::Retarget(args)) => retarget::run(&args),
         Some(Command::GenRunner(args)) => runner::generate(&args),
         Some(Command::Runner(args)) => runner::run(&args),
         Some(Command::Resave(args)) => resave::run(&args),

@@ -102,9 +102,14 @@ pub fn retarget_from_str(text: &str, path: &Path) -> Result<RetargetMap, Project
     RetargetMap::try_from(f).map_err(|error| ProjectError::Invalid { path: path.to_owned(), error })
 }
 
-/// A retarget map's file text.
+/// A retarget map's file text: a pair a line, so a change to one mapping is a change to one
+/// line.
 pub fn retarget_to_string(map: &RetargetMap) -> String {
-    super::to_ron(&RetargetFile::from(map))
+    // The file (1), its pair list (2): a pair is below them.
+    let config = crate::graph::file::pretty_config().depth_limit(2);
+    let mut s = ron::Options::default().to_string_pretty(&RetargetFile::from(map), config).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 #[cfg(test)]
@@ -127,6 +132,7 @@ mod tests {
         let text = retarget_to_string(&map());
         assert_eq!(retarget_from_str(&text, Path::new("a.retarget.ron")).unwrap(), map());
         assert!(text.contains("version: 1"));
+        assert!(text.contains("\n        (target: \"thigh_l\", source: \"LeftHip\"),\n"), "a pair a line:\n{text}");
     }
 
     #[test]
