@@ -149,7 +149,8 @@ pub enum RetargetFault {
 }
 
 /// Fills a map from `source` to `target`: first every humanoid role found in both rigs
-/// ([`find_humanoid`]), then every other target bone whose name the source has too. Pairs are
+/// ([`find_humanoid`]), then every other target bone whose name the source has too (a
+/// namespace before `:` aside). Pairs are
 /// in the target's bone order.
 pub fn auto_map(source: &Skeleton, target: &Skeleton) -> RetargetMap {
     let (hs, ht) = (find_humanoid(source), find_humanoid(target));
@@ -160,10 +161,14 @@ pub fn auto_map(source: &Skeleton, target: &Skeleton) -> RetargetMap {
         }
     }
     let taken: Vec<usize> = by_target.iter().flatten().copied().collect();
+    // Other bones by name, a namespace before `:` aside (`mixamorig:LeftHandIndex1`).
+    let bare = |n: &str| n.rsplit(':').next().unwrap_or(n).to_owned();
+    let by_name: std::collections::HashMap<String, usize> =
+        source.bone_names.iter().enumerate().rev().map(|(i, n)| (bare(n), i)).collect();
     for (t, slot) in by_target.iter_mut().enumerate() {
         if slot.is_none()
             && ht.role_of(t).is_none()
-            && let Some(s) = source.index_of(&target.bone_names[t])
+            && let Some(&s) = by_name.get(&bare(&target.bone_names[t]))
             && !taken.contains(&s)
             && hs.role_of(s).is_none()
         {

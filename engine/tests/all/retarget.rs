@@ -530,3 +530,18 @@ fn unmapped_target_bones_keep_their_rest_and_eased_sources_are_keyed_every_frame
     }
     assert!(keyed.is_plain_linear());
 }
+
+#[test]
+fn bones_outside_the_profile_map_by_name_a_namespace_aside() {
+    let source = mocap_skeleton();
+    let mut target = source.clone();
+    target.name = "namespaced".into();
+    for name in &mut target.bone_names {
+        *name = format!("rig:{name}");
+    }
+    let map = auto_map(&source, &target);
+    assert_eq!(map.bones.len(), source.bone_count(), "{map:?}");
+    for pair in &map.bones {
+        assert_eq!(pair.target, format!("rig:{}", pair.source));
+    }
+}
