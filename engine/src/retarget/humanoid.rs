@@ -142,7 +142,7 @@ impl HumanoidBones {
         HumanoidRole::ALL.into_iter().filter(|r| r.is_required() && self.get(*r).is_none()).collect()
     }
 
-    fn set(&mut self, role: HumanoidRole, bone: Option<usize>) {
+    pub(crate) fn set(&mut self, role: HumanoidRole, bone: Option<usize>) {
         self.bones[role as usize] = bone;
     }
 }

@@ -14,8 +14,9 @@
 //!   child) onto the source's: `model_rot_t(time) = B·D·B⁻¹ · A · model_rest_t`. So rigs whose
 //!   rest poses differ (arms out against arms down, bones along other axes) point their bones
 //!   the same way at every key. `B` turns the source's model axes into the target's (found from
-//!   each rig's up and left directions, hips to head and right leg to left leg), so a Z-up rig
-//!   takes motion from a Y-up capture.
+//!   each rig's up and left directions, hips to head and right leg to left leg, by the humanoid
+//!   roles of each rig or, where a rig's names say nothing, of the bones the map pairs them
+//!   with), so a Z-up rig takes motion from a Y-up capture.
 //! - Translation: the topmost mapped bones (the hips) take the source's model-space position
 //!   scaled by the ratio of hip heights (hips above the feet, in rest); other bones keep their
 //!   own rest translation, so the target keeps its proportions.
@@ -220,11 +221,10 @@ fn rest_model(skeleton: &Skeleton) -> RestModel {
     RestModel { rotation, position }
 }
 
-/// A rig's model-space frame from its humanoid roles: columns left, up, forward; `None` when the
-/// hips, a head or chest, or both legs are missing.
-fn body_frame(skeleton: &Skeleton, rest: &RestModel) -> Option<(Mat3, f32)> {
+/// A rig's model-space frame from its humanoid roles `h`: columns left, up, forward, and the
+/// hips' height above the feet; `None` when the hips, a head or chest, or both legs are missing.
+fn body_frame(h: &HumanoidBones, rest: &RestModel) -> Option<(Mat3, f32)> {
     use HumanoidRole as R;
-    let h = find_humanoid(skeleton);
     let hips = rest.position[h.get(R::Hips)?];
     let top = [R::Head, R::Neck, R::UpperChest, R::Chest, R::Spine].into_iter().find_map(|r| h.get(r))?;
     let (l, r) = (rest.position[h.get(R::LeftUpperLeg)?], rest.position[h.get(R::RightUpperLeg)?]);
@@ -235,6 +235,24 @@ fn body_frame(skeleton: &Skeleton, rest: &RestModel) -> Option<(Mat3, f32)> {
         [R::LeftFoot, R::RightFoot].into_iter().filter_map(|r| h.get(r)).map(|b| rest.position[b]).collect();
     let height = feet.iter().map(|f| (hips - *f).dot(up)).sum::<f32>() / feet.len().max(1) as f32;
     Some((Mat3::from_cols(left, up, forward), height))
+}
+
+/// The humanoid roles of both rigs, each side's gaps filled through the map from the other's
+/// (a rig whose names say nothing still gets its hips, legs and head from what they follow).
+fn roles_through(
+    map: &[Option<u16>],
+    source: &Skeleton,
+    target: &Skeleton,
+) -> (HumanoidBones, HumanoidBones) {
+    let (mut hs, mut ht) = (find_humanoid(source), find_humanoid(target));
+    for role in HumanoidRole::ALL {
+        match (hs.get(role), ht.get(role)) {
+            (Some(s), None) => ht.set(role, map.iter().position(|m| *m == Some(s as u16))),
+            (None, Some(t)) => hs.set(role, map[t].map(usize::from)),
+            _ => {}
+        }
+    }
+    (hs, ht)
 }
 
 /// The alignment of one target bone's rest onto its source's: the rotation taking the target's
@@ -335,7 +353,8 @@ impl RetargetPlan {
 
     fn compile(source: &Skeleton, target: &Skeleton, map: Vec<Option<u16>>) -> Self {
         let (rs, rt) = (rest_model(source), rest_model(target));
-        let (basis, ratio) = match (body_frame(source, &rs), body_frame(target, &rt)) {
+        let (hs, ht) = roles_through(&map, source, target);
+        let (basis, ratio) = match (body_frame(&hs, &rs), body_frame(&ht, &rt)) {
             (Some((fs, hs)), Some((ft, ht))) => {
                 let basis = if fs == ft {
                     Quat::IDENTITY

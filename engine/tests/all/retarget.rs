@@ -545,3 +545,65 @@ fn bones_outside_the_profile_map_by_name_a_namespace_aside() {
         assert_eq!(pair.target, format!("rig:{}", pair.source));
     }
 }
+
+#[test]
+fn a_rig_whose_names_say_nothing_takes_its_axes_and_height_through_the_map() {
+    let source = humanoid("yup", mixamo, Shape::default());
+    let mut target = humanoid("zup", unreal, Shape { scale: 0.5, ..Shape::default() });
+    let lay = Quat::from_rotation_x(90f32.to_radians());
+    target.bind_pose[0].rotation = lay;
+    target.bind_pose[0].translation = lay * target.bind_pose[0].translation;
+    let mut map = auto_map(&source, &target);
+    // The target's bones renamed to numbers, the map written by hand with them.
+    let old = target.bone_names.clone();
+    for (i, n) in target.bone_names.iter_mut().enumerate() {
+        *n = format!("joint_{i}");
+    }
+    assert!(find_humanoid(&target).get(R::Hips).is_none(), "no role is recognisable by name");
+    for p in &mut map.bones {
+        p.target = format!("joint_{}", old.iter().position(|n| *n == p.target).unwrap());
+    }
+    let plan = RetargetPlan::new(&map, &source, &target).unwrap();
+    assert!(plan.basis().dot(lay).abs() > 1.0 - 1e-6, "{}", plan.basis());
+    assert!((plan.hip_ratio() - 0.5).abs() < 1e-6, "{}", plan.hip_ratio());
+}
+
+#[test]
+fn the_mocap_samples_capture_on_cesium_man_points_every_limb_as_the_capture_does() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/mocap");
+    let project = marrow_engine::project::Project::load(&root).unwrap();
+    let library = marrow_engine::project::Library::load(&project, &root).unwrap();
+    let map = &project.retargets["retargets/cmu_131_01_to_Armature.retarget.ron"];
+    let source = library.skeleton_named(&map.source).unwrap().1.clone();
+    let target = library.skeleton_named(&map.target).unwrap().1.clone();
+    let capture = library.clips("assets/cmu_131_01.bvh#cmu_131_01")[0].clone();
+    let plan = RetargetPlan::new(map, &source, &target).unwrap();
+    let out = plan.retarget_clip(&capture).unwrap();
+    // The sample's clip file is this retarget's output, as saved.
+    let saved = &project.clips["clips/cmu_131_01_Armature.clip.ron"].clip;
+    assert_eq!(saved.channels().len(), out.channels().len());
+    assert_eq!(saved.key_count(), out.key_count());
+    let chains = [
+        ("leg_joint_L_1", "leg_joint_L_2"),
+        ("leg_joint_L_2", "leg_joint_L_3"),
+        ("leg_joint_R_2", "leg_joint_R_3"),
+        ("Skeleton_arm_joint_L__4_", "Skeleton_arm_joint_L__3_"),
+        ("Skeleton_arm_joint_L__3_", "Skeleton_arm_joint_L__2_"),
+        ("Skeleton_arm_joint_R", "Skeleton_arm_joint_R__2_"),
+        ("Skeleton_arm_joint_R__2_", "Skeleton_arm_joint_R__3_"),
+    ];
+    // (Not the neck: the capture's `Neck` between `lowerneck` and `Head` is unmapped, so the
+    // direction from one to the other bends with it in the capture and not on CesiumMan.)
+    let b = |sk: &Skeleton, n: &str| sk.index_of(n).unwrap();
+    for frame in [0usize, 200, 500, 900] {
+        let time = frame as f32 / 120.0;
+        let (ps, pt) = (model_pose(&source, &capture, time), model_pose(&target, &out, time));
+        for (bone, child) in chains {
+            let (sb, sc) =
+                (b(&source, map.source_of(bone).unwrap()), b(&source, map.source_of(child).unwrap()));
+            let ds = plan.basis() * (ps[sc].1 - ps[sb].1);
+            let dt = pt[b(&target, child)].1 - pt[b(&target, bone)].1;
+            assert!(angle(ds, dt) < 1e-3, "{bone} at frame {frame}: {} rad", angle(ds, dt));
+        }
+    }
+}
