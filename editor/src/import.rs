@@ -1,12 +1,13 @@
-//! File > Import Model: the model (glTF, or BVH motion capture: its rig, its clip and a stick
-//! mesh) is imported (on a background thread, with every fault
+//! File > Import Model: the model (glTF, FBX, or BVH motion capture: its rig, its clip and a
+//! stick mesh) is imported (on a background thread, with every fault
 //! collected), copied into the project's `assets/` folder, and becomes one undoable step that
 //! lists the model, writes each of its clips as an editable clip file, and adds an entity for it
 //! to the scene: a rig entity per skin (its Animator on the model's skeleton and first clip) with
 //! the skinned meshes beneath it, and the static meshes at their nodes' transforms; the entity
 //! scaled by the units the file was authored in (chosen in the file dialog, [`UNITS`]).
 //!
-//! Not here: the importers themselves (`marrow_engine::gltf`, `marrow_engine::bvh`).
+//! Not here: the importers themselves (`marrow_engine::gltf`, `marrow_engine::bvh`,
+//! `marrow_engine::fbx`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
@@ -118,15 +119,10 @@ pub(crate) fn unique_path(project: &Project, root: &Path, dir: &str, stem: &str,
 /// Imports `path`, copies it (and, for a `.gltf`, the files its URIs name) into
 /// `root/assets/`, and builds the step. Faults come back with their locations.
 pub fn run(path: &Path, root: &Path, scene: &str, project: &Project) -> Outcome {
-    let bvh = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("bvh"));
-    let imported = if bvh {
-        // As the project's library will import it (as written; the Units choice scales the entity).
-        marrow_engine::bvh::import(path, &marrow_engine::bvh::BvhOptions::default())
-            .map_err(|e| vec![e.to_string()])?
-    } else {
-        marrow_engine::gltf::import(path)
-            .map_err(|e| e.faults().iter().map(|f| f.to_string()).collect::<Vec<_>>())?
-    };
+    // As the project's library will import it (a BVH as written; the Units choice scales the
+    // entity).
+    let imported = marrow_engine::project::import_model(path)
+        .map_err(|e| e.faults().iter().map(|f| f.to_string()).collect::<Vec<_>>())?;
     let file =
         path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "model.glb".into());
     let stem = Path::new(&file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();

@@ -117,6 +117,8 @@ pub mod clock;
 pub mod compiled_clip;
 pub mod crowd;
 pub mod easing;
+#[cfg(feature = "fbx")]
+pub mod fbx;
 pub mod frame_rate;
 pub mod gltf;
 pub mod graph;

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use marrow_engine::project::{PROJECT_FILE, check_project};
-use marrow_engine::{bvh, gltf};
+use marrow_engine::bvh;
 
 /// Arguments of `marrow check`.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// A .gltf, .glb or .bvh file, a project folder, or a project's project.ron.
+    /// A .gltf, .glb, .bvh or .fbx file, a project folder, or a project's project.ron.
     pub path: PathBuf,
     /// How a BVH file is read.
     #[command(flatten)]
@@ -28,14 +28,15 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     if ext.as_deref() == Some("bvh") {
         return check_bvh(path, &args.bvh);
     }
-    if !matches!(ext.as_deref(), Some("gltf" | "glb")) {
+    if !matches!(ext.as_deref(), Some("gltf" | "glb" | "fbx")) {
         anyhow::bail!(
-            "{}: cannot check this kind of file (expected .gltf, .glb, .bvh, a project folder or project.ron)",
+            "{}: cannot check this kind of file (expected .gltf, .glb, .bvh, .fbx, a project folder or project.ron)",
             path.display()
         );
     }
     let shown = path.display();
-    match gltf::import(path) {
+    // An FBX file's fault comes back as one glTF-shaped fault naming where.
+    match marrow_engine::project::import_model(path) {
         Ok(scene) => {
             for w in &scene.warnings {
                 println!("{shown}: warning: {w}");

@@ -1,5 +1,5 @@
 //! `marrow import PATH... --into PROJECT [--scene S] [--units U]`: File > Import Model, headless
-//! and in bulk. Each PATH is a model (`.gltf`, `.glb`, `.bvh`) or a folder, whose model files
+//! and in bulk. Each PATH is a model (`.gltf`, `.glb`, `.bvh`, `.fbx`) or a folder, whose model files
 //! (not its subfolders) are imported in name order. Each model goes through the editor's import
 //! (`marrow_editor::import`: copied into `assets/`, its clips written as clip files, an entity
 //! added to the scene), and the project is saved once at the end with the editor's all-or-nothing
@@ -14,7 +14,7 @@ use marrow_editor::document::{Document, Op};
 /// Arguments of `marrow import`.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// Model files (`.gltf`, `.glb`, `.bvh`) or folders of them.
+    /// Model files (`.gltf`, `.glb`, `.bvh`, `.fbx`) or folders of them.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// The project to import into (its folder or `project.ron`).
@@ -33,7 +33,7 @@ pub struct ImportArgs {
 fn is_model(p: &Path) -> bool {
     p.extension()
         .and_then(|e| e.to_str())
-        .is_some_and(|e| ["gltf", "glb", "bvh"].iter().any(|x| e.eq_ignore_ascii_case(x)))
+        .is_some_and(|e| ["gltf", "glb", "bvh", "fbx"].iter().any(|x| e.eq_ignore_ascii_case(x)))
 }
 
 /// The model files the arguments name, folders expanded (name order), each once.
@@ -48,13 +48,13 @@ fn model_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
                 .collect();
             inside.sort();
             if inside.is_empty() {
-                eprintln!("warning: {}: no .gltf, .glb or .bvh file in the folder", p.display());
+                eprintln!("warning: {}: no .gltf, .glb, .bvh or .fbx file in the folder", p.display());
             }
             out.extend(inside);
         } else if is_model(p) {
             out.push(p.clone());
         } else {
-            anyhow::bail!("{}: not a model file (.gltf, .glb or .bvh) or a folder", p.display());
+            anyhow::bail!("{}: not a model file (.gltf, .glb, .bvh or .fbx) or a folder", p.display());
         }
     }
     out.dedup();

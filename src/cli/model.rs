@@ -1,8 +1,9 @@
 //! The one place the model-taking commands (`check`, `pose`, `render`, `export`, `simplify`,
-//! `crowd`, `particles`) read a model file: glTF (`.gltf`, `.glb`) or BVH (`.bvh`, chosen by the
-//! extension), each into the same [`ImportedScene`], so every command treats them alike.
+//! `crowd`, `particles`) read a model file: glTF (`.gltf`, `.glb`), BVH (`.bvh`) or FBX (`.fbx`),
+//! chosen by the extension, each into the same [`ImportedScene`], so every command treats them
+//! alike.
 //!
-//! Not here: which faults a command prints or how (see `check.rs`), FBX.
+//! Not here: which faults a command prints or how (see `check.rs`).
 
 use std::path::Path;
 
@@ -37,11 +38,14 @@ pub fn is_bvh(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("bvh"))
 }
 
-/// Imports a glTF or BVH file (by the extension), the error naming the file.
+/// Imports a glTF, BVH or FBX file (by the extension), the error naming the file.
 pub fn import(path: &Path, bvh_args: &BvhArgs) -> anyhow::Result<ImportedScene> {
     if is_bvh(path) {
         // The BVH error names the file and the line:col already.
         Ok(bvh::import(path, &bvh_args.options())?)
+    } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("fbx")) {
+        // The FBX error names the file and where.
+        Ok(marrow_engine::fbx::import(path)?)
     } else {
         gltf::import(path).with_context(|| format!("importing {}", path.display()))
     }

@@ -25,7 +25,7 @@ pub(super) fn file_dialog() -> egui_file_dialog::FileDialog {
     let gltf = |p: &Path| {
         p.extension()
             .and_then(|e| e.to_str())
-            .is_some_and(|e| ["gltf", "glb", "bvh"].iter().any(|x| e.eq_ignore_ascii_case(x)))
+            .is_some_and(|e| ["gltf", "glb", "bvh", "fbx"].iter().any(|x| e.eq_ignore_ascii_case(x)))
     };
     egui_file_dialog::FileDialog::new()
         .add_file_filter(GLTF_FILTER, egui_file_dialog::Filter::new(gltf))

@@ -193,7 +193,7 @@ impl std::fmt::Debug for EditorApp {
 }
 
 /// The name of the file dialog's model filter (File > Import Model picks through it).
-pub const GLTF_FILTER: &str = "Models (.gltf, .glb, .bvh)";
+pub const GLTF_FILTER: &str = "Models (.gltf, .glb, .bvh, .fbx)";
 
 /// A new project: one scene with a ground box, never saved.
 pub fn new_project() -> Project {

@@ -294,11 +294,29 @@ fn is_skeleton_file(p: &str) -> bool {
     p.ends_with(".skeleton.ron")
 }
 
-/// Whether `p` names a model the library imports: glTF (`.glb`, `.gltf`) or BVH motion capture
-/// (`.bvh`: its rig, its clip and a stick mesh, as `bvh::import` gives them).
+/// Imports a model file by its extension: glTF (`.gltf`, `.glb`), BVH motion capture (`.bvh`,
+/// its values as written: its rig, its clip and a stick mesh) or FBX (`.fbx`, feature `fbx`).
+/// A BVH or FBX fault comes back as a glTF-shaped [`gltf::ImportError::Invalid`] naming the
+/// file, so every caller reports them alike.
+pub fn import_model(path: &Path) -> Result<crate::gltf::ImportedScene, gltf::ImportError> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let other = |message: String| gltf::ImportError::Invalid {
+        file: path.to_owned(),
+        faults: vec![gltf::Fault::new(gltf::Location::File, message)],
+    };
+    match ext.as_str() {
+        "bvh" => crate::bvh::import(path, &crate::bvh::BvhOptions::default()).map_err(|e| other(e.to_string())),
+        #[cfg(feature = "fbx")]
+        "fbx" => crate::fbx::import(path).map_err(|e| other(e.to_string())),
+        _ => gltf::import(path),
+    }
+}
+
+/// Whether `p` names a model the library imports: glTF (`.glb`, `.gltf`), BVH motion capture
+/// (`.bvh`: its rig, its clip and a stick mesh, as `bvh::import` gives them) or FBX (`.fbx`).
 fn is_model(p: &str) -> bool {
     let l = p.to_ascii_lowercase();
-    l.ends_with(".glb") || l.ends_with(".gltf") || l.ends_with(".bvh")
+    l.ends_with(".glb") || l.ends_with(".gltf") || l.ends_with(".bvh") || l.ends_with(".fbx")
 }
 
 /// The folder of a project given its folder or its `project.ron`.
@@ -633,7 +651,7 @@ pub(crate) fn load_lenient_deferring(
         } else if !is_model(p) {
             errors.push(fault(
                 &full,
-                "unknown kind of asset (expected .glb, .gltf, .bvh, .skeleton.ron or .retarget.ron)",
+                "unknown kind of asset (expected .glb, .gltf, .bvh, .fbx, .skeleton.ron or .retarget.ron)",
             ));
         } else if !full.exists() {
             errors.push(io_error(&full, "the asset file does not exist"));
@@ -800,17 +818,7 @@ impl ImportCache {
         {
             return c.result.clone();
         }
-        let bvh = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("bvh"));
-        let scene = if bvh {
-            crate::bvh::import(path, &crate::bvh::BvhOptions::default()).map_err(|e| {
-                gltf::ImportError::Invalid {
-                    file: path.to_owned(),
-                    faults: vec![gltf::Fault::new(gltf::Location::File, e.to_string())],
-                }
-            })
-        } else {
-            gltf::import(path)
-        };
+        let scene = import_model(path);
         let result = scene.map(|s| Arc::new(ImportAssets::new(s))).map_err(Arc::new);
         self.entries.insert(path.to_owned(), CachedImport { stamp, result: result.clone() });
         result

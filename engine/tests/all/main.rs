@@ -21,6 +21,7 @@ mod clip_repair;
 mod compiled_clip;
 mod crowd;
 mod easing;
+mod fbx;
 mod frame_rate;
 mod fuzz_regressions;
 mod gltf_bad_input;

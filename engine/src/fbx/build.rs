@@ -1,0 +1,466 @@
+//! A loaded ufbx scene as an [`ImportedScene`]: the rig (bones and the nodes between them,
+//! parents first, what lies above the roots folded into them), the skinned and static meshes,
+//! and a clip per animation stack. See the module docs of [`super`] for the rules.
+
+use std::path::Path;
+
+use glam::{Mat4, Quat, Vec3};
+
+use super::FbxError;
+use crate::clip::Clip;
+use crate::gltf::{
+    Animation, BoneRef, ImportedScene, Location, MeshBinding, Node, Rig, RigClip, Skin, Warning,
+};
+use crate::math::{Transform, decompose};
+use crate::mesh::{Mesh, Primitive, SkinStream};
+use crate::skeleton::{NO_PARENT, Skeleton};
+use crate::skinning::Aabb;
+use crate::track::{Interpolation, Track};
+
+/// ufbx's affine matrix as a `Mat4` (columns: the three axes, then the translation).
+pub(crate) fn mat4(m: &ufbx::Matrix) -> Mat4 {
+    Mat4::from_cols_array(&[
+        m.m00 as f32,
+        m.m10 as f32,
+        m.m20 as f32,
+        0.0,
+        m.m01 as f32,
+        m.m11 as f32,
+        m.m21 as f32,
+        0.0,
+        m.m02 as f32,
+        m.m12 as f32,
+        m.m22 as f32,
+        0.0,
+        m.m03 as f32,
+        m.m13 as f32,
+        m.m23 as f32,
+        1.0,
+    ])
+}
+
+fn vec3(v: ufbx::Vec3) -> Vec3 {
+    Vec3::new(v.x as f32, v.y as f32, v.z as f32)
+}
+
+fn quat(q: ufbx::Quat) -> Quat {
+    Quat::from_xyzw(q.x as f32, q.y as f32, q.z as f32, q.w as f32)
+}
+
+fn transform(t: &ufbx::Transform) -> Transform {
+    Transform { translation: vec3(t.translation), rotation: quat(t.rotation).normalize(), scale: vec3(t.scale) }
+}
+
+/// The rig's bones: which nodes (by `typed_id`) are bones, in bone order, with each bone's
+/// parent bone and bind transform.
+struct Bones {
+    /// Node `typed_id` of each bone.
+    nodes: Vec<usize>,
+    /// Bone index of each node (`typed_id`).
+    of_node: Vec<Option<usize>>,
+    /// World transform of what lies above each root bone (identity for other bones).
+    above: Vec<Mat4>,
+}
+
+fn find_bones(scene: &ufbx::Scene) -> Bones {
+    let n = scene.nodes.len();
+    let mut marked = vec![false; n];
+    for node in scene.nodes.iter() {
+        if node.bone.is_some() {
+            marked[node.element.typed_id as usize] = true;
+        }
+    }
+    for cluster in scene.skin_clusters.iter() {
+        if let Some(b) = &cluster.bone_node {
+            marked[b.element.typed_id as usize] = true;
+        }
+    }
+    // The nodes between two bones are bones too (a rig is one connected tree per root).
+    let first: Vec<usize> = (0..n).filter(|&i| marked[i]).collect();
+    for i in first {
+        let mut between = Vec::new();
+        let mut at = scene.nodes[i].parent.as_ref();
+        while let Some(p) = at {
+            let id = p.element.typed_id as usize;
+            if marked[id] {
+                for b in between.drain(..) {
+                    marked[b] = true;
+                }
+                break;
+            }
+            if p.is_root {
+                break;
+            }
+            between.push(id);
+            at = p.parent.as_ref();
+        }
+    }
+    let mut nodes: Vec<usize> = (0..n).filter(|&i| marked[i]).collect();
+    nodes.sort_by_key(|&i| (scene.nodes[i].node_depth, i));
+    let mut of_node = vec![None; n];
+    for (b, &i) in nodes.iter().enumerate() {
+        of_node[i] = Some(b);
+    }
+    let above = nodes
+        .iter()
+        .map(|&i| match scene.nodes[i].parent.as_ref() {
+            Some(p) if of_node[p.element.typed_id as usize].is_none() => mat4(&p.node_to_world),
+            _ => Mat4::IDENTITY,
+        })
+        .collect();
+    Bones { nodes, of_node, above }
+}
+
+/// `name`, or `node<i>` when empty, made unique among `taken`.
+fn unique(name: &str, i: usize, taken: &mut std::collections::HashSet<String>) -> String {
+    let base = if name.is_empty() { format!("node{i}") } else { name.to_owned() };
+    let mut out = base.clone();
+    let mut k = 2;
+    while !taken.insert(out.clone()) {
+        out = format!("{base}.{k}");
+        k += 1;
+    }
+    out
+}
+
+/// The uniform scales taken out of a rig's bind pose ([`unit_scales`]): per bone, its own
+/// (divided out of its scale) and the product of its ancestors' (multiplied into its
+/// translation).
+struct UnitScales {
+    own: Vec<f32>,
+    inherited: Vec<f32>,
+}
+
+/// Takes uniform scales out of the bind pose (an exporter's armature at x100 over bones in
+/// metres): each bone's translation carries its ancestors' uniform scale and its scale loses
+/// its own, so the rig poses the same with unit-scaled bones. A bone whose scale is not uniform
+/// keeps it.
+fn unit_scales(bones: &mut [(String, u16, Transform)]) -> UnitScales {
+    let n = bones.len();
+    let (mut own, mut inherited) = (vec![1.0f32; n], vec![1.0f32; n]);
+    for b in 0..n {
+        let (_, parent, t) = &mut bones[b];
+        let s = t.scale;
+        let f = (s.x + s.y + s.z) / 3.0;
+        if f > 0.0 && (s - Vec3::splat(f)).abs().max_element() <= 1e-4 * f {
+            own[b] = f;
+        }
+        if *parent != NO_PARENT {
+            let p = *parent as usize;
+            inherited[b] = inherited[p] * own[p];
+        }
+        t.translation *= inherited[b];
+        t.scale = if own[b] == 1.0 { t.scale } else { Vec3::ONE };
+    }
+    UnitScales { own, inherited }
+}
+
+/// `above * local` as a transform (a root bone's place in the rig's model space).
+fn folded(above: &Mat4, local: &Transform) -> Transform {
+    if *above == Mat4::IDENTITY {
+        return *local;
+    }
+    let (s, r, t) = decompose(&(*above * local.to_mat4()));
+    Transform { translation: t, rotation: r, scale: s }
+}
+
+pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, FbxError> {
+    let name = file.file_stem().and_then(|s| s.to_str()).filter(|s| !s.is_empty()).unwrap_or("fbx").to_owned();
+    let invalid = |at: String, what: String| FbxError::Invalid { file: file.to_owned(), at, what };
+    let bones = find_bones(scene);
+    if bones.nodes.len() > crate::skeleton::MAX_BONES {
+        return Err(invalid(
+            "nodes".into(),
+            format!("{} bones is more than the limit of {}", bones.nodes.len(), crate::skeleton::MAX_BONES),
+        ));
+    }
+    let mut warnings = vec![Warning::new(
+        Location::File,
+        format!(
+            "the file's up axis {:?} and units of {} m, converted to Y up and metres",
+            scene.settings.original_axis_up, scene.settings.original_unit_meters
+        ),
+    )];
+    let mut taken = std::collections::HashSet::new();
+    let mut list = Vec::with_capacity(bones.nodes.len());
+    for (b, &i) in bones.nodes.iter().enumerate() {
+        let node = &scene.nodes[i];
+        let parent = node
+            .parent
+            .as_ref()
+            .and_then(|p| bones.of_node[p.element.typed_id as usize])
+            .map_or(NO_PARENT, |p| p as u16);
+        let local = folded(&bones.above[b], &transform(&node.local_transform));
+        list.push((unique(&node.element.name, i, &mut taken), parent, local));
+    }
+    let units = unit_scales(&mut list);
+    let mut skeleton = Skeleton::from_bind_pose(name.clone(), list)
+        .map_err(|f| invalid("skeleton".into(), f.to_string()))?;
+    // The skin's inverse binds where a cluster gives one (the scale the bone no longer has
+    // taken out of it).
+    for cluster in scene.skin_clusters.iter() {
+        if let Some(b) = cluster.bone_node.as_ref().and_then(|n| bones.of_node[n.element.typed_id as usize]) {
+            skeleton.inverse_bind[b] =
+                Mat4::from_scale(Vec3::splat(units.inherited[b] * units.own[b])) * mat4(&cluster.geometry_to_bone);
+        }
+    }
+    let mut meshes = Vec::new();
+    let mut mesh_nodes: Vec<(String, Transform, usize, bool, Vec<Option<Aabb>>)> = Vec::new();
+    for (k, mesh) in scene.meshes.iter().enumerate() {
+        let Some(instance) = mesh.element.instances.first() else { continue };
+        let at = format!("mesh {:?}", mesh.element.name);
+        let (prim, skinned, more_than_four) =
+            primitive(mesh, &bones, &skeleton).map_err(|what| invalid(at.clone(), what))?;
+        if more_than_four > 0 {
+            warnings.push(Warning::new(
+                Location::Mesh(k),
+                format!("{more_than_four} vertices have more than four influences: the four heaviest kept, renormalised"),
+            ));
+        }
+        let joint_bounds = if skinned { joint_bounds(&prim, &skeleton) } else { Vec::new() };
+        let place = if skinned { Transform::IDENTITY } else { folded(&mat4(&instance.node_to_world), &Transform::IDENTITY) };
+        mesh_nodes.push((unique(&instance.element.name, k, &mut taken), place, meshes.len(), skinned, joint_bounds));
+        meshes.push(Mesh {
+            name: mesh.element.name.to_string(),
+            primitives: vec![prim],
+            weights: Vec::new(),
+            target_names: Vec::new(),
+        });
+    }
+    let mut animations = Vec::new();
+    for stack in scene.anim_stacks.iter() {
+        let clip = stack_clip(scene, stack, &bones, &units, &skeleton).map_err(|what| invalid(format!("animation stack {:?}", stack.element.name), what))?;
+        animations.push(Animation {
+            name: stack.element.name.to_string(),
+            duration: clip.duration(),
+            clips: vec![RigClip { rig: 0, clip }],
+            nodes: Vec::new(),
+            morphs: Vec::new(),
+        });
+    }
+    Ok(assemble(file, name, skeleton, meshes, mesh_nodes, animations, warnings))
+}
+
+/// One mesh as a triangle primitive: a vertex per face corner; skinned when a skin deformer's
+/// clusters name bones of the rig. Also how many vertices had more than four influences.
+fn primitive(mesh: &ufbx::Mesh, bones: &Bones, skeleton: &Skeleton) -> Result<(Primitive, bool, usize), String> {
+    let skin = mesh.skin_deformers.first();
+    let cluster_bone: Vec<Option<usize>> = skin.map_or(Vec::new(), |s| {
+        s.clusters
+            .iter()
+            .map(|c| c.bone_node.as_ref().and_then(|n| bones.of_node[n.element.typed_id as usize]))
+            .collect()
+    });
+    let skinned = cluster_bone.iter().any(Option::is_some) && skeleton.bone_count() > 0;
+    let mut prim = Primitive {
+        mode: 4,
+        material: None,
+        positions: Vec::with_capacity(mesh.num_triangles * 3),
+        normals: Vec::new(),
+        tangents: Vec::new(),
+        uvs: Vec::new(),
+        colors: Vec::new(),
+        indices: None,
+        skin: skinned.then(SkinStream::default),
+        targets: Vec::new(),
+        bounds: None,
+    };
+    let mut scratch = vec![0u32; mesh.max_face_triangles * 3];
+    let mut more_than_four = 0usize;
+    for face in mesh.faces.iter() {
+        let tris = mesh.triangulate_face(&mut scratch, *face) as usize;
+        for &ix in &scratch[..tris * 3] {
+            let ix = ix as usize;
+            let p = vec3(mesh.vertex_position[ix]);
+            if !p.is_finite() {
+                return Err(format!("vertex position {ix} is not finite"));
+            }
+            prim.positions.push(p.to_array());
+            if mesh.vertex_normal.exists {
+                prim.normals.push(vec3(mesh.vertex_normal[ix]).normalize_or_zero().to_array());
+            }
+            if mesh.vertex_uv.exists {
+                let uv = mesh.vertex_uv[ix];
+                prim.uvs.push([uv.x as f32, 1.0 - uv.y as f32]);
+            }
+            if let (Some(stream), Some(s)) = (prim.skin.as_mut(), skin) {
+                let v = mesh.vertex_indices[ix] as usize;
+                let (mut joints, mut weights) = ([0u16; 4], [0f32; 4]);
+                if let Some(sv) = s.vertices.get(v) {
+                    let range = sv.weight_begin as usize..(sv.weight_begin + sv.num_weights) as usize;
+                    let mut infl: Vec<(usize, f32)> = range
+                        .filter_map(|w| s.weights.get(w))
+                        .filter_map(|w| Some((cluster_bone.get(w.cluster_index as usize).copied().flatten()?, w.weight as f32)))
+                        .filter(|(_, w)| *w > 0.0 && w.is_finite())
+                        .collect();
+                    infl.sort_by(|a, b| b.1.total_cmp(&a.1));
+                    if infl.len() > 4 {
+                        more_than_four += 1;
+                        infl.truncate(4);
+                    }
+                    let sum: f32 = infl.iter().map(|i| i.1).sum();
+                    for (k, (b, w)) in infl.into_iter().enumerate() {
+                        joints[k] = b as u16;
+                        weights[k] = if sum > 0.0 { w / sum } else { 0.0 };
+                    }
+                }
+                stream.joints.push(joints);
+                stream.weights.push(weights);
+            }
+        }
+    }
+    prim.bounds = prim.positions.iter().map(|&p| Aabb::point(Vec3::from(p))).reduce(Aabb::union);
+    Ok((prim, skinned, more_than_four))
+}
+
+/// Per bone, the box in its bind space of the vertices it moves.
+fn joint_bounds(prim: &Primitive, skeleton: &Skeleton) -> Vec<Option<Aabb>> {
+    let mut out: Vec<Option<Aabb>> = vec![None; skeleton.bone_count()];
+    let Some(skin) = &prim.skin else { return out };
+    for ((p, j), w) in prim.positions.iter().zip(&skin.joints).zip(&skin.weights) {
+        for k in 0..4 {
+            if w[k] > 0.0 {
+                let b = j[k] as usize;
+                let local = skeleton.inverse_bind[b].transform_point3(Vec3::from(*p));
+                out[b] = Some(out[b].map_or(Aabb::point(local), |a| a.union(Aabb::point(local))));
+            }
+        }
+    }
+    out
+}
+
+/// The clip of one animation stack, baked by ufbx: keys at the curves' own times where they are
+/// linear or constant, resampled at the file's frame rate elsewhere; times from the stack's start.
+fn stack_clip(
+    scene: &ufbx::Scene,
+    stack: &ufbx::AnimStack,
+    bones: &Bones,
+    units: &UnitScales,
+    skeleton: &Skeleton,
+) -> Result<Clip, String> {
+    let fps = scene.settings.frames_per_second;
+    let rate = if fps.is_finite() && fps > 0.0 { fps } else { 30.0 };
+    let opts = ufbx::BakeOpts { resample_rate: rate, ..Default::default() };
+    let baked = ufbx::bake_anim(scene, &stack.anim, opts).map_err(|e| format!("cannot be baked: {}", e.description))?;
+    let begin = stack.time_begin;
+    let mut clip = Clip::new(stack.element.name.to_string(), skeleton);
+    clip.frame_rate = crate::frame_rate::standard_rate(rate as f32);
+    let channels = clip.channels_mut();
+    for node in baked.nodes.iter() {
+        let Some(b) = bones.of_node.get(node.typed_id as usize).copied().flatten() else { continue };
+        let bone_name = &skeleton.bone_names[b];
+        let above = bones.above[b];
+        let bind = skeleton.bind_pose[b];
+        let fault = |what: &str, f: crate::track::TrackFault| format!("bone {bone_name:?} {what}: {f}");
+        let time = |t: f64| (t - begin) as f32;
+        // A root bone's keys carry what lies above it, as its bind pose does.
+        let (above_s, above_r, _) = decompose(&above);
+        // Uniform scales are carried by the translations below them (see `unit_scales`).
+        let (inherited, own) = (units.inherited[b], units.own[b]);
+        let folded_point =
+            |v: Vec3| inherited * if above == Mat4::IDENTITY { v } else { above.transform_point3(v) };
+        let folded_rot = |q: Quat| if above == Mat4::IDENTITY { q } else { (above_r * q).normalize() };
+        if !(node.constant_translation && node.translation_keys.len() <= 1 && node.translation_keys.first().is_none_or(|k| folded_point(vec3(k.value)) == bind.translation)) {
+            let times = node.translation_keys.iter().map(|k| time(k.time)).collect();
+            let values = node.translation_keys.iter().map(|k| folded_point(vec3(k.value))).collect();
+            channels[b].translation =
+                Some(Track::from_keys(Interpolation::Linear, times, values).map_err(|f| fault("translation", f))?);
+        }
+        if !(node.constant_rotation && node.rotation_keys.len() <= 1) {
+            let times = node.rotation_keys.iter().map(|k| time(k.time)).collect();
+            let values = node.rotation_keys.iter().map(|k| folded_rot(quat(k.value))).collect();
+            channels[b].rotation =
+                Some(Track::from_keys(Interpolation::Linear, times, values).map_err(|f| fault("rotation", f))?);
+        }
+        if !(node.constant_scale && node.scale_keys.len() <= 1) {
+            let times = node.scale_keys.iter().map(|k| time(k.time)).collect();
+            let values = node.scale_keys.iter().map(|k| vec3(k.value) * above_s / own).collect();
+            channels[b].scale =
+                Some(Track::from_keys(Interpolation::Linear, times, values).map_err(|f| fault("scale", f))?);
+        }
+    }
+    clip.length = ((stack.time_end - begin) as f32).max(0.0);
+    Ok(clip)
+}
+
+/// The scene: a node per bone (parents first), then a node per mesh; one skin over every bone
+/// in bone order (when a mesh is skinned), one rig, the animations.
+fn assemble(
+    file: &Path,
+    name: String,
+    skeleton: Skeleton,
+    meshes: Vec<Mesh>,
+    mesh_nodes: Vec<(String, Transform, usize, bool, Vec<Option<Aabb>>)>,
+    animations: Vec<Animation>,
+    warnings: Vec<Warning>,
+) -> ImportedScene {
+    let n = skeleton.bone_count();
+    let mut nodes: Vec<Node> = (0..n)
+        .map(|b| Node {
+            name: skeleton.bone_names[b].clone(),
+            parent: skeleton.parent(b),
+            children: Vec::new(),
+            transform: skeleton.bind_pose[b],
+            mesh: None,
+            skin: None,
+            morph_weights: Vec::new(),
+            bones: vec![BoneRef { rig: 0, bone: b }],
+        })
+        .collect();
+    for b in 0..n {
+        if let Some(p) = skeleton.parent(b) {
+            nodes[p].children.push(b);
+        }
+    }
+    let has_rig = n > 0;
+    let mut bindings = Vec::new();
+    for (node_name, place, mesh, skinned, joint_bounds) in mesh_nodes {
+        let skinned = skinned && has_rig;
+        if skinned {
+            bindings.push(MeshBinding { node: nodes.len(), skin: 0, mesh, joint_bounds });
+        }
+        nodes.push(Node {
+            name: node_name,
+            parent: None,
+            children: Vec::new(),
+            transform: place,
+            mesh: Some(mesh),
+            skin: skinned.then_some(0),
+            morph_weights: Vec::new(),
+            bones: Vec::new(),
+        });
+    }
+    let roots: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].parent.is_none()).collect();
+    let joints: Vec<usize> = (0..n).collect();
+    let (skins, rigs, animations) = if has_rig {
+        let inverse_bind = skeleton.inverse_bind.clone();
+        let skin =
+            Skin { name: name.clone(), joints: joints.clone(), inverse_bind: inverse_bind.clone(), skeleton_root: None, rig: 0 };
+        let rig = Rig {
+            skeleton,
+            skins: vec![0],
+            bone_nodes: joints.clone(),
+            joint_nodes: joints,
+            joint_to_bone: (0..n as u16).collect(),
+            inverse_bind,
+            root_parent: None,
+            bindings,
+        };
+        (vec![skin], vec![rig], animations)
+    } else {
+        (Vec::new(), Vec::new(), Vec::new())
+    };
+    ImportedScene {
+        source: file.to_owned(),
+        order: (0..nodes.len()).collect(),
+        nodes,
+        roots,
+        meshes,
+        skins,
+        rigs,
+        animations,
+        materials: Vec::new(),
+        images: Vec::new(),
+        warnings,
+    }
+}
