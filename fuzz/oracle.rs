@@ -77,6 +77,16 @@ pub fn bvh_bytes(data: &[u8]) -> Result<(), String> {
     }
 }
 
+/// FBX bytes through the importer, then played as [`gltf_scene`] plays a glTF scene: refused by
+/// name, or imported and finite.
+pub fn fbx_bytes(data: &[u8]) -> Result<(), String> {
+    match marrow_engine::fbx::import_slice(data, Path::new("fuzz.fbx")) {
+        Ok(scene) => gltf_scene(&scene),
+        Err(e) if e.to_string().is_empty() => Err("a fault without words".into()),
+        Err(_) => Ok(()),
+    }
+}
+
 /// The play half of [`gltf_bytes`], for a scene already imported (from a file, in tests).
 pub fn gltf_scene(scene: &gltf::ImportedScene) -> Result<(), String> {
     let mut pose = ScenePose::new(scene);

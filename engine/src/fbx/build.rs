@@ -48,7 +48,11 @@ fn quat(q: ufbx::Quat) -> Quat {
 }
 
 fn transform(t: &ufbx::Transform) -> Transform {
-    Transform { translation: vec3(t.translation), rotation: quat(t.rotation).normalize(), scale: vec3(t.scale) }
+    Transform {
+        translation: vec3(t.translation),
+        rotation: quat(t.rotation).normalize(),
+        scale: vec3(t.scale),
+    }
 }
 
 /// The rig's bones: which nodes (by `typed_id`) are bones, in bone order, with each bone's
@@ -165,7 +169,8 @@ fn folded(above: &Mat4, local: &Transform) -> Transform {
 }
 
 pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, FbxError> {
-    let name = file.file_stem().and_then(|s| s.to_str()).filter(|s| !s.is_empty()).unwrap_or("fbx").to_owned();
+    let name =
+        file.file_stem().and_then(|s| s.to_str()).filter(|s| !s.is_empty()).unwrap_or("fbx").to_owned();
     let invalid = |at: String, what: String| FbxError::Invalid { file: file.to_owned(), at, what };
     let bones = find_bones(scene);
     if bones.nodes.len() > crate::skeleton::MAX_BONES {
@@ -200,8 +205,8 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
     // taken out of it).
     for cluster in scene.skin_clusters.iter() {
         if let Some(b) = cluster.bone_node.as_ref().and_then(|n| bones.of_node[n.element.typed_id as usize]) {
-            skeleton.inverse_bind[b] =
-                Mat4::from_scale(Vec3::splat(units.inherited[b] * units.own[b])) * mat4(&cluster.geometry_to_bone);
+            skeleton.inverse_bind[b] = Mat4::from_scale(Vec3::splat(units.inherited[b] * units.own[b]))
+                * mat4(&cluster.geometry_to_bone);
         }
     }
     let mut meshes = Vec::new();
@@ -218,8 +223,18 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
             ));
         }
         let joint_bounds = if skinned { joint_bounds(&prim, &skeleton) } else { Vec::new() };
-        let place = if skinned { Transform::IDENTITY } else { folded(&mat4(&instance.node_to_world), &Transform::IDENTITY) };
-        mesh_nodes.push((unique(&instance.element.name, k, &mut taken), place, meshes.len(), skinned, joint_bounds));
+        let place = if skinned {
+            Transform::IDENTITY
+        } else {
+            folded(&mat4(&instance.node_to_world), &Transform::IDENTITY)
+        };
+        mesh_nodes.push((
+            unique(&instance.element.name, k, &mut taken),
+            place,
+            meshes.len(),
+            skinned,
+            joint_bounds,
+        ));
         meshes.push(Mesh {
             name: mesh.element.name.to_string(),
             primitives: vec![prim],
@@ -229,7 +244,8 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
     }
     let mut animations = Vec::new();
     for stack in scene.anim_stacks.iter() {
-        let clip = stack_clip(scene, stack, &bones, &units, &skeleton).map_err(|what| invalid(format!("animation stack {:?}", stack.element.name), what))?;
+        let clip = stack_clip(scene, stack, &bones, &units, &skeleton)
+            .map_err(|what| invalid(format!("animation stack {:?}", stack.element.name), what))?;
         animations.push(Animation {
             name: stack.element.name.to_string(),
             duration: clip.duration(),
@@ -243,7 +259,11 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
 
 /// One mesh as a triangle primitive: a vertex per face corner; skinned when a skin deformer's
 /// clusters name bones of the rig. Also how many vertices had more than four influences.
-fn primitive(mesh: &ufbx::Mesh, bones: &Bones, skeleton: &Skeleton) -> Result<(Primitive, bool, usize), String> {
+fn primitive(
+    mesh: &ufbx::Mesh,
+    bones: &Bones,
+    skeleton: &Skeleton,
+) -> Result<(Primitive, bool, usize), String> {
     let skin = mesh.skin_deformers.first();
     let cluster_bone: Vec<Option<usize>> = skin.map_or(Vec::new(), |s| {
         s.clusters
@@ -290,7 +310,12 @@ fn primitive(mesh: &ufbx::Mesh, bones: &Bones, skeleton: &Skeleton) -> Result<(P
                     let range = sv.weight_begin as usize..(sv.weight_begin + sv.num_weights) as usize;
                     let mut infl: Vec<(usize, f32)> = range
                         .filter_map(|w| s.weights.get(w))
-                        .filter_map(|w| Some((cluster_bone.get(w.cluster_index as usize).copied().flatten()?, w.weight as f32)))
+                        .filter_map(|w| {
+                            Some((
+                                cluster_bone.get(w.cluster_index as usize).copied().flatten()?,
+                                w.weight as f32,
+                            ))
+                        })
                         .filter(|(_, w)| *w > 0.0 && w.is_finite())
                         .collect();
                     infl.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -341,7 +366,8 @@ fn stack_clip(
     let fps = scene.settings.frames_per_second;
     let rate = if fps.is_finite() && fps > 0.0 { fps } else { 30.0 };
     let opts = ufbx::BakeOpts { resample_rate: rate, ..Default::default() };
-    let baked = ufbx::bake_anim(scene, &stack.anim, opts).map_err(|e| format!("cannot be baked: {}", e.description))?;
+    let baked = ufbx::bake_anim(scene, &stack.anim, opts)
+        .map_err(|e| format!("cannot be baked: {}", e.description))?;
     let begin = stack.time_begin;
     let mut clip = Clip::new(stack.element.name.to_string(), skeleton);
     clip.frame_rate = crate::frame_rate::standard_rate(rate as f32);
@@ -360,27 +386,40 @@ fn stack_clip(
         let folded_point =
             |v: Vec3| inherited * if above == Mat4::IDENTITY { v } else { above.transform_point3(v) };
         let folded_rot = |q: Quat| if above == Mat4::IDENTITY { q } else { (above_r * q).normalize() };
-        if !(node.constant_translation && node.translation_keys.len() <= 1 && node.translation_keys.first().is_none_or(|k| folded_point(vec3(k.value)) == bind.translation)) {
-            let times = node.translation_keys.iter().map(|k| time(k.time)).collect();
-            let values = node.translation_keys.iter().map(|k| folded_point(vec3(k.value))).collect();
-            channels[b].translation =
-                Some(Track::from_keys(Interpolation::Linear, times, values).map_err(|f| fault("translation", f))?);
+        // Translation and scale tracks that only hold the bind pose (an exporter keys every
+        // channel of every bone) are left out: the bone keeps its bind there.
+        let times = |keys: &[ufbx::BakedVec3]| keys.iter().map(|k| time(k.time)).collect::<Vec<f32>>();
+        let values: Vec<Vec3> = node.translation_keys.iter().map(|k| folded_point(vec3(k.value))).collect();
+        if !holds(&values, bind.translation) {
+            channels[b].translation = Some(
+                Track::from_keys(Interpolation::Linear, times(&node.translation_keys), values)
+                    .map_err(|f| fault("translation", f))?,
+            );
         }
         if !(node.constant_rotation && node.rotation_keys.len() <= 1) {
             let times = node.rotation_keys.iter().map(|k| time(k.time)).collect();
             let values = node.rotation_keys.iter().map(|k| folded_rot(quat(k.value))).collect();
-            channels[b].rotation =
-                Some(Track::from_keys(Interpolation::Linear, times, values).map_err(|f| fault("rotation", f))?);
+            channels[b].rotation = Some(
+                Track::from_keys(Interpolation::Linear, times, values).map_err(|f| fault("rotation", f))?,
+            );
         }
-        if !(node.constant_scale && node.scale_keys.len() <= 1) {
-            let times = node.scale_keys.iter().map(|k| time(k.time)).collect();
-            let values = node.scale_keys.iter().map(|k| vec3(k.value) * above_s / own).collect();
-            channels[b].scale =
-                Some(Track::from_keys(Interpolation::Linear, times, values).map_err(|f| fault("scale", f))?);
+        let values: Vec<Vec3> = node.scale_keys.iter().map(|k| vec3(k.value) * above_s / own).collect();
+        if !holds(&values, bind.scale) {
+            channels[b].scale = Some(
+                Track::from_keys(Interpolation::Linear, times(&node.scale_keys), values)
+                    .map_err(|f| fault("scale", f))?,
+            );
         }
     }
     clip.length = ((stack.time_end - begin) as f32).max(0.0);
     Ok(clip)
+}
+
+/// Whether every value of a baked channel is `bind` (to a millionth of its size): a channel that
+/// only holds the bind pose.
+fn holds(values: &[Vec3], bind: Vec3) -> bool {
+    let tolerance = 1e-6 * bind.abs().max_element().max(1e-3);
+    values.iter().all(|v| (*v - bind).abs().max_element() <= tolerance)
 }
 
 /// The scene: a node per bone (parents first), then a node per mesh; one skin over every bone
@@ -434,8 +473,13 @@ fn assemble(
     let joints: Vec<usize> = (0..n).collect();
     let (skins, rigs, animations) = if has_rig {
         let inverse_bind = skeleton.inverse_bind.clone();
-        let skin =
-            Skin { name: name.clone(), joints: joints.clone(), inverse_bind: inverse_bind.clone(), skeleton_root: None, rig: 0 };
+        let skin = Skin {
+            name: name.clone(),
+            joints: joints.clone(),
+            inverse_bind: inverse_bind.clone(),
+            skeleton_root: None,
+            rig: 0,
+        };
         let rig = Rig {
             skeleton,
             skins: vec![0],

@@ -98,7 +98,11 @@ fn load_opts() -> ufbx::LoadOpts<'static> {
 pub fn import_slice(bytes: &[u8], file: &Path) -> Result<ImportedScene, FbxError> {
     let scene = ufbx::load_memory(bytes, load_opts()).map_err(|e| FbxError::Rejected {
         file: file.to_owned(),
-        reason: format!("{}{}", e.description, if e.info().is_empty() { String::new() } else { format!(" ({})", e.info()) }),
+        reason: format!(
+            "{}{}",
+            e.description,
+            if e.info().is_empty() { String::new() } else { format!(" ({})", e.info()) }
+        ),
     })?;
     build::build(&scene, file)
 }

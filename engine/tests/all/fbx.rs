@@ -90,7 +90,8 @@ fn marrows_poses_of_an_fbx_walk_agree_with_ufbxs_own_evaluation() {
                 // Orientation: the axes' directions (Marrow's bones carry no uniform scale: the
                 // exporter's x100 armature is folded into the translations).
                 for axis in 0..3 {
-                    let (a, c) = (ours[b].col(axis).truncate().normalize(), m.col(axis).truncate().normalize());
+                    let (a, c) =
+                        (ours[b].col(axis).truncate().normalize(), m.col(axis).truncate().normalize());
                     assert!((a - c).length() < 1e-3, "{file} {name} axis {axis} at {time}: {a} vs {c}");
                 }
                 compared += 1;
@@ -150,4 +151,17 @@ fn truncated_empty_and_garbage_files_are_refused_by_name() {
     }
     let missing = fbx::import(asset("fbx/no-such-file.fbx")).unwrap_err();
     assert!(matches!(missing, FbxError::Io { .. }), "{missing}");
+}
+
+#[test]
+fn an_ascii_fbx_with_two_bones_imports_in_metres() {
+    // FBX 7.4 ASCII with no GlobalSettings: FBX's default unit, the centimetre.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/regressions/fbx_import/sound-ascii-two-bones.fbx");
+    let scene = fbx::import(&path).unwrap();
+    let sk = &scene.rigs[0].skeleton;
+    assert_eq!(sk.bone_names, ["Hips", "Spine"]);
+    let rest = model(sk, &Clip::new("rest", sk), 0.0);
+    assert!((rest[1].w_axis.truncate() - Vec3::new(0.0, 1.0, 0.0)).length() < 1e-5, "{}", rest[1].w_axis);
+    assert!(scene.animations.is_empty());
 }

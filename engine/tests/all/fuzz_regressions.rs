@@ -47,6 +47,19 @@ fn bvh_import_regressions_import_or_refuse_and_play_finite() {
 }
 
 #[test]
+fn fbx_import_regressions_import_or_refuse_and_play_finite() {
+    assert!(replay("fbx_import", oracle::fbx_bytes) >= 6);
+    for p in inputs("fbx_import") {
+        let data = std::fs::read(&p).unwrap();
+        let r = marrow_engine::fbx::import_slice(&data, &p);
+        let sound = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("sound-"));
+        if sound {
+            assert!(r.as_ref().is_ok_and(|s| s.rigs.len() == 1), "{}: {:?}", p.display(), r.err().map(|e| e.to_string()));
+        }
+    }
+}
+
+#[test]
 fn project_files_regressions_check_or_play_clean() {
     replay("project_files", oracle::project);
 }
