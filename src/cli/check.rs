@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use marrow_engine::project::{PROJECT_FILE, check_project};
 use marrow_engine::bvh;
+use marrow_engine::project::{PROJECT_FILE, check_project};
 
 /// Arguments of `marrow check`.
 #[derive(Debug, clap::Args)]

@@ -54,7 +54,12 @@ fn fbx_import_regressions_import_or_refuse_and_play_finite() {
         let r = marrow_engine::fbx::import_slice(&data, &p);
         let sound = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("sound-"));
         if sound {
-            assert!(r.as_ref().is_ok_and(|s| s.rigs.len() == 1), "{}: {:?}", p.display(), r.err().map(|e| e.to_string()));
+            assert!(
+                r.as_ref().is_ok_and(|s| s.rigs.len() == 1),
+                "{}: {:?}",
+                p.display(),
+                r.err().map(|e| e.to_string())
+            );
         }
     }
 }
