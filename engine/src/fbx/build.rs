@@ -115,6 +115,18 @@ fn find_bones(scene: &ufbx::Scene) -> Bones {
     Bones { nodes, of_node, above }
 }
 
+/// A mesh's node in the imported scene.
+struct MeshNode {
+    name: String,
+    /// Where it stands (identity for a skinned mesh: its rig places it).
+    place: Transform,
+    /// Index into the scene's meshes.
+    mesh: usize,
+    skinned: bool,
+    /// Per bone, the box of the vertices it moves (skinned meshes).
+    joint_bounds: Vec<Option<Aabb>>,
+}
+
 /// `name`, or `node<i>` when empty, made unique among `taken`.
 fn unique(name: &str, i: usize, taken: &mut std::collections::HashSet<String>) -> String {
     let base = if name.is_empty() { format!("node{i}") } else { name.to_owned() };
@@ -210,7 +222,7 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
         }
     }
     let mut meshes = Vec::new();
-    let mut mesh_nodes: Vec<(String, Transform, usize, bool, Vec<Option<Aabb>>)> = Vec::new();
+    let mut mesh_nodes: Vec<MeshNode> = Vec::new();
     for (k, mesh) in scene.meshes.iter().enumerate() {
         let Some(instance) = mesh.element.instances.first() else { continue };
         let at = format!("mesh {:?}", mesh.element.name);
@@ -228,13 +240,13 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
         } else {
             folded(&mat4(&instance.node_to_world), &Transform::IDENTITY)
         };
-        mesh_nodes.push((
-            unique(&instance.element.name, k, &mut taken),
+        mesh_nodes.push(MeshNode {
+            name: unique(&instance.element.name, k, &mut taken),
             place,
-            meshes.len(),
+            mesh: meshes.len(),
             skinned,
             joint_bounds,
-        ));
+        });
         meshes.push(Mesh {
             name: mesh.element.name.to_string(),
             primitives: vec![prim],
@@ -429,7 +441,7 @@ fn assemble(
     name: String,
     skeleton: Skeleton,
     meshes: Vec<Mesh>,
-    mesh_nodes: Vec<(String, Transform, usize, bool, Vec<Option<Aabb>>)>,
+    mesh_nodes: Vec<MeshNode>,
     animations: Vec<Animation>,
     warnings: Vec<Warning>,
 ) -> ImportedScene {
@@ -453,7 +465,7 @@ fn assemble(
     }
     let has_rig = n > 0;
     let mut bindings = Vec::new();
-    for (node_name, place, mesh, skinned, joint_bounds) in mesh_nodes {
+    for MeshNode { name: node_name, place, mesh, skinned, joint_bounds } in mesh_nodes {
         let skinned = skinned && has_rig;
         if skinned {
             bindings.push(MeshBinding { node: nodes.len(), skin: 0, mesh, joint_bounds });

@@ -82,6 +82,9 @@ fn humanoid(rig: &str, name: impl Fn(R) -> String, shape: Shape) -> Skeleton {
     Skeleton::from_bind_pose(rig, bones).unwrap()
 }
 
+/// Names each role's bone in one naming scheme.
+type Namer = fn(R) -> String;
+
 fn mixamo(r: R) -> String {
     let n = match r {
         R::Hips => "Hips",
@@ -175,7 +178,7 @@ fn blender(r: R) -> String {
 
 #[test]
 fn the_humanoid_profile_is_found_through_every_naming_scheme() {
-    let schemes: [(&str, fn(R) -> String, Shape); 5] = [
+    let schemes: [(&str, Namer, Shape); 5] = [
         ("mixamo", mixamo, Shape::default()),
         ("unreal", unreal, Shape::default()),
         ("rigify", rigify, Shape { twist: true, ..Shape::default() }),
