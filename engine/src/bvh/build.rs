@@ -10,7 +10,7 @@ use glam::{DQuat, DVec3, Mat4, Quat, Vec3};
 use super::parse::{ChannelKind, JointDecl, Parsed};
 use super::{BvhFault, BvhOptions, EndSites, MAX_COORD, Position};
 use crate::clip::Clip;
-use crate::gltf::{Animation, BoneRef, ImportedScene, MeshBinding, Node, Rig, RigClip, Skin};
+use crate::gltf::{Animation, ImportedScene, MeshBinding, Node, Rig, RigClip, Skin};
 use crate::math::Transform;
 use crate::mesh::{Mesh, Primitive, SkinStream};
 use crate::skeleton::{NO_PARENT, Skeleton};
@@ -211,23 +211,7 @@ fn assemble(
     joint_bounds: Vec<Option<Aabb>>,
 ) -> ImportedScene {
     let n = skeleton.bone_count();
-    let mut nodes: Vec<Node> = (0..n)
-        .map(|b| Node {
-            name: skeleton.bone_names[b].clone(),
-            parent: skeleton.parent(b),
-            children: Vec::new(),
-            transform: skeleton.bind_pose[b],
-            mesh: None,
-            skin: None,
-            morph_weights: Vec::new(),
-            bones: vec![BoneRef { rig: 0, bone: b }],
-        })
-        .collect();
-    for b in 0..n {
-        if let Some(p) = skeleton.parent(b) {
-            nodes[p].children.push(b);
-        }
-    }
+    let mut nodes = crate::gltf::Node::bones_of(&skeleton, 0);
     nodes.push(Node {
         name: format!("{name}_stick"),
         parent: None,

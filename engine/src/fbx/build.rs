@@ -8,9 +8,7 @@ use glam::{Mat4, Quat, Vec3};
 
 use super::FbxError;
 use crate::clip::Clip;
-use crate::gltf::{
-    Animation, BoneRef, ImportedScene, Location, MeshBinding, Node, Rig, RigClip, Skin, Warning,
-};
+use crate::gltf::{Animation, ImportedScene, Location, MeshBinding, Node, Rig, RigClip, Skin, Warning};
 use crate::math::{Transform, decompose};
 use crate::mesh::{Mesh, Primitive, SkinStream};
 use crate::skeleton::{NO_PARENT, Skeleton};
@@ -446,23 +444,7 @@ fn assemble(
     warnings: Vec<Warning>,
 ) -> ImportedScene {
     let n = skeleton.bone_count();
-    let mut nodes: Vec<Node> = (0..n)
-        .map(|b| Node {
-            name: skeleton.bone_names[b].clone(),
-            parent: skeleton.parent(b),
-            children: Vec::new(),
-            transform: skeleton.bind_pose[b],
-            mesh: None,
-            skin: None,
-            morph_weights: Vec::new(),
-            bones: vec![BoneRef { rig: 0, bone: b }],
-        })
-        .collect();
-    for b in 0..n {
-        if let Some(p) = skeleton.parent(b) {
-            nodes[p].children.push(b);
-        }
-    }
+    let mut nodes = crate::gltf::Node::bones_of(&skeleton, 0);
     let has_rig = n > 0;
     let mut bindings = Vec::new();
     for MeshNode { name: node_name, place, mesh, skinned, joint_bounds } in mesh_nodes {

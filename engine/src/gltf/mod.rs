@@ -104,6 +104,33 @@ pub struct Node {
     pub bones: Vec<BoneRef>,
 }
 
+impl Node {
+    /// A node per bone of `skeleton` (rig `rig`), in bone order, in bind pose, with their
+    /// children: how an importer whose format has no node list of its own (BVH, FBX) lays a
+    /// rig out as glTF would.
+    pub(crate) fn bones_of(skeleton: &crate::skeleton::Skeleton, rig: usize) -> Vec<Node> {
+        let n = skeleton.bone_count();
+        let mut nodes: Vec<Node> = (0..n)
+            .map(|b| Node {
+                name: skeleton.bone_names[b].clone(),
+                parent: skeleton.parent(b),
+                children: Vec::new(),
+                transform: skeleton.bind_pose[b],
+                mesh: None,
+                skin: None,
+                morph_weights: Vec::new(),
+                bones: vec![BoneRef { rig, bone: b }],
+            })
+            .collect();
+        for b in 0..n {
+            if let Some(p) = skeleton.parent(b) {
+                nodes[p].children.push(b);
+            }
+        }
+        nodes
+    }
+}
+
 /// A glTF skin as authored, in glTF joint order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Skin {
