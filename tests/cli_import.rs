@@ -82,7 +82,7 @@ fn arguments_that_cannot_import_are_refused_before_anything_is_written() {
     let glb = repo().join("assets/gltf/CesiumMan/CesiumMan.glb");
     let (g, d) = (glb.to_str().unwrap(), dir.to_str().unwrap());
     for (args, expected) in [
-        (vec!["import", "README.md", "--into", d], "not a model file (.gltf, .glb or .bvh) or a folder"),
+        (vec!["import", "README.md", "--into", d], "not a model file (.gltf, .glb, .bvh or .fbx) or a folder"),
         (vec!["import", g, "--into", d, "--units", "furlongs"], "one of metres, centimetres"),
         (vec!["import", g, "--into", d, "--scene", "scenes/none.scene.ron"], "the project has no such scene"),
         (vec!["import", g, "--into", "/nonexistent/project"], "cannot open the project"),

@@ -23,6 +23,8 @@ pub enum UiCommand {
     Open,
     /// File > Import Model.
     Import,
+    /// File > Import Folder (every model file of a folder).
+    ImportFolder,
     /// File > Save.
     Save,
     /// File > Save As.
@@ -89,9 +91,10 @@ const CMD_SHIFT: Modifiers = Modifiers::COMMAND.plus(Modifiers::SHIFT);
 impl UiCommand {
     /// Every command, in the order the key handler tries them (a shortcut with more modifiers
     /// before the one it extends: Ctrl+Shift+Z before Ctrl+Z).
-    pub const ALL: [UiCommand; 29] = [
+    pub const ALL: [UiCommand; 30] = [
         UiCommand::Open,
         UiCommand::Import,
+        UiCommand::ImportFolder,
         UiCommand::SaveAs,
         UiCommand::Save,
         UiCommand::Quit,
@@ -139,6 +142,7 @@ impl UiCommand {
         match self {
             UiCommand::Open => "Open Project…",
             UiCommand::Import => "Import Model…",
+            UiCommand::ImportFolder => "Import Folder…",
             UiCommand::Save => "Save",
             UiCommand::SaveAs => "Save As…",
             UiCommand::Quit => "Quit",
@@ -214,6 +218,7 @@ impl UiCommand {
             UiCommand::NewProject
             | UiCommand::ExportGltf
             | UiCommand::Retarget
+            | UiCommand::ImportFolder
             | UiCommand::ToggleSkeletons
             | UiCommand::ToggleGrid
             | UiCommand::ResetLayout => &[],

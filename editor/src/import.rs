@@ -4,12 +4,15 @@
 //! lists the model, writes each of its clips as an editable clip file, and adds an entity for it
 //! to the scene: a rig entity per skin (its Animator on the model's skeleton and first clip) with
 //! the skinned meshes beneath it, and the static meshes at their nodes' transforms; the entity
-//! scaled by the units the file was authored in (chosen in the file dialog, [`UNITS`]).
+//! scaled by the units the file was authored in (chosen in the file dialog, [`UNITS`]). A
+//! folder imports every model file in it the same way, all of them one step, on a background
+//! thread with its progress counted and a report per file ([`FolderImportJob`]).
 //!
 //! Not here: the importers themselves (`marrow_engine::gltf`, `marrow_engine::bvh`,
 //! `marrow_engine::fbx`).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 
 use marrow_engine::gltf::ImportedScene;
@@ -28,6 +31,8 @@ pub struct Imported {
     pub warnings: Vec<String>,
     /// The entity it adds.
     pub entity_path: Option<String>,
+    /// Rigs the model brought.
+    pub rigs: usize,
 }
 
 type Outcome = Result<Imported, Vec<String>>;
@@ -158,6 +163,7 @@ pub fn run(path: &Path, root: &Path, scene: &str, project: &Project) -> Outcome 
         op,
         warnings: imported.warnings.iter().map(|w| w.to_string()).collect(),
         entity_path: Some(entity_path),
+        rigs: imported.rigs.len(),
     })
 }
 
@@ -231,4 +237,170 @@ pub fn import_op(
         },
         name,
     )
+}
+
+/// Whether `path` names a model file the import takes (`.gltf`, `.glb`, `.bvh`, `.fbx`).
+pub fn is_model_file(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| ["gltf", "glb", "bvh", "fbx"].iter().any(|x| e.eq_ignore_ascii_case(x)))
+}
+
+/// The model files in `dir` (not in its subfolders), in name order.
+pub fn model_files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|r| {
+            r.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file() && is_model_file(p)).collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// What one file of a folder import gave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileReport {
+    /// The file's name.
+    pub file: String,
+    /// Clip files it wrote.
+    pub clips: usize,
+    /// Rigs it brought.
+    pub rigs: usize,
+    /// The importer's warnings.
+    pub warnings: Vec<String>,
+    /// Why it did not import (empty: it did).
+    pub faults: Vec<String>,
+}
+
+impl FileReport {
+    /// One line of the report: `walk.bvh: 1 clip, 1 rig, 2 warnings` or `bad.fbx: not imported: WHY`.
+    pub fn line(&self) -> String {
+        if let Some(first) = self.faults.first() {
+            return format!("{}: not imported: {first}", self.file);
+        }
+        let s = |n: usize| if n == 1 { "" } else { "s" };
+        format!(
+            "{}: {} clip{}, {} rig{}, {} warning{}",
+            self.file,
+            self.clips,
+            s(self.clips),
+            self.rigs,
+            s(self.rigs),
+            self.warnings.len(),
+            s(self.warnings.len())
+        )
+    }
+}
+
+/// What a folder import gives: one step importing every model that imported (`None`: none
+/// did), and a report per file.
+#[derive(Debug)]
+pub struct FolderImported {
+    /// The step (an [`Op::Batch`] of the models' imports).
+    pub op: Option<Op>,
+    /// Per file, in name order.
+    pub reports: Vec<FileReport>,
+}
+
+/// Imports every model file of `dir` (name order) into the project in `root`, each as File >
+/// Import Model imports one (scaled by `scale`), all of them one step; a file that fails is
+/// reported and the others still go in. `done` counts the files finished (for a progress bar).
+pub fn import_folder(
+    dir: &Path,
+    root: &Path,
+    scene: &str,
+    project: &Project,
+    scale: f32,
+    done: &AtomicUsize,
+) -> FolderImported {
+    let mut planned = project.clone();
+    let (mut ops, mut reports) = (Vec::new(), Vec::new());
+    for file in model_files_in(dir) {
+        let name = file.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let mut report =
+            FileReport { file: name, clips: 0, rigs: 0, warnings: Vec::new(), faults: Vec::new() };
+        match run(&file, root, scene, &planned) {
+            Ok(i) => {
+                let i = i.scaled(scale);
+                // Later files plan their paths and names against the earlier ones'.
+                match i.op.apply(&planned) {
+                    Ok(outcome) => {
+                        for (slot, value) in outcome {
+                            slot.set(&mut planned, value);
+                        }
+                        if let Op::AddFiles { files, .. } = &i.op {
+                            report.clips = files.iter().filter(|(s, _)| matches!(s, Slot::Clip(_))).count();
+                        }
+                        report.rigs = i.rigs;
+                        report.warnings = i.warnings;
+                        ops.push(i.op);
+                    }
+                    Err(e) => report.faults.push(e.to_string()),
+                }
+            }
+            Err(faults) => report.faults = faults,
+        }
+        reports.push(report);
+        done.fetch_add(1, Ordering::Relaxed);
+    }
+    let folder =
+        dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let n = ops.len();
+    let op = (n > 0).then(|| Op::Batch {
+        label: format!("Import Folder {folder} ({n} model{})", if n == 1 { "" } else { "s" }),
+        ops,
+    });
+    FolderImported { op, reports }
+}
+
+/// A folder import running on a background thread ([`import_folder`]).
+#[derive(Debug)]
+pub struct FolderImportJob {
+    dir: PathBuf,
+    total: usize,
+    done: Arc<AtomicUsize>,
+    rx: mpsc::Receiver<FolderImported>,
+}
+
+impl FolderImportJob {
+    /// Starts importing the model files of `dir` into the project in `root` (a copy of
+    /// `project`, adding to `scene`), their entities scaled by `scale`.
+    pub fn start(dir: PathBuf, root: PathBuf, scene: String, project: Project, scale: f32) -> Self {
+        let (tx, rx) = mpsc::channel();
+        let total = model_files_in(&dir).len();
+        let done = Arc::new(AtomicUsize::new(0));
+        let (d, counter) = (dir.clone(), done.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(import_folder(&d, &root, &scene, &project, scale, &counter));
+        });
+        Self { dir, total, done, rx }
+    }
+
+    /// The folder being imported.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Files finished, and files in all.
+    pub fn progress(&self) -> (usize, usize) {
+        (self.done.load(Ordering::Relaxed).min(self.total), self.total)
+    }
+
+    /// The outcome, once every file is done.
+    pub fn poll(&mut self) -> Option<FolderImported> {
+        match self.rx.try_recv() {
+            Ok(o) => Some(o),
+            Err(mpsc::TryRecvError::Empty) => None,
+            Err(mpsc::TryRecvError::Disconnected) => Some(FolderImported {
+                op: None,
+                reports: vec![FileReport {
+                    file: self.dir.display().to_string(),
+                    clips: 0,
+                    rigs: 0,
+                    warnings: Vec::new(),
+                    faults: vec!["the import stopped unexpectedly".into()],
+                }],
+            }),
+        }
+    }
 }

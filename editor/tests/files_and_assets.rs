@@ -585,3 +585,76 @@ fn real_motion_capture_imported_from_the_file_dialog_plays_on_its_rig_and_the_pr
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     undo_all_redo_all(&mut h, dir.path(), &original);
 }
+
+#[test]
+fn a_folder_of_models_imports_in_one_step_with_a_report_per_file_and_counts_its_progress() {
+    let dir = sample("runner");
+    let incoming = dir.path().join("incoming");
+    std::fs::create_dir(&incoming).unwrap();
+    for f in ["bvh/cmu_131_01.bvh", "bvh/capture.bvh", "fbx/CesiumMan.fbx"] {
+        let from = repo().join("assets").join(f);
+        std::fs::copy(&from, incoming.join(from.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(incoming.join("broken.bvh"), "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0").unwrap();
+    std::fs::write(incoming.join("notes.txt"), "not a model").unwrap();
+    let original = files(dir.path());
+    // The job behind the status bar's progress bar counts the model files (not notes.txt).
+    let doc = Document::open(dir.path()).unwrap();
+    let mut job = marrow_editor::import::FolderImportJob::start(
+        incoming.clone(),
+        dir.path().to_owned(),
+        "scenes/main.scene.ron".into(),
+        doc.project().clone(),
+        1.0,
+    );
+    assert_eq!(job.progress().1, 4);
+    let finished = (0..500).find_map(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        job.poll()
+    });
+    assert_eq!(finished.expect("the job finishes").reports.len(), 4);
+    assert_eq!(job.progress(), (4, 4));
+    let mut h = editor(dir.path());
+    click(&mut h, Role::Button, "File");
+    h.get_by_label("Import Folder…").click();
+    settle(&mut h);
+    // The dialog lists the folder (with its icon) among the project's.
+    assert!(
+        step_until(&mut h, |h| h.query_all_by_label_contains("incoming").next().is_some()),
+        "the folder is listed"
+    );
+    h.query_all_by_label_contains("incoming").next().unwrap().click();
+    settle(&mut h);
+    h.get_by_label("🗀  Open").click();
+    settle(&mut h);
+    assert!(
+        step_until(&mut h, |h| matches!(h.state().modal, Some(Modal::Report { .. }))),
+        "the import finished: {:?}",
+        h.state().log.entries()
+    );
+    let app = h.state();
+    assert_eq!(app.doc.undo_label().as_deref(), Some("Import Folder incoming (3 models)"));
+    assert_eq!(app.doc.head(), 1, "one step for the whole folder");
+    let Some(Modal::Report { title, lines }) = &app.modal else { unreachable!() };
+    assert!(title.starts_with("Imported 3 of 4 model(s) from"), "{title}");
+    assert!(lines[0].starts_with("CesiumMan.fbx: 1 clip, 1 rig"), "{lines:?}");
+    assert!(lines[1].starts_with("broken.bvh: not imported: "), "{lines:?}");
+    assert!(
+        lines[2].starts_with("capture.bvh: 1 clip, 1 rig")
+            && lines[3].starts_with("cmu_131_01.bvh: 1 clip, 1 rig"),
+        "{lines:?}"
+    );
+    let m = &app.doc.project().manifest;
+    for asset in ["incoming/CesiumMan.fbx", "incoming/capture.bvh", "incoming/cmu_131_01.bvh"] {
+        assert!(m.assets.iter().any(|a| a == asset), "{asset} in {:?}", m.assets);
+    }
+    let scene = &app.doc.project().scenes["scenes/main.scene.ron"];
+    let names: Vec<&str> = scene.entities.iter().map(|e| e.name.as_str()).collect();
+    for n in ["CesiumMan", "capture", "cmu_131_01"] {
+        assert!(names.contains(&n), "{n} in {names:?}");
+    }
+    assert!(app.log.entries().iter().any(|e| e.text.starts_with("broken.bvh: not imported")));
+    h.get_by_label("OK").click();
+    settle(&mut h);
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}

@@ -4,7 +4,7 @@
 //!
 //! Not here: what a save writes (`crate::document`), how a file is parsed (the engine).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use marrow_engine::project::{Project, ProjectError};
 
@@ -211,17 +211,69 @@ impl EditorApp {
         }
     }
 
-    pub(super) fn start_import(&mut self, path: &Path) {
+    /// What an import needs: the project's folder (none, with a dialog saying why, for a
+    /// project not saved yet), the scene shown and a copy of the project.
+    fn import_target(&mut self, title: &str) -> Option<(PathBuf, String, marrow_engine::project::Project)> {
         let Some(root) = self.doc.root().map(Path::to_owned) else {
             self.modal = Some(Modal::Error {
-                title: "Import Model".into(),
+                title: title.into(),
                 body: "Save the project first: an import copies the model into the project folder.".into(),
             });
-            return;
+            return None;
         };
         let scene = self.session.scene().map(str::to_owned).unwrap_or_default();
-        let project = self.doc.project().clone();
-        self.import = Some(ImportJob::start(path.to_owned(), root, scene, project, self.import_scale));
+        Some((root, scene, self.doc.project().clone()))
+    }
+
+    pub(super) fn start_import(&mut self, path: &Path) {
+        if let Some((root, scene, project)) = self.import_target("Import Model") {
+            self.import = Some(ImportJob::start(path.to_owned(), root, scene, project, self.import_scale));
+        }
+    }
+
+    pub(super) fn start_folder_import(&mut self, dir: &Path) {
+        if let Some((root, scene, project)) = self.import_target("Import Folder") {
+            let job = crate::import::FolderImportJob::start(
+                dir.to_owned(),
+                root,
+                scene,
+                project,
+                self.import_scale,
+            );
+            self.folder_import = Some(job);
+        }
+    }
+
+    /// Takes a finished folder import: its step, a Log line per file and the report.
+    pub(super) fn poll_folder_import(&mut self) {
+        let Some(job) = &mut self.folder_import else { return };
+        let Some(done) = job.poll() else { return };
+        let dir = job.dir().display().to_string();
+        self.folder_import = None;
+        for r in &done.reports {
+            let level = if r.faults.is_empty() { Level::Info } else { Level::Error };
+            self.log.push(level, "import", r.line());
+            for w in &r.warnings {
+                self.log.push(Level::Warning, "import", format!("{}: {w}", r.file));
+            }
+        }
+        if let Some(op) = done.op {
+            self.edit(op);
+        }
+        let imported = done.reports.iter().filter(|r| r.faults.is_empty()).count();
+        self.modal = Some(Modal::Report {
+            title: format!("Imported {imported} of {} model(s) from {dir}", done.reports.len()),
+            lines: done.reports.iter().map(crate::import::FileReport::line).collect(),
+        });
+    }
+
+    /// File > Import Folder's dialog: a folder, every model file in it imported.
+    pub(super) fn open_import_folder_dialog(&mut self) {
+        self.file_purpose = Some(FilePurpose::Import);
+        if let Some(root) = self.doc.root() {
+            self.file_dialog.config_mut().initial_directory = root.to_owned();
+        }
+        self.file_dialog.pick_directory();
     }
 
     pub(super) fn export_window(&mut self, ctx: &egui::Context) {
@@ -357,6 +409,19 @@ impl EditorApp {
                             close = true;
                         }
                     });
+                });
+            }
+            Modal::Report { title, lines } => {
+                egui::Modal::new(egui::Id::new("report")).show(ctx, |ui| {
+                    ui.heading(title);
+                    egui::ScrollArea::vertical().max_height(320.0).show(ui, |ui| {
+                        for l in lines {
+                            ui.label(l);
+                        }
+                    });
+                    if ui.button("OK").clicked() {
+                        close = true;
+                    }
                 });
             }
             Modal::Error { title, body } => {

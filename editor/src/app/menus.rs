@@ -63,6 +63,7 @@ impl EditorApp {
                 self.file_dialog.pick_directory();
             }
             UiCommand::Import => self.open_import_dialog(),
+            UiCommand::ImportFolder => self.open_import_folder_dialog(),
             UiCommand::Save => self.commands.push(Command::Save),
             UiCommand::SaveAs => {
                 self.file_purpose = Some(FilePurpose::SaveAs);
@@ -211,6 +212,7 @@ impl EditorApp {
                 });
                 ui.separator();
                 self.menu_entry(ui, UiCommand::Import, None, true);
+                self.menu_entry(ui, UiCommand::ImportFolder, None, true);
                 self.menu_entry(ui, UiCommand::ExportGltf, None, true);
                 self.menu_entry(ui, UiCommand::Retarget, None, true);
                 ui.separator();
@@ -281,6 +283,16 @@ impl EditorApp {
                 ui.separator();
                 ui.add(egui::Spinner::new());
                 ui.weak(format!("importing {}…", job.path().display()));
+            }
+            if let Some(job) = &self.folder_import {
+                let (done, total) = job.progress();
+                ui.separator();
+                let fraction = if total > 0 { done as f32 / total as f32 } else { 0.0 };
+                ui.add(
+                    egui::ProgressBar::new(fraction)
+                        .desired_width(180.0)
+                        .text(format!("importing {done} of {total} from {}", job.dir().display())),
+                );
             }
             if let Some((arrived, total)) = self.doc.loading() {
                 ui.separator();

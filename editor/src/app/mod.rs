@@ -115,6 +115,13 @@ pub enum Modal {
         /// The recovered files.
         recovery: Recovery,
     },
+    /// What a long job did, a line each (a folder import's report per file).
+    Report {
+        /// The title.
+        title: String,
+        /// The lines.
+        lines: Vec<String>,
+    },
     /// A file changed on disk while it has unsaved edits in the editor: keep mine, take
     /// theirs, or show both in the Log.
     Reload {
@@ -176,6 +183,7 @@ pub struct EditorApp {
     file_purpose: Option<FilePurpose>,
     autosave: Autosave,
     import: Option<ImportJob>,
+    folder_import: Option<crate::import::FolderImportJob>,
     /// The watcher of the project folder (files changed outside the editor).
     watch: Option<reload::Watch>,
     /// Files changed on disk with unsaved edits here, waiting for their dialog.
@@ -273,6 +281,7 @@ impl EditorApp {
             file_purpose: None,
             autosave: Autosave::new(options.autosave),
             import: None,
+            folder_import: None,
             watch: None,
             conflicts: Vec::new(),
             notice: None,
@@ -369,6 +378,7 @@ impl EditorApp {
             Command::Open(p) => self.guarded(After::Open(p)),
             Command::Save => self.save(),
             Command::SaveAs(p) => self.save_as(&p),
+            Command::Import(p) if p.is_dir() => self.start_folder_import(&p),
             Command::Import(p) => self.start_import(&p),
             Command::ExportGltf { scene, path, options } => self.export(&scene, &path, &options),
             Command::Quit => self.guarded(After::Quit),
@@ -485,6 +495,7 @@ impl EditorApp {
         }
         self.take_session_faults();
         self.poll_import();
+        self.poll_folder_import();
         self.poll_watcher(&ctx);
         if ctx.input(|i| i.viewport().close_requested()) && !self.quit {
             if self.doc.is_dirty() {
@@ -575,6 +586,7 @@ impl EditorApp {
         }
         if self.session.is_playing()
             || self.import.is_some()
+            || self.folder_import.is_some()
             || self.doc.loading().is_some()
             || self.reloads_pending()
         {

@@ -5,12 +5,12 @@
 
 use std::path::Path;
 
-use glam::{DQuat, DVec3, Mat4, Quat, Vec3};
+use glam::{DQuat, DVec3, Quat, Vec3};
 
 use super::parse::{ChannelKind, JointDecl, Parsed};
 use super::{BvhFault, BvhOptions, EndSites, MAX_COORD, Position};
 use crate::clip::Clip;
-use crate::gltf::{Animation, ImportedScene, MeshBinding, Node, Rig, RigClip, Skin};
+use crate::gltf::{Animation, ImportedScene, MeshBinding, Node, Rig, RigClip};
 use crate::math::Transform;
 use crate::mesh::{Mesh, Primitive, SkinStream};
 use crate::skeleton::{NO_PARENT, Skeleton};
@@ -223,25 +223,11 @@ fn assemble(
         bones: Vec::new(),
     });
     let roots: Vec<usize> = (0..=n).filter(|&i| nodes[i].parent.is_none()).collect();
-    let joints: Vec<usize> = (0..n).collect();
-    let inverse_bind: Vec<Mat4> = skeleton.inverse_bind.clone();
-    let skin = Skin {
-        name: name.clone(),
-        joints: joints.clone(),
-        inverse_bind: inverse_bind.clone(),
-        skeleton_root: None,
-        rig: 0,
-    };
-    let rig = Rig {
+    let (skin, rig) = Rig::of_whole_skeleton(
         skeleton,
-        skins: vec![0],
-        bone_nodes: joints.clone(),
-        joint_nodes: joints,
-        joint_to_bone: (0..n as u16).collect(),
-        inverse_bind,
-        root_parent: None,
-        bindings: vec![MeshBinding { node: n, skin: 0, mesh: 0, joint_bounds }],
-    };
+        name.clone(),
+        vec![MeshBinding { node: n, skin: 0, mesh: 0, joint_bounds }],
+    );
     let animation = Animation {
         name,
         duration: clip.duration(),

@@ -8,7 +8,7 @@ use glam::{Mat4, Quat, Vec3};
 
 use super::FbxError;
 use crate::clip::Clip;
-use crate::gltf::{Animation, ImportedScene, Location, MeshBinding, Node, Rig, RigClip, Skin, Warning};
+use crate::gltf::{Animation, ImportedScene, Location, MeshBinding, Node, Rig, RigClip, Warning};
 use crate::math::{Transform, decompose};
 use crate::mesh::{Mesh, Primitive, SkinStream};
 use crate::skeleton::{NO_PARENT, Skeleton};
@@ -464,26 +464,8 @@ fn assemble(
         });
     }
     let roots: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].parent.is_none()).collect();
-    let joints: Vec<usize> = (0..n).collect();
     let (skins, rigs, animations) = if has_rig {
-        let inverse_bind = skeleton.inverse_bind.clone();
-        let skin = Skin {
-            name: name.clone(),
-            joints: joints.clone(),
-            inverse_bind: inverse_bind.clone(),
-            skeleton_root: None,
-            rig: 0,
-        };
-        let rig = Rig {
-            skeleton,
-            skins: vec![0],
-            bone_nodes: joints.clone(),
-            joint_nodes: joints,
-            joint_to_bone: (0..n as u16).collect(),
-            inverse_bind,
-            root_parent: None,
-            bindings,
-        };
+        let (skin, rig) = Rig::of_whole_skeleton(skeleton, name.clone(), bindings);
         (vec![skin], vec![rig], animations)
     } else {
         (Vec::new(), Vec::new(), Vec::new())

@@ -131,6 +131,34 @@ impl Node {
     }
 }
 
+impl Rig {
+    /// Rig 0 of a scene whose one skin (named `name`) lists every bone of `skeleton` in bone
+    /// order, with the skeleton's inverse binds: how the BVH and FBX importers, whose formats
+    /// have no skin of glTF's shape, make theirs. `bindings` are the meshes it deforms.
+    pub(crate) fn of_whole_skeleton(
+        skeleton: crate::skeleton::Skeleton,
+        name: String,
+        bindings: Vec<MeshBinding>,
+    ) -> (Skin, Rig) {
+        let n = skeleton.bone_count();
+        let joints: Vec<usize> = (0..n).collect();
+        let inverse_bind = skeleton.inverse_bind.clone();
+        let skin =
+            Skin { name, joints: joints.clone(), inverse_bind: inverse_bind.clone(), skeleton_root: None, rig: 0 };
+        let rig = Rig {
+            skeleton,
+            skins: vec![0],
+            bone_nodes: joints.clone(),
+            joint_nodes: joints,
+            joint_to_bone: (0..n as u16).collect(),
+            inverse_bind,
+            root_parent: None,
+            bindings,
+        };
+        (skin, rig)
+    }
+}
+
 /// A glTF skin as authored, in glTF joint order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Skin {
