@@ -10,7 +10,7 @@ use super::FbxError;
 use crate::clip::Clip;
 use crate::gltf::{Animation, ImportedScene, Location, MeshBinding, Node, Rig, RigClip, Warning};
 use crate::math::{Transform, decompose};
-use crate::mesh::{Mesh, Primitive, SkinStream};
+use crate::mesh::{Image, Material, Mesh, Primitive, SkinStream};
 use crate::skeleton::{NO_PARENT, Skeleton};
 use crate::skinning::Aabb;
 use crate::track::{Interpolation, Track};
@@ -111,6 +111,71 @@ fn find_bones(scene: &ufbx::Scene) -> Bones {
         })
         .collect();
     Bones { nodes, of_node, above }
+}
+
+/// The materials and images of the scene, each ufbx material and texture once.
+#[derive(Default)]
+struct Looks {
+    materials: Vec<Material>,
+    images: Vec<Image>,
+    of_material: std::collections::HashMap<u32, usize>,
+    of_texture: std::collections::HashMap<u32, Option<usize>>,
+}
+
+impl Looks {
+    /// The index of `m` among the scene's materials (its base colour, and the embedded image of
+    /// its base colour texture; a texture that is not embedded is said once and left out).
+    fn material(&mut self, m: &ufbx::Material, warnings: &mut Vec<Warning>) -> usize {
+        if let Some(&i) = self.of_material.get(&m.element.typed_id) {
+            return i;
+        }
+        let map = if m.pbr.base_color.has_value || m.pbr.base_color.texture.is_some() {
+            &m.pbr.base_color
+        } else {
+            &m.fbx.diffuse_color
+        };
+        let v = map.value_vec4;
+        let mut base_color = [v.x as f32, v.y as f32, v.z as f32, 1.0];
+        if !map.has_value || base_color.iter().any(|c| !c.is_finite()) {
+            base_color = [1.0; 4];
+        }
+        let texture = map.texture.as_ref().or(m.fbx.diffuse_color.texture.as_ref());
+        let base_color_texture = texture.and_then(|t| {
+            *self.of_texture.entry(t.element.typed_id).or_insert_with(|| {
+                let bytes: &[u8] = &t.content;
+                let mime = if bytes.starts_with(b"\x89PNG") {
+                    Some("image/png")
+                } else if bytes.starts_with(&[0xFF, 0xD8]) {
+                    Some("image/jpeg")
+                } else {
+                    None
+                };
+                match mime {
+                    Some(mime) => {
+                        self.images.push(Image {
+                            name: t.element.name.to_string(),
+                            mime_type: Some(mime.into()),
+                            bytes: std::sync::Arc::from(bytes),
+                        });
+                        Some(self.images.len() - 1)
+                    }
+                    None => {
+                        warnings.push(Warning::new(
+                            Location::Material(self.materials.len()),
+                            format!(
+                                "texture {:?} ({}) is not embedded as PNG or JPEG: left out",
+                                t.element.name, t.filename
+                            ),
+                        ));
+                        None
+                    }
+                }
+            })
+        });
+        self.materials.push(Material { name: m.element.name.to_string(), base_color, base_color_texture });
+        self.of_material.insert(m.element.typed_id, self.materials.len() - 1);
+        self.materials.len() - 1
+    }
 }
 
 /// A mesh's node in the imported scene.
@@ -221,18 +286,45 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
     }
     let mut meshes = Vec::new();
     let mut mesh_nodes: Vec<MeshNode> = Vec::new();
+    let mut looks = Looks::default();
     for (k, mesh) in scene.meshes.iter().enumerate() {
         let Some(instance) = mesh.element.instances.first() else { continue };
         let at = format!("mesh {:?}", mesh.element.name);
-        let (prim, skinned, more_than_four) =
-            primitive(mesh, &bones, &skeleton).map_err(|what| invalid(at.clone(), what))?;
+        // A primitive per material the mesh's faces use (one when it has none).
+        let parts: Vec<(Vec<ufbx::Face>, Option<usize>)> =
+            if mesh.materials.is_empty() || mesh.material_parts.is_empty() {
+                vec![(mesh.faces.to_vec(), None)]
+            } else {
+                mesh.material_parts
+                    .iter()
+                    .filter(|part| part.num_triangles > 0)
+                    .map(|part| {
+                        let faces = part
+                            .face_indices
+                            .iter()
+                            .filter_map(|&f| mesh.faces.get(f as usize).copied())
+                            .collect();
+                        let material =
+                            mesh.materials.get(part.index as usize).map(|m| looks.material(m, &mut warnings));
+                        (faces, material)
+                    })
+                    .collect()
+            };
+        let (mut prims, mut skinned, mut more_than_four) = (Vec::new(), false, 0);
+        for (faces, material) in &parts {
+            let (prim, s, more) = primitive(mesh, faces, *material, &bones, &skeleton)
+                .map_err(|what| invalid(at.clone(), what))?;
+            prims.push(prim);
+            skinned |= s;
+            more_than_four += more;
+        }
         if more_than_four > 0 {
             warnings.push(Warning::new(
                 Location::Mesh(k),
                 format!("{more_than_four} vertices have more than four influences: the four heaviest kept, renormalised"),
             ));
         }
-        let joint_bounds = if skinned { joint_bounds(&prim, &skeleton) } else { Vec::new() };
+        let joint_bounds = if skinned { joint_bounds(&prims, &skeleton) } else { Vec::new() };
         let place = if skinned {
             Transform::IDENTITY
         } else {
@@ -247,7 +339,7 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
         });
         meshes.push(Mesh {
             name: mesh.element.name.to_string(),
-            primitives: vec![prim],
+            primitives: prims,
             weights: Vec::new(),
             target_names: Vec::new(),
         });
@@ -264,13 +356,18 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
             morphs: Vec::new(),
         });
     }
-    Ok(assemble(file, name, skeleton, meshes, mesh_nodes, animations, warnings))
+    let mut scene_out = assemble(file, name, skeleton, meshes, mesh_nodes, animations, warnings);
+    scene_out.materials = looks.materials;
+    scene_out.images = looks.images;
+    Ok(scene_out)
 }
 
 /// One mesh as a triangle primitive: a vertex per face corner; skinned when a skin deformer's
 /// clusters name bones of the rig. Also how many vertices had more than four influences.
 fn primitive(
     mesh: &ufbx::Mesh,
+    faces: &[ufbx::Face],
+    material: Option<usize>,
     bones: &Bones,
     skeleton: &Skeleton,
 ) -> Result<(Primitive, bool, usize), String> {
@@ -284,7 +381,7 @@ fn primitive(
     let skinned = cluster_bone.iter().any(Option::is_some) && skeleton.bone_count() > 0;
     let mut prim = Primitive {
         mode: 4,
-        material: None,
+        material,
         positions: Vec::with_capacity(mesh.num_triangles * 3),
         normals: Vec::new(),
         tangents: Vec::new(),
@@ -297,7 +394,7 @@ fn primitive(
     };
     let mut scratch = vec![0u32; mesh.max_face_triangles * 3];
     let mut more_than_four = 0usize;
-    for face in mesh.faces.iter() {
+    for face in faces {
         let tris = mesh.triangulate_face(&mut scratch, *face) as usize;
         for &ix in &scratch[..tris * 3] {
             let ix = ix as usize;
@@ -349,15 +446,17 @@ fn primitive(
 }
 
 /// Per bone, the box in its bind space of the vertices it moves.
-fn joint_bounds(prim: &Primitive, skeleton: &Skeleton) -> Vec<Option<Aabb>> {
+fn joint_bounds(prims: &[Primitive], skeleton: &Skeleton) -> Vec<Option<Aabb>> {
     let mut out: Vec<Option<Aabb>> = vec![None; skeleton.bone_count()];
-    let Some(skin) = &prim.skin else { return out };
-    for ((p, j), w) in prim.positions.iter().zip(&skin.joints).zip(&skin.weights) {
-        for k in 0..4 {
-            if w[k] > 0.0 {
-                let b = j[k] as usize;
-                let local = skeleton.inverse_bind[b].transform_point3(Vec3::from(*p));
-                out[b] = Some(out[b].map_or(Aabb::point(local), |a| a.union(Aabb::point(local))));
+    for prim in prims {
+        let Some(skin) = &prim.skin else { continue };
+        for ((p, j), w) in prim.positions.iter().zip(&skin.joints).zip(&skin.weights) {
+            for k in 0..4 {
+                if w[k] > 0.0 {
+                    let b = j[k] as usize;
+                    let local = skeleton.inverse_bind[b].transform_point3(Vec3::from(*p));
+                    out[b] = Some(out[b].map_or(Aabb::point(local), |a| a.union(Aabb::point(local))));
+                }
             }
         }
     }

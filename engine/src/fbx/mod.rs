@@ -16,6 +16,9 @@
 //!   set), up to four influences a vertex: a vertex with more keeps its four heaviest, weights
 //!   renormalised, said once per mesh; the inverse bind of each deforming bone is its cluster's
 //!   `geometry_to_bone`. Meshes with no skin come in as static meshes at their nodes.
+//! - Materials: a primitive per material a mesh's faces use, each material's base colour and
+//!   the embedded PNG or JPEG of its base colour (diffuse) texture; a texture that is not
+//!   embedded is said once and left out.
 //! - Animation: every animation stack is an animation with one clip for the rig, baked by ufbx
 //!   (`bake_anim`): curves that are linear or constant keep their own keys, the others are
 //!   resampled at the file's frame rate; keys are LINEAR. Times start at the stack's start.
@@ -24,8 +27,8 @@
 //! - Bounded cost: at most [`MAX_FILE_BYTES`] read; ufbx's allocators capped at
 //!   [`MAX_MEMORY_BYTES`] each; nodes at most [`crate::skeleton::MAX_BONES`] bones.
 //!
-//! Not here: blend shapes, materials and textures (the meshes come in untextured), cameras and
-//! lights, and which curves were resampled (the report says how many keys each clip has).
+//! Not here: blend shapes, textures kept beside the file (only embedded ones are read), cameras
+//! and lights, and which curves were resampled.
 
 mod build;
 

@@ -42,7 +42,7 @@ fn model(sk: &Skeleton, clip: &Clip, time: f32) -> Vec<Mat4> {
 }
 
 #[test]
-fn a_skinned_walk_from_blender_imports_with_its_rig_mesh_and_clip() {
+fn a_skinned_walk_from_blender_imports_with_its_rig_mesh_texture_and_clip() {
     let scene = fbx::import(asset("fbx/CesiumMan.fbx")).unwrap();
     assert_eq!(scene.rigs.len(), 1);
     let sk = &scene.rigs[0].skeleton;
@@ -57,6 +57,14 @@ fn a_skinned_walk_from_blender_imports_with_its_rig_mesh_and_clip() {
     for w in &skin.weights {
         assert!((w.iter().sum::<f32>() - 1.0).abs() < 1e-5, "{w:?}");
     }
+    // Its material with the embedded texture, read through the UVs.
+    assert_eq!(scene.materials.len(), 1, "{:?}", scene.materials);
+    assert_eq!(prim.material, Some(0));
+    let image = &scene.images[scene.materials[0].base_color_texture.expect("the texture")];
+    assert!(matches!(image.mime_type.as_deref(), Some("image/png" | "image/jpeg")), "{:?}", image.mime_type);
+    assert!(image.bytes.len() > 1000);
+    assert_eq!(prim.uvs.len(), prim.positions.len());
+    assert!(prim.uvs.iter().all(|uv| uv.iter().all(|c| c.is_finite())));
     assert_eq!(scene.animations.len(), 1);
     let clip = &scene.animations[0].clips[0].clip;
     assert!(marrow_engine::clip::find_clip_fault(clip, sk).is_none());
