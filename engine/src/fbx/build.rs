@@ -11,6 +11,7 @@ use crate::clip::Clip;
 use crate::gltf::{Animation, ImportedScene, Location, MeshBinding, Node, Rig, RigClip, Warning};
 use crate::math::{Transform, decompose};
 use crate::mesh::{Image, Material, Mesh, Primitive, SkinStream};
+use crate::morph::MorphTarget;
 use crate::skeleton::{NO_PARENT, Skeleton};
 use crate::skinning::Aabb;
 use crate::track::{Interpolation, Track};
@@ -325,6 +326,8 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
             ));
         }
         let joint_bounds = if skinned { joint_bounds(&prims, &skeleton) } else { Vec::new() };
+        let channels: Vec<&ufbx::BlendChannel> =
+            mesh.blend_deformers.first().map_or(Vec::new(), |d| d.channels.iter().map(|c| &**c).collect());
         let place = if skinned {
             Transform::IDENTITY
         } else {
@@ -340,8 +343,12 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
         meshes.push(Mesh {
             name: mesh.element.name.to_string(),
             primitives: prims,
-            weights: Vec::new(),
-            target_names: Vec::new(),
+            weights: channels
+                .iter()
+                .map(|c| c.weight as f32)
+                .map(|w| if w.is_finite() { w } else { 0.0 })
+                .collect(),
+            target_names: channels.iter().map(|c| c.element.name.to_string()).collect(),
         });
     }
     let mut animations = Vec::new();
@@ -393,6 +400,8 @@ fn primitive(
         bounds: None,
     };
     let mut scratch = vec![0u32; mesh.max_face_triangles * 3];
+    // The mesh vertex of each corner written (for the blend shapes' offsets).
+    let mut corner_vertex: Vec<u32> = Vec::with_capacity(mesh.num_triangles * 3);
     let mut more_than_four = 0usize;
     for face in faces {
         let tris = mesh.triangulate_face(&mut scratch, *face) as usize;
@@ -403,6 +412,7 @@ fn primitive(
                 return Err(format!("vertex position {ix} is not finite"));
             }
             prim.positions.push(p.to_array());
+            corner_vertex.push(mesh.vertex_indices.get(ix).copied().unwrap_or(u32::MAX));
             if mesh.vertex_normal.exists {
                 prim.normals.push(vec3(mesh.vertex_normal[ix]).normalize_or_zero().to_array());
             }
@@ -441,8 +451,46 @@ fn primitive(
             }
         }
     }
+    prim.targets = blend_targets(mesh, &corner_vertex);
     prim.bounds = prim.positions.iter().map(|&p| Aabb::point(Vec3::from(p))).reduce(Aabb::union);
     Ok((prim, skinned, more_than_four))
+}
+
+/// The mesh's blend shape channels as morph targets (the channel's target shape: position and,
+/// when the file has them, normal offsets), one delta per corner written.
+fn blend_targets(mesh: &ufbx::Mesh, corner_vertex: &[u32]) -> Vec<MorphTarget> {
+    let Some(deformer) = mesh.blend_deformers.first() else { return Vec::new() };
+    let mut out = Vec::new();
+    for channel in deformer.channels.iter() {
+        let mut offset_of = vec![u32::MAX; mesh.num_vertices];
+        let mut target = MorphTarget {
+            positions: vec![[0.0; 3]; corner_vertex.len()],
+            normals: Vec::new(),
+            tangents: Vec::new(),
+        };
+        if let Some(shape) = &channel.target_shape {
+            for (k, &v) in shape.offset_vertices.iter().enumerate() {
+                if let Some(slot) = offset_of.get_mut(v as usize) {
+                    *slot = k as u32;
+                }
+            }
+            let normals = shape.normal_offsets.len() == shape.offset_vertices.len();
+            if normals {
+                target.normals = vec![[0.0; 3]; corner_vertex.len()];
+            }
+            for (c, &v) in corner_vertex.iter().enumerate() {
+                let Some(&k) = offset_of.get(v as usize).filter(|k| **k != u32::MAX) else { continue };
+                let d = vec3(shape.position_offsets[k as usize]);
+                target.positions[c] = if d.is_finite() { d.to_array() } else { [0.0; 3] };
+                if normals {
+                    let n = vec3(shape.normal_offsets[k as usize]);
+                    target.normals[c] = if n.is_finite() { n.to_array() } else { [0.0; 3] };
+                }
+            }
+        }
+        out.push(target);
+    }
+    out
 }
 
 /// Per bone, the box in its bind space of the vertices it moves.
@@ -558,7 +606,7 @@ fn assemble(
             transform: place,
             mesh: Some(mesh),
             skin: skinned.then_some(0),
-            morph_weights: Vec::new(),
+            morph_weights: meshes[mesh].weights.clone(),
             bones: Vec::new(),
         });
     }

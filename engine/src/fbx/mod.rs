@@ -19,6 +19,9 @@
 //! - Materials: a primitive per material a mesh's faces use, each material's base colour and
 //!   the embedded PNG or JPEG of its base colour (diffuse) texture; a texture that is not
 //!   embedded is said once and left out.
+//! - Blend shapes: each channel of a mesh's blend deformer is a morph target (its shape's
+//!   position offsets, and normal offsets when the file has them, per corner), named after the
+//!   channel, its weight the mesh's default.
 //! - Animation: every animation stack is an animation with one clip for the rig, baked by ufbx
 //!   (`bake_anim`): curves that are linear or constant keep their own keys, the others are
 //!   resampled at the file's frame rate; keys are LINEAR. Times start at the stack's start.
@@ -27,8 +30,9 @@
 //! - Bounded cost: at most [`MAX_FILE_BYTES`] read; ufbx's allocators capped at
 //!   [`MAX_MEMORY_BYTES`] each; nodes at most [`crate::skeleton::MAX_BONES`] bones.
 //!
-//! Not here: blend shapes, textures kept beside the file (only embedded ones are read), cameras
-//! and lights, and which curves were resampled.
+//! Not here: animated blend shape weights (`DeformPercent` curves), in-between shapes, textures
+//! kept beside the file (only embedded ones are read), cameras and lights, and which curves were
+//! resampled.
 
 mod build;
 

@@ -173,3 +173,44 @@ fn an_ascii_fbx_with_two_bones_imports_in_metres() {
     assert!((rest[1].w_axis.truncate() - Vec3::new(0.0, 1.0, 0.0)).length() < 1e-5, "{}", rest[1].w_axis);
     assert!(scene.animations.is_empty());
 }
+
+#[test]
+fn blend_shapes_come_in_as_morph_targets_equal_to_the_gltf_they_were_made_from() {
+    let from_fbx = fbx::import(asset("fbx/AnimatedMorphCube.fbx")).unwrap();
+    let from_gltf =
+        marrow_engine::gltf::import(asset("gltf/AnimatedMorphCube/AnimatedMorphCube.glb")).unwrap();
+    let (mf, mg) = (&from_fbx.meshes[0], &from_gltf.meshes[0]);
+    assert_eq!(mf.target_names, ["thin", "angle"]);
+    let (pf, pg) = (&mf.primitives[0], &mg.primitives[0]);
+    assert_eq!(pf.targets.len(), 2);
+    let node = from_fbx.nodes.iter().find(|n| n.mesh == Some(0)).unwrap();
+    assert_eq!(node.morph_weights.len(), 2);
+    // The same displacement per target in the world (each file places its mesh with its node:
+    // Blender's FBX keeps the geometry in centimetres under a node scaled by 100): the largest
+    // move of any vertex, and every moved FBX corner on a glTF vertex moved alike.
+    let world = |scene: &marrow_engine::gltf::ImportedScene| {
+        let n = scene.nodes.iter().position(|n| n.mesh == Some(0)).unwrap();
+        assert!(scene.nodes[n].parent.is_none());
+        scene.nodes[n].transform.to_mat4()
+    };
+    let (wf, wg) = (world(&from_fbx), world(&from_gltf));
+    for t in 0..2 {
+        let moved = |p: &marrow_engine::mesh::Primitive, w: glam::Mat4| -> Vec<(glam::Vec3, glam::Vec3)> {
+            p.positions
+                .iter()
+                .zip(&p.targets[t].positions)
+                .map(|(q, d)| {
+                    (w.transform_point3(glam::Vec3::from(*q)), w.transform_vector3(glam::Vec3::from(*d)))
+                })
+                .collect()
+        };
+        let (f, g) = (moved(pf, wf), moved(pg, wg));
+        let most = |m: &[(glam::Vec3, glam::Vec3)]| m.iter().map(|(_, d)| d.length()).fold(0.0f32, f32::max);
+        let (a, b) = (most(&f), most(&g));
+        assert!(a > 1e-3 && (a - b).abs() < 1e-4 * b.max(1.0), "target {t}: fbx {a} gltf {b}");
+        for (p, d) in f.iter().filter(|(_, d)| d.length() > 1e-6) {
+            let found = g.iter().any(|(q, e)| (*q - *p).length() < 1e-4 && (*e - *d).length() < 1e-4);
+            assert!(found, "target {t}: corner at {p} moving {d} has no glTF counterpart");
+        }
+    }
+}
