@@ -163,6 +163,7 @@ impl EditorApp {
         }
         match self.doc.save() {
             Ok(()) => {
+                self.forget_pending_reads();
                 if let Some(r) = self.doc.root() {
                     recovery::remove(r);
                     self.log.push(Level::Info, "file", format!("saved {}", r.display()));
@@ -175,6 +176,7 @@ impl EditorApp {
     pub(super) fn save_as(&mut self, root: &Path) {
         match self.doc.save_as(root) {
             Ok(()) => {
+                self.forget_pending_reads();
                 recovery::remove(root);
                 self.log.push(Level::Info, "file", format!("saved {}", root.display()));
                 self.recent.retain(|r| r != root);

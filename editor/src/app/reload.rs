@@ -102,6 +102,17 @@ impl EditorApp {
         }
     }
 
+    /// Drops the reads of changed files still under way: called after an own save, since a read
+    /// started before it may hold what the save replaced, and taking that would bring the
+    /// replaced content back as "Reloaded FILE from disk" (an earlier save's content arriving
+    /// after an undo and a later save). The save's own changes are read afresh when the watcher
+    /// reports them.
+    pub(super) fn forget_pending_reads(&mut self) {
+        if let Some(w) = &mut self.watch {
+            w.latest.clear();
+        }
+    }
+
     /// Whether changed files are still being read (the app keeps repainting until they are in).
     pub(super) fn reloads_pending(&self) -> bool {
         self.watch.as_ref().is_some_and(|w| !w.latest.is_empty())
