@@ -50,6 +50,12 @@ impl RetargetOp {
                 next.set(target, source.as_deref());
             }
             RetargetOp::Fill(pairs) => {
+                if let Some(p) = pairs.iter().find(|p| p.target.is_empty() || p.source.is_empty()) {
+                    return Err(EditError::Invalid(format!(
+                        "a bone pair needs both bones named (target {:?}, source {:?})",
+                        p.target, p.source
+                    )));
+                }
                 let mut seen = std::collections::HashSet::new();
                 if let Some(p) = pairs.iter().find(|p| !seen.insert(p.target.as_str())) {
                     return Err(EditError::Invalid(format!("bone {:?} is mapped twice", p.target)));
@@ -59,5 +65,35 @@ impl RetargetOp {
             RetargetOp::Clear => next.bones.clear(),
         }
         Ok(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(t: &str, s: &str) -> BonePair {
+        BonePair { target: t.into(), source: s.into() }
+    }
+
+    /// Every edit the file format could not load again is refused, naming what is wrong.
+    #[test]
+    fn edits_that_would_save_an_unloadable_map_are_refused() {
+        let map = RetargetMap { source: "a".into(), target: "b".into(), bones: vec![pair("hips", "hips")] };
+        let refused = [
+            RetargetOp::Fill(vec![pair("hips", "")]),
+            RetargetOp::Fill(vec![pair("", "hips")]),
+            RetargetOp::Fill(vec![pair("hips", "hips"), pair("hips", "spine")]),
+            RetargetOp::SetSource { target: String::new(), source: Some("hips".into()) },
+            RetargetOp::SetSource { target: "hips".into(), source: Some(String::new()) },
+            RetargetOp::SetSource { target: "spine".into(), source: None },
+        ];
+        for op in refused {
+            assert!(matches!(op.apply(&map), Err(EditError::Invalid(_))), "{op:?} was applied");
+        }
+        let filled =
+            RetargetOp::Fill(vec![pair("hips", "root"), pair("spine", "spine")]).apply(&map).unwrap();
+        assert_eq!(filled.bones, vec![pair("hips", "root"), pair("spine", "spine")]);
+        assert!(RetargetOp::Clear.apply(&map).unwrap().bones.is_empty());
     }
 }
