@@ -62,6 +62,8 @@ pub enum UiCommand {
     ToggleSkeletons,
     /// View > Grid (a toggle).
     ToggleGrid,
+    /// View > Root Trajectory (a toggle): the path root motion takes a rig along.
+    ToggleTrajectory,
     /// Window > Reset Layout.
     ResetLayout,
     /// The gizmo moves (View > Move).
@@ -91,7 +93,7 @@ const CMD_SHIFT: Modifiers = Modifiers::COMMAND.plus(Modifiers::SHIFT);
 impl UiCommand {
     /// Every command, in the order the key handler tries them (a shortcut with more modifiers
     /// before the one it extends: Ctrl+Shift+Z before Ctrl+Z).
-    pub const ALL: [UiCommand; 30] = [
+    pub const ALL: [UiCommand; 31] = [
         UiCommand::Open,
         UiCommand::Import,
         UiCommand::ImportFolder,
@@ -113,6 +115,7 @@ impl UiCommand {
         UiCommand::Retarget,
         UiCommand::ToggleSkeletons,
         UiCommand::ToggleGrid,
+        UiCommand::ToggleTrajectory,
         UiCommand::ResetLayout,
         UiCommand::GizmoMove,
         UiCommand::GizmoRotate,
@@ -161,6 +164,7 @@ impl UiCommand {
             UiCommand::Retarget => "Retarget Clips…",
             UiCommand::ToggleSkeletons => "Show Skeletons",
             UiCommand::ToggleGrid => "Grid",
+            UiCommand::ToggleTrajectory => "Root Trajectory",
             UiCommand::ResetLayout => "Reset Layout",
             UiCommand::GizmoMove => "Move",
             UiCommand::GizmoRotate => "Rotate",
@@ -221,6 +225,7 @@ impl UiCommand {
             | UiCommand::ImportFolder
             | UiCommand::ToggleSkeletons
             | UiCommand::ToggleGrid
+            | UiCommand::ToggleTrajectory
             | UiCommand::ResetLayout => &[],
             UiCommand::GizmoMove => &MOVE,
             UiCommand::GizmoRotate => &ROTATE,

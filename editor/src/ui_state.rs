@@ -54,6 +54,9 @@ pub struct UiState {
     pub show_skeletons: bool,
     /// View > Grid.
     pub show_grid: bool,
+    /// View > Root Trajectory: the path root motion takes each rig along (rigs without root
+    /// motion draw none).
+    pub show_trajectory: bool,
     /// The transform gizmo's mode.
     pub gizmo: GizmoMode,
     /// An entity being renamed in the outliner: (path, text typed so far).
@@ -128,8 +131,8 @@ impl Default for Onion {
 }
 
 impl UiState {
-    /// The default view: grid on, skeletons off, translate gizmo.
+    /// The default view: grid and root trajectories on, skeletons off, translate gizmo.
     pub fn new() -> Self {
-        Self { show_grid: true, ..Self::default() }
+        Self { show_grid: true, show_trajectory: true, ..Self::default() }
     }
 }

@@ -31,7 +31,7 @@ use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
 use marrow_engine::project::file::ClipAsset;
 use marrow_engine::retarget::{BonePair, RetargetMap};
-use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SocketDesc};
+use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, RootMotionDesc, SocketDesc};
 use marrow_engine::tangent::TangentMode;
 use marrow_engine::track::Interpolation;
 use proptest::prelude::*;
@@ -92,6 +92,13 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
             looping: b.is_multiple_of(2).then_some(b.is_multiple_of(4)),
             speed: x,
             play_on_start: b % 2 == 1,
+            // Root motion from a bone of the rig, with other axes, or from a bone it lacks.
+            root_motion: match a % 4 {
+                0 => None,
+                1 => Some(RootMotionDesc::planar("hips")),
+                2 => Some(RootMotionDesc { bone: "thigh_l".into(), axes: [true, true, false], yaw: false }),
+                _ => Some(RootMotionDesc { bone: "missing".into(), axes: [false, false, true], yaw: true }),
+            },
         }))),
         5 => e(EntityOp::SetSocket((!b.is_multiple_of(4)).then(|| SocketDesc {
             bone: ["thigh_l", "shin_r", "missing"][b as usize % 3].into(),

@@ -1,7 +1,8 @@
 //! The Inspector under real work (issue 24): the Animator card's clip picker offers only the
 //! clips made for the entity's rig (other rigs' clips greyed out under their own heading), and
 //! its warning about a clip for another rig wraps inside the Inspector instead of running past
-//! its edge; a bone's pose fields stay in place whether the bone has children or not.
+//! its edge; a bone's pose fields stay in place whether the bone has children or not. Root
+//! motion is set on the Animator card (its bone, axes and heading) and moves the character.
 
 mod support;
 
@@ -9,6 +10,7 @@ use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use marrow_editor::EditorApp;
+use marrow_editor::ui_state::Selection;
 use support::*;
 
 const CESIUM_CLIP: &str = "assets/CesiumMan.glb#animation0";
@@ -133,4 +135,53 @@ fn the_pose_fields_stay_in_place_between_bones_with_and_without_children() {
     h.drop_at(at);
     settle(&mut h);
     assert!(h.get_by_label("Pose Rotation X").is_focused(), "the click focused the same field");
+}
+
+#[test]
+fn root_motion_set_on_the_animator_card_moves_the_capture_and_undoes_to_the_original_bytes() {
+    let dir = sample("mocap");
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    let rig = "cmu_131_01/cmu_131_01";
+    h.state_mut().ui.selection = Selection::Entity(rig.into());
+    settle(&mut h);
+    let scene = |h: &Harness<'_, EditorApp>| {
+        let files = h.state().doc.files();
+        files.into_iter().find(|(p, _)| p.ends_with(".scene.ron")).unwrap().1
+    };
+    assert!(!scene(&h).contains("root_motion"));
+    h.get_by_role_and_label(Role::CheckBox, "Root Motion").click();
+    settle(&mut h);
+    assert_eq!(h.state().doc.head(), 1, "turning root motion on is one undo step");
+    let text = scene(&h);
+    assert!(text.contains("bone: \"Hips\"") && text.contains("translate: \"XZ\""), "{text}");
+    assert_eq!(h.get_by_role_and_label(Role::ComboBox, "Root Motion Bone").value().as_deref(), Some("Hips"));
+    h.get_by_label("Yaw").click();
+    settle(&mut h);
+    assert_eq!(h.state().doc.head(), 2);
+    assert!(scene(&h).contains("yaw: false"), "the heading is left in the pose");
+
+    // Playing moves the character, not its hips: the hips play in place on X and Z.
+    key(&mut h, egui::Modifiers::NONE, egui::Key::Space);
+    assert!(h.state().session.is_playing());
+    for _ in 0..60 {
+        h.step();
+    }
+    {
+        let world = h.state().session.world();
+        let e = world.find(rig).unwrap();
+        let a = world.animator(e).unwrap();
+        let moved = a.root_motion().translation;
+        assert!(moved.length() > 1.0, "a second of the capture walks the character (moved {moved:?})");
+        assert_eq!(a.root_motion().yaw, 0.0, "the heading is not taken");
+        let rest = a.skeleton().bind_pose[0].translation;
+        let hips = world.rig_pose(e).unwrap().local[0].translation;
+        assert!(
+            (hips.x - rest.x).abs() < 1e-4 && (hips.z - rest.z).abs() < 1e-4,
+            "in place: {hips} vs {rest}"
+        );
+    }
+    key(&mut h, egui::Modifiers::NONE, egui::Key::Space);
+    assert_eq!(h.state().doc.head(), 2, "playing is not an edit");
+    undo_all_redo_all(&mut h, dir.path(), &original);
 }

@@ -2,8 +2,8 @@
 //! crossfade from an outgoing head), its bone adjusts and its marker events, and evaluates the
 //! character's pose through the jobs in [`crate::pose`].
 //!
-//! Authored state is [`AnimatorSettings`] (clip, speed, `play_on_start`): the only part a scene
-//! saves. Everything else here is session state (playing, time, the `started` latch, the fade, the
+//! Authored state is [`AnimatorSettings`] (clip, speed, `play_on_start`, root motion): the only
+//! part a scene saves. Everything else here is session state (playing, time, the `started` latch, the fade, the
 //! adjust list, queued events) and is never saved.
 //!
 //! ## Crossfade rules ([`Animator::cross_fade_to`])
@@ -40,6 +40,14 @@
 //! ([`crate::ik::AimJob`], the aim's up toward model-space up). A graph
 //! head's `time` is the graph time it has advanced; [`Animator::seek`] does not move its playheads.
 //!
+//! ## Root motion
+//! With [`AnimatorSettings::root_motion`] set, each advance computes the heads' root motion
+//! ([`crate::root_motion`]): a clip head's from its step (whole laps composed in), a graph head's
+//! from its flow, the two heads of a crossfade weighted as their poses are. The sum is
+//! [`Animator::root_motion_step`] and accumulates in [`Animator::root_motion`]; evaluation puts
+//! the root bone in place. A seek places the character where playing from the start would have;
+//! [`Animator::reset_session`] and [`Animator::reset_root_motion`] bring it back.
+//!
 //! ## Faults
 //! A clip (or graph) for another rig leaves the bind pose standing. The animator only notes it
 //! ([`Animator::current_fault`], and a `debug` log line); the scene's world warns about it once
@@ -60,6 +68,7 @@ use crate::pose::{
     BlendLayer, BlendingJob, BoneAdjust, JobError, LocalToModelJob, PaletteJob, RigPoseMut, SamplingContext,
     SamplingJob, insert_adjust,
 };
+use crate::root_motion::{RootAccumulator, RootDelta, RootMotion, clip_delta, remove_motion};
 use crate::skeleton::Skeleton;
 
 /// The authored part of an Animator: what a scene file saves. Equality compares clips by value
@@ -74,6 +83,8 @@ pub struct AnimatorSettings {
     pub speed: f32,
     /// Start playing on the first step with non-zero simulation time.
     pub play_on_start: bool,
+    /// Root motion taken from the root bone (`None`: the root moves in the pose, as authored).
+    pub root_motion: Option<RootMotion>,
 }
 
 impl PartialEq for AnimatorSettings {
@@ -81,6 +92,7 @@ impl PartialEq for AnimatorSettings {
         self.clip == other.clip
             && self.speed == other.speed
             && self.play_on_start == other.play_on_start
+            && self.root_motion == other.root_motion
             && match (&self.graph, &other.graph) {
                 (Some(a), Some(b)) => Arc::ptr_eq(a, b),
                 (None, None) => true,
@@ -91,7 +103,7 @@ impl PartialEq for AnimatorSettings {
 
 impl Default for AnimatorSettings {
     fn default() -> Self {
-        Self { clip: None, graph: None, speed: 1.0, play_on_start: true }
+        Self { clip: None, graph: None, speed: 1.0, play_on_start: true, root_motion: None }
     }
 }
 
@@ -296,6 +308,20 @@ impl Head {
         }
     }
 
+    /// The root motion of the step this head just made (`root`: the setting and the root bone's
+    /// rest). A head at fault moves nothing.
+    fn root_delta(&self, root: &(RootMotion, Transform), step: &PlaybackStep) -> RootDelta {
+        if self.fault.is_some() {
+            return RootDelta::IDENTITY;
+        }
+        match &self.source {
+            Source::Clip { clip, duration, .. } => {
+                clip_delta(&root.0, clip, &root.1, step, *duration, self.looping)
+            }
+            Source::Graph(g) => g.root_delta(),
+        }
+    }
+
     fn sample(&mut self, skeleton: &Skeleton, out: &mut [Transform]) -> Result<(), JobError> {
         if self.fault.is_some() {
             out[..skeleton.bone_count()].copy_from_slice(&skeleton.bind_pose);
@@ -337,6 +363,10 @@ pub struct Animator {
     scratch_adjusts: Vec<BoneAdjust>,
     /// Local transforms that replace the sampled ones (an editor's temporary pose), by bone.
     overrides: Vec<(u16, Transform)>,
+    /// Where root motion has taken the character.
+    root: RootAccumulator,
+    /// The root motion of the last advance.
+    root_step: RootDelta,
 }
 
 impl Animator {
@@ -358,6 +388,8 @@ impl Animator {
             scratch_out: vec![Transform::IDENTITY; n],
             scratch_adjusts: Vec::new(),
             overrides: Vec::new(),
+            root: RootAccumulator::default(),
+            root_step: RootDelta::IDENTITY,
         };
         a.reset_session();
         a
@@ -366,6 +398,8 @@ impl Animator {
     /// Drops all session state and returns to the authored starting state.
     pub fn reset_session(&mut self) {
         self.started = false;
+        self.root.reset();
+        self.root_step = RootDelta::IDENTITY;
         self.fade = None;
         self.adjusts.clear();
         self.queued.clear();
@@ -598,15 +632,27 @@ impl Animator {
     /// so seeking to `t` gives the pose an instance advanced by `t` from its start would have.
     /// A seek announces no markers.
     pub fn seek(&mut self, time: f32) {
+        let root = self.root_setting();
         if let Some(h) = &mut self.current {
             let time = if time.is_finite() { time } else { 0.0 };
-            match &mut h.source {
+            let from_start = match &mut h.source {
                 Source::Graph(g) => {
                     h.time = time.max(0.0);
+                    g.set_root_motion(root);
                     g.reset_playheads();
                     g.advance_with(h.time, false);
+                    PlaybackStep { from: 0.0, to: h.time, travel: h.time }
                 }
-                Source::Clip { duration, .. } => h.time = time.clamp(0.0, *duration),
+                Source::Clip { duration, .. } => {
+                    h.time = time.clamp(0.0, *duration);
+                    PlaybackStep { from: 0.0, to: h.time, travel: h.time }
+                }
+            };
+            // The character stands where playing from the start to here would have taken it.
+            self.root.reset();
+            self.root_step = RootDelta::IDENTITY;
+            if let Some(r) = &root {
+                self.root.push(h.root_delta(r, &from_start));
             }
             self.last_step = PlaybackStep::still(h.time);
         }
@@ -729,19 +775,61 @@ impl Animator {
         } else if let Some(f) = &self.fade {
             weight = (1.0 - f.remaining / f.duration).clamp(0.0, 1.0);
         }
+        let root = self.root_setting();
+        let mut motion = RootDelta::IDENTITY;
         if let Some(f) = &mut self.fade {
-            f.outgoing.advance(travel, 1.0 - weight > 0.5, &mut self.queued);
+            if let Source::Graph(g) = &mut f.outgoing.source {
+                g.set_root_motion(root);
+            }
+            let out_step = f.outgoing.advance(travel, 1.0 - weight > 0.5, &mut self.queued);
+            if let Some(r) = &root {
+                motion = f.outgoing.root_delta(r, &out_step).weighted(1.0 - weight);
+            }
             if f.remaining <= 0.0 {
                 self.fade = None;
             }
         }
         let step = match &mut self.current {
-            Some(h) if h.playing => h.advance(travel, weight >= 0.5, &mut self.queued),
+            Some(h) if h.playing => {
+                if let Source::Graph(g) = &mut h.source {
+                    g.set_root_motion(root);
+                }
+                let step = h.advance(travel, weight >= 0.5, &mut self.queued);
+                if let Some(r) = &root {
+                    motion = motion.plus(h.root_delta(r, &step).weighted(weight));
+                }
+                step
+            }
             Some(h) => PlaybackStep::still(h.time),
             None => PlaybackStep::default(),
         };
+        self.root_step = motion;
+        self.root.push(motion);
         self.last_step = step;
         step
+    }
+
+    /// The root motion setting with the root bone's rest, when one is set for a bone the rig has.
+    fn root_setting(&self) -> Option<(RootMotion, Transform)> {
+        let rm = self.settings.root_motion?;
+        Some((rm, *self.skeleton.bind_pose.get(usize::from(rm.bone))?))
+    }
+
+    /// The root motion of the last advance (a game reads it to move a character controller).
+    pub fn root_motion_step(&self) -> RootDelta {
+        self.root_step
+    }
+
+    /// Where root motion has taken the character since the session began (or the last seek or
+    /// [`Animator::reset_root_motion`]), in the character's entity space.
+    pub fn root_motion(&self) -> &RootAccumulator {
+        &self.root
+    }
+
+    /// Forgets the accumulated root motion (the character back at its entity's origin).
+    pub fn reset_root_motion(&mut self) {
+        self.root.reset();
+        self.root_step = RootDelta::IDENTITY;
     }
 
     /// Starts a simulation stage: the events queued by earlier advances become the ready ones
@@ -788,6 +876,11 @@ impl Animator {
             }
             (Some(cur), _) => cur.sample(sk, &mut out.local[..n])?,
             (None, _) => out.local[..n].copy_from_slice(&sk.bind_pose),
+        }
+        if let Some(rm) = &self.settings.root_motion
+            && let Some(rest) = sk.bind_pose.get(usize::from(rm.bone))
+        {
+            remove_motion(rm, rest, &mut out.local[usize::from(rm.bone)]);
         }
         for (b, t) in &self.overrides {
             if let Some(l) = out.local.get_mut(*b as usize).filter(|_| (*b as usize) < n) {

@@ -135,6 +135,7 @@ pub mod property;
 #[cfg(feature = "render")]
 pub mod render;
 pub mod retarget;
+pub mod root_motion;
 pub mod scene;
 pub mod simd;
 pub mod simplify;

@@ -112,6 +112,7 @@ pub fn one_rig_project(skeleton: Skeleton, clips: Vec<(&str, Clip)>) -> Project 
         looping: None,
         speed: 1.0,
         play_on_start: true,
+        root_motion: None,
     };
     let rig = EntityDesc {
         name: "Rig".into(),

@@ -484,6 +484,7 @@ fn scene_of(sk: &Skeleton, clip: &Clip) -> ImportedScene {
             looping: None,
             speed: 1.0,
             play_on_start: true,
+            root_motion: None,
         }),
         ..Default::default()
     };
@@ -596,6 +597,7 @@ fn a_scene_with_faults_is_refused_naming_every_fault_and_nothing_is_written() {
             looping: None,
             speed: 1.0,
             play_on_start: true,
+            root_motion: None,
         }),
         children: vec![EntityDesc { name: "WrongBody".into(), ..body.clone() }],
         ..Default::default()
@@ -779,6 +781,7 @@ fn an_empty_clip_keeps_its_length_through_a_hold_that_import_drops_and_props_get
             looping: None,
             speed: 1.0,
             play_on_start: true,
+            root_motion: None,
         }),
         ..Default::default()
     };

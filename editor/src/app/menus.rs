@@ -80,6 +80,7 @@ impl EditorApp {
             UiCommand::Retarget => self.panels.retarget.show(&retarget_context(&self.doc, &self.session)),
             UiCommand::ToggleSkeletons => self.ui.show_skeletons = !self.ui.show_skeletons,
             UiCommand::ToggleGrid => self.ui.show_grid = !self.ui.show_grid,
+            UiCommand::ToggleTrajectory => self.ui.show_trajectory = !self.ui.show_trajectory,
             UiCommand::ResetLayout => self.commands.push(Command::ResetLayout),
             UiCommand::GizmoMove => self.ui.gizmo = GizmoMode::Translate,
             UiCommand::GizmoRotate => self.ui.gizmo = GizmoMode::Rotate,
@@ -241,6 +242,7 @@ impl EditorApp {
                 for (c, mut on) in [
                     (UiCommand::ToggleSkeletons, self.ui.show_skeletons),
                     (UiCommand::ToggleGrid, self.ui.show_grid),
+                    (UiCommand::ToggleTrajectory, self.ui.show_trajectory),
                 ] {
                     if ui.checkbox(&mut on, c.text()).clicked() {
                         self.run_ui_command(c);

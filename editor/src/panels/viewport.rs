@@ -318,6 +318,9 @@ impl ViewportPanel {
                 );
             }
         }
+        if cx.ui.show_trajectory {
+            paint_trajectories(&ui.painter().with_clip_rect(rect), &view, cx.session.world());
+        }
         if let Some((g, _)) = &gizmo {
             g.paint(&ui.painter().with_clip_rect(rect), &view, hot);
         }
@@ -560,5 +563,43 @@ impl ViewportPanel {
     /// The gizmo's local transform for a socket entity, for tests.
     pub fn socket_local(offset: &Transform) -> Transform {
         *offset
+    }
+}
+
+/// Draws, for every rig whose Animator takes root motion from a clip, the path its root takes
+/// over the clip's lap through where the character stands now: the part behind it dimmer, a dot
+/// where it is, so an animator sees where the motion leads before playing it.
+fn paint_trajectories(painter: &egui::Painter, view: &View, world: &marrow_engine::scene::World) {
+    use marrow_engine::root_motion::clip_motion_between;
+    const SAMPLES: usize = 96;
+    for rig in world.rigs() {
+        let (Some(a), Some(m)) = (world.animator(rig), world.world_matrix(rig)) else { continue };
+        let (Some(rm), Some(clip)) = (a.settings().root_motion, a.current_clip()) else { continue };
+        let Some(rest) = a.skeleton().bind_pose.get(usize::from(rm.bone)) else { continue };
+        let (now, d) = (a.time(), clip.duration());
+        if !(d > 0.0) {
+            continue;
+        }
+        let point = |t: f32| {
+            let p = m.transform_point3(clip_motion_between(&rm, clip, rest, now, t).translation);
+            view.project(p)
+        };
+        let color = Color32::from_rgb(250, 200, 60);
+        let mut last: Option<(Pos2, bool)> = None;
+        for i in 0..=SAMPLES {
+            let t = d * i as f32 / SAMPLES as f32;
+            let Some(p) = point(t) else {
+                last = None;
+                continue;
+            };
+            if let Some((q, _)) = last {
+                let c = if t <= now { color.gamma_multiply(0.45) } else { color };
+                painter.line_segment([q, p], egui::Stroke::new(2.0, c));
+            }
+            last = Some((p, t <= now));
+        }
+        if let Some(p) = point(now) {
+            painter.circle_filled(p, 4.0, color);
+        }
     }
 }

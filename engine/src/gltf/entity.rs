@@ -89,6 +89,7 @@ pub fn model_entity(
                     graph: None,
                     speed: 1.0,
                     play_on_start: true,
+                    root_motion: None,
                 }),
                 ..Default::default()
             }

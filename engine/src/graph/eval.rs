@@ -55,6 +55,7 @@ use crate::clip::Clip;
 use crate::math::{self, Transform};
 use crate::playback::{PlaybackStep, advance_head, swept_markers};
 use crate::pose::{BlendLayer, BlendingJob, BoneAdjust, JobError, SamplingContext, SamplingJob};
+use crate::root_motion::{RootDelta, RootMotion, clip_delta};
 use crate::skeleton::Skeleton;
 
 /// A marker announced by a clip of a graph, or a state machine's event (see [`EventKind`]).
@@ -257,7 +258,7 @@ fn advance_space_2d(
     dt: f32,
     say: bool,
     events: &mut Vec<GraphMarkerEvent>,
-) {
+) -> PlaybackStep {
     let members = &program.members[s.members.clone()];
     let speed_of = |j: usize| {
         let m = &members[j];
@@ -276,6 +277,7 @@ fn advance_space_2d(
             events.push(GraphMarkerEvent::marker(s.node, m.clip.clone(), marker, lap))
         });
     }
+    step
 }
 
 /// Samples a 2D space's weighted `corners` at `phase` and blends them into slot `dst` (a corner
@@ -319,6 +321,8 @@ fn blend_corners(
 #[derive(Clone, Copy, Debug, Default)]
 struct FlowState {
     weight: f32,
+    /// The share of the root motion (as `weight`, but nothing through an Additive or Mask layer).
+    motion: f32,
     speaks: bool,
     rate: f32,
 }
@@ -341,6 +345,10 @@ pub struct GraphInstance {
     aims: Vec<GraphAim>,
     events: Vec<GraphMarkerEvent>,
     machines: Vec<MachineInstance>,
+    /// The root motion taken and the root bone's rest (`None`: none taken).
+    root: Option<(RootMotion, Transform)>,
+    /// The root motion of the last advance, blended by the flow's weights.
+    root_delta: RootDelta,
 }
 
 /// The clip a graph instance's lead source plays, where and how fast (for marker sync).
@@ -483,6 +491,8 @@ impl GraphInstance {
                     + 8 * p.machines.len(),
             ),
             machines: p.machines.iter().map(MachineInstance::new).collect(),
+            root: None,
+            root_delta: RootDelta::IDENTITY,
             program,
         };
         inst.reset_playheads();
@@ -791,6 +801,24 @@ impl GraphInstance {
         &self.aims
     }
 
+    /// Takes root motion from `root` (the setting and the root bone's rest), or none; the
+    /// states of the instance's machines follow.
+    pub fn set_root_motion(&mut self, root: Option<(RootMotion, Transform)>) {
+        if self.root == root {
+            return;
+        }
+        self.root = root;
+        for m in &mut self.machines {
+            m.set_root_motion(root);
+        }
+    }
+
+    /// The root motion of the last advance, blended by the weights the poses blend with (none
+    /// through an Additive or Mask layer); identity when no root motion is taken.
+    pub fn root_delta(&self) -> RootDelta {
+        self.root_delta
+    }
+
     /// The reverse pass: effective weight, speaking and rate of every pose node.
     fn propagate(&mut self) {
         let program = &*self.program;
@@ -798,19 +826,20 @@ impl GraphInstance {
         if let [only] = self.flow.as_mut_slice()
             && matches!(program.flow[..], [Flow::Clip { .. } | Flow::Space { .. } | Flow::Machine { .. }])
         {
-            *only = FlowState { weight: 1.0, speaks: true, rate: 1.0 };
+            *only = FlowState { weight: 1.0, motion: 1.0, speaks: true, rate: 1.0 };
             return;
         }
         for s in &mut self.flow {
-            *s = FlowState { weight: 0.0, speaks: false, rate: f32::NAN };
+            *s = FlowState { weight: 0.0, motion: 0.0, speaks: false, rate: f32::NAN };
         }
         let Some(root) = self.flow.get_mut(program.root as usize) else { return };
-        *root = FlowState { weight: 1.0, speaks: true, rate: 1.0 };
+        *root = FlowState { weight: 1.0, motion: 1.0, speaks: true, rate: 1.0 };
         let params = &self.params;
         let flow = &mut self.flow;
-        let give = |flow: &mut [FlowState], i: u16, weight: f32, speaks: bool, rate: f32| {
+        let give = |flow: &mut [FlowState], i: u16, (weight, motion): (f32, f32), speaks: bool, rate: f32| {
             if let Some(s) = flow.get_mut(i as usize) {
                 s.weight += weight;
+                s.motion += motion;
                 s.speaks |= speaks;
                 if s.rate.is_nan() {
                     s.rate = rate;
@@ -824,26 +853,27 @@ impl GraphInstance {
                 Flow::Clip { .. } | Flow::Space { .. } | Flow::Machine { .. } => {}
                 Flow::Blend2 { a, b, weight } => {
                     let w = unit(read(params, weight));
-                    give(flow, a, s.weight * (1.0 - w), s.speaks && w < 0.5, rate);
-                    give(flow, b, s.weight * w, s.speaks && w >= 0.5, rate);
+                    give(flow, a, (s.weight * (1.0 - w), s.motion * (1.0 - w)), s.speaks && w < 0.5, rate);
+                    give(flow, b, (s.weight * w, s.motion * w), s.speaks && w >= 0.5, rate);
                 }
                 Flow::Additive { base, layer, reference, weight } => {
                     let w = unit(read(params, weight));
-                    give(flow, base, s.weight, s.speaks, rate);
-                    give(flow, layer, s.weight * w, s.speaks && w >= 0.5, rate);
-                    give(flow, reference, 0.0, false, rate);
+                    give(flow, base, (s.weight, s.motion), s.speaks, rate);
+                    give(flow, layer, (s.weight * w, 0.0), s.speaks && w >= 0.5, rate);
+                    give(flow, reference, (0.0, 0.0), false, rate);
                 }
                 Flow::Mask { base, layer, weight, layer_max } => {
                     let w = unit(read(params, weight)) * layer_max;
-                    give(flow, base, s.weight, s.speaks, rate);
-                    give(flow, layer, s.weight * w, s.speaks && w >= 0.5, rate);
+                    give(flow, base, (s.weight, s.motion), s.speaks, rate);
+                    give(flow, layer, (s.weight * w, 0.0), s.speaks && w >= 0.5, rate);
                 }
                 Flow::Adjust { input, .. } | Flow::TwoBoneIk { input, .. } | Flow::LookAt { input, .. } => {
-                    give(flow, input, s.weight, s.speaks, rate)
+                    give(flow, input, (s.weight, s.motion), s.speaks, rate)
                 }
                 Flow::TimeScale { input, scale } => {
                     let f = read(params, scale);
-                    give(flow, input, s.weight, s.speaks, rate * if f.is_finite() { f } else { 0.0 });
+                    let f = if f.is_finite() { f } else { 0.0 };
+                    give(flow, input, (s.weight, s.motion), s.speaks, rate * f);
                 }
             }
         }
@@ -859,12 +889,23 @@ impl GraphInstance {
     /// whether this graph dominates its crossfade).
     pub fn advance_with(&mut self, dt: f32, speaks: bool) {
         self.events.clear();
+        self.root_delta = RootDelta::IDENTITY;
         if dt == 0.0 || !dt.is_finite() {
             return;
         }
         self.propagate();
         let program = &*self.program;
         let events = &mut self.events;
+        let root = self.root.as_ref();
+        let mut motion = RootDelta::IDENTITY;
+        let moved =
+            |motion: &mut RootDelta, clip: &Clip, step: &PlaybackStep, d: f32, looping: bool, w: f32| {
+                if let Some((rm, rest)) = root
+                    && w > 0.0
+                {
+                    *motion = motion.plus(clip_delta(rm, clip, rest, step, d, looping).weighted(w));
+                }
+            };
         for (k, f) in program.flow.iter().enumerate() {
             let st = self.flow[k];
             let rate = if st.rate.is_finite() { st.rate } else { 0.0 };
@@ -875,6 +916,7 @@ impl GraphInstance {
                     let time = &mut self.player_times[player as usize];
                     let (step, _) = advance_head(*time, dt * rate * p.speed, p.duration, p.looping);
                     *time = step.to;
+                    moved(&mut motion, &p.clip, &step, p.duration, p.looping, st.motion);
                     if say {
                         let times = p.clip.markers().iter().map(|m| m.time);
                         swept_markers(times, &step, p.duration, p.looping, |marker, lap| {
@@ -886,27 +928,24 @@ impl GraphInstance {
                     let m = &program.machines[machine as usize];
                     let scratch =
                         HostSlots { slots: &mut self.slots, n: program.bone_count, pair: m.scratch };
-                    self.machines[machine as usize].tick(
-                        m,
-                        &mut self.params,
-                        dt * rate,
-                        say,
-                        events,
-                        scratch,
-                    );
+                    let mi = &mut self.machines[machine as usize];
+                    mi.tick(m, &mut self.params, dt * rate, say, events, scratch);
+                    if root.is_some() && st.motion > 0.0 {
+                        motion = motion.plus(mi.root_delta().weighted(st.motion));
+                    }
                 }
                 Flow::Space { space } if program.spaces[space as usize].y.is_some() => {
                     let s = &program.spaces[space as usize];
                     let Some(corners) = corners(program, s, &self.params) else { continue };
-                    advance_space_2d(
-                        program,
-                        s,
-                        corners,
-                        &mut self.phases[space as usize],
-                        dt * rate,
-                        say,
-                        events,
-                    );
+                    let phase = &mut self.phases[space as usize];
+                    let step = advance_space_2d(program, s, corners, phase, dt * rate, say, events);
+                    for (j, w) in corners {
+                        let m = &program.members[s.members.clone()][j];
+                        let d = m.duration;
+                        let member =
+                            PlaybackStep { from: step.from * d, to: step.to * d, travel: step.travel * d };
+                        moved(&mut motion, &m.clip, &member, d, s.looping, st.motion * w);
+                    }
                 }
                 Flow::Space { space } => {
                     let s = &program.spaces[space as usize];
@@ -924,6 +963,12 @@ impl GraphInstance {
                     let phase = &mut self.phases[space as usize];
                     let (step, _) = advance_head(*phase, dt * rate * phase_rate, 1.0, s.looping);
                     *phase = step.to;
+                    for (j, w) in [(lo, 1.0 - t), (hi, t)] {
+                        let d = members[j].duration;
+                        let member =
+                            PlaybackStep { from: step.from * d, to: step.to * d, travel: step.travel * d };
+                        moved(&mut motion, &members[j].clip, &member, d, s.looping, st.motion * w);
+                    }
                     if say {
                         let m = &members[if t >= 0.5 { hi } else { lo }];
                         let d = m.duration;
@@ -938,6 +983,7 @@ impl GraphInstance {
                 _ => {}
             }
         }
+        self.root_delta = motion;
     }
 
     /// Evaluates the graph at the current playheads and parameter values into `out_local`, and

@@ -21,7 +21,9 @@ use crate::easing::{CubicBezier, Ease, Easing};
 use crate::math::Transform;
 use crate::particles::{CloudGroup, CloudSettings, SpringSettings};
 use crate::property::PropertyAnimation;
-use crate::scene::{AnimatorDesc, CrowdDesc, EntityDesc, MeshDesc, ParticleCloudDesc, SceneDesc, SocketDesc};
+use crate::scene::{
+    AnimatorDesc, CrowdDesc, EntityDesc, MeshDesc, ParticleCloudDesc, RootMotionDesc, SceneDesc, SocketDesc,
+};
 use crate::skeleton::{NO_PARENT, Skeleton};
 use crate::tangent::TangentMode;
 use crate::track::{Animatable, Interpolation, Track};
@@ -687,6 +689,48 @@ pub struct AnimatorFile {
     /// Start playing on the first simulation step.
     #[serde(default = "yes")]
     pub play_on_start: bool,
+    /// Root motion taken from a bone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_motion: Option<RootMotionFile>,
+}
+
+/// Root motion in a scene file: `(bone: "hips", translate: "XZ", yaw: true)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RootMotionFile {
+    /// The bone that carries the motion, by name.
+    pub bone: String,
+    /// Translation axes taken, as letters (`"XZ"`; `""` for none).
+    #[serde(default = "xz")]
+    pub translate: String,
+    /// Whether the heading (yaw about +Y) is taken.
+    #[serde(default = "yes")]
+    pub yaw: bool,
+}
+
+fn xz() -> String {
+    "XZ".to_owned()
+}
+
+impl From<&RootMotionDesc> for RootMotionFile {
+    fn from(d: &RootMotionDesc) -> Self {
+        RootMotionFile { bone: d.bone.clone(), translate: d.axes_letters(), yaw: d.yaw }
+    }
+}
+
+impl RootMotionFile {
+    fn to_desc(&self, at: &str) -> Result<RootMotionDesc, FieldError> {
+        if self.bone.is_empty() {
+            return Err(field_error(format!("{at}: animator.root_motion.bone"), "names no bone"));
+        }
+        let axes = RootMotionDesc::parse_axes(&self.translate).ok_or_else(|| {
+            field_error(
+                format!("{at}: animator.root_motion.translate"),
+                format!("{:?} is not a set of axes (letters X, Y, Z, each once)", self.translate),
+            )
+        })?;
+        Ok(RootMotionDesc { bone: self.bone.clone(), axes, yaw: self.yaw })
+    }
 }
 
 /// A mesh in a scene file.
@@ -990,6 +1034,7 @@ impl From<&EntityDesc> for EntityFile {
                 looping: a.looping,
                 speed: a.speed,
                 play_on_start: a.play_on_start,
+                root_motion: a.root_motion.as_ref().map(RootMotionFile::from),
             }),
             mesh: d.mesh.as_ref().map(|m| match m {
                 MeshDesc::Asset(r) => MeshFile::Asset(r.clone()),
@@ -1035,6 +1080,7 @@ fn entity_desc(f: &EntityFile, parent: &str) -> Result<EntityDesc, FieldError> {
                 looping: a.looping,
                 speed: a.speed,
                 play_on_start: a.play_on_start,
+                root_motion: a.root_motion.as_ref().map(|r| r.to_desc(&at)).transpose()?,
             })
         }
         None => None,

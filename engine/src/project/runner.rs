@@ -152,6 +152,7 @@ pub fn runner_scene() -> SceneDesc {
                     looping: None,
                     speed: 1.0,
                     play_on_start: true,
+                    root_motion: None,
                 }),
                 children: vec![
                     limb("LeftThigh", "thigh_l"),

@@ -66,6 +66,48 @@ pub struct AnimatorDesc {
     pub speed: f32,
     /// Start playing on the first simulation step.
     pub play_on_start: bool,
+    /// Root motion taken from a bone (see [`crate::root_motion`]).
+    pub root_motion: Option<RootMotionDesc>,
+}
+
+/// Authored root motion: the bone by name, the translation axes taken and whether the heading is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RootMotionDesc {
+    /// The bone that carries the motion.
+    pub bone: String,
+    /// Translation axes taken (X, Y, Z).
+    pub axes: [bool; 3],
+    /// Whether the heading (yaw about +Y) is taken.
+    pub yaw: bool,
+}
+
+impl RootMotionDesc {
+    /// Ground-plane translation and heading from `bone` (what a new setting starts as).
+    pub fn planar(bone: impl Into<String>) -> Self {
+        Self { bone: bone.into(), axes: [true, false, true], yaw: true }
+    }
+
+    /// The axes as letters (`"XZ"`), as files write them.
+    pub fn axes_letters(&self) -> String {
+        ["X", "Y", "Z"].iter().zip(self.axes).filter(|(_, on)| *on).map(|(l, _)| *l).collect()
+    }
+
+    /// Reads axes letters (any of `X`, `Y`, `Z`, once each, any case); `None` for anything else.
+    pub fn parse_axes(letters: &str) -> Option<[bool; 3]> {
+        let mut axes = [false; 3];
+        for c in letters.chars() {
+            let i = match c.to_ascii_uppercase() {
+                'X' => 0,
+                'Y' => 1,
+                'Z' => 2,
+                _ => return None,
+            };
+            if std::mem::replace(&mut axes[i], true) {
+                return None;
+            }
+        }
+        Some(axes)
+    }
 }
 
 /// An authored mesh.

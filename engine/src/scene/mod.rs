@@ -15,7 +15,8 @@
 //! 2. Every rig is evaluated into its slice of one [`PoseBuffer`] (in parallel with rayon); the
 //!    marker events are then published serially into [`World::events`].
 //! 3. Transform stage ([`World::transform_stage`]): local transforms (authored, property
-//!    animated), then sockets placed on their bones, then world matrices resolved parents first,
+//!    animated; a rig's accumulated root motion after its own, see [`crate::root_motion`]), then
+//!    sockets placed on their bones, then world matrices resolved parents first,
 //!    so a socket sits on its bone the frame the character moves, including the first.
 //! 4. Mesh bindings are checked.
 //! 5. Particle clouds are posed from their rig (world space) and their springs stepped once per
@@ -53,7 +54,8 @@ use glam::{Mat4, Vec3};
 use rayon::prelude::*;
 
 pub use desc::{
-    AnimatorDesc, AssetSource, CrowdDesc, EntityDesc, MeshDesc, ParticleCloudDesc, SceneDesc, SocketDesc,
+    AnimatorDesc, AssetSource, CrowdDesc, EntityDesc, MeshDesc, ParticleCloudDesc, RootMotionDesc, SceneDesc,
+    SocketDesc,
 };
 pub use fault::{FaultLatch, FaultLog};
 pub use socket::{BoneSocket, SocketFault, socket_local};
@@ -184,6 +186,8 @@ pub struct AnimatorComponent {
     pub graph: Option<String>,
     /// The authored override of the clip's looping.
     pub looping: Option<bool>,
+    /// The authored root motion (its bone by name).
+    pub root_motion: Option<RootMotionDesc>,
     /// The animator.
     pub animator: Animator,
 }
@@ -1094,7 +1098,13 @@ impl World {
         }
         for &i in &self.hierarchy.order {
             let i = i as usize;
-            let local = self.frame_state.locals[i].to_mat4();
+            let mut local = self.frame_state.locals[i].to_mat4();
+            // A rig's root motion carries it (and everything under it) after its own transform.
+            if let Some(r) = self.components.rigs.get(self.components.rig_of[i] as usize)
+                && !r.component.animator.root_motion().is_identity()
+            {
+                local *= r.component.animator.root_motion().offset().to_mat4();
+            }
             self.frame_state.worlds[i] = match self.hierarchy.parents[i] {
                 Some(p) => self.frame_state.worlds[p.index as usize] * local,
                 None => local,
@@ -1310,15 +1320,19 @@ impl World {
                 }
                 None => None,
             };
-            let animator = Animator::new(
-                skeleton,
-                AnimatorSettings { clip, graph, speed: a.speed, play_on_start: a.play_on_start },
-            );
+            let root_motion = match &a.root_motion {
+                Some(r) => soft(faults, &path, "animator.root_motion.bone", root_motion_of(r, &skeleton))?,
+                None => None,
+            };
+            let settings =
+                AnimatorSettings { clip, graph, speed: a.speed, play_on_start: a.play_on_start, root_motion };
+            let animator = Animator::new(skeleton, settings);
             let component = AnimatorComponent {
                 rig: a.rig.clone(),
                 clip: a.clip.clone(),
                 graph: a.graph.clone(),
                 looping: a.looping,
+                root_motion: a.root_motion.clone(),
                 animator,
             };
             self.set_animator(e, component)?;
@@ -1515,6 +1529,7 @@ impl World {
                     looping,
                     speed: a.settings().speed,
                     play_on_start: a.settings().play_on_start,
+                    root_motion: c.root_motion.clone(),
                 }
             });
             EntityDesc {
@@ -1556,6 +1571,18 @@ impl World {
         entities.reverse();
         SceneDesc { name: self.name.clone(), entities }
     }
+}
+
+/// The runtime root motion of `desc` on `skeleton` (its bone found by name).
+fn root_motion_of(
+    desc: &RootMotionDesc,
+    skeleton: &Skeleton,
+) -> Result<crate::root_motion::RootMotion, String> {
+    let bone =
+        skeleton.bone_names.iter().position(|n| *n == desc.bone).ok_or_else(|| {
+            format!("root motion bone {:?} is not in skeleton {:?}", desc.bone, skeleton.name)
+        })?;
+    Ok(crate::root_motion::RootMotion { bone: bone as u16, axes: desc.axes, yaw: desc.yaw })
 }
 
 /// A reference that did not resolve (`r`'s error), for the entity at `path`: refused by

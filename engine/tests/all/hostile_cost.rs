@@ -416,6 +416,7 @@ mod bake {
                 looping: None,
                 speed: 1.0,
                 play_on_start: true,
+                root_motion: None,
             }),
             ..Default::default()
         };

@@ -44,6 +44,7 @@ mod project;
 mod project_runner;
 mod rebind_clips;
 mod retarget;
+mod root_motion;
 #[cfg(feature = "render")]
 mod render;
 mod scene;

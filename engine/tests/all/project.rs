@@ -519,6 +519,7 @@ fn every_authored_field_round_trips_through_a_scene_file() {
                     looping: Some(false),
                     speed: -0.5,
                     play_on_start: false,
+                    root_motion: None,
                 }),
                 children: vec![EntityDesc {
                     name: "Held".into(),

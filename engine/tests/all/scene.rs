@@ -57,7 +57,14 @@ fn rig(
         Animator::new(sk, AnimatorSettings { clip, speed: 1.0, play_on_start: true, ..Default::default() });
     w.set_animator(
         e,
-        AnimatorComponent { rig: "r".into(), clip: None, graph: None, looping: None, animator },
+        AnimatorComponent {
+            rig: "r".into(),
+            clip: None,
+            graph: None,
+            looping: None,
+            root_motion: None,
+            animator,
+        },
     )
     .unwrap();
     e
@@ -185,6 +192,7 @@ fn scene() -> SceneDesc {
                 looping: None,
                 speed: 1.0,
                 play_on_start: true,
+                root_motion: None,
             }),
             ..EntityDesc::default()
         }],
@@ -391,6 +399,7 @@ fn a_deep_chain_and_many_rigs_with_their_own_clip_copies_load_and_save_in_linear
             looping: Some(false),
             speed: 1.0,
             play_on_start: true,
+            root_motion: None,
         }),
         ..EntityDesc::default()
     };

@@ -65,7 +65,14 @@ fn rig(world: &mut World, name: &str, sk: Arc<Skeleton>, clip: Option<Arc<Clip>>
     world
         .set_animator(
             e,
-            AnimatorComponent { rig: "rig".into(), clip: None, graph: None, looping: None, animator },
+            AnimatorComponent {
+                rig: "rig".into(),
+                clip: None,
+                graph: None,
+                looping: None,
+                root_motion: None,
+                animator,
+            },
         )
         .unwrap();
     e

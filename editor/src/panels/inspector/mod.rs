@@ -15,7 +15,7 @@ use marrow_engine::clip::find_clip_fault;
 use marrow_engine::math::Transform;
 use marrow_engine::project::Library;
 use marrow_engine::scene::AssetSource;
-use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, SocketDesc};
+use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, RootMotionDesc, SocketDesc};
 use marrow_engine::skeleton::Skeleton;
 
 use crate::command::Command;
@@ -210,6 +210,7 @@ impl Inspector {
                         looping: None,
                         speed: 1.0,
                         play_on_start: true,
+                        root_motion: None,
                     })),
                 );
             }
@@ -317,6 +318,10 @@ impl Inspector {
                 set(cx, &|d| d.play_on_start = pos);
             }
             ui.end_row();
+
+            if let Some(rm) = root_motion_rows(ui, a.root_motion.as_ref(), rig_skeleton.as_deref()) {
+                set(cx, &|d| d.root_motion = rm.clone());
+            }
         });
         // A clip made for another rig is named here, in red, wrapped to the Inspector's width.
         if let (Some(c), Some(sk)) = (&a.clip, &rig_skeleton)
@@ -668,4 +673,66 @@ impl Inspector {
             });
         }
     }
+}
+
+/// The Animator card's root motion rows (in its grid): a toggle and the bone that drives it (the
+/// rig's bones), then the translation axes taken and the heading. Returns the new setting when
+/// one changed.
+fn root_motion_rows(
+    ui: &mut egui::Ui,
+    rm: Option<&RootMotionDesc>,
+    skeleton: Option<&Skeleton>,
+) -> Option<Option<RootMotionDesc>> {
+    let mut out = None;
+    ui.label("Root Motion");
+    ui.horizontal(|ui| {
+        let mut on = rm.is_some();
+        let text = if on { "" } else { "Off" };
+        let r = ui.checkbox(&mut on, text);
+        if named(r, egui::WidgetType::Checkbox, "Root Motion").changed() {
+            // A new setting starts on the rig's first bone: the root of most rigs and captures.
+            let bone = skeleton.and_then(|s| s.bone_names.first().cloned()).unwrap_or_default();
+            out = Some(on.then(|| RootMotionDesc::planar(bone)));
+        }
+        let Some(rm) = rm else { return };
+        let r = egui::ComboBox::from_id_salt("root motion bone")
+            .selected_text(&rm.bone)
+            .width(150.0)
+            .show_ui(ui, |ui| {
+                for name in skeleton.map(|s| &s.bone_names[..]).unwrap_or_default() {
+                    if ui.selectable_label(*name == rm.bone, name).clicked() {
+                        out = Some(Some(RootMotionDesc { bone: name.clone(), ..rm.clone() }));
+                    }
+                }
+            });
+        named(r.response, egui::WidgetType::ComboBox, "Root Motion Bone")
+            .on_hover_text("The bone whose motion moves the character (it plays in place)");
+    });
+    ui.end_row();
+    let Some(rm) = rm else { return out };
+    ui.label("");
+    ui.horizontal(|ui| {
+        ui.label("Take");
+        for (i, axis) in ["X", "Y", "Z"].into_iter().enumerate() {
+            let mut taken = rm.axes[i];
+            let r = ui
+                .toggle_value(&mut taken, axis)
+                .on_hover_text(format!("Take the bone's {axis} translation"));
+            if r.changed() {
+                let mut next = rm.clone();
+                next.axes[i] = taken;
+                out = Some(Some(next));
+            }
+        }
+        let mut yaw = rm.yaw;
+        if ui
+            .toggle_value(&mut yaw, "Yaw")
+            .on_hover_text("Take the bone's heading (turns about +Y)")
+            .changed()
+        {
+            out = Some(Some(RootMotionDesc { yaw, ..rm.clone() }));
+        }
+    });
+    ui.end_row();
+    out
 }

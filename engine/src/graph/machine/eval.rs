@@ -44,6 +44,7 @@ use crate::graph::eval::{GraphInstance, GraphMarkerEvent, blend_two, views};
 use crate::graph::model::{NodeId, ParamValue};
 use crate::math::Transform;
 use crate::pose::JobError;
+use crate::root_motion::{RootDelta, RootMotion};
 
 /// What happened to a state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -127,6 +128,8 @@ pub struct MachineInstance {
     transition: Option<Active>,
     started: bool,
     snapshot: Vec<Transform>,
+    /// The root motion of the last tick: the states' own, by the transition's weights.
+    root_delta: RootDelta,
 }
 
 /// Two scratch poses (the host's pose slots the machine owns) for an interruption's snapshot.
@@ -195,7 +198,21 @@ impl MachineInstance {
             transition: None,
             started: false,
             snapshot: vec![Transform::IDENTITY; n],
+            root_delta: RootDelta::IDENTITY,
         }
+    }
+
+    /// Takes root motion in every state (see [`GraphInstance::set_root_motion`]).
+    pub fn set_root_motion(&mut self, root: Option<(RootMotion, Transform)>) {
+        for s in &mut self.states {
+            s.set_root_motion(root);
+        }
+    }
+
+    /// The root motion of the last tick: the playing state's, or the two states of a transition
+    /// by its weights (only the destination's when it started from a held snapshot).
+    pub fn root_delta(&self) -> RootDelta {
+        self.root_delta
     }
 
     /// Back to the entry state, every state at its start, nothing announced yet.
@@ -289,6 +306,7 @@ impl MachineInstance {
         if !std::mem::replace(&mut self.started, true) && speaks {
             self.say(m, StateEventKind::Enter, self.current, None, events);
         }
+        self.root_delta = RootDelta::IDENTITY;
         match self.transition {
             Some(a) => {
                 let w = weight_of(m, &a);
@@ -296,13 +314,22 @@ impl MachineInstance {
                     self.advance_state(m, f, params, dt, speaks && w < 0.5, events);
                 }
                 self.advance_state(m, a.to, params, dt, speaks && w >= 0.5, events);
+                // From a held snapshot (an interruption) only the destination moves the root.
+                let to = self.states[a.to as usize].root_delta();
+                self.root_delta = match a.from {
+                    Some(f) => self.states[f as usize].root_delta().weighted(1.0 - w).plus(to.weighted(w)),
+                    None => to,
+                };
                 let active = self.transition.as_mut().expect("checked above");
                 active.elapsed += dt.abs();
                 if active.elapsed >= active.duration {
                     self.finish(m, speaks, events);
                 }
             }
-            None => self.advance_state(m, self.current, params, dt, speaks, events),
+            None => {
+                self.advance_state(m, self.current, params, dt, speaks, events);
+                self.root_delta = self.states[self.current as usize].root_delta();
+            }
         }
         if let Some(k) = self.choose(m, params) {
             self.fire(m, k, params, speaks, events, scratch);
