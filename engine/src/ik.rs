@@ -119,42 +119,87 @@ fn axis_in(job: &'static str, name: &'static str, v: Vec3) -> Result<(), IkError
     if v.length_squared() < EPSILON * EPSILON { Err(IkError::ZeroAxis { job, input: name }) } else { Ok(()) }
 }
 
-/// The rotation part of a `model_from_bone` matrix (its scale divided out), or the identity
-/// for a matrix with a zero axis.
-fn rotation_of(m: &Mat4) -> Quat {
-    let (x, y, z) = (m.x_axis.truncate(), m.y_axis.truncate(), m.z_axis.truncate());
-    let (lx, ly, lz) = (x.length(), y.length(), z.length());
-    if lx.min(ly).min(lz) <= EPSILON {
-        return Quat::IDENTITY;
-    }
-    // A mirrored matrix (negative determinant) keeps its rotation with one axis flipped.
-    let flip = if x.cross(y).dot(z) < 0.0 { -1.0 } else { 1.0 };
-    let rotation = Quat::from_mat3(&glam::Mat3::from_cols(x / lx * flip, y / ly, z / lz));
-    if rotation.is_finite() { rotation.normalize() } else { Quat::IDENTITY }
+/// A joint frame's rotation as its three unit axes (the matrix's columns with their scale
+/// divided out, x flipped for a mirrored matrix so the frame stays a rotation), without
+/// building a quaternion: enough to turn vectors into and out of the joint's frame.
+#[derive(Clone, Copy)]
+struct Frame {
+    x: Vec3,
+    y: Vec3,
+    z: Vec3,
 }
 
-/// The angle between `a` and `b` (both non-zero), precise near 0 and PI (where `acos` of the
-/// dot product is not).
-fn angle(a: Vec3, b: Vec3) -> f32 {
-    a.cross(b).length().atan2(a.dot(b))
+impl Frame {
+    /// The frame of `m`, or the identity for a matrix with a zero axis.
+    fn of(m: &Mat4) -> Frame {
+        let (x, y, z) = (m.x_axis.truncate(), m.y_axis.truncate(), m.z_axis.truncate());
+        let (sx, sy, sz) = (x.length_squared(), y.length_squared(), z.length_squared());
+        let (lo, hi) = (sx.min(sy).min(sz), sx.max(sy).max(sz));
+        let frame = if lo <= EPSILON * EPSILON {
+            None
+        } else {
+            let flip = if x.cross(y).dot(z) < 0.0 { -1.0 } else { 1.0 };
+            // A uniform scale (the usual case) is divided out with one square root.
+            let (ix, iy, iz) = if hi - lo <= 1e-6 * hi {
+                let i = 1.0 / sx.sqrt();
+                (i, i, i)
+            } else {
+                (1.0 / sx.sqrt(), 1.0 / sy.sqrt(), 1.0 / sz.sqrt())
+            };
+            Some(Frame { x: x * (flip * ix), y: y * iy, z: z * iz })
+        };
+        frame.filter(|f| f.x.is_finite() && f.y.is_finite() && f.z.is_finite()).unwrap_or(Frame {
+            x: Vec3::X,
+            y: Vec3::Y,
+            z: Vec3::Z,
+        })
+    }
+
+    /// `v` (joint space) in model space.
+    fn out_of(&self, v: Vec3) -> Vec3 {
+        self.x * v.x + self.y * v.y + self.z * v.z
+    }
+
+    /// `v` (model space) in joint space.
+    fn inward(&self, v: Vec3) -> Vec3 {
+        Vec3::new(self.x.dot(v), self.y.dot(v), self.z.dot(v))
+    }
+
+    /// A model-space rotation `q` as seen in the joint's frame (`R⁻¹·q·R`): its axis taken in.
+    fn conjugate(&self, q: Quat) -> Quat {
+        let v = self.inward(Vec3::new(q.x, q.y, q.z));
+        Quat::from_xyzw(v.x, v.y, v.z, q.w)
+    }
+}
+
+/// The cosine and sine of half the angle whose cosine and sine are `c` and `s` (a unit pair, to
+/// rounding), without trigonometry: from `(1 + c, s)`, or from `(s, 1 - c)` near half a turn,
+/// where the first loses its precision. `(1, 0)` for a degenerate pair.
+fn half_angle(c: f32, s: f32) -> (f32, f32) {
+    let (w, k) = if c >= 0.0 { (1.0 + c, s) } else { (s, 1.0 - c) };
+    let n = (w * w + k * k).sqrt();
+    if n > EPSILON && n.is_finite() { (w / n, k / n) } else { (1.0, 0.0) }
+}
+
+/// The rotation about the unit `axis` by half angle `(w, k)` ([`half_angle`]).
+fn about(axis: Vec3, (w, k): (f32, f32)) -> Quat {
+    Quat::from_xyzw(axis.x * k, axis.y * k, axis.z * k, w)
+}
+
+/// The rotation about the unit `axis` by the angle whose cosine and sine are `c` and `s`.
+fn axis_cos_sin(axis: Vec3, c: f32, s: f32) -> Quat {
+    about(axis, half_angle(c, s))
 }
 
 /// `correction` scaled by `weight` from the identity (the whole of it at 1, none at 0).
 fn weighted(correction: Quat, weight: f32) -> Quat {
     if weight >= 1.0 {
-        correction.normalize()
+        correction
     } else if weight <= 0.0 {
         Quat::IDENTITY
     } else {
         Quat::IDENTITY.slerp(correction, weight).normalize()
     }
-}
-
-/// The signed angle from `a` to `b` about `axis` (all three non-zero; `a` and `b` at right
-/// angles to `axis`).
-fn signed_angle(a: Vec3, b: Vec3, axis: Vec3) -> f32 {
-    let angle = angle(a, b);
-    if a.cross(b).dot(axis) < 0.0 { -angle } else { angle }
 }
 
 impl TwoBoneIkJob<'_> {
@@ -187,15 +232,17 @@ impl TwoBoneIkJob<'_> {
         let soft = soften_distance(distance, full, self.soften);
         let wanted = soft.clamp((upper - lower).abs(), full);
 
-        // Mid joint: the bend that puts the end at `wanted` from the start.
-        let mid_rotation = rotation_of(self.mid);
-        let bend_axis = (mid_rotation * self.mid_axis).normalize();
-        let mid_angle = if upper > EPSILON && lower > EPSILON {
-            mid_turn_angle(s - m, e - m, bend_axis, wanted)
+        // Mid joint: the bend that puts the end at `wanted` from the start (as a cosine and
+        // sine: the solve needs no trigonometry).
+        let mid_frame = Frame::of(self.mid);
+        let bend_axis = mid_frame.out_of(self.mid_axis).normalize();
+        let (c, sn) = if upper > EPSILON && lower > EPSILON {
+            mid_turn(s - m, e - m, bend_axis, wanted)
         } else {
-            0.0
+            (1.0, 0.0)
         };
-        let mid_turn = Quat::from_axis_angle(bend_axis, mid_angle);
+        let half = half_angle(c, sn);
+        let mid_turn = about(bend_axis, half);
         let end_bent = m + mid_turn * (e - m);
 
         // Start joint: the end onto the start-to-target line, the mid joint toward the pole,
@@ -207,16 +254,19 @@ impl TwoBoneIkJob<'_> {
             let mid_now = turn * (m - s);
             let mid_off = mid_now - line * mid_now.dot(line);
             let pole_off = self.pole - line * self.pole.dot(line);
-            if mid_off.length() > EPSILON && pole_off.length() > EPSILON {
-                turn = Quat::from_axis_angle(line, signed_angle(mid_off, pole_off, line)) * turn;
+            let (lm, lp) = (mid_off.length(), pole_off.length());
+            if lm > EPSILON && lp > EPSILON {
+                let (a, b) = (mid_off / lm, pole_off / lp);
+                turn = axis_cos_sin(line, a.dot(b), a.cross(b).dot(line)) * turn;
             }
-            turn = Quat::from_axis_angle(line, self.twist) * turn;
+            if self.twist != 0.0 {
+                turn = Quat::from_axis_angle(line, self.twist) * turn;
+            }
         }
         let end_solved = s + turn * (end_bent - s);
 
-        let start_rotation = rotation_of(self.start);
-        let start_local = (start_rotation.inverse() * turn * start_rotation).normalize();
-        let mid_local = Quat::from_axis_angle(self.mid_axis.normalize(), mid_angle);
+        let start_local = Frame::of(self.start).conjugate(turn);
+        let mid_local = about(self.mid_axis.normalize(), half);
         *self.start_correction = weighted(start_local, self.weight);
         *self.mid_correction = weighted(mid_local, self.weight);
         *self.reached = self.weight >= 1.0 && end_solved.distance(self.target) <= 1e-4 * full.max(EPSILON);
@@ -224,25 +274,29 @@ impl TwoBoneIkJob<'_> {
     }
 }
 
-/// The angle to turn the lower bone `to_end` about `axis` (unit) so that the start joint, at
-/// `to_start` from the mid joint, is `wanted` from the end. Exact for any axis: the parts of both
-/// bones along the axis do not turn, so only their parts across it (`u`, `v`) open or close, by
-/// the law of cosines in that plane; the bend keeps its side (a knee does not flip). An axis
-/// along a bone leaves the joint as it is; a distance the axis cannot give gets the nearest.
-fn mid_turn_angle(to_start: Vec3, to_end: Vec3, axis: Vec3, wanted: f32) -> f32 {
+/// The turn of the lower bone `to_end` about `axis` (unit), as its cosine and sine, that puts
+/// the start joint, at `to_start` from the mid joint, `wanted` from the end. Exact for any axis:
+/// the parts of both bones along the axis do not turn, so only their parts across it (`u`, `v`)
+/// open or close, by the law of cosines in that plane; the bend keeps its side (a knee does not
+/// flip). An axis along a bone leaves the joint as it is; a distance the axis cannot give gets
+/// the nearest.
+fn mid_turn(to_start: Vec3, to_end: Vec3, axis: Vec3, wanted: f32) -> (f32, f32) {
     let u = to_start - axis * to_start.dot(axis);
     let v = to_end - axis * to_end.dot(axis);
     let (lu, lv) = (u.length(), v.length());
     if lu <= EPSILON || lv <= EPSILON {
-        return 0.0;
+        return (1.0, 0.0);
     }
     // |to_start - R to_end|^2 = |w|^2 + |v|^2 - 2 |u| |v| cos(theta), w = to_start - (to_end along the axis).
     let w = to_start - axis * to_end.dot(axis);
-    let cos = ((w.length_squared() + lv * lv - wanted * wanted) / (2.0 * lu * lv)).clamp(-1.0, 1.0);
-    let now = u.cross(v).dot(axis).atan2(u.dot(v));
-    let goal = cos.acos();
-    let goal = if now < 0.0 { -goal } else { goal };
-    goal - now
+    let goal_cos = ((w.length_squared() + lv * lv - wanted * wanted) / (2.0 * lu * lv)).clamp(-1.0, 1.0);
+    // The angle between u and v now, and the goal on the same side.
+    let inv = 1.0 / (lu * lv);
+    let (now_cos, now_sin) = (u.dot(v) * inv, u.cross(v).dot(axis) * inv);
+    let goal_sin = (1.0 - goal_cos * goal_cos).max(0.0).sqrt();
+    let goal_sin = if now_sin < 0.0 { -goal_sin } else { goal_sin };
+    // cos and sin of goal - now.
+    (goal_cos * now_cos + goal_sin * now_sin, goal_sin * now_cos - goal_cos * now_sin)
 }
 
 /// The distance a target `distance` away is reached at, for a chain of length `full` softened
@@ -332,9 +386,9 @@ impl AimJob<'_> {
         self.validate()?;
         let forward = self.forward.normalize();
         let up = self.up.normalize();
-        let rotation = rotation_of(self.joint);
+        let frame = Frame::of(self.joint);
         // The target in the joint's frame (translation and rotation; scale divided out).
-        let local = rotation.inverse() * (self.target - self.joint.w_axis.truncate());
+        let local = frame.inward(self.target - self.joint.w_axis.truncate());
         let distance = local.length();
         let mut reached = distance > EPSILON;
         // The point of the rest ray (offset + t * forward, t >= 0) that should land on the target:
@@ -351,14 +405,18 @@ impl AimJob<'_> {
         if distance > EPSILON && aimed.length() > EPSILON {
             let line = local / distance;
             turn = Quat::from_rotation_arc(aimed.normalize(), line);
-            let pole = rotation.inverse() * self.pole;
+            let pole = frame.inward(self.pole);
             let up_now = turn * up;
             let up_off = up_now - line * up_now.dot(line);
             let pole_off = pole - line * pole.dot(line);
-            if up_off.length() > EPSILON && pole_off.length() > EPSILON {
-                turn = Quat::from_axis_angle(line, signed_angle(up_off, pole_off, line)) * turn;
+            let (lu, lp) = (up_off.length(), pole_off.length());
+            if lu > EPSILON && lp > EPSILON {
+                let (a, b) = (up_off / lu, pole_off / lp);
+                turn = axis_cos_sin(line, a.dot(b), a.cross(b).dot(line)) * turn;
             }
-            turn = Quat::from_axis_angle(line, self.twist) * turn;
+            if self.twist != 0.0 {
+                turn = Quat::from_axis_angle(line, self.twist) * turn;
+            }
         }
         let (limited, clamped) = limit(turn, forward, up, self.limits);
         *self.correction = weighted(limited, self.weight);
@@ -380,8 +438,18 @@ fn limit(turn: Quat, forward: Vec3, up: Vec3, limits: AimLimits) -> (Quat, bool)
     let y = z.cross(x);
     let d = turn * forward;
     let (dx, dy, dz) = (d.dot(x), d.dot(y), d.dot(z));
+    // Within both limits (the common case) is read from cosines, without an arctangent: yaw
+    // within its limit when the direction's part in the x-z plane is that near +z, pitch within
+    // its limit when the direction is that near the plane.
+    let h = (dx * dx + dz * dz).sqrt();
+    let yaw_ok = limits.yaw >= std::f32::consts::PI || dz >= limits.yaw.cos() * h;
+    let pitch_ok =
+        limits.pitch >= std::f32::consts::FRAC_PI_2 || h >= limits.pitch.cos() * (h * h + dy * dy).sqrt();
+    if yaw_ok && pitch_ok {
+        return (turn, false);
+    }
     let yaw = dx.atan2(dz);
-    let pitch = dy.atan2((dx * dx + dz * dz).sqrt());
+    let pitch = dy.atan2(h);
     let (y2, p2) = (yaw.clamp(-limits.yaw, limits.yaw), pitch.clamp(-limits.pitch, limits.pitch));
     if y2 == yaw && p2 == pitch {
         return (turn, false);
