@@ -299,6 +299,56 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
                     connections: Vec::new(),
                     nodes: vec![n],
                 }
+            } else if a % 6 == 5 {
+                // A node that solves after composition (IK, look-at, foot plant), its settings
+                // from `x`, on the runner's bones (or a bone it lacks).
+                let bone = |i: u32| ["hips", "thigh_l", "shin_l", "thigh_r", "shin_r", "missing"][i as usize % 6];
+                let leg = |s: &str| ["hips".to_owned(), format!("thigh_{s}"), format!("shin_{s}")];
+                let kind = match b % 3 {
+                    0 => NodeKind::TwoBoneIk {
+                        start: bone(b / 3).into(),
+                        mid: "thigh_l".into(),
+                        end: "shin_l".into(),
+                        x,
+                        y: x * 0.5,
+                        z: 0.2,
+                        pole: Vec3::Z,
+                        mid_axis: Vec3::X,
+                        soften: 0.9,
+                        weight: x.abs().min(1.0),
+                    },
+                    1 => NodeKind::LookAt {
+                        bone: bone(b / 3).into(),
+                        x,
+                        y: 1.5,
+                        z: 1.0,
+                        forward: Vec3::Z,
+                        up: Vec3::Y,
+                        offset: Vec3::ZERO,
+                        yaw: 1.0,
+                        pitch: 0.5,
+                        weight: 1.0,
+                    },
+                    _ => NodeKind::FootPlant {
+                        hips: bone(b / 3).into(),
+                        left: leg("l"),
+                        right: leg("r"),
+                        height: x * 0.1,
+                        slope: x.clamp(-1.0, 1.0) * 0.2,
+                        max_lift: 0.3,
+                        max_drop: 0.25,
+                        mid_axis: Vec3::X,
+                        weight: 1.0,
+                    },
+                };
+                let to = node(b);
+                let n = Node { id: NodeId(fresh), position: at, kind };
+                let name = n.kind.info().name;
+                GraphOp::AddNodes {
+                    label: format!("Add {name}"),
+                    connections: vec![Connection { from: n.id, to, pin: "pose".into() }],
+                    nodes: vec![n],
+                }
             } else if a.is_multiple_of(3) {
                 let n = Node {
                     id: NodeId(fresh),

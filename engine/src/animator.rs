@@ -909,6 +909,9 @@ impl Animator {
                 && let Some(g) = h.graph()
                 && h.fault.is_none()
             {
+                for plant in g.plants() {
+                    apply_foot_plant(sk, plant, w, adjusts, &mut out.local[..n], &mut out.model[..n])?;
+                }
                 for ik in g.iks() {
                     apply_two_bone_ik(sk, ik, w, adjusts, &mut out.local[..n], &mut out.model[..n])?;
                 }
@@ -961,6 +964,91 @@ fn apply_two_bone_ik(
     }
     local[s].rotation = (local[s].rotation * start).normalize();
     local[m].rotation = (local[m].rotation * mid).normalize();
+    LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()
+}
+
+/// Runs a graph's FootPlant solve (its weight times `w`) on the composed pose (see
+/// [`crate::graph::NodeKind::FootPlant`]): each ankle's offset is the plane's height under it
+/// (held within the limits, scaled by the weight); the hips move by the lower offset, in model Y;
+/// each leg is solved as a two-bone chain onto its moved ankle, bending toward where its knee
+/// points; each foot keeps its model orientation, tilted by the slope; the pose is composed
+/// again. Bones past the pose, or a leg the job refuses, change nothing.
+fn apply_foot_plant(
+    sk: &Skeleton,
+    plant: &crate::graph::GraphPlant,
+    w: f32,
+    adjusts: &[BoneAdjust],
+    local: &mut [Transform],
+    model: &mut [Mat4],
+) -> Result<(), JobError> {
+    let weight = (plant.weight * w).clamp(0.0, 1.0);
+    let n = local.len();
+    let hips = usize::from(plant.hips);
+    if weight <= 0.0 || hips >= n || plant.legs.iter().flatten().any(|&b| usize::from(b) >= n) {
+        return Ok(());
+    }
+    let rise = plant.slope.tan();
+    let ground = |p: Vec3| plant.height + rise * p.z;
+    let ankle_at = |model: &[Mat4], leg: &[u16; 3]| model[usize::from(leg[2])].w_axis.truncate();
+    // Each foot's offset and where its ankle should go (before the hips move).
+    let mut goals = [(Vec3::ZERO, Quat::IDENTITY); 2];
+    let mut offsets = [0.0f32; 2];
+    for (k, leg) in plant.legs.iter().enumerate() {
+        let a = ankle_at(model, leg);
+        offsets[k] = ground(a).clamp(-plant.max_drop, plant.max_lift) * weight;
+        let (_, r, _) = model[usize::from(leg[2])].to_scale_rotation_translation();
+        // The foot keeps its orientation, tilted onto the plane (rising along +Z: about -X).
+        let tilt = Quat::from_rotation_x(-plant.slope * weight);
+        goals[k] = (a + Vec3::Y * offsets[k], (tilt * r).normalize());
+    }
+    // The hips go down (or up) by the lower foot's offset, so both legs can reach.
+    let drop = offsets[0].min(offsets[1]);
+    let parent = sk.parents.get(hips).copied().filter(|&p| usize::from(p) < n);
+    let parent_model = parent.map_or(Mat4::IDENTITY, |p| model[usize::from(p)]);
+    let moved = parent_model.inverse().transform_vector3(Vec3::Y * drop);
+    if moved.is_finite() {
+        local[hips].translation += moved;
+    }
+    LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()?;
+    for (leg, (target, _)) in plant.legs.iter().zip(goals) {
+        let [h, k, a] = leg.map(usize::from);
+        let (hip, knee, ankle) =
+            (model[h].w_axis.truncate(), model[k].w_axis.truncate(), model[a].w_axis.truncate());
+        // The knee keeps pointing where it points: away from the hip-ankle line.
+        let line = ankle - hip;
+        let along =
+            if line.length_squared() > 0.0 { (knee - hip).dot(line) / line.length_squared() } else { 0.0 };
+        let pole = (knee - (hip + line * along)).try_normalize().unwrap_or(Vec3::Z);
+        let (mut start, mut mid, mut reached) = (Quat::IDENTITY, Quat::IDENTITY, false);
+        let solved = crate::ik::TwoBoneIkJob {
+            start: &model[h],
+            mid: &model[k],
+            end: &model[a],
+            target,
+            pole,
+            mid_axis: plant.mid_axis,
+            weight: 1.0,
+            soften: 1.0,
+            twist: 0.0,
+            start_correction: &mut start,
+            mid_correction: &mut mid,
+            reached: &mut reached,
+        }
+        .run();
+        if solved.is_ok() {
+            local[h].rotation = (local[h].rotation * start).normalize();
+            local[k].rotation = (local[k].rotation * mid).normalize();
+        }
+    }
+    LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()?;
+    // Each foot back to its (tilted) orientation under its solved knee.
+    for (leg, (_, foot)) in plant.legs.iter().zip(goals) {
+        let (k, a) = (usize::from(leg[1]), usize::from(leg[2]));
+        let (_, knee_rotation, _) = model[k].to_scale_rotation_translation();
+        if sk.parents.get(a).map(|&p| usize::from(p)) == Some(k) {
+            local[a].rotation = (knee_rotation.inverse() * foot).normalize();
+        }
+    }
     LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()
 }
 

@@ -612,6 +612,13 @@ pub enum Flow {
         /// Index into the program's IK chains.
         ik: u16,
     },
+    /// A FootPlant node; its solve is `GraphProgram::plants[plant]`.
+    FootPlant {
+        /// Input.
+        input: u16,
+        /// Index into the program's foot plants.
+        plant: u16,
+    },
 }
 
 /// A compiled graph: a flat instruction list over pose slots, with clips and bones resolved.
@@ -637,6 +644,7 @@ pub struct GraphProgram {
     pub(crate) adjust_entries: Vec<CompiledAdjust>,
     pub(crate) iks: Vec<CompiledTwoBoneIk>,
     pub(crate) aims: Vec<CompiledLookAt>,
+    pub(crate) plants: Vec<CompiledFootPlant>,
     pub(crate) machines: Vec<CompiledMachine>,
     /// Whether evaluation gathers anything for composition (adjusts, IK, look-ats, machines).
     pub(crate) composes: bool,
@@ -661,6 +669,29 @@ pub struct CompiledLookAt {
     pub offset: Vec3,
     /// Yaw and pitch limits.
     pub limits: crate::ik::AimLimits,
+}
+
+/// A compiled FootPlant node: its bones resolved (each leg a chain below the hips), its plane
+/// and weight as float operands, its axis normalized.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[doc(hidden)]
+pub struct CompiledFootPlant {
+    /// The hips.
+    pub hips: u16,
+    /// Left and right legs: hip, knee, ankle.
+    pub legs: [[u16; 3]; 2],
+    /// The plane's height at the model origin.
+    pub height: FloatRef,
+    /// The plane's slope along +Z, radians.
+    pub slope: FloatRef,
+    /// The weight.
+    pub weight: FloatRef,
+    /// The most a foot is lifted.
+    pub max_lift: f32,
+    /// The most a foot is lowered.
+    pub max_drop: f32,
+    /// The knees' bend axis, unit length.
+    pub mid_axis: Vec3,
 }
 
 /// A compiled TwoBoneIk node: its bones resolved (`start` an ancestor of `mid`, `mid` of `end`),
@@ -804,6 +835,8 @@ enum Pin {
     X,
     Y,
     Z,
+    Height,
+    Slope,
 }
 
 impl Pin {
@@ -822,6 +855,8 @@ impl Pin {
             "x" => Pin::X,
             "y" => Pin::Y,
             "z" => Pin::Z,
+            "height" => Pin::Height,
+            "slope" => Pin::Slope,
             _ => return None,
         })
     }
@@ -841,6 +876,8 @@ impl Pin {
             Pin::X => "x",
             Pin::Y => "y",
             Pin::Z => "z",
+            Pin::Height => "height",
+            Pin::Slope => "slope",
         }
     }
 
@@ -1317,25 +1354,15 @@ impl Checker<'_, '_> {
                     self.unknown_bone(errors, id, title, bone);
                 }
                 let index = |b: &str| self.skeleton.index_of(b);
-                if let (Some(s), Some(m), Some(e)) = (index(start), index(mid), index(end)) {
-                    let above = |child: usize, ancestor: usize| {
-                        let mut b = self.skeleton.parent(child);
-                        while let Some(p) = b {
-                            if p == ancestor {
-                                return true;
-                            }
-                            b = self.skeleton.parent(p);
-                        }
-                        false
-                    };
-                    if !above(m, s) || !above(e, m) {
-                        bad(
-                            errors,
-                            format!(
-                                "{start:?}, {mid:?}, {end:?} are not a chain (each bone below the one before)"
-                            ),
-                        );
-                    }
+                if let (Some(s), Some(m), Some(e)) = (index(start), index(mid), index(end))
+                    && (!below(self.skeleton, m, s) || !below(self.skeleton, e, m))
+                {
+                    bad(
+                        errors,
+                        format!(
+                            "{start:?}, {mid:?}, {end:?} are not a chain (each bone below the one before)"
+                        ),
+                    );
                 }
                 if !pole.is_finite() {
                     bad(errors, "the pole must be finite".into());
@@ -1345,6 +1372,53 @@ impl Checker<'_, '_> {
                 }
                 if !(soften.is_finite() && (0.0..=1.0).contains(soften)) {
                     bad(errors, format!("soften {soften} is not in [0, 1]"));
+                }
+            }
+            NodeKind::FootPlant {
+                hips,
+                left,
+                right,
+                height,
+                slope,
+                max_lift,
+                max_drop,
+                mid_axis,
+                weight,
+            } => {
+                for (what, v) in [("height", *height), ("slope", *slope), ("weight", *weight)] {
+                    finite(errors, what, v);
+                }
+                if !(slope.abs() < 1.4) {
+                    bad(errors, format!("slope {slope} is not within 1.4 rad of level"));
+                }
+                for (what, v) in [("max_lift", *max_lift), ("max_drop", *max_drop)] {
+                    if !(v.is_finite() && v >= 0.0) {
+                        bad(errors, format!("{what} {v} is not a finite, non-negative distance"));
+                    }
+                }
+                if mid_axis.try_normalize().is_none() {
+                    bad(errors, "the knees' bend axis must be finite and non-zero".into());
+                }
+                self.unknown_bone(errors, id, title, hips);
+                for bone in left.iter().chain(right) {
+                    self.unknown_bone(errors, id, title, bone);
+                }
+                let sk = self.skeleton;
+                let chain =
+                    |leg: &[String; 3]| leg.iter().map(|b| sk.index_of(b)).collect::<Option<Vec<_>>>();
+                for (side, leg) in [("left", left), ("right", right)] {
+                    let (Some(h), Some(c)) = (sk.index_of(hips), chain(leg)) else { continue };
+                    if !below(sk, c[1], c[0]) || !below(sk, c[2], c[1]) {
+                        bad(
+                            errors,
+                            format!("the {side} leg {leg:?} is not a chain (each bone below the one before)"),
+                        );
+                    } else if c[0] != h && !below(sk, c[0], h) {
+                        bad(
+                            errors,
+                            format!("the {side} leg's hip {:?} is not below the hips {hips:?}", leg[0]),
+                        );
+                    }
                 }
             }
             NodeKind::LookAt { bone, x, y, z, forward, up, offset, yaw, pitch, weight } => {
@@ -1535,6 +1609,7 @@ impl<'a> Emitter<'a> {
                 adjust_entries: Vec::new(),
                 iks: Vec::new(),
                 aims: Vec::new(),
+                plants: Vec::new(),
                 machines: Vec::new(),
                 composes: false,
             },
@@ -1584,6 +1659,7 @@ impl<'a> Emitter<'a> {
                     | NodeKind::TimeScale { .. }
                     | NodeKind::TwoBoneIk { .. }
                     | NodeKind::LookAt { .. }
+                    | NodeKind::FootPlant { .. }
             )
         };
         let flow: Vec<usize> =
@@ -1615,8 +1691,8 @@ impl<'a> Emitter<'a> {
         let p = &self.program;
         // A machine composes when one of its states' programs does.
         let states_compose = p.machines.iter().any(|m| m.states.iter().any(|s| s.program.composes));
-        self.program.composes =
-            states_compose || !(p.adjust_entries.is_empty() && p.iks.is_empty() && p.aims.is_empty());
+        self.program.composes = states_compose
+            || !(p.adjust_entries.is_empty() && p.iks.is_empty() && p.aims.is_empty() && p.plants.is_empty());
         self.program.result = self.slot[result_root];
         self.program
     }
@@ -1724,6 +1800,23 @@ impl<'a> Emitter<'a> {
                 });
                 self.slot[i] = self.slot[self.root[i]];
                 (Flow::TwoBoneIk { input: self.flow_of(i, Pin::Pose), ik }, None)
+            }
+            NodeKind::FootPlant { hips, left, right, max_lift, max_drop, mid_axis, .. } => {
+                let bone = |b: &str| self.skeleton.index_of(b).unwrap_or(0) as u16;
+                let leg = |l: &[String; 3]| [bone(&l[0]), bone(&l[1]), bone(&l[2])];
+                let plant = self.program.plants.len() as u16;
+                self.program.plants.push(CompiledFootPlant {
+                    hips: bone(hips),
+                    legs: [leg(left), leg(right)],
+                    height: self.float_of(i, Pin::Height),
+                    slope: self.float_of(i, Pin::Slope),
+                    weight: self.float_of(i, Pin::Weight),
+                    max_lift: *max_lift,
+                    max_drop: *max_drop,
+                    mid_axis: mid_axis.normalize_or(Vec3::X),
+                });
+                self.slot[i] = self.slot[self.root[i]];
+                (Flow::FootPlant { input: self.flow_of(i, Pin::Pose), plant }, None)
             }
             NodeKind::LookAt { bone, forward, up, offset, yaw, pitch, .. } => {
                 let aim = self.program.aims.len() as u16;
@@ -1921,4 +2014,16 @@ impl GraphCache {
     pub fn compile_count(&self) -> u64 {
         self.compiles
     }
+}
+
+/// Whether `child` is below `ancestor` in `skeleton` (strictly).
+fn below(skeleton: &Skeleton, child: usize, ancestor: usize) -> bool {
+    let mut b = skeleton.parent(child);
+    while let Some(p) = b {
+        if p == ancestor {
+            return true;
+        }
+        b = skeleton.parent(p);
+    }
+    false
 }

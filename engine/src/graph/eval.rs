@@ -343,6 +343,7 @@ pub struct GraphInstance {
     adjusts: Vec<BoneAdjust>,
     iks: Vec<GraphIk>,
     aims: Vec<GraphAim>,
+    plants: Vec<GraphPlant>,
     events: Vec<GraphMarkerEvent>,
     machines: Vec<MachineInstance>,
     /// The root motion taken and the root bone's rest (`None`: none taken).
@@ -396,6 +397,28 @@ pub struct GraphAim {
     pub offset: Vec3,
     /// Yaw and pitch limits.
     pub limits: crate::ik::AimLimits,
+    /// The node's weight (clamped to `[0, 1]`) times its share of the final pose.
+    pub weight: f32,
+}
+
+/// A FootPlant node's solve for the last evaluation: what the Animator runs once the pose is
+/// composed, before the two-bone chains (see [`crate::graph::NodeKind::FootPlant`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GraphPlant {
+    /// The hips.
+    pub hips: u16,
+    /// Left and right legs: hip, knee, ankle.
+    pub legs: [[u16; 3]; 2],
+    /// The plane's height at the model origin.
+    pub height: f32,
+    /// The plane's slope along +Z, radians.
+    pub slope: f32,
+    /// The most a foot is lifted.
+    pub max_lift: f32,
+    /// The most a foot is lowered.
+    pub max_drop: f32,
+    /// The knees' bend axis, unit length.
+    pub mid_axis: Vec3,
     /// The node's weight (clamped to `[0, 1]`) times its share of the final pose.
     pub weight: f32,
 }
@@ -486,6 +509,7 @@ impl GraphInstance {
             adjusts: Vec::with_capacity(p.adjust_entries.len()),
             iks: Vec::with_capacity(p.iks.len()),
             aims: Vec::with_capacity(p.aims.len()),
+            plants: Vec::with_capacity(p.plants.len()),
             events: Vec::with_capacity(
                 16 + 2 * p.players.iter().map(|x| x.clip.markers().len()).sum::<usize>()
                     + 8 * p.machines.len(),
@@ -801,6 +825,11 @@ impl GraphInstance {
         &self.aims
     }
 
+    /// The FootPlant solves of the last evaluation, in graph order (a machine's states' first).
+    pub fn plants(&self) -> &[GraphPlant] {
+        &self.plants
+    }
+
     /// Takes root motion from `root` (the setting and the root bone's rest), or none; the
     /// states of the instance's machines follow.
     pub fn set_root_motion(&mut self, root: Option<(RootMotion, Transform)>) {
@@ -867,9 +896,10 @@ impl GraphInstance {
                     give(flow, base, (s.weight, s.motion), s.speaks, rate);
                     give(flow, layer, (s.weight * w, 0.0), s.speaks && w >= 0.5, rate);
                 }
-                Flow::Adjust { input, .. } | Flow::TwoBoneIk { input, .. } | Flow::LookAt { input, .. } => {
-                    give(flow, input, (s.weight, s.motion), s.speaks, rate)
-                }
+                Flow::Adjust { input, .. }
+                | Flow::TwoBoneIk { input, .. }
+                | Flow::LookAt { input, .. }
+                | Flow::FootPlant { input, .. } => give(flow, input, (s.weight, s.motion), s.speaks, rate),
                 Flow::TimeScale { input, scale } => {
                     let f = read(params, scale);
                     let f = if f.is_finite() { f } else { 0.0 };
@@ -1148,6 +1178,7 @@ impl GraphInstance {
             // Nothing to gather: no Adjust, TwoBoneIk, LookAt or machine.
             self.iks.clear();
             self.aims.clear();
+            self.plants.clear();
             return;
         }
         self.propagate();
@@ -1174,6 +1205,7 @@ impl GraphInstance {
         }
         self.iks.clear();
         self.aims.clear();
+        self.plants.clear();
         // A machine's states contribute their own adjusts and solves, scaled by their weight in
         // the machine and the machine's in the pose.
         for (k, f) in program.flow.iter().enumerate() {
@@ -1191,9 +1223,33 @@ impl GraphInstance {
                 self.aims.extend(
                     s.aims().iter().filter(|_| w > 0.0).map(|i| GraphAim { weight: scaled(i.weight), ..*i }),
                 );
+                self.plants.extend(
+                    s.plants()
+                        .iter()
+                        .filter(|_| w > 0.0)
+                        .map(|i| GraphPlant { weight: scaled(i.weight), ..*i }),
+                );
             }
         }
         crate::pose::sort_adjusts(&mut self.adjusts);
+        for (k, f) in program.flow.iter().enumerate() {
+            let Flow::FootPlant { plant, .. } = *f else { continue };
+            let Some(c) = program.plants.get(plant as usize) else { continue };
+            let weight = unit(read(&self.params, c.weight)) * self.flow[k].weight;
+            let (height, slope) = (read(&self.params, c.height), read(&self.params, c.slope));
+            if weight > 0.0 && height.is_finite() && slope.is_finite() {
+                self.plants.push(GraphPlant {
+                    hips: c.hips,
+                    legs: c.legs,
+                    height,
+                    slope: slope.clamp(-1.4, 1.4),
+                    max_lift: c.max_lift,
+                    max_drop: c.max_drop,
+                    mid_axis: c.mid_axis,
+                    weight: weight.min(1.0),
+                });
+            }
+        }
         for (k, f) in program.flow.iter().enumerate() {
             let Flow::TwoBoneIk { ik, .. } = *f else { continue };
             let Some(c) = program.iks.get(ik as usize) else { continue };

@@ -152,6 +152,27 @@ pub struct NodeFile {
     /// The pitch limit, radians (LookAt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pitch: Option<f32>,
+    /// The hips (FootPlant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hips: Option<String>,
+    /// The left leg: hip, knee, ankle (FootPlant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left: Option<(String, String, String)>,
+    /// The right leg: hip, knee, ankle (FootPlant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub right: Option<(String, String, String)>,
+    /// The ground plane's height at the model origin (FootPlant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<f32>,
+    /// The ground plane's slope along +Z, radians (FootPlant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slope: Option<f32>,
+    /// The most a foot is lifted (FootPlant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lift: Option<f32>,
+    /// The most a foot is lowered (FootPlant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_drop: Option<f32>,
     /// The state machine (StateMachine).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<MachineFile>,
@@ -426,6 +447,25 @@ impl From<&AnimGraph> for GraphFile {
                             (Some(forward.to_array()), Some(up.to_array()), Some(offset.to_array()));
                         (f.yaw, f.pitch) = (Some(*yaw), Some(*pitch));
                     }
+                    NodeKind::FootPlant {
+                        hips,
+                        left,
+                        right,
+                        height,
+                        slope,
+                        max_lift,
+                        max_drop,
+                        mid_axis,
+                        weight,
+                    } => {
+                        f.weight = Some(*weight);
+                        (f.height, f.slope) = (Some(*height), Some(*slope));
+                        f.hips = Some(hips.clone());
+                        let leg = |l: &[String; 3]| (l[0].clone(), l[1].clone(), l[2].clone());
+                        (f.left, f.right) = (Some(leg(left)), Some(leg(right)));
+                        (f.max_lift, f.max_drop) = (Some(*max_lift), Some(*max_drop));
+                        f.mid_axis = Some(mid_axis.to_array());
+                    }
                     NodeKind::StateMachine { machine } => f.machine = Some(MachineFile::from(machine)),
                     NodeKind::Output => {}
                     NodeKind::Unknown { kind, settings } => {
@@ -570,6 +610,27 @@ fn node_kind(f: &NodeFile, errors: &mut Vec<GraphFileError>) -> NodeKind {
                 offset: f.offset.map_or(Vec3::ZERO, v3),
                 yaw: f.yaw.unwrap_or(std::f32::consts::PI),
                 pitch: f.pitch.unwrap_or(std::f32::consts::PI),
+                weight: f.weight.unwrap_or(1.0),
+            }
+        }
+        "FootPlant" => {
+            for (field, present) in
+                [("hips", f.hips.is_some()), ("left", f.left.is_some()), ("right", f.right.is_some())]
+            {
+                need("FootPlant", field, present);
+            }
+            let leg = |l: &Option<(String, String, String)>| {
+                l.clone().map(|(a, b, c)| [a, b, c]).unwrap_or_default()
+            };
+            NodeKind::FootPlant {
+                hips: f.hips.clone().unwrap_or_default(),
+                left: leg(&f.left),
+                right: leg(&f.right),
+                height: f.height.unwrap_or(0.0),
+                slope: f.slope.unwrap_or(0.0),
+                max_lift: f.max_lift.unwrap_or(0.4),
+                max_drop: f.max_drop.unwrap_or(0.4),
+                mid_axis: f.mid_axis.map_or(Vec3::X, v3),
                 weight: f.weight.unwrap_or(1.0),
             }
         }

@@ -114,6 +114,8 @@ pub enum SettingType {
     Adjusts,
     /// A bone name.
     Bone,
+    /// A chain of three bone names (hip, knee, ankle).
+    Chain,
     /// A vector (x, y, z).
     Vector,
     /// A state machine (states, entry, transitions).
@@ -201,7 +203,7 @@ const TARGET_INPUTS: &[InputPin] = &[
 ];
 
 /// Every kind, in the Add Node menu's order; [`NodeKind::index`] is a kind's place here.
-pub static KINDS: [KindInfo; 14] = [
+pub static KINDS: [KindInfo; 15] = [
     KindInfo {
         name: "Clip",
         family: Family::Source,
@@ -416,6 +418,52 @@ pub static KINDS: [KindInfo; 14] = [
         },
     },
     KindInfo {
+        name: "FootPlant",
+        family: Family::Modifier,
+        hint: "Keeps both feet on a sloped or raised ground plane, dropping the hips to reach",
+        palette: Palette::Always,
+        inputs: &[
+            pose("pose"),
+            float("height", Typical(-0.5, 0.5)),
+            float("slope", Typical(-0.5, 0.5)),
+            float("weight", Clamped(0.0, 1.0)),
+        ],
+        output: Some(PinType::Pose),
+        settings: &[
+            setting("weight", S::Float),
+            setting("height", S::Float),
+            setting("slope", S::Float),
+            setting("hips", S::Bone),
+            setting("left", S::Chain),
+            setting("right", S::Chain),
+            setting("max_lift", S::Float),
+            setting("max_drop", S::Float),
+            setting("mid_axis", S::Vector),
+        ],
+        start: |_| NodeKind::FootPlant {
+            hips: String::new(),
+            left: Default::default(),
+            right: Default::default(),
+            height: 0.0,
+            slope: 0.0,
+            max_lift: 0.4,
+            max_drop: 0.4,
+            mid_axis: Vec3::X,
+            weight: 1.0,
+        },
+        example: || NodeKind::FootPlant {
+            hips: EXAMPLE_BONE.into(),
+            left: ["bone2".into(), "bone3".into(), "bone4".into()],
+            right: ["bone5".into(), "bone6".into(), "bone7".into()],
+            height: 0.05,
+            slope: 0.1,
+            max_lift: 0.3,
+            max_drop: 0.2,
+            mid_axis: Vec3::X,
+            weight: 0.8,
+        },
+    },
+    KindInfo {
         name: "StateMachine",
         family: Family::Source,
         hint: "States and transitions: plays one state, blends two while a transition runs",
@@ -531,10 +579,11 @@ impl NodeKind {
             NodeKind::TimeScale { .. } => 7,
             NodeKind::TwoBoneIk { .. } => 8,
             NodeKind::LookAt { .. } => 9,
-            NodeKind::StateMachine { .. } => 10,
-            NodeKind::Parameter { .. } => 11,
-            NodeKind::Output => 12,
-            NodeKind::Unknown { .. } => 13,
+            NodeKind::FootPlant { .. } => 10,
+            NodeKind::StateMachine { .. } => 11,
+            NodeKind::Parameter { .. } => 12,
+            NodeKind::Output => 13,
+            NodeKind::Unknown { .. } => 14,
         }
     }
 
@@ -568,6 +617,7 @@ impl NodeKind {
             | NodeKind::TimeScale { .. }
             | NodeKind::TwoBoneIk { .. }
             | NodeKind::LookAt { .. }
+            | NodeKind::FootPlant { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }
@@ -588,6 +638,7 @@ impl NodeKind {
             | NodeKind::TimeScale { .. }
             | NodeKind::TwoBoneIk { .. }
             | NodeKind::LookAt { .. }
+            | NodeKind::FootPlant { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }
@@ -614,6 +665,7 @@ impl NodeKind {
             | NodeKind::TimeScale { .. }
             | NodeKind::TwoBoneIk { .. }
             | NodeKind::LookAt { .. }
+            | NodeKind::FootPlant { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }
@@ -640,6 +692,7 @@ impl NodeKind {
             | NodeKind::TimeScale { .. }
             | NodeKind::TwoBoneIk { .. }
             | NodeKind::LookAt { .. }
+            | NodeKind::FootPlant { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),
         }
@@ -666,6 +719,11 @@ impl NodeKind {
                     _ => ("weight", *weight),
                 }
             }
+            NodeKind::FootPlant { height, slope, weight, .. } => match pin {
+                "height" => ("height", *height),
+                "slope" => ("slope", *slope),
+                _ => ("weight", *weight),
+            },
             NodeKind::Clip { .. }
             | NodeKind::Parameter { .. }
             | NodeKind::Adjust { .. }
@@ -696,6 +754,11 @@ impl NodeKind {
                     _ => ("weight", weight),
                 }
             }
+            NodeKind::FootPlant { height, slope, weight, .. } => match pin {
+                "height" => ("height", height),
+                "slope" => ("slope", slope),
+                _ => ("weight", weight),
+            },
             NodeKind::Clip { .. }
             | NodeKind::Parameter { .. }
             | NodeKind::Adjust { .. }
@@ -741,6 +804,7 @@ impl NodeKind {
             | NodeKind::TimeScale { .. }
             | NodeKind::TwoBoneIk { .. }
             | NodeKind::LookAt { .. }
+            | NodeKind::FootPlant { .. }
             | NodeKind::StateMachine { .. }
             | NodeKind::Output
             | NodeKind::Unknown { .. } => Vec::new(),

@@ -34,7 +34,7 @@ pub use compile::{
     ClipSource, GraphCache, GraphError, GraphProgram, GraphSource, MachinePlace, NoGraphs, compile,
     compile_in,
 };
-pub use eval::{AdditiveJob, EventKind, GraphAim, GraphIk, GraphInstance, GraphMarkerEvent};
+pub use eval::{AdditiveJob, EventKind, GraphAim, GraphIk, GraphPlant, GraphInstance, GraphMarkerEvent};
 pub use file::{GRAPH_FILE_VERSION, GraphFile, GraphFileError, load_graph, save_graph};
 pub use kinds::{Family, FloatRange, InputPin, KINDS, KindInfo, Palette, SettingInfo, SettingType, Start};
 pub use model::{

@@ -248,6 +248,34 @@ pub enum NodeKind {
         /// Weight used when the `weight` pin is unconnected; clamped to `[0, 1]`.
         weight: f32,
     },
+    /// Ground plant after composition: a walk authored on flat ground keeps its feet on a ground
+    /// plane (`height` at the model origin, rising by `slope` radians along model +Z). Each leg's
+    /// ankle (`left`, `right`: hip, knee, ankle) moves up or down by the plane's height under it,
+    /// held within `max_lift` and `max_drop`; the `hips` move by the lower foot's offset so both
+    /// legs reach; each leg is then bent as a [`crate::ik::TwoBoneIkJob`] about `mid_axis` (the
+    /// knee's own space) toward where its knee points, and each foot keeps its orientation, tilted
+    /// onto the plane. By `weight`. The pose passes through. Inputs: `pose`, `height`, `slope`,
+    /// `weight`.
+    FootPlant {
+        /// The bone above both legs that drops or rises (the pelvis).
+        hips: String,
+        /// The left leg: hip, knee, ankle.
+        left: [String; 3],
+        /// The right leg: hip, knee, ankle.
+        right: [String; 3],
+        /// Plane height at the model origin, used when the `height` pin is unconnected.
+        height: f32,
+        /// Plane slope along model +Z (radians), used when the `slope` pin is unconnected.
+        slope: f32,
+        /// The most a foot is lifted.
+        max_lift: f32,
+        /// The most a foot is lowered.
+        max_drop: f32,
+        /// The knees' bend axis (their local space).
+        mid_axis: Vec3,
+        /// Weight used when the `weight` pin is unconnected; clamped to `[0, 1]`.
+        weight: f32,
+    },
     /// States and transitions: plays one state's source, or blends two during a transition (see
     /// [`super::machine`]). Output: pose.
     StateMachine {

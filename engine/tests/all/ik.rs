@@ -682,3 +682,155 @@ mod look_at_node {
         );
     }
 }
+
+// ---- The FootPlant node: a walk authored on flat ground kept on a sloped plane.
+
+mod foot_plant_node {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use glam::{Mat4, Quat, Vec3};
+    use marrow_engine::animator::{Animator, AnimatorSettings};
+    use marrow_engine::clip::Clip;
+    use marrow_engine::graph::{AnimGraph, GraphError, NodeKind, ParamValue, compile};
+    use marrow_engine::math::Transform;
+    use marrow_engine::pose::RigPoseMut;
+    use marrow_engine::skeleton::Skeleton;
+    use marrow_engine::synthetic::{mocap_like_clip, mocap_skeleton};
+
+    /// A FootPlant on the capture's legs below `hips`, the left leg's bones `left`.
+    fn custom(hips: &str, left: [&str; 3], plane: (f32, f32), limits: (f32, f32), weight: f32) -> NodeKind {
+        NodeKind::FootPlant {
+            hips: hips.into(),
+            left: left.map(String::from),
+            right: ["RightHip".into(), "RightKnee".into(), "RightAnkle".into()],
+            height: plane.0,
+            slope: plane.1,
+            max_lift: limits.0,
+            max_drop: limits.1,
+            mid_axis: Vec3::X,
+            weight,
+        }
+    }
+
+    const LEFT: [&str; 3] = ["LeftHip", "LeftKnee", "LeftAnkle"];
+
+    fn plant(height: f32, slope: f32, weight: f32) -> NodeKind {
+        custom("Hips", LEFT, (height, slope), (100.0, 100.0), weight)
+    }
+
+    /// The walk into a FootPlant (its slope driven by a parameter `slope`) into the Output.
+    fn graph(kind: Option<NodeKind>) -> AnimGraph {
+        let mut g = AnimGraph::new();
+        g.add_parameter("slope", ParamValue::Float(0.15));
+        let c = g.add_node(NodeKind::Clip { clip: "walk".into(), speed: 1.0, looping: true }, [0.0, 0.0]);
+        let o = g.add_node(NodeKind::Output, [400.0, 0.0]);
+        match kind {
+            Some(k) => {
+                let p = g.add_node(k, [200.0, 0.0]);
+                let s = g.add_node(NodeKind::Parameter { name: "slope".into() }, [0.0, 200.0]);
+                g.connect(c, p, "pose");
+                g.connect(s, p, "slope");
+                g.connect(p, o, "pose");
+            }
+            None => {
+                g.connect(c, o, "pose");
+            }
+        }
+        g
+    }
+
+    fn animator(sk: &Arc<Skeleton>, kind: Option<NodeKind>) -> Animator {
+        let mut lib: HashMap<String, Arc<Clip>> = HashMap::new();
+        lib.insert("walk".into(), Arc::new(mocap_like_clip(sk, "walk", 120, 30.0, 5)));
+        let program = compile(&graph(kind), sk, &lib).expect("compiles");
+        let settings = AnimatorSettings { graph: Some(Arc::new(program)), ..Default::default() };
+        Animator::new(sk.clone(), settings)
+    }
+
+    fn pose(a: &mut Animator, n: usize) -> Vec<Mat4> {
+        let (mut local, mut model, mut palette) =
+            (vec![Transform::IDENTITY; n], vec![Mat4::IDENTITY; n], vec![Mat4::IDENTITY; n]);
+        a.evaluate(RigPoseMut { local: &mut local, model: &mut model, palette: &mut palette }).unwrap();
+        model
+    }
+
+    #[test]
+    fn both_feet_stay_on_a_sloped_plane_through_a_walk_cycle() {
+        let sk = Arc::new(mocap_skeleton());
+        let n = sk.bone_count();
+        let (height, slope) = (-0.3, 0.15);
+        let mut flat = animator(&sk, None);
+        let mut planted = animator(&sk, Some(plant(height, 0.0, 1.0)));
+        planted.current_graph_mut().unwrap().set_float("slope", slope);
+        let ankles = ["LeftAnkle", "RightAnkle"].map(|b| sk.index_of(b).unwrap());
+        let hips = sk.index_of("Hips").unwrap();
+        let ground = |p: Vec3| height + slope.tan() * p.z;
+        // Two seconds of the 4 s walk, every tick: both feet on the plane as they were on the floor.
+        for tick in 0..120 {
+            flat.advance(1.0 / 60.0);
+            planted.advance(1.0 / 60.0);
+            let (f, p) = (pose(&mut flat, n), pose(&mut planted, n));
+            let mut offsets = [0.0f32; 2];
+            for (k, &a) in ankles.iter().enumerate() {
+                let (was, is) = (f[a].w_axis.truncate(), p[a].w_axis.truncate());
+                offsets[k] = ground(was);
+                let above = is.y - ground(is);
+                assert!(
+                    (above - was.y).abs() < 1e-3
+                        && (is.x - was.x).abs() < 1e-3
+                        && (is.z - was.z).abs() < 1e-3,
+                    "tick {tick}, ankle {a}: {is} ({above} above the plane), on the floor {was}"
+                );
+                // The foot keeps its orientation, tilted onto the plane.
+                let (_, rw, _) = f[a].to_scale_rotation_translation();
+                let (_, ri, _) = p[a].to_scale_rotation_translation();
+                let want = Quat::from_rotation_x(-slope) * rw;
+                let off = 2.0 * (ri * want.inverse()).xyz().length();
+                assert!(off < 1e-3, "tick {tick}, ankle {a}: the foot turned {off} rad off the plane");
+            }
+            // The hips went down (or up) by the lower foot's offset.
+            let drop = p[hips].w_axis.y - f[hips].w_axis.y;
+            assert!((drop - offsets[0].min(offsets[1])).abs() < 1e-4, "tick {tick}: hips moved {drop}");
+        }
+    }
+
+    #[test]
+    fn weight_zero_leaves_the_walk_and_limits_hold_the_feet() {
+        let sk = Arc::new(mocap_skeleton());
+        let n = sk.bone_count();
+        let mut flat = animator(&sk, None);
+        let mut off = animator(&sk, Some(plant(0.5, 0.0, 0.0)));
+        off.current_graph_mut().unwrap().set_float("slope", 0.0);
+        let mut held = animator(&sk, Some(custom("Hips", LEFT, (0.5, 0.0), (0.1, 0.0), 1.0)));
+        held.current_graph_mut().unwrap().set_float("slope", 0.0);
+        let ankle = sk.index_of("LeftAnkle").unwrap();
+        for _ in 0..20 {
+            for a in [&mut flat, &mut off, &mut held] {
+                a.advance(1.0 / 60.0);
+            }
+            let (f, o, h) = (pose(&mut flat, n), pose(&mut off, n), pose(&mut held, n));
+            assert_eq!(f, o, "weight 0 changes nothing");
+            let lift = h[ankle].w_axis.y - f[ankle].w_axis.y;
+            assert!((lift - 0.1).abs() < 1e-3, "a plane 0.5 up lifts the foot only by max_lift: {lift}");
+        }
+    }
+
+    #[test]
+    fn a_foot_plant_on_bones_that_are_not_legs_below_the_hips_does_not_compile() {
+        let sk = mocap_skeleton();
+        let mut lib: HashMap<String, Arc<Clip>> = HashMap::new();
+        lib.insert("walk".into(), Arc::new(mocap_like_clip(&sk, "walk", 10, 30.0, 3)));
+        let bad = |kind: NodeKind, says: &str| {
+            let errors = compile(&graph(Some(kind)), &sk, &lib).unwrap_err();
+            assert!(errors.iter().any(|e| e.to_string().contains(says)), "expected {says:?} in {errors:?}");
+        };
+        bad(custom("Hips", ["LeftKnee", "LeftHip", "LeftAnkle"], (0.0, 0.0), (1.0, 1.0), 1.0), "not a chain");
+        bad(custom("LeftKnee", LEFT, (0.0, 0.0), (1.0, 1.0), 1.0), "not below the hips");
+        bad(custom("Hips", LEFT, (0.0, 0.0), (1.0, -1.0), 1.0), "max_drop");
+        bad(custom("Hips", LEFT, (0.0, 2.0), (1.0, 1.0), 1.0), "slope");
+        let errors =
+            compile(&graph(Some(custom("Nope", LEFT, (0.0, 0.0), (1.0, 1.0), 1.0))), &sk, &lib).unwrap_err();
+        assert!(errors.iter().any(|e| matches!(e, GraphError::UnknownBone { bone, .. } if bone == "Nope")));
+    }
+}

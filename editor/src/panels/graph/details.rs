@@ -171,6 +171,11 @@ impl DetailsPanel {
             }
             NodeKind::Adjust { entries } => nodes::adjust::editor(ui, cx, id, &entries, out),
             kind @ NodeKind::LookAt { .. } => nodes::look_at::editor(ui, cx, id, &kind, out),
+            kind @ NodeKind::FootPlant { .. } => {
+                if let Some(fp) = nodes::foot_plant::FootPlant::of(&kind) {
+                    nodes::foot_plant::editor(ui, cx, id, &fp, out);
+                }
+            }
             kind @ NodeKind::TwoBoneIk { .. } => {
                 if let Some(ik) = nodes::two_bone_ik::TwoBoneIk::of(&kind) {
                     nodes::two_bone_ik::editor(ui, cx, id, &ik, out);

@@ -580,6 +580,10 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                 NodeKind::LookAt { bone, .. } => {
                     ui.weak(format!("turns {}", if bone.is_empty() { "?" } else { &bone }));
                 }
+                NodeKind::FootPlant { left, right, .. } => {
+                    ui.weak(format!("L {}", ik_chain(&left[0], &left[1], &left[2])));
+                    ui.weak(format!("R {}", ik_chain(&right[0], &right[1], &right[2])));
+                }
                 NodeKind::StateMachine { machine } => {
                     ui.weak(format!(
                         "{} states, {} transitions; entry {}",
@@ -953,6 +957,14 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
         }
         NodeKind::LookAt { bone, .. } => {
             let _ = write!(out, "\nturns {}", if bone.is_empty() { "?" } else { bone });
+        }
+        NodeKind::FootPlant { left, right, .. } => {
+            let _ = write!(
+                out,
+                "\nL {}\nR {}",
+                ik_chain(&left[0], &left[1], &left[2]),
+                ik_chain(&right[0], &right[1], &right[2])
+            );
         }
         NodeKind::Unknown { kind, .. } => {
             let _ = write!(out, "unknown kind {kind:?}");

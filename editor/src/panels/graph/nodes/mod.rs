@@ -2,7 +2,7 @@
 //! whose settings the described constants and pickers cannot show (`blend_space`: the
 //! BlendSpace1D axis, `blend_space_2d`: the BlendSpace2D plane, `mask`: the Mask's bone tree,
 //! `adjust`: the Adjust list, `two_bone_ik`: the TwoBoneIk chain, pole and bend axis, `look_at`: the LookAt bone, axes and
-//! limits, `state_machine`: the StateMachine's summary and its state and transition inspectors).
+//! limits, `foot_plant`: the FootPlant's hips, legs, knee axis and limits, `state_machine`: the StateMachine's summary and its state and transition inspectors).
 //!
 //! Not here: the node bodies on the canvas and the details every kind shares (fault lines, input
 //! pickers), which read the kinds' descriptions.
@@ -10,6 +10,7 @@
 pub mod adjust;
 pub mod blend_space;
 pub mod blend_space_2d;
+pub mod foot_plant;
 pub mod look_at;
 pub mod mask;
 pub mod state_machine;
