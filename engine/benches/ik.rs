@@ -5,13 +5,84 @@
 //! straight, bent and softened cases all run. The CPU's SIMD level does not matter here: the job
 //! is scalar glam code. `ik/aim/joint`: one head aimed (`AimJob::run`) from an eye offset at 64
 //! targets in turn, with its up axis toward a pole and yaw and pitch limits. Target (#27): at most
-//! 60 ns per chain or joint on one thread.
+//! 60 ns per chain or joint on one thread. `ik/character/*`: one Animator tick (advance and
+//! evaluate: sample, compose, palette) of the 31-joint capture rig walking through a graph, with
+//! and without a two-foot FootPlant on a slope and a LookAt on the head (the difference is what
+//! the solves and their recompositions cost a character per tick).
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use glam::{Mat4, Quat, Vec3};
+use marrow_engine::animator::{Animator, AnimatorSettings};
+use marrow_engine::graph::{AnimGraph, NodeKind, compile};
 use marrow_engine::ik::{AimJob, AimLimits, TwoBoneIkJob};
+use marrow_engine::math::Transform;
+use marrow_engine::pose::RigPoseMut;
+use marrow_engine::synthetic::{mocap_like_clip, mocap_skeleton};
+
+/// The capture rig walking through `solves` (nodes between the clip and the output, in order).
+fn character(solves: Vec<NodeKind>) -> Animator {
+    let sk = Arc::new(mocap_skeleton());
+    let mut lib = HashMap::new();
+    lib.insert("walk".to_owned(), Arc::new(mocap_like_clip(&sk, "walk", 240, 60.0, 7)));
+    let mut g = AnimGraph::new();
+    let mut last = g.add_node(NodeKind::Clip { clip: "walk".into(), speed: 1.0, looping: true }, [0.0, 0.0]);
+    for kind in solves {
+        let n = g.add_node(kind, [0.0, 0.0]);
+        g.connect(last, n, "pose");
+        last = n;
+    }
+    let o = g.add_node(NodeKind::Output, [0.0, 0.0]);
+    g.connect(last, o, "pose");
+    let program = Arc::new(compile(&g, &sk, &lib).expect("compiles"));
+    Animator::new(sk, AnimatorSettings { graph: Some(program), ..Default::default() })
+}
+
+fn character_ticks(c: &mut Criterion) {
+    let leg = |s: &str| [format!("{s}Hip"), format!("{s}Knee"), format!("{s}Ankle")];
+    let plant = NodeKind::FootPlant {
+        hips: "Hips".into(),
+        left: leg("Left"),
+        right: leg("Right"),
+        height: 0.02,
+        slope: 0.12,
+        max_lift: 0.3,
+        max_drop: 0.3,
+        mid_axis: Vec3::X,
+        weight: 1.0,
+    };
+    let look = NodeKind::LookAt {
+        bone: "Head".into(),
+        x: 0.5,
+        y: 1.6,
+        z: 2.0,
+        forward: Vec3::Z,
+        up: Vec3::Y,
+        offset: Vec3::ZERO,
+        yaw: 1.2,
+        pitch: 0.6,
+        weight: 1.0,
+    };
+    for (name, solves) in [("ik/character/walk", vec![]), ("ik/character/plant_and_look", vec![plant, look])]
+    {
+        let mut a = character(solves);
+        let n = a.skeleton().bone_count();
+        let (mut local, mut model, mut palette) =
+            (vec![Transform::IDENTITY; n], vec![Mat4::IDENTITY; n], vec![Mat4::IDENTITY; n]);
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                a.advance(1.0 / 60.0);
+                a.evaluate(RigPoseMut { local: &mut local, model: &mut model, palette: &mut palette })
+                    .expect("evaluates");
+                black_box(&palette);
+            })
+        });
+    }
+}
 
 fn bench(c: &mut Criterion) {
     let hip = Mat4::from_rotation_translation(Quat::from_rotation_x(-0.2), Vec3::new(0.1, 1.0, 0.0));
@@ -73,5 +144,5 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, bench, character_ticks);
 criterion_main!(benches);

@@ -34,6 +34,8 @@
 //! own rule ([`crate::graph::eval`]) and are announced only while the head dominates, as above.
 //! Its Adjust nodes' model-space adjusts are applied at composition, ahead of the animator's own
 //! adjusts, scaled by the head's fade weight ([`crate::graph::eval::weighted_adjust`]); its
+//! FootPlant solves run first on the composed pose (ankles onto the ground plane, hips lowered,
+//! legs bent by [`crate::ik::TwoBoneIkJob`], feet turned back and tilted), then its
 //! TwoBoneIk solves run on the composed pose ([`crate::ik::TwoBoneIkJob`], each weighted by the
 //! head's fade weight), their corrections go onto the chains' local rotations and the pose is
 //! composed again, so the bones below a chain follow; its LookAt solves then run the same way
