@@ -86,10 +86,15 @@ pub struct UiState {
     /// Faults found when the project was opened in its graph files (by project-relative path):
     /// shown on their nodes until the project is opened again.
     pub graph_load_faults: Vec<(String, marrow_engine::graph::GraphFileError)>,
-    /// An Adjust node's Offset entry the viewport's gizmo edits (graph path, node, entry index),
-    /// while the graph previews on a rig.
+    /// What the viewport's gizmo moves in a graph while it previews on a rig (graph path, node,
+    /// entry): an Adjust node's Offset entry (its index), or a TwoBoneIk or LookAt node's target
+    /// point ([`TARGET_ENTRY`]).
     pub adjust_gizmo: Option<(String, marrow_engine::graph::NodeId, usize)>,
 }
+
+/// The entry of [`UiState::adjust_gizmo`] that names a node's target point (a TwoBoneIk's or a
+/// LookAt's), not an Adjust entry.
+pub const TARGET_ENTRY: usize = usize::MAX;
 
 /// Copied graph nodes and the wires among them.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -1202,3 +1202,85 @@ fn the_editor_preview_of_a_controller_poses_bit_for_bit_as_the_embedded_engine_w
     let game = world.rig_pose(runner).unwrap().local.to_vec();
     assert_eq!(live, game, "the editor's pose is the embedded engine's, bit for bit");
 }
+
+#[test]
+fn the_target_gizmo_drives_a_two_bone_iks_wired_parameters_live_without_an_edit() {
+    use marrow_editor::ui_state::TARGET_ENTRY;
+    use marrow_editor::viewport::gizmo::{GizmoMode, Handle};
+    use marrow_engine::graph::file::{load_graph, save_graph};
+    use marrow_engine::graph::ParamValue;
+    const L: &str = "graphs/locomotion.graph.ron";
+    let dir = sample("locomotion");
+    // The sample's graph with a TwoBoneIk on the left leg between its Adjust and its Output, its
+    // target's x, y, z wired to the parameters reach_x, reach_y, reach_z.
+    let path = dir.path().join(L);
+    let (mut g, faults) = load_graph(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(faults.is_empty());
+    let start = glam::Vec3::new(-0.2, 0.55, 0.15);
+    let ik = g.add_node(
+        NodeKind::TwoBoneIk {
+            start: "hips".into(),
+            mid: "thigh_l".into(),
+            end: "shin_l".into(),
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            pole: glam::Vec3::Z,
+            mid_axis: glam::Vec3::X,
+            soften: 1.0,
+            weight: 1.0,
+        },
+        [300.0, 300.0],
+    );
+    for (k, pin) in ["x", "y", "z"].into_iter().enumerate() {
+        let name = format!("reach_{pin}");
+        g.add_parameter(name.clone(), ParamValue::Float(start[k]));
+        let p = g.add_node(NodeKind::Parameter { name }, [100.0, 300.0 + 60.0 * k as f32]);
+        g.connect(p, ik, pin);
+    }
+    g.connect(NodeId(2), ik, "pose");
+    g.connect(ik, NodeId(3), "pose");
+    std::fs::write(&path, save_graph(&g).unwrap()).unwrap();
+    let original = files(dir.path());
+
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.run_steps(3);
+    click(&mut h, Role::Button, "▶ Preview");
+    assert_eq!(h.state().session.preview().unwrap().error, None);
+    h.run_steps(3);
+    select(&mut h, ik);
+    h.get_by_label("Target Gizmo").click();
+    settle(&mut h);
+    assert_eq!(h.state().ui.adjust_gizmo, Some((L.to_owned(), ik, TARGET_ENTRY)));
+    let view = viewport_view(&h);
+    let gizmo = app_gizmo(&h, &view, GizmoMode::Translate).expect("the target gizmo");
+    let rig = h.state().session.entity("Runner").unwrap();
+    let rig_world = h.state().session.world().world_matrix(rig).unwrap();
+    assert!(
+        (gizmo.world.w_axis.truncate() - rig_world.transform_point3(start)).length() < 1e-5,
+        "the gizmo sits on the target"
+    );
+    let revision = h.state().doc.revision();
+    let a = gizmo.handle_point(&view, Handle::Move(0), 0.9).unwrap();
+    let b = gizmo.handle_point(&view, Handle::Move(0), 1.4).unwrap();
+    drag(&mut h, a, b, 6);
+    h.run_steps(2);
+    let live = |h: &Harness<'_, EditorApp>, name: &str| {
+        let rig = h.state().session.entity("Runner").unwrap();
+        let inst = h.state().session.world().animator(rig).unwrap().current_graph().unwrap();
+        inst.parameter(name).unwrap().as_f32()
+    };
+    let moved = glam::Vec3::new(live(&h, "reach_x"), live(&h, "reach_y"), live(&h, "reach_z"));
+    assert!(moved.x > start.x + 0.05, "the drag moved the target along X: {start} -> {moved}");
+    assert!((moved.y - start.y).abs() < 1e-4 && (moved.z - start.z).abs() < 1e-4, "only X: {moved}");
+    // The leg follows the live target; nothing was edited.
+    let rig = h.state().session.entity("Runner").unwrap();
+    let shin = h.state().session.world().rig_pose(rig).unwrap().model[2].w_axis.truncate();
+    assert!(shin.distance(moved) < 1e-3, "the shin is at {shin}, the target at {moved}");
+    assert_eq!(h.state().doc.revision(), revision, "driving a parameter live is not an edit");
+    assert_eq!(h.state().doc.head(), 0);
+    click(&mut h, Role::Button, "■ Stop Preview");
+    assert!(files(dir.path()) == original, "nothing was written");
+    assert!(!h.state().doc.is_dirty(), "the document has nothing to save");
+}

@@ -61,6 +61,10 @@ enum Target {
     /// An Adjust node's Offset entry (graph path, node, entry), moved in the rig's model space:
     /// the offset and the amount it is scaled by when the drag started.
     AdjustOffset(String, marrow_engine::graph::NodeId, usize, Vec3, f32),
+    /// A TwoBoneIk or LookAt node's target point (graph path, node), moved in the rig's model
+    /// space: the parameters wired to its `x`, `y`, `z` pins (set live), or `None` for a pin whose
+    /// constant is edited.
+    IkPoint(String, marrow_engine::graph::NodeId, [Option<String>; 3]),
 }
 
 /// The Viewport panel.
@@ -172,6 +176,9 @@ fn adjust_gizmo(cx: &Cx, world: &World) -> Option<(Gizmo, Target)> {
     let (graph, node, entry) = cx.ui.adjust_gizmo.clone()?;
     let preview = cx.session.preview().filter(|p| p.graph == graph && p.error.is_none())?;
     let g = cx.doc.project().graphs.get(&graph)?;
+    if entry == crate::ui_state::TARGET_ENTRY {
+        return target_gizmo(world, &preview.rig, graph, g, node);
+    }
     let NodeKind::Adjust { entries } = &g.node(node)?.kind else { return None };
     let e = entries.get(entry)?;
     let AdjustOp::Offset { direction } = e.op else { return None };
@@ -194,6 +201,88 @@ fn adjust_gizmo(cx: &Cx, world: &World) -> Option<(Gizmo, Target)> {
         size: 1.0,
     };
     Some((gizmo, Target::AdjustOffset(graph, node, entry, direction * amount, amount)))
+}
+
+/// The gizmo on a TwoBoneIk or LookAt node's target point, in the previewing rig's model frame:
+/// where the pins put it now (a wired parameter's live value, else the node's constant).
+fn target_gizmo(
+    world: &World,
+    rig: &str,
+    graph: String,
+    g: &marrow_engine::graph::AnimGraph,
+    node: marrow_engine::graph::NodeId,
+) -> Option<(Gizmo, Target)> {
+    use marrow_engine::graph::NodeKind;
+    let kind = &g.node(node)?.kind;
+    if !matches!(kind, NodeKind::TwoBoneIk { .. } | NodeKind::LookAt { .. }) {
+        return None;
+    }
+    let r = world.find(rig)?;
+    let live = world.animator(r)?.current_graph()?;
+    let wired = ["x", "y", "z"].map(|pin| {
+        let c = g.connections.iter().find(|c| c.to == node && c.pin == pin)?;
+        match &g.node(c.from)?.kind {
+            NodeKind::Parameter { name } => Some(name.clone()),
+            _ => None,
+        }
+    });
+    let mut at = [0.0f32; 3];
+    for (k, pin) in ["x", "y", "z"].into_iter().enumerate() {
+        at[k] = match &wired[k] {
+            Some(p) => live.parameter(p)?.as_f32(),
+            None => kind.constant(pin)?,
+        };
+    }
+    let at = Vec3::from_array(at);
+    let rig_world = world.world_matrix(r)?;
+    let gizmo = Gizmo {
+        mode: GizmoMode::Translate,
+        world: rig_world * Mat4::from_translation(at),
+        parent: rig_world,
+        local: Transform::from_translation(at),
+        size: 1.0,
+    };
+    Some((gizmo, Target::IkPoint(graph, node, wired)))
+}
+
+/// What dragging a node's target gizmo to `at` (model space) does: the wired parameters are set
+/// live (session commands), the unwired pins' constants change in one edit (or none).
+fn node_target_moved(
+    cx: &Cx,
+    graph: &str,
+    node: marrow_engine::graph::NodeId,
+    wired: &[Option<String>; 3],
+    at: Vec3,
+) -> (Vec<Command>, Option<Op>) {
+    use marrow_engine::graph::ParamValue;
+    let mut commands = Vec::new();
+    let Some(g) = cx.doc.project().graphs.get(graph) else { return (commands, None) };
+    let Some(mut kind) = g.node(node).map(|n| n.kind.clone()) else { return (commands, None) };
+    let mut changed = false;
+    for (k, pin) in ["x", "y", "z"].into_iter().enumerate() {
+        let v = at[k];
+        if !v.is_finite() {
+            continue;
+        }
+        match &wired[k] {
+            Some(name) => {
+                commands.push(Command::SetGraphParameter { name: name.clone(), value: ParamValue::Float(v) })
+            }
+            None => {
+                if let Some(c) = kind.constant_mut(pin)
+                    && *c != v
+                {
+                    *c = v;
+                    changed = true;
+                }
+            }
+        }
+    }
+    let op = changed.then(|| Op::Graph {
+        path: graph.to_owned(),
+        op: crate::document::graph_ops::GraphOp::SetNode { node, kind, field: "target".into() },
+    });
+    (commands, op)
 }
 
 /// Onion skins: the rig's pose `count` ghosts before and after its playhead, `step` frames
@@ -275,6 +364,13 @@ impl ViewportPanel {
             {
                 let op = match target {
                     Target::Bone(..) => None,
+                    Target::IkPoint(graph, node, wired) => {
+                        let (commands, op) = node_target_moved(cx, graph, *node, wired, local.translation);
+                        for c in commands {
+                            cx.send(c);
+                        }
+                        op
+                    }
                     Target::AdjustOffset(graph, node, entry, offset0, amount) => {
                         let moved = local.translation - drag.start.local.translation;
                         adjust_offset_op(cx, graph, *node, *entry, *offset0 + moved, *amount)

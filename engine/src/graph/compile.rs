@@ -1262,6 +1262,53 @@ impl Checker<'_, '_> {
         resolved
     }
 
+    /// Checks a FootPlant node: finite plane and weight, a slope short of vertical, limits, the
+    /// knee axis, known bones, each leg a chain below the hips.
+    fn check_foot_plant(
+        &self,
+        kind: &NodeKind,
+        id: NodeId,
+        title: &'static str,
+        errors: &mut Vec<GraphError>,
+    ) {
+        let NodeKind::FootPlant { hips, left, right, height, slope, max_lift, max_drop, mid_axis, weight } =
+            kind
+        else {
+            return;
+        };
+        let mut bad = |what: String| errors.push(GraphError::BadValue { node: id, title, what });
+        for (what, v) in [("height", *height), ("slope", *slope), ("weight", *weight)] {
+            if !v.is_finite() {
+                bad(format!("{what} {v} is not finite"));
+            }
+        }
+        if !(slope.abs() < 1.4) {
+            bad(format!("slope {slope} is not within 1.4 rad of level"));
+        }
+        for (what, v) in [("max_lift", *max_lift), ("max_drop", *max_drop)] {
+            if !(v.is_finite() && v >= 0.0) {
+                bad(format!("{what} {v} is not a finite, non-negative distance"));
+            }
+        }
+        if mid_axis.try_normalize().is_none() {
+            bad("the knees' bend axis must be finite and non-zero".into());
+        }
+        let sk = self.skeleton;
+        let chain = |leg: &[String; 3]| leg.iter().map(|b| sk.index_of(b)).collect::<Option<Vec<_>>>();
+        for (side, leg) in [("left", left), ("right", right)] {
+            let (Some(h), Some(c)) = (sk.index_of(hips), chain(leg)) else { continue };
+            if !below(sk, c[1], c[0]) || !below(sk, c[2], c[1]) {
+                bad(format!("the {side} leg {leg:?} is not a chain (each bone below the one before)"));
+            } else if c[0] != h && !below(sk, c[0], h) {
+                bad(format!("the {side} leg's hip {:?} is not below the hips {hips:?}", leg[0]));
+            }
+        }
+        self.unknown_bone(errors, id, title, hips);
+        for bone in left.iter().chain(right) {
+            self.unknown_bone(errors, id, title, bone);
+        }
+    }
+
     fn check_node(
         &self,
         node: &super::model::Node,
@@ -1374,53 +1421,7 @@ impl Checker<'_, '_> {
                     bad(errors, format!("soften {soften} is not in [0, 1]"));
                 }
             }
-            NodeKind::FootPlant {
-                hips,
-                left,
-                right,
-                height,
-                slope,
-                max_lift,
-                max_drop,
-                mid_axis,
-                weight,
-            } => {
-                for (what, v) in [("height", *height), ("slope", *slope), ("weight", *weight)] {
-                    finite(errors, what, v);
-                }
-                if !(slope.abs() < 1.4) {
-                    bad(errors, format!("slope {slope} is not within 1.4 rad of level"));
-                }
-                for (what, v) in [("max_lift", *max_lift), ("max_drop", *max_drop)] {
-                    if !(v.is_finite() && v >= 0.0) {
-                        bad(errors, format!("{what} {v} is not a finite, non-negative distance"));
-                    }
-                }
-                if mid_axis.try_normalize().is_none() {
-                    bad(errors, "the knees' bend axis must be finite and non-zero".into());
-                }
-                self.unknown_bone(errors, id, title, hips);
-                for bone in left.iter().chain(right) {
-                    self.unknown_bone(errors, id, title, bone);
-                }
-                let sk = self.skeleton;
-                let chain =
-                    |leg: &[String; 3]| leg.iter().map(|b| sk.index_of(b)).collect::<Option<Vec<_>>>();
-                for (side, leg) in [("left", left), ("right", right)] {
-                    let (Some(h), Some(c)) = (sk.index_of(hips), chain(leg)) else { continue };
-                    if !below(sk, c[1], c[0]) || !below(sk, c[2], c[1]) {
-                        bad(
-                            errors,
-                            format!("the {side} leg {leg:?} is not a chain (each bone below the one before)"),
-                        );
-                    } else if c[0] != h && !below(sk, c[0], h) {
-                        bad(
-                            errors,
-                            format!("the {side} leg's hip {:?} is not below the hips {hips:?}", leg[0]),
-                        );
-                    }
-                }
-            }
+            kind @ NodeKind::FootPlant { .. } => self.check_foot_plant(kind, id, title, errors),
             NodeKind::LookAt { bone, x, y, z, forward, up, offset, yaw, pitch, weight } => {
                 for (what, v) in [("x", *x), ("y", *y), ("z", *z), ("weight", *weight)] {
                     finite(errors, what, v);
@@ -1644,6 +1645,28 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// The compiled form of FootPlant node `i` (`kind`): bones resolved, plane and weight operands.
+    fn foot_plant(&self, i: usize, kind: &NodeKind) -> CompiledFootPlant {
+        let bone = |b: &str| self.skeleton.index_of(b).unwrap_or(0) as u16;
+        let leg = |l: &[String; 3]| [bone(&l[0]), bone(&l[1]), bone(&l[2])];
+        let (hips, legs, limits, axis) = match kind {
+            NodeKind::FootPlant { hips, left, right, max_lift, max_drop, mid_axis, .. } => {
+                (bone(hips), [leg(left), leg(right)], (*max_lift, *max_drop), *mid_axis)
+            }
+            _ => (0, [[0; 3]; 2], (0.0, 0.0), Vec3::X),
+        };
+        CompiledFootPlant {
+            hips,
+            legs,
+            height: self.float_of(i, Pin::Height),
+            slope: self.float_of(i, Pin::Slope),
+            weight: self.float_of(i, Pin::Weight),
+            max_lift: limits.0,
+            max_drop: limits.1,
+            mid_axis: axis.normalize_or(Vec3::X),
+        }
+    }
+
     /// The target point's operands of a TwoBoneIk or LookAt node (its `x`, `y`, `z` pins).
     fn target_of(&self, i: usize) -> [FloatRef; 3] {
         [self.float_of(i, Pin::X), self.float_of(i, Pin::Y), self.float_of(i, Pin::Z)]
@@ -1801,20 +1824,10 @@ impl<'a> Emitter<'a> {
                 self.slot[i] = self.slot[self.root[i]];
                 (Flow::TwoBoneIk { input: self.flow_of(i, Pin::Pose), ik }, None)
             }
-            NodeKind::FootPlant { hips, left, right, max_lift, max_drop, mid_axis, .. } => {
-                let bone = |b: &str| self.skeleton.index_of(b).unwrap_or(0) as u16;
-                let leg = |l: &[String; 3]| [bone(&l[0]), bone(&l[1]), bone(&l[2])];
+            kind @ NodeKind::FootPlant { .. } => {
                 let plant = self.program.plants.len() as u16;
-                self.program.plants.push(CompiledFootPlant {
-                    hips: bone(hips),
-                    legs: [leg(left), leg(right)],
-                    height: self.float_of(i, Pin::Height),
-                    slope: self.float_of(i, Pin::Slope),
-                    weight: self.float_of(i, Pin::Weight),
-                    max_lift: *max_lift,
-                    max_drop: *max_drop,
-                    mid_axis: mid_axis.normalize_or(Vec3::X),
-                });
+                let compiled = self.foot_plant(i, kind);
+                self.program.plants.push(compiled);
                 self.slot[i] = self.slot[self.root[i]];
                 (Flow::FootPlant { input: self.flow_of(i, Pin::Pose), plant }, None)
             }

@@ -447,25 +447,7 @@ impl From<&AnimGraph> for GraphFile {
                             (Some(forward.to_array()), Some(up.to_array()), Some(offset.to_array()));
                         (f.yaw, f.pitch) = (Some(*yaw), Some(*pitch));
                     }
-                    NodeKind::FootPlant {
-                        hips,
-                        left,
-                        right,
-                        height,
-                        slope,
-                        max_lift,
-                        max_drop,
-                        mid_axis,
-                        weight,
-                    } => {
-                        f.weight = Some(*weight);
-                        (f.height, f.slope) = (Some(*height), Some(*slope));
-                        f.hips = Some(hips.clone());
-                        let leg = |l: &[String; 3]| (l[0].clone(), l[1].clone(), l[2].clone());
-                        (f.left, f.right) = (Some(leg(left)), Some(leg(right)));
-                        (f.max_lift, f.max_drop) = (Some(*max_lift), Some(*max_drop));
-                        f.mid_axis = Some(mid_axis.to_array());
-                    }
+                    kind @ NodeKind::FootPlant { .. } => write_foot_plant(kind, &mut f),
                     NodeKind::StateMachine { machine } => f.machine = Some(MachineFile::from(machine)),
                     NodeKind::Output => {}
                     NodeKind::Unknown { kind, settings } => {
@@ -619,20 +601,7 @@ fn node_kind(f: &NodeFile, errors: &mut Vec<GraphFileError>) -> NodeKind {
             {
                 need("FootPlant", field, present);
             }
-            let leg = |l: &Option<(String, String, String)>| {
-                l.clone().map(|(a, b, c)| [a, b, c]).unwrap_or_default()
-            };
-            NodeKind::FootPlant {
-                hips: f.hips.clone().unwrap_or_default(),
-                left: leg(&f.left),
-                right: leg(&f.right),
-                height: f.height.unwrap_or(0.0),
-                slope: f.slope.unwrap_or(0.0),
-                max_lift: f.max_lift.unwrap_or(0.4),
-                max_drop: f.max_drop.unwrap_or(0.4),
-                mid_axis: f.mid_axis.map_or(Vec3::X, v3),
-                weight: f.weight.unwrap_or(1.0),
-            }
+            foot_plant_of(f)
         }
         "StateMachine" => {
             need("StateMachine", "machine", f.machine.is_some());
@@ -895,6 +864,37 @@ fn load_graph_here(text: &str) -> Result<(AnimGraph, Vec<GraphFileError>), Graph
         return Err(GraphFileError::Version { found: file.version, supported: GRAPH_FILE_VERSION });
     }
     Ok(file.into_graph_lossy())
+}
+
+/// A FootPlant node read from `f` (its bones checked present by the caller).
+fn foot_plant_of(f: &NodeFile) -> NodeKind {
+    let leg = |l: &Option<(String, String, String)>| l.clone().map(|(a, b, c)| [a, b, c]).unwrap_or_default();
+    NodeKind::FootPlant {
+        hips: f.hips.clone().unwrap_or_default(),
+        left: leg(&f.left),
+        right: leg(&f.right),
+        height: f.height.unwrap_or(0.0),
+        slope: f.slope.unwrap_or(0.0),
+        max_lift: f.max_lift.unwrap_or(0.4),
+        max_drop: f.max_drop.unwrap_or(0.4),
+        mid_axis: f.mid_axis.map_or(Vec3::X, v3),
+        weight: f.weight.unwrap_or(1.0),
+    }
+}
+
+/// Writes a FootPlant node's settings into `f`.
+fn write_foot_plant(kind: &NodeKind, f: &mut NodeFile) {
+    let NodeKind::FootPlant { hips, left, right, height, slope, max_lift, max_drop, mid_axis, weight } = kind
+    else {
+        return;
+    };
+    f.weight = Some(*weight);
+    (f.height, f.slope) = (Some(*height), Some(*slope));
+    f.hips = Some(hips.clone());
+    let leg = |l: &[String; 3]| (l[0].clone(), l[1].clone(), l[2].clone());
+    (f.left, f.right) = (Some(leg(left)), Some(leg(right)));
+    (f.max_lift, f.max_drop) = (Some(*max_lift), Some(*max_drop));
+    f.mid_axis = Some(mid_axis.to_array());
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub fn editor(ui: &mut Ui, cx: &DetailsCx, id: NodeId, kind: &NodeKind, out: &mu
         f(&mut next);
         next
     };
+    super::target_gizmo_toggle(ui, cx, id, out);
     ui.horizontal(|ui| {
         ui.label("Bone");
         if let Some(b) = bone_picker(ui, ("look at bone", id.0), cx.skeleton, bone, "Look bone") {

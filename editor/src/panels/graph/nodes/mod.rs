@@ -35,3 +35,22 @@ pub(super) fn vector(ui: &mut Ui, label: &str, v: Vec3) -> Option<Vec3> {
     let out = Vec3::from_array(a);
     (changed && out.is_finite()).then_some(out)
 }
+
+/// The toggle that puts the viewport's gizmo on node `id`'s target point while its graph
+/// previews: dragging it sets the parameters wired to the `x`, `y`, `z` pins live (not an edit);
+/// a pin left unwired has its constant edited.
+pub(super) fn target_gizmo_toggle(
+    ui: &mut Ui,
+    cx: &super::details::DetailsCx,
+    id: marrow_engine::graph::NodeId,
+    out: &mut super::details::DetailsOut,
+) {
+    use crate::ui_state::TARGET_ENTRY;
+    let on = cx.gizmo == Some((id, TARGET_ENTRY));
+    let r = ui.selectable_label(on, "Target Gizmo").on_hover_text(
+        "Move the target with the viewport's gizmo while the graph previews: the parameters wired to x, y, z follow live",
+    );
+    if r.clicked() {
+        out.gizmo = Some((!on).then_some((id, TARGET_ENTRY)));
+    }
+}

@@ -83,6 +83,7 @@ pub fn editor(ui: &mut Ui, cx: &DetailsCx, id: NodeId, ik: &TwoBoneIk, out: &mut
         }
     });
     ui.weak("Start is the hip or shoulder, Mid the knee or elbow (its child), End the ankle or wrist.");
+    super::target_gizmo_toggle(ui, cx, id, out);
     if let Some(p) = vector(ui, "Pole", ik.pole) {
         set(out, id, TwoBoneIk { pole: p, ..ik.clone() }.kind(), "pole");
     }
