@@ -25,7 +25,8 @@ use marrow_engine::graph::machine::{
     Condition, DurationUnit, Interruption, State, StateMachine, StateSource, SyncRule, Test, Transition,
 };
 use marrow_engine::graph::{
-    AnimGraph, BlendSample, BlendSample2D, Connection, MaskSubtree, Node, NodeId, NodeKind, ParamValue,
+    AnimGraph, BlendSample, BlendSample2D, Connection, LookLink, MaskSubtree, Node, NodeId, NodeKind,
+    ParamValue,
 };
 use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
@@ -302,7 +303,8 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
             } else if a % 6 == 5 {
                 // A node that solves after composition (IK, look-at, foot plant), its settings
                 // from `x`, on the runner's bones (or a bone it lacks).
-                let bone = |i: u32| ["hips", "thigh_l", "shin_l", "thigh_r", "shin_r", "missing"][i as usize % 6];
+                let bone =
+                    |i: u32| ["hips", "thigh_l", "shin_l", "thigh_r", "shin_r", "missing"][i as usize % 6];
                 let leg = |s: &str| ["hips".to_owned(), format!("thigh_{s}"), format!("shin_{s}")];
                 let kind = match b % 3 {
                     0 => NodeKind::TwoBoneIk {
@@ -327,6 +329,11 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
                         offset: Vec3::ZERO,
                         yaw: 1.0,
                         pitch: 0.5,
+                        chain: if x > 0.0 {
+                            vec![LookLink { bone: "hips".into(), share: 0.4 }]
+                        } else {
+                            Vec::new()
+                        },
                         weight: 1.0,
                     },
                     _ => NodeKind::FootPlant {

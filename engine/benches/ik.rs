@@ -65,6 +65,7 @@ fn character_ticks(c: &mut Criterion) {
         offset: Vec3::ZERO,
         yaw: 1.2,
         pitch: 0.6,
+        chain: Vec::new(),
         weight: 1.0,
     };
     for (name, solves) in [("ik/character/walk", vec![]), ("ik/character/plant_and_look", vec![plant, look])]

@@ -1054,9 +1054,12 @@ fn apply_foot_plant(
     LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()
 }
 
-/// Runs a graph's LookAt solve (its weight times `w`) on the composed pose: the bone's local
-/// rotation takes the correction and the pose is composed again. As [`apply_two_bone_ik`], a solve
-/// the job refuses or naming a bone past the pose changes nothing.
+/// Runs a graph's LookAt solve (its weight times `w`) on the composed pose: first each bone of
+/// its chain, root-most first, turns by its share of what is left of the look (the looking
+/// bone's forward axis, up axis and offset carried into that bone's frame), then the looking bone
+/// takes the rest; each correction goes onto the bone's local rotation and the pose is composed
+/// again. As [`apply_two_bone_ik`], a solve the job refuses or naming a bone past the pose changes
+/// nothing.
 fn apply_look_at(
     sk: &Skeleton,
     aim: &crate::graph::GraphAim,
@@ -1065,31 +1068,50 @@ fn apply_look_at(
     local: &mut [Transform],
     model: &mut [Mat4],
 ) -> Result<(), JobError> {
-    let b = usize::from(aim.bone);
+    let head = usize::from(aim.bone);
     let weight = (aim.weight * w).clamp(0.0, 1.0);
-    if b >= local.len() || weight <= 0.0 {
+    if head >= local.len() || weight <= 0.0 {
         return Ok(());
     }
-    let (mut correction, mut reached) = (Quat::IDENTITY, false);
-    let solved = crate::ik::AimJob {
-        joint: &model[b],
-        target: aim.target,
-        forward: aim.forward,
-        offset: aim.offset,
-        up: aim.up,
-        pole: Vec3::Y,
-        twist: 0.0,
-        limits: aim.limits,
-        weight,
-        correction: &mut correction,
-        reached: &mut reached,
+    let links = &aim.chain[..usize::from(aim.links).min(aim.chain.len())];
+    let steps = links.iter().map(|&(b, share)| (usize::from(b), share)).chain([(head, 1.0)]);
+    for (b, share) in steps {
+        if b >= local.len() {
+            continue;
+        }
+        // The looking bone's axes and eyes, in bone `b`'s frame.
+        let into_b = model[b].inverse() * model[head];
+        let (forward, up, offset) = if b == head {
+            (aim.forward, aim.up, aim.offset)
+        } else {
+            (
+                into_b.transform_vector3(aim.forward),
+                into_b.transform_vector3(aim.up),
+                into_b.transform_point3(aim.offset),
+            )
+        };
+        let (mut correction, mut reached) = (Quat::IDENTITY, false);
+        let solved = crate::ik::AimJob {
+            joint: &model[b],
+            target: aim.target,
+            forward,
+            offset,
+            up,
+            pole: Vec3::Y,
+            twist: 0.0,
+            limits: if b == head { aim.limits } else { crate::ik::AimLimits::NONE },
+            weight: (weight * share).clamp(0.0, 1.0),
+            correction: &mut correction,
+            reached: &mut reached,
+        }
+        .run();
+        if solved.is_err() {
+            continue;
+        }
+        local[b].rotation = (local[b].rotation * correction).normalize();
+        LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()?;
     }
-    .run();
-    if solved.is_err() {
-        return Ok(());
-    }
-    local[b].rotation = (local[b].rotation * correction).normalize();
-    LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()
+    Ok(())
 }
 
 /// Gathers the graph heads' adjusts (each scaled by its head's fade weight) ahead of the

@@ -29,7 +29,9 @@ use std::sync::Arc;
 use glam::Vec3;
 
 use super::machine::CompiledMachine;
-use super::model::{AdjustOp, AnimGraph, Drive, NodeId, NodeKind, ParamDecl, PinType};
+use super::model::{
+    AdjustOp, AnimGraph, Drive, LookLink, MAX_LOOK_LINKS, NodeId, NodeKind, ParamDecl, PinType,
+};
 use crate::clip::{Clip, ClipFault, find_clip_fault};
 use crate::skeleton::Skeleton;
 
@@ -657,6 +659,10 @@ pub struct GraphProgram {
 pub struct CompiledLookAt {
     /// The bone that turns.
     pub bone: u16,
+    /// The bones that share the turn and their shares, root-most first (the first `links`).
+    pub chain: [(u16, f32); MAX_LOOK_LINKS],
+    /// How many of `chain` are used.
+    pub links: u8,
     /// The target's x, y, z (model space).
     pub target: [FloatRef; 3],
     /// The weight.
@@ -1262,6 +1268,44 @@ impl Checker<'_, '_> {
         resolved
     }
 
+    /// Checks a LookAt node's chain: at most [`MAX_LOOK_LINKS`] known bones, each above the next
+    /// and the last above the looking bone, shares in `[0, 1]`.
+    fn check_look_chain(
+        &self,
+        bone: &str,
+        chain: &[LookLink],
+        id: NodeId,
+        title: &'static str,
+        errors: &mut Vec<GraphError>,
+    ) {
+        let mut bad = |what: String| errors.push(GraphError::BadValue { node: id, title, what });
+        if chain.len() > MAX_LOOK_LINKS {
+            bad(format!("{} bones share the turn; at most {MAX_LOOK_LINKS} can", chain.len()));
+        }
+        for l in chain {
+            if !(l.share.is_finite() && (0.0..=1.0).contains(&l.share)) {
+                bad(format!("bone {:?}: its share {} is not in [0, 1]", l.bone, l.share));
+            }
+        }
+        let sk = self.skeleton;
+        let mut below_it: Option<usize> = sk.index_of(bone);
+        for l in chain.iter().rev() {
+            let Some(b) = sk.index_of(&l.bone) else { continue };
+            if let Some(c) = below_it
+                && !below(sk, c, b)
+            {
+                bad(format!(
+                    "bone {:?} is not above {:?} (the chain runs root-most first to the looking bone)",
+                    l.bone, sk.bone_names[c]
+                ));
+            }
+            below_it = Some(b);
+        }
+        for l in chain {
+            self.unknown_bone(errors, id, title, &l.bone);
+        }
+    }
+
     /// Checks a FootPlant node: finite plane and weight, a slope short of vertical, limits, the
     /// knee axis, known bones, each leg a chain below the hips.
     fn check_foot_plant(
@@ -1422,11 +1466,12 @@ impl Checker<'_, '_> {
                 }
             }
             kind @ NodeKind::FootPlant { .. } => self.check_foot_plant(kind, id, title, errors),
-            NodeKind::LookAt { bone, x, y, z, forward, up, offset, yaw, pitch, weight } => {
+            NodeKind::LookAt { bone, x, y, z, forward, up, offset, yaw, pitch, chain, weight } => {
                 for (what, v) in [("x", *x), ("y", *y), ("z", *z), ("weight", *weight)] {
                     finite(errors, what, v);
                 }
                 self.unknown_bone(errors, id, title, bone);
+                self.check_look_chain(bone, chain, id, title, errors);
                 for (what, v) in [("forward", *forward), ("up", *up)] {
                     if v.try_normalize().is_none() {
                         bad(errors, format!("the {what} axis must be finite and non-zero"));
@@ -1831,10 +1876,16 @@ impl<'a> Emitter<'a> {
                 self.slot[i] = self.slot[self.root[i]];
                 (Flow::FootPlant { input: self.flow_of(i, Pin::Pose), plant }, None)
             }
-            NodeKind::LookAt { bone, forward, up, offset, yaw, pitch, .. } => {
+            NodeKind::LookAt { bone, forward, up, offset, yaw, pitch, chain, .. } => {
                 let aim = self.program.aims.len() as u16;
+                let mut links = [(0u16, 0.0f32); MAX_LOOK_LINKS];
+                for (slot, l) in links.iter_mut().zip(chain) {
+                    *slot = (self.skeleton.index_of(&l.bone).unwrap_or(0) as u16, l.share);
+                }
                 self.program.aims.push(CompiledLookAt {
                     bone: self.skeleton.index_of(bone).unwrap_or(0) as u16,
+                    chain: links,
+                    links: chain.len().min(MAX_LOOK_LINKS) as u8,
                     target: self.target_of(i),
                     weight: self.float_of(i, Pin::Weight),
                     forward: forward.normalize_or(Vec3::Z),

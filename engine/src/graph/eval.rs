@@ -387,6 +387,10 @@ enum Lead {
 pub struct GraphAim {
     /// The bone that turns.
     pub bone: u16,
+    /// The bones that share the turn and their shares, root-most first (the first `links`).
+    pub chain: [(u16, f32); super::MAX_LOOK_LINKS],
+    /// How many of `chain` are used.
+    pub links: u8,
     /// The target, model space.
     pub target: Vec3,
     /// The aiming axis, bone space.
@@ -1274,6 +1278,8 @@ impl GraphInstance {
             if weight > 0.0 && target.is_finite() {
                 self.aims.push(GraphAim {
                     bone: c.bone,
+                    chain: c.chain,
+                    links: c.links,
                     target,
                     forward: c.forward,
                     up: c.up,

@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 use super::compile::{GraphError, validate_structure};
 use super::machine::file::MachineFile;
 use super::model::{
-    AdjustEntry, AdjustOp, AnimGraph, BlendSample, BlendSample2D, Connection, Drive, MaskSubtree, Node,
-    NodeId, NodeKind, ParamDecl, ParamValue,
+    AdjustEntry, AdjustOp, AnimGraph, BlendSample, BlendSample2D, Connection, Drive, LookLink, MaskSubtree,
+    Node, NodeId, NodeKind, ParamDecl, ParamValue,
 };
 
 /// The graph file version this build reads and writes.
@@ -152,6 +152,9 @@ pub struct NodeFile {
     /// The pitch limit, radians (LookAt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pitch: Option<f32>,
+    /// The bones that share the turn, root-most first (LookAt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<Vec<LookLinkFile>>,
     /// The hips (FootPlant).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hips: Option<String>,
@@ -176,6 +179,15 @@ pub struct NodeFile {
     /// The state machine (StateMachine).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<MachineFile>,
+}
+
+/// A bone sharing a LookAt's turn, in a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LookLinkFile {
+    /// The bone.
+    pub bone: String,
+    /// Its share of the turn left.
+    pub share: f32,
 }
 
 /// A blend space clip in a file.
@@ -439,8 +451,14 @@ impl From<&AnimGraph> for GraphFile {
                         f.mid_axis = Some(mid_axis.to_array());
                         f.soften = Some(*soften);
                     }
-                    NodeKind::LookAt { bone, x, y, z, forward, up, offset, yaw, pitch, weight } => {
+                    NodeKind::LookAt { bone, x, y, z, forward, up, offset, yaw, pitch, chain, weight } => {
                         f.weight = Some(*weight);
+                        f.chain = (!chain.is_empty()).then(|| {
+                            chain
+                                .iter()
+                                .map(|l| LookLinkFile { bone: l.bone.clone(), share: l.share })
+                                .collect()
+                        });
                         (f.x, f.y, f.z) = (Some(*x), Some(*y), Some(*z));
                         f.bone = Some(bone.clone());
                         (f.forward, f.up, f.offset) =
@@ -592,6 +610,12 @@ fn node_kind(f: &NodeFile, errors: &mut Vec<GraphFileError>) -> NodeKind {
                 offset: f.offset.map_or(Vec3::ZERO, v3),
                 yaw: f.yaw.unwrap_or(std::f32::consts::PI),
                 pitch: f.pitch.unwrap_or(std::f32::consts::PI),
+                chain: f
+                    .chain
+                    .iter()
+                    .flatten()
+                    .map(|l| LookLink { bone: l.bone.clone(), share: l.share })
+                    .collect(),
                 weight: f.weight.unwrap_or(1.0),
             }
         }

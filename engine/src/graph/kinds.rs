@@ -27,7 +27,7 @@ use glam::Vec3;
 
 use super::machine::{Condition, State, StateMachine, StateSource, SyncRule, Test, Transition};
 use super::model::{
-    AdjustEntry, AdjustOp, BlendSample, BlendSample2D, Drive, MaskSubtree, NodeKind, PinType,
+    AdjustEntry, AdjustOp, BlendSample, BlendSample2D, Drive, LookLink, MaskSubtree, NodeKind, PinType,
 };
 
 /// A group of kinds that play a similar part (the editor gives each a header colour).
@@ -116,6 +116,8 @@ pub enum SettingType {
     Bone,
     /// A chain of three bone names (hip, knee, ankle).
     Chain,
+    /// The bones that share a look's turn ([`LookLink`]s).
+    LookChain,
     /// A vector (x, y, z).
     Vector,
     /// A state machine (states, entry, transitions).
@@ -391,6 +393,7 @@ pub static KINDS: [KindInfo; 15] = [
             setting("offset", S::Vector),
             setting("yaw", S::Float),
             setting("pitch", S::Float),
+            setting("chain", S::LookChain),
         ],
         start: |_| NodeKind::LookAt {
             bone: String::new(),
@@ -402,6 +405,7 @@ pub static KINDS: [KindInfo; 15] = [
             offset: Vec3::ZERO,
             yaw: 1.2,
             pitch: 0.7,
+            chain: Vec::new(),
             weight: 1.0,
         },
         example: || NodeKind::LookAt {
@@ -414,6 +418,7 @@ pub static KINDS: [KindInfo; 15] = [
             offset: Vec3::new(0.0, 0.05, 0.05),
             yaw: 1.0,
             pitch: 0.5,
+            chain: vec![LookLink { bone: "bone0".into(), share: 0.3 }],
             weight: 0.5,
         },
     },

@@ -38,7 +38,7 @@ pub use eval::{AdditiveJob, EventKind, GraphAim, GraphIk, GraphPlant, GraphInsta
 pub use file::{GRAPH_FILE_VERSION, GraphFile, GraphFileError, load_graph, save_graph};
 pub use kinds::{Family, FloatRange, InputPin, KINDS, KindInfo, Palette, SettingInfo, SettingType, Start};
 pub use model::{
-    AdjustEntry, AdjustOp, AnimGraph, BlendSample, BlendSample2D, Connection, Drive, MaskSubtree, Node,
+    AdjustEntry, AdjustOp, AnimGraph, BlendSample, BlendSample2D, Connection, Drive, LookLink, MAX_LOOK_LINKS, MaskSubtree, Node,
     NodeId, NodeKind, ParamDecl, ParamValue, PinType,
 };
 pub use plane::{TriangulationError, plane_weights, triangulate};

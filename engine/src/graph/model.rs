@@ -69,6 +69,20 @@ pub struct BlendSample2D {
     pub speed: f32,
 }
 
+/// A bone below which a [`NodeKind::LookAt`]'s turn is shared (a spine, a neck): it takes
+/// `share` of the turn still left when it is reached, root-most first, before the looking bone
+/// takes the rest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LookLink {
+    /// The bone (an ancestor of the looking bone).
+    pub bone: String,
+    /// Its share of the turn left, in `[0, 1]`.
+    pub share: f32,
+}
+
+/// The most links a [`NodeKind::LookAt`] chain has.
+pub const MAX_LOOK_LINKS: usize = 4;
+
 /// A subtree chosen by a [`NodeKind::Mask`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct MaskSubtree {
@@ -245,6 +259,9 @@ pub enum NodeKind {
         yaw: f32,
         /// Most turn toward or away from the up axis, radians.
         pitch: f32,
+        /// Bones above `bone` that share the turn (a spine, a neck), root-most first; at most
+        /// [`MAX_LOOK_LINKS`].
+        chain: Vec<LookLink>,
         /// Weight used when the `weight` pin is unconnected; clamped to `[0, 1]`.
         weight: f32,
     },

@@ -601,9 +601,10 @@ mod look_at_node {
     use glam::{Mat4, Vec3};
     use marrow_engine::animator::{Animator, AnimatorSettings};
     use marrow_engine::clip::Clip;
-    use marrow_engine::graph::{AnimGraph, GraphError, NodeKind, compile};
+    use marrow_engine::graph::{AnimGraph, GraphError, LookLink, NodeKind, compile};
     use marrow_engine::math::Transform;
     use marrow_engine::pose::RigPoseMut;
+    use marrow_engine::skeleton::Skeleton;
     use marrow_engine::synthetic::{mocap_like_clip, mocap_skeleton};
 
     fn look(bone: &str, target: Vec3, yaw: f32) -> NodeKind {
@@ -617,7 +618,77 @@ mod look_at_node {
             offset: Vec3::ZERO,
             yaw,
             pitch: std::f32::consts::PI,
+            chain: Vec::new(),
             weight: 1.0,
+        }
+    }
+
+    /// `look` with the turn shared by `links` (bone, share) above the head.
+    fn look_chain(target: Vec3, links: &[(&str, f32)]) -> NodeKind {
+        let mut k = look("Head", target, std::f32::consts::PI);
+        if let NodeKind::LookAt { chain, .. } = &mut k {
+            *chain = links.iter().map(|(b, s)| LookLink { bone: (*b).into(), share: *s }).collect();
+        }
+        k
+    }
+
+    /// The capture's model pose after a LookAt `kind` at 0.2 s of its walk.
+    fn posed(kind: NodeKind) -> (Vec<Mat4>, Vec<Transform>, Skeleton) {
+        let sk = Arc::new(mocap_skeleton());
+        let mut lib: HashMap<String, Arc<Clip>> = HashMap::new();
+        lib.insert("walk".into(), Arc::new(mocap_like_clip(&sk, "walk", 30, 30.0, 5)));
+        let program = compile(&graph(kind), &sk, &lib).expect("compiles");
+        let settings = AnimatorSettings { graph: Some(Arc::new(program)), ..Default::default() };
+        let mut anim = Animator::new(sk.clone(), settings);
+        let n = sk.bone_count();
+        let (mut local, mut model, mut palette) =
+            (vec![Transform::IDENTITY; n], vec![Mat4::IDENTITY; n], vec![Mat4::IDENTITY; n]);
+        anim.advance(0.2);
+        anim.evaluate(RigPoseMut { local: &mut local, model: &mut model, palette: &mut palette }).unwrap();
+        (model, local, (*sk).clone())
+    }
+
+    #[test]
+    fn a_look_at_chain_shares_the_turn_down_the_spine_and_the_head_still_looks_at_the_target() {
+        let target = Vec3::new(1.5, 2.2, 2.0);
+        let (_, alone_local, sk) = posed(look("Head", target, std::f32::consts::PI));
+        let (model, local, _) = posed(look_chain(target, &[("Chest", 0.3), ("Neck", 0.5)]));
+        let head = sk.index_of("Head").unwrap();
+        let at = model[head].w_axis.truncate();
+        let forward = model[head].transform_vector3(Vec3::Z).normalize();
+        let to = (target - at).normalize();
+        let miss = forward.cross(to).length().atan2(forward.dot(to));
+        assert!(miss < 1e-3, "the head looks {miss} rad off its target");
+        let angle = |a: glam::Quat, b: glam::Quat| 2.0 * (a * b.inverse()).xyz().length();
+        for bone in ["Chest", "Neck"] {
+            let b = sk.index_of(bone).unwrap();
+            let turned = angle(local[b].rotation, alone_local[b].rotation);
+            assert!(turned > 0.02, "{bone} shares the turn: {turned} rad");
+        }
+        // The head turns less of its own when the spine and neck have taken their shares.
+        let mut still = look("Head", target, std::f32::consts::PI);
+        if let NodeKind::LookAt { weight, .. } = &mut still {
+            *weight = 0.0;
+        }
+        let (_, walk_local, _) = posed(still);
+        let alone_turn = angle(alone_local[head].rotation, walk_local[head].rotation);
+        let chain_turn = angle(local[head].rotation, walk_local[head].rotation);
+        assert!(chain_turn < alone_turn, "the head turned {chain_turn} with the chain, {alone_turn} alone");
+    }
+
+    #[test]
+    fn a_look_at_chain_out_of_order_or_with_a_bad_share_does_not_compile() {
+        let sk = mocap_skeleton();
+        let mut lib: HashMap<String, Arc<Clip>> = HashMap::new();
+        lib.insert("walk".into(), Arc::new(mocap_like_clip(&sk, "walk", 10, 30.0, 5)));
+        for (links, says) in [
+            (vec![("Neck", 0.5), ("Chest", 0.3)], "is not above"),
+            (vec![("Chest", 1.5)], "share"),
+            (vec![("LeftKnee", 0.5)], "is not above"),
+            (vec![("Chest", 0.1); 5], "at most"),
+        ] {
+            let errors = compile(&graph(look_chain(Vec3::ONE, &links)), &sk, &lib).unwrap_err();
+            assert!(errors.iter().any(|e| e.to_string().contains(says)), "{links:?}: {errors:?}");
         }
     }
 
