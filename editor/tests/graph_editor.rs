@@ -1225,6 +1225,7 @@ fn the_target_gizmo_drives_a_two_bone_iks_wired_parameters_live_without_an_edit(
             x: 0.0,
             y: 0.0,
             z: 0.0,
+            target_bone: String::new(),
             pole: glam::Vec3::Z,
             mid_axis: glam::Vec3::X,
             soften: 1.0,

@@ -60,6 +60,7 @@ fn character_ticks(c: &mut Criterion) {
         x: 0.5,
         y: 1.6,
         z: 2.0,
+        target_bone: String::new(),
         forward: Vec3::Z,
         up: Vec3::Y,
         offset: Vec3::ZERO,

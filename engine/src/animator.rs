@@ -950,7 +950,7 @@ fn apply_two_bone_ik(
         start: &model[s],
         mid: &model[m],
         end: &model[e],
-        target: ik.target,
+        target: resolve_target(ik.target, ik.target_bone, model),
         pole: ik.pole,
         mid_axis: ik.mid_axis,
         weight,
@@ -1054,6 +1054,15 @@ fn apply_foot_plant(
     LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()
 }
 
+/// A solve's target in model space: `target` itself, or (following bone `bone`) `target` as an
+/// offset in that bone's frame, read from the pose composed so far.
+fn resolve_target(target: Vec3, bone: u16, model: &[Mat4]) -> Vec3 {
+    match model.get(usize::from(bone)) {
+        Some(m) if bone != crate::graph::compile::NO_TARGET_BONE => m.transform_point3(target),
+        _ => target,
+    }
+}
+
 /// Runs a graph's LookAt solve (its weight times `w`) on the composed pose: first each bone of
 /// its chain, root-most first, turns by its share of what is left of the look (the looking
 /// bone's forward axis, up axis and offset carried into that bone's frame), then the looking bone
@@ -1073,6 +1082,7 @@ fn apply_look_at(
     if head >= local.len() || weight <= 0.0 {
         return Ok(());
     }
+    let target = resolve_target(aim.target, aim.target_bone, model);
     let links = &aim.chain[..usize::from(aim.links).min(aim.chain.len())];
     let steps = links.iter().map(|&(b, share)| (usize::from(b), share)).chain([(head, 1.0)]);
     for (b, share) in steps {
@@ -1093,7 +1103,7 @@ fn apply_look_at(
         let (mut correction, mut reached) = (Quat::IDENTITY, false);
         let solved = crate::ik::AimJob {
             joint: &model[b],
-            target: aim.target,
+            target,
             forward,
             offset,
             up,

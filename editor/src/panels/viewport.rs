@@ -203,8 +203,9 @@ fn adjust_gizmo(cx: &Cx, world: &World) -> Option<(Gizmo, Target)> {
     Some((gizmo, Target::AdjustOffset(graph, node, entry, direction * amount, amount)))
 }
 
-/// The gizmo on a TwoBoneIk or LookAt node's target point, in the previewing rig's model frame:
-/// where the pins put it now (a wired parameter's live value, else the node's constant).
+/// The gizmo on a TwoBoneIk or LookAt node's target point, in the previewing rig's model frame
+/// (or the frame of the bone the target follows): where the pins put it now (a wired parameter's
+/// live value, else the node's constant).
 fn target_gizmo(
     world: &World,
     rig: &str,
@@ -234,11 +235,20 @@ fn target_gizmo(
         };
     }
     let at = Vec3::from_array(at);
-    let rig_world = world.world_matrix(r)?;
+    // A target that follows a bone is an offset in that bone's frame.
+    let follows = match kind {
+        NodeKind::TwoBoneIk { target_bone, .. } | NodeKind::LookAt { target_bone, .. } => target_bone,
+        _ => return None,
+    };
+    let mut frame = world.world_matrix(r)?;
+    if !follows.is_empty() {
+        let b = world.animator(r)?.skeleton().index_of(follows)?;
+        frame *= *world.rig_pose(r)?.model.get(b)?;
+    }
     let gizmo = Gizmo {
         mode: GizmoMode::Translate,
-        world: rig_world * Mat4::from_translation(at),
-        parent: rig_world,
+        world: frame * Mat4::from_translation(at),
+        parent: frame,
         local: Transform::from_translation(at),
         size: 1.0,
     };

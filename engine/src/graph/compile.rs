@@ -659,6 +659,8 @@ pub struct GraphProgram {
 pub struct CompiledLookAt {
     /// The bone that turns.
     pub bone: u16,
+    /// The bone the target follows ([`NO_TARGET_BONE`]: none).
+    pub target_bone: u16,
     /// The bones that share the turn and their shares, root-most first (the first `links`).
     pub chain: [(u16, f32); MAX_LOOK_LINKS],
     /// How many of `chain` are used.
@@ -700,6 +702,9 @@ pub struct CompiledFootPlant {
     pub mid_axis: Vec3,
 }
 
+/// A compiled target that follows no bone (its point is in model space).
+pub const NO_TARGET_BONE: u16 = u16::MAX;
+
 /// A compiled TwoBoneIk node: its bones resolved (`start` an ancestor of `mid`, `mid` of `end`),
 /// its target and weight as float operands, its axes normalized.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -707,6 +712,8 @@ pub struct CompiledFootPlant {
 pub struct CompiledTwoBoneIk {
     /// The chain's bones.
     pub bones: [u16; 3],
+    /// The bone the target follows ([`NO_TARGET_BONE`]: none).
+    pub target_bone: u16,
     /// The target's x, y, z (model space).
     pub target: [FloatRef; 3],
     /// The weight.
@@ -1268,6 +1275,52 @@ impl Checker<'_, '_> {
         resolved
     }
 
+    /// Checks a TwoBoneIk node: finite target and weight, known bones making a chain, the pole,
+    /// the bend axis and the soften ratio.
+    fn check_two_bone_ik(
+        &self,
+        kind: &NodeKind,
+        id: NodeId,
+        title: &'static str,
+        errors: &mut Vec<GraphError>,
+    ) {
+        let NodeKind::TwoBoneIk { start, mid, end, x, y, z, target_bone, pole, mid_axis, soften, weight } =
+            kind
+        else {
+            return;
+        };
+        let mut bads = Vec::new();
+        for (what, v) in [("x", *x), ("y", *y), ("z", *z), ("weight", *weight)] {
+            if !v.is_finite() {
+                bads.push(format!("{what} {v} is not finite"));
+            }
+        }
+        let index = |b: &str| self.skeleton.index_of(b);
+        if let (Some(s), Some(m), Some(e)) = (index(start), index(mid), index(end))
+            && (!below(self.skeleton, m, s) || !below(self.skeleton, e, m))
+        {
+            bads.push(format!(
+                "{start:?}, {mid:?}, {end:?} are not a chain (each bone below the one before)"
+            ));
+        }
+        if !pole.is_finite() {
+            bads.push("the pole must be finite".into());
+        }
+        if mid_axis.try_normalize().is_none() {
+            bads.push("the mid axis must be finite and non-zero".into());
+        }
+        if !(soften.is_finite() && (0.0..=1.0).contains(soften)) {
+            bads.push(format!("soften {soften} is not in [0, 1]"));
+        }
+        errors.extend(bads.into_iter().map(|what| GraphError::BadValue { node: id, title, what }));
+        if !target_bone.is_empty() {
+            self.unknown_bone(errors, id, title, target_bone);
+        }
+        for bone in [start, mid, end] {
+            self.unknown_bone(errors, id, title, bone);
+        }
+    }
+
     /// Checks a LookAt node's chain: at most [`MAX_LOOK_LINKS`] known bones, each above the next
     /// and the last above the looking bone, shares in `[0, 1]`.
     fn check_look_chain(
@@ -1437,38 +1490,27 @@ impl Checker<'_, '_> {
                 }
             }
             NodeKind::TimeScale { scale } => finite(errors, "scale", *scale),
-            NodeKind::TwoBoneIk { start, mid, end, x, y, z, pole, mid_axis, soften, weight } => {
-                for (what, v) in [("x", *x), ("y", *y), ("z", *z), ("weight", *weight)] {
-                    finite(errors, what, v);
-                }
-                for bone in [start, mid, end] {
-                    self.unknown_bone(errors, id, title, bone);
-                }
-                let index = |b: &str| self.skeleton.index_of(b);
-                if let (Some(s), Some(m), Some(e)) = (index(start), index(mid), index(end))
-                    && (!below(self.skeleton, m, s) || !below(self.skeleton, e, m))
-                {
-                    bad(
-                        errors,
-                        format!(
-                            "{start:?}, {mid:?}, {end:?} are not a chain (each bone below the one before)"
-                        ),
-                    );
-                }
-                if !pole.is_finite() {
-                    bad(errors, "the pole must be finite".into());
-                }
-                if mid_axis.try_normalize().is_none() {
-                    bad(errors, "the mid axis must be finite and non-zero".into());
-                }
-                if !(soften.is_finite() && (0.0..=1.0).contains(soften)) {
-                    bad(errors, format!("soften {soften} is not in [0, 1]"));
-                }
-            }
+            kind @ NodeKind::TwoBoneIk { .. } => self.check_two_bone_ik(kind, id, title, errors),
             kind @ NodeKind::FootPlant { .. } => self.check_foot_plant(kind, id, title, errors),
-            NodeKind::LookAt { bone, x, y, z, forward, up, offset, yaw, pitch, chain, weight } => {
+            NodeKind::LookAt {
+                bone,
+                x,
+                y,
+                z,
+                target_bone,
+                forward,
+                up,
+                offset,
+                yaw,
+                pitch,
+                chain,
+                weight,
+            } => {
                 for (what, v) in [("x", *x), ("y", *y), ("z", *z), ("weight", *weight)] {
                     finite(errors, what, v);
+                }
+                if !target_bone.is_empty() {
+                    self.unknown_bone(errors, id, title, target_bone);
                 }
                 self.unknown_bone(errors, id, title, bone);
                 self.check_look_chain(bone, chain, id, title, errors);
@@ -1690,6 +1732,30 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// The compiled form of TwoBoneIk node `i` (`kind`): bones resolved, target and weight operands.
+    fn two_bone_ik(&self, i: usize, kind: &NodeKind) -> CompiledTwoBoneIk {
+        let bone = |b: &str| self.skeleton.index_of(b).unwrap_or(0) as u16;
+        let (bones, target_bone, pole, mid_axis, soften) = match kind {
+            NodeKind::TwoBoneIk { start, mid, end, target_bone, pole, mid_axis, soften, .. } => (
+                [bone(start), bone(mid), bone(end)],
+                self.target_bone(target_bone),
+                *pole,
+                *mid_axis,
+                *soften,
+            ),
+            _ => ([0; 3], NO_TARGET_BONE, Vec3::Z, Vec3::X, 1.0),
+        };
+        CompiledTwoBoneIk {
+            bones,
+            target_bone,
+            target: self.target_of(i),
+            weight: self.float_of(i, Pin::Weight),
+            pole,
+            mid_axis: mid_axis.normalize_or(Vec3::X),
+            soften,
+        }
+    }
+
     /// The compiled form of FootPlant node `i` (`kind`): bones resolved, plane and weight operands.
     fn foot_plant(&self, i: usize, kind: &NodeKind) -> CompiledFootPlant {
         let bone = |b: &str| self.skeleton.index_of(b).unwrap_or(0) as u16;
@@ -1709,6 +1775,15 @@ impl<'a> Emitter<'a> {
             max_lift: limits.0,
             max_drop: limits.1,
             mid_axis: axis.normalize_or(Vec3::X),
+        }
+    }
+
+    /// The bone a target follows (`""`: [`NO_TARGET_BONE`]).
+    fn target_bone(&self, name: &str) -> u16 {
+        if name.is_empty() {
+            NO_TARGET_BONE
+        } else {
+            self.skeleton.index_of(name).map_or(NO_TARGET_BONE, |b| b as u16)
         }
     }
 
@@ -1855,17 +1930,10 @@ impl<'a> Emitter<'a> {
                     None,
                 )
             }
-            NodeKind::TwoBoneIk { start, mid, end, pole, mid_axis, soften, .. } => {
-                let bone = |b: &str| self.skeleton.index_of(b).unwrap_or(0) as u16;
+            kind @ NodeKind::TwoBoneIk { .. } => {
                 let ik = self.program.iks.len() as u16;
-                self.program.iks.push(CompiledTwoBoneIk {
-                    bones: [bone(start), bone(mid), bone(end)],
-                    target: self.target_of(i),
-                    weight: self.float_of(i, Pin::Weight),
-                    pole: *pole,
-                    mid_axis: mid_axis.normalize_or(Vec3::X),
-                    soften: *soften,
-                });
+                let compiled = self.two_bone_ik(i, kind);
+                self.program.iks.push(compiled);
                 self.slot[i] = self.slot[self.root[i]];
                 (Flow::TwoBoneIk { input: self.flow_of(i, Pin::Pose), ik }, None)
             }
@@ -1876,7 +1944,7 @@ impl<'a> Emitter<'a> {
                 self.slot[i] = self.slot[self.root[i]];
                 (Flow::FootPlant { input: self.flow_of(i, Pin::Pose), plant }, None)
             }
-            NodeKind::LookAt { bone, forward, up, offset, yaw, pitch, chain, .. } => {
+            NodeKind::LookAt { bone, target_bone, forward, up, offset, yaw, pitch, chain, .. } => {
                 let aim = self.program.aims.len() as u16;
                 let mut links = [(0u16, 0.0f32); MAX_LOOK_LINKS];
                 for (slot, l) in links.iter_mut().zip(chain) {
@@ -1884,6 +1952,7 @@ impl<'a> Emitter<'a> {
                 }
                 self.program.aims.push(CompiledLookAt {
                     bone: self.skeleton.index_of(bone).unwrap_or(0) as u16,
+                    target_bone: self.target_bone(target_bone),
                     chain: links,
                     links: chain.len().min(MAX_LOOK_LINKS) as u8,
                     target: self.target_of(i),

@@ -387,6 +387,9 @@ enum Lead {
 pub struct GraphAim {
     /// The bone that turns.
     pub bone: u16,
+    /// The bone the target follows: `target` is then an offset in its frame
+    /// ([`super::compile::NO_TARGET_BONE`]: none, `target` is in model space).
+    pub target_bone: u16,
     /// The bones that share the turn and their shares, root-most first (the first `links`).
     pub chain: [(u16, f32); super::MAX_LOOK_LINKS],
     /// How many of `chain` are used.
@@ -433,6 +436,9 @@ pub struct GraphPlant {
 pub struct GraphIk {
     /// Start, mid and end bone.
     pub bones: [u16; 3],
+    /// The bone the target follows: `target` is then an offset in its frame
+    /// ([`super::compile::NO_TARGET_BONE`]: none, `target` is in model space).
+    pub target_bone: u16,
     /// The target, model space.
     pub target: Vec3,
     /// The pole, model space.
@@ -1262,6 +1268,7 @@ impl GraphInstance {
             if weight > 0.0 && target.is_finite() {
                 self.iks.push(GraphIk {
                     bones: c.bones,
+                    target_bone: c.target_bone,
                     target,
                     pole: c.pole,
                     mid_axis: c.mid_axis,
@@ -1278,6 +1285,7 @@ impl GraphInstance {
             if weight > 0.0 && target.is_finite() {
                 self.aims.push(GraphAim {
                     bone: c.bone,
+                    target_bone: c.target_bone,
                     chain: c.chain,
                     links: c.links,
                     target,

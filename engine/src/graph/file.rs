@@ -152,6 +152,9 @@ pub struct NodeFile {
     /// The pitch limit, radians (LookAt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pitch: Option<f32>,
+    /// The bone a target follows (TwoBoneIk, LookAt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_bone: Option<String>,
     /// The bones that share the turn, root-most first (LookAt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<Vec<LookLinkFile>>,
@@ -443,28 +446,7 @@ impl From<&AnimGraph> for GraphFile {
                         );
                     }
                     NodeKind::TimeScale { scale } => f.scale = Some(*scale),
-                    NodeKind::TwoBoneIk { start, mid, end, x, y, z, pole, mid_axis, soften, weight } => {
-                        f.weight = Some(*weight);
-                        (f.x, f.y, f.z) = (Some(*x), Some(*y), Some(*z));
-                        (f.start, f.mid, f.end) = (Some(start.clone()), Some(mid.clone()), Some(end.clone()));
-                        f.pole = Some(pole.to_array());
-                        f.mid_axis = Some(mid_axis.to_array());
-                        f.soften = Some(*soften);
-                    }
-                    NodeKind::LookAt { bone, x, y, z, forward, up, offset, yaw, pitch, chain, weight } => {
-                        f.weight = Some(*weight);
-                        f.chain = (!chain.is_empty()).then(|| {
-                            chain
-                                .iter()
-                                .map(|l| LookLinkFile { bone: l.bone.clone(), share: l.share })
-                                .collect()
-                        });
-                        (f.x, f.y, f.z) = (Some(*x), Some(*y), Some(*z));
-                        f.bone = Some(bone.clone());
-                        (f.forward, f.up, f.offset) =
-                            (Some(forward.to_array()), Some(up.to_array()), Some(offset.to_array()));
-                        (f.yaw, f.pitch) = (Some(*yaw), Some(*pitch));
-                    }
+                    kind @ (NodeKind::TwoBoneIk { .. } | NodeKind::LookAt { .. }) => write_aim(kind, &mut f),
                     kind @ NodeKind::FootPlant { .. } => write_foot_plant(kind, &mut f),
                     NodeKind::StateMachine { machine } => f.machine = Some(MachineFile::from(machine)),
                     NodeKind::Output => {}
@@ -592,6 +574,7 @@ fn node_kind(f: &NodeFile, errors: &mut Vec<GraphFileError>) -> NodeKind {
                 x: f.x.unwrap_or(0.0),
                 y: f.y.unwrap_or(0.0),
                 z: f.z.unwrap_or(0.0),
+                target_bone: f.target_bone.clone().unwrap_or_default(),
                 pole: f.pole.map_or(Vec3::Z, v3),
                 mid_axis: f.mid_axis.map_or(Vec3::X, v3),
                 soften: f.soften.unwrap_or(1.0),
@@ -600,24 +583,7 @@ fn node_kind(f: &NodeFile, errors: &mut Vec<GraphFileError>) -> NodeKind {
         }
         "LookAt" => {
             need("LookAt", "bone", f.bone.is_some());
-            NodeKind::LookAt {
-                bone: f.bone.clone().unwrap_or_default(),
-                x: f.x.unwrap_or(0.0),
-                y: f.y.unwrap_or(0.0),
-                z: f.z.unwrap_or(0.0),
-                forward: f.forward.map_or(Vec3::Z, v3),
-                up: f.up.map_or(Vec3::Y, v3),
-                offset: f.offset.map_or(Vec3::ZERO, v3),
-                yaw: f.yaw.unwrap_or(std::f32::consts::PI),
-                pitch: f.pitch.unwrap_or(std::f32::consts::PI),
-                chain: f
-                    .chain
-                    .iter()
-                    .flatten()
-                    .map(|l| LookLink { bone: l.bone.clone(), share: l.share })
-                    .collect(),
-                weight: f.weight.unwrap_or(1.0),
-            }
+            look_at_of(f)
         }
         "FootPlant" => {
             for (field, present) in
@@ -888,6 +854,53 @@ fn load_graph_here(text: &str) -> Result<(AnimGraph, Vec<GraphFileError>), Graph
         return Err(GraphFileError::Version { found: file.version, supported: GRAPH_FILE_VERSION });
     }
     Ok(file.into_graph_lossy())
+}
+
+/// Writes a TwoBoneIk's or LookAt's settings into `f`.
+fn write_aim(kind: &NodeKind, f: &mut NodeFile) {
+    let tb = |b: &String| (!b.is_empty()).then(|| b.clone());
+    match kind {
+        NodeKind::TwoBoneIk { start, mid, end, x, y, z, target_bone, pole, mid_axis, soften, weight } => {
+            f.weight = Some(*weight);
+            f.target_bone = tb(target_bone);
+            (f.x, f.y, f.z) = (Some(*x), Some(*y), Some(*z));
+            (f.start, f.mid, f.end) = (Some(start.clone()), Some(mid.clone()), Some(end.clone()));
+            f.pole = Some(pole.to_array());
+            f.mid_axis = Some(mid_axis.to_array());
+            f.soften = Some(*soften);
+        }
+        NodeKind::LookAt { bone, x, y, z, target_bone, forward, up, offset, yaw, pitch, chain, weight } => {
+            f.weight = Some(*weight);
+            f.target_bone = tb(target_bone);
+            f.chain = (!chain.is_empty()).then(|| {
+                chain.iter().map(|l| LookLinkFile { bone: l.bone.clone(), share: l.share }).collect()
+            });
+            (f.x, f.y, f.z) = (Some(*x), Some(*y), Some(*z));
+            f.bone = Some(bone.clone());
+            (f.forward, f.up, f.offset) =
+                (Some(forward.to_array()), Some(up.to_array()), Some(offset.to_array()));
+            (f.yaw, f.pitch) = (Some(*yaw), Some(*pitch));
+        }
+        _ => {}
+    }
+}
+
+/// A LookAt node read from `f` (its bone checked present by the caller).
+fn look_at_of(f: &NodeFile) -> NodeKind {
+    NodeKind::LookAt {
+        bone: f.bone.clone().unwrap_or_default(),
+        x: f.x.unwrap_or(0.0),
+        y: f.y.unwrap_or(0.0),
+        z: f.z.unwrap_or(0.0),
+        target_bone: f.target_bone.clone().unwrap_or_default(),
+        forward: f.forward.map_or(Vec3::Z, v3),
+        up: f.up.map_or(Vec3::Y, v3),
+        offset: f.offset.map_or(Vec3::ZERO, v3),
+        yaw: f.yaw.unwrap_or(std::f32::consts::PI),
+        pitch: f.pitch.unwrap_or(std::f32::consts::PI),
+        chain: f.chain.iter().flatten().map(|l| LookLink { bone: l.bone.clone(), share: l.share }).collect(),
+        weight: f.weight.unwrap_or(1.0),
+    }
 }
 
 /// A FootPlant node read from `f` (its bones checked present by the caller).

@@ -227,6 +227,9 @@ pub enum NodeKind {
         y: f32,
         /// Target z used when the `z` pin is unconnected.
         z: f32,
+        /// A bone of the rig the target follows (`x`, `y`, `z` then an offset in its frame, read
+        /// each tick); empty: the target is a point in model space.
+        target_bone: String,
         /// The direction the mid joint points to (model space).
         pole: Vec3,
         /// The mid joint's bend axis (its local space).
@@ -249,6 +252,9 @@ pub enum NodeKind {
         y: f32,
         /// Target z used when the `z` pin is unconnected.
         z: f32,
+        /// A bone of the rig the target follows (`x`, `y`, `z` then an offset in its frame, read
+        /// each tick); empty: the target is a point in model space.
+        target_bone: String,
         /// The axis that aims (bone space).
         forward: Vec3,
         /// The bone's up axis (bone space).

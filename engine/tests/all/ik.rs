@@ -515,6 +515,7 @@ mod node {
             x: 0.25,
             y: 0.25,
             z: 0.2,
+            target_bone: String::new(),
             pole: Vec3::Z,
             mid_axis: Vec3::X,
             soften: 1.0,
@@ -613,6 +614,7 @@ mod look_at_node {
             x: target.x,
             y: target.y,
             z: target.z,
+            target_bone: String::new(),
             forward: Vec3::Z,
             up: Vec3::Y,
             offset: Vec3::ZERO,
@@ -902,6 +904,110 @@ mod foot_plant_node {
         bad(custom("Hips", LEFT, (0.0, 2.0), (1.0, 1.0), 1.0), "slope");
         let errors =
             compile(&graph(Some(custom("Nope", LEFT, (0.0, 0.0), (1.0, 1.0), 1.0))), &sk, &lib).unwrap_err();
+        assert!(errors.iter().any(|e| matches!(e, GraphError::UnknownBone { bone, .. } if bone == "Nope")));
+    }
+}
+
+// ---- Targets that follow a bone of the rig.
+
+mod target_bone {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use glam::{Mat4, Vec3};
+    use marrow_engine::animator::{Animator, AnimatorSettings};
+    use marrow_engine::clip::Clip;
+    use marrow_engine::graph::{AnimGraph, GraphError, NodeKind, compile};
+    use marrow_engine::math::Transform;
+    use marrow_engine::pose::RigPoseMut;
+    use marrow_engine::synthetic::{mocap_like_clip, mocap_skeleton};
+
+    fn run(kinds: Vec<NodeKind>, seconds: f32) -> Result<Vec<Mat4>, Vec<GraphError>> {
+        let sk = Arc::new(mocap_skeleton());
+        let mut lib: HashMap<String, Arc<Clip>> = HashMap::new();
+        lib.insert("walk".into(), Arc::new(mocap_like_clip(&sk, "walk", 60, 30.0, 9)));
+        let mut g = AnimGraph::new();
+        let mut last =
+            g.add_node(NodeKind::Clip { clip: "walk".into(), speed: 1.0, looping: true }, [0.0, 0.0]);
+        for k in kinds {
+            let n = g.add_node(k, [0.0, 0.0]);
+            g.connect(last, n, "pose");
+            last = n;
+        }
+        let o = g.add_node(NodeKind::Output, [0.0, 0.0]);
+        g.connect(last, o, "pose");
+        let program = compile(&g, &sk, &lib)?;
+        let mut anim = Animator::new(
+            sk.clone(),
+            AnimatorSettings { graph: Some(Arc::new(program)), ..Default::default() },
+        );
+        let n = sk.bone_count();
+        let (mut local, mut model, mut palette) =
+            (vec![Transform::IDENTITY; n], vec![Mat4::IDENTITY; n], vec![Mat4::IDENTITY; n]);
+        anim.advance(seconds);
+        anim.evaluate(RigPoseMut { local: &mut local, model: &mut model, palette: &mut palette }).unwrap();
+        Ok(model)
+    }
+
+    fn reach(target_bone: &str, offset: Vec3) -> NodeKind {
+        NodeKind::TwoBoneIk {
+            start: "LeftHip".into(),
+            mid: "LeftKnee".into(),
+            end: "LeftAnkle".into(),
+            x: offset.x,
+            y: offset.y,
+            z: offset.z,
+            target_bone: target_bone.into(),
+            pole: Vec3::Z,
+            mid_axis: Vec3::X,
+            soften: 1.0,
+            weight: 1.0,
+        }
+    }
+
+    #[test]
+    fn a_target_that_follows_a_bone_is_read_in_that_bones_frame_each_tick() {
+        let sk = mocap_skeleton();
+        let (left, right) = (sk.index_of("LeftAnkle").unwrap(), sk.index_of("RightAnkle").unwrap());
+        let head = sk.index_of("Head").unwrap();
+        let offset = Vec3::new(0.15, 0.05, 0.0);
+        for seconds in [0.1, 0.7, 1.3] {
+            let model = run(vec![reach("RightAnkle", offset)], seconds).unwrap();
+            // The left ankle sits at the offset from the right one, as the right one moves.
+            let want = model[right].transform_point3(offset);
+            let at = model[left].w_axis.truncate();
+            let p = |b: &str| model[sk.index_of(b).unwrap()].w_axis.truncate();
+            let (hip, knee) = (p("LeftHip"), p("LeftKnee"));
+            let reach = hip.distance(knee) + knee.distance(at);
+            if hip.distance(want) < 0.999 * reach {
+                assert!(at.distance(want) < 1e-3, "{seconds} s: the left ankle at {at}, the target at {want}");
+            } else {
+                // Out of reach: the leg points straight at it.
+                let (a, b) = ((at - hip).normalize(), (want - hip).normalize());
+                assert!(a.angle_between(b) < 2e-3, "{seconds} s: the leg points {} rad off", a.angle_between(b));
+            }
+            // The head looks at the right ankle.
+            let look = NodeKind::LookAt {
+                bone: "Head".into(),
+                x: 0.0,
+                y: 0.0,
+                z: 0.0,
+                target_bone: "RightAnkle".into(),
+                forward: Vec3::Z,
+                up: Vec3::Y,
+                offset: Vec3::ZERO,
+                yaw: std::f32::consts::PI,
+                pitch: std::f32::consts::PI,
+                chain: Vec::new(),
+                weight: 1.0,
+            };
+            let model = run(vec![look], seconds).unwrap();
+            let forward = model[head].transform_vector3(Vec3::Z).normalize();
+            let to = (model[right].w_axis.truncate() - model[head].w_axis.truncate()).normalize();
+            let miss = forward.cross(to).length().atan2(forward.dot(to));
+            assert!(miss < 1e-3, "{seconds} s: the head looks {miss} rad off the ankle");
+        }
+        let errors = run(vec![reach("Nope", Vec3::ZERO)], 0.1).unwrap_err();
         assert!(errors.iter().any(|e| matches!(e, GraphError::UnknownBone { bone, .. } if bone == "Nope")));
     }
 }

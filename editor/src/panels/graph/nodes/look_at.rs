@@ -15,12 +15,22 @@ use crate::widgets::named;
 
 /// Draws the editor of the LookAt node `id` (`kind` is its kind; any other draws nothing).
 pub fn editor(ui: &mut Ui, cx: &DetailsCx, id: NodeId, kind: &NodeKind, out: &mut DetailsOut) {
-    let NodeKind::LookAt { bone, forward, up, offset, yaw, pitch, chain, .. } = kind else { return };
+    let NodeKind::LookAt { bone, target_bone, forward, up, offset, yaw, pitch, chain, .. } = kind else {
+        return;
+    };
     let with = |f: &dyn Fn(&mut NodeKind)| {
         let mut next = kind.clone();
         f(&mut next);
         next
     };
+    if let Some(b) = super::target_bone_picker(ui, cx, id, target_bone) {
+        let next = with(&|k| {
+            if let NodeKind::LookAt { target_bone, .. } = k {
+                *target_bone = b.clone();
+            }
+        });
+        set(out, id, next, "target_bone");
+    }
     super::target_gizmo_toggle(ui, cx, id, out);
     ui.horizontal(|ui| {
         ui.label("Bone");

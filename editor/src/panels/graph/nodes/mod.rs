@@ -54,3 +54,34 @@ pub(super) fn target_gizmo_toggle(
         out.gizmo = Some((!on).then_some((id, TARGET_ENTRY)));
     }
 }
+
+/// Where a target point lives: the rig's model space, or a bone it follows (x, y, z then an
+/// offset in that bone's frame). The new choice (`""`: model space) when one was made.
+pub(super) fn target_bone_picker(
+    ui: &mut Ui,
+    cx: &super::details::DetailsCx,
+    id: marrow_engine::graph::NodeId,
+    current: &str,
+) -> Option<String> {
+    let mut pick = None;
+    ui.horizontal(|ui| {
+        ui.label("Target follows");
+        let shown = if current.is_empty() { "(model space)" } else { current };
+        let r = egui::ComboBox::from_id_salt(("target bone", id.0)).selected_text(shown).width(150.0).show_ui(
+            ui,
+            |ui| {
+                if ui.selectable_label(current.is_empty(), "(model space)").clicked() {
+                    pick = Some(String::new());
+                }
+                for b in cx.skeleton.map(|s| &s.bone_names[..]).unwrap_or_default() {
+                    if ui.selectable_label(b == current, b.as_str()).clicked() {
+                        pick = Some(b.clone());
+                    }
+                }
+            },
+        );
+        named(r.response, egui::WidgetType::ComboBox, "Target follows")
+            .on_hover_text("A bone of the rig the target moves with: x, y, z are then an offset in its frame");
+    });
+    pick.filter(|p| p != current)
+}

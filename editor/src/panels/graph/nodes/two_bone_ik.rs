@@ -20,6 +20,8 @@ pub struct TwoBoneIk {
     pub bones: [String; 3],
     /// The target constants.
     pub target: [f32; 3],
+    /// The bone the target follows ("": none).
+    pub target_bone: String,
     /// The pole (model space).
     pub pole: Vec3,
     /// The mid joint's bend axis (its local space).
@@ -34,14 +36,17 @@ impl TwoBoneIk {
     /// The settings of `kind`, if it is a TwoBoneIk.
     pub fn of(kind: &NodeKind) -> Option<Self> {
         match kind {
-            NodeKind::TwoBoneIk { start, mid, end, x, y, z, pole, mid_axis, soften, weight } => Some(Self {
-                bones: [start.clone(), mid.clone(), end.clone()],
-                target: [*x, *y, *z],
-                pole: *pole,
-                mid_axis: *mid_axis,
-                soften: *soften,
-                weight: *weight,
-            }),
+            NodeKind::TwoBoneIk { start, mid, end, x, y, z, target_bone, pole, mid_axis, soften, weight } => {
+                Some(Self {
+                    bones: [start.clone(), mid.clone(), end.clone()],
+                    target: [*x, *y, *z],
+                    target_bone: target_bone.clone(),
+                    pole: *pole,
+                    mid_axis: *mid_axis,
+                    soften: *soften,
+                    weight: *weight,
+                })
+            }
             _ => None,
         }
     }
@@ -57,6 +62,7 @@ impl TwoBoneIk {
             x,
             y,
             z,
+            target_bone: self.target_bone.clone(),
             pole: self.pole,
             mid_axis: self.mid_axis,
             soften: self.soften,
@@ -83,6 +89,9 @@ pub fn editor(ui: &mut Ui, cx: &DetailsCx, id: NodeId, ik: &TwoBoneIk, out: &mut
         }
     });
     ui.weak("Start is the hip or shoulder, Mid the knee or elbow (its child), End the ankle or wrist.");
+    if let Some(b) = super::target_bone_picker(ui, cx, id, &ik.target_bone) {
+        set(out, id, TwoBoneIk { target_bone: b, ..ik.clone() }.kind(), "target_bone");
+    }
     super::target_gizmo_toggle(ui, cx, id, out);
     if let Some(p) = vector(ui, "Pole", ik.pole) {
         set(out, id, TwoBoneIk { pole: p, ..ik.clone() }.kind(), "pole");
