@@ -32,7 +32,7 @@ use marrow_engine::math::Transform;
 use marrow_engine::project::Project;
 use marrow_engine::project::file::ClipAsset;
 use marrow_engine::retarget::{BonePair, RetargetMap};
-use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, RootMotionDesc, SocketDesc};
+use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, RootMotionDesc, SocketDesc, TargetBinding};
 use marrow_engine::tangent::TangentMode;
 use marrow_engine::track::Interpolation;
 use proptest::prelude::*;
@@ -99,6 +99,12 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
                 1 => Some(RootMotionDesc::planar("hips")),
                 2 => Some(RootMotionDesc { bone: "thigh_l".into(), axes: [true, true, false], yaw: false }),
                 _ => Some(RootMotionDesc { bone: "missing".into(), axes: [false, false, true], yaw: true }),
+            },
+            // A target entity driving vector parameters (or one the scene lacks).
+            targets: match b % 3 {
+                0 => Vec::new(),
+                1 => vec![TargetBinding { parameter: "look".into(), entity: "Ground".into() }],
+                _ => vec![TargetBinding { parameter: "reach".into(), entity: "Nowhere".into() }],
             },
         }))),
         5 => e(EntityOp::SetSocket((!b.is_multiple_of(4)).then(|| SocketDesc {

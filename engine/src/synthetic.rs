@@ -113,6 +113,7 @@ pub fn one_rig_project(skeleton: Skeleton, clips: Vec<(&str, Clip)>) -> Project 
         speed: 1.0,
         play_on_start: true,
         root_motion: None,
+        targets: Vec::new(),
     };
     let rig = EntityDesc {
         name: "Rig".into(),

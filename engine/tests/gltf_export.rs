@@ -485,6 +485,7 @@ fn scene_of(sk: &Skeleton, clip: &Clip) -> ImportedScene {
             speed: 1.0,
             play_on_start: true,
             root_motion: None,
+            targets: Vec::new(),
         }),
         ..Default::default()
     };
@@ -598,6 +599,7 @@ fn a_scene_with_faults_is_refused_naming_every_fault_and_nothing_is_written() {
             speed: 1.0,
             play_on_start: true,
             root_motion: None,
+            targets: Vec::new(),
         }),
         children: vec![EntityDesc { name: "WrongBody".into(), ..body.clone() }],
         ..Default::default()
@@ -782,6 +784,7 @@ fn an_empty_clip_keeps_its_length_through_a_hold_that_import_drops_and_props_get
             speed: 1.0,
             play_on_start: true,
             root_motion: None,
+            targets: Vec::new(),
         }),
         ..Default::default()
     };

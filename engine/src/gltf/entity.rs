@@ -90,6 +90,7 @@ pub fn model_entity(
                     speed: 1.0,
                     play_on_start: true,
                     root_motion: None,
+                    targets: Vec::new(),
                 }),
                 ..Default::default()
             }

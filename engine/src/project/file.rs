@@ -23,6 +23,7 @@ use crate::particles::{CloudGroup, CloudSettings, SpringSettings};
 use crate::property::PropertyAnimation;
 use crate::scene::{
     AnimatorDesc, CrowdDesc, EntityDesc, MeshDesc, ParticleCloudDesc, RootMotionDesc, SceneDesc, SocketDesc,
+    TargetBinding,
 };
 use crate::skeleton::{NO_PARENT, Skeleton};
 use crate::tangent::TangentMode;
@@ -692,6 +693,20 @@ pub struct AnimatorFile {
     /// Root motion taken from a bone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_motion: Option<RootMotionFile>,
+    /// Entities whose positions drive the graph's vector parameters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetFile>,
+}
+
+/// A target binding in a scene file: `(parameter: "look", entity: "LookTarget")` sets the
+/// graph's `look_x`, `look_y`, `look_z` to the entity's position in the rig's model space.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetFile {
+    /// The parameters' prefix.
+    pub parameter: String,
+    /// The entity's path.
+    pub entity: String,
 }
 
 /// Root motion in a scene file: `(bone: "hips", translate: "XZ", yaw: true)`.
@@ -1035,6 +1050,11 @@ impl From<&EntityDesc> for EntityFile {
                 speed: a.speed,
                 play_on_start: a.play_on_start,
                 root_motion: a.root_motion.as_ref().map(RootMotionFile::from),
+                targets: a
+                    .targets
+                    .iter()
+                    .map(|t| TargetFile { parameter: t.parameter.clone(), entity: t.entity.clone() })
+                    .collect(),
             }),
             mesh: d.mesh.as_ref().map(|m| match m {
                 MeshDesc::Asset(r) => MeshFile::Asset(r.clone()),
@@ -1081,6 +1101,21 @@ fn entity_desc(f: &EntityFile, parent: &str) -> Result<EntityDesc, FieldError> {
                 speed: a.speed,
                 play_on_start: a.play_on_start,
                 root_motion: a.root_motion.as_ref().map(|r| r.to_desc(&at)).transpose()?,
+                targets: a
+                    .targets
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        if t.parameter.is_empty() || t.entity.is_empty() {
+                            Err(field_error(
+                                format!("{at}: animator.targets[{i}]"),
+                                "a target needs a parameter prefix and an entity path",
+                            ))
+                        } else {
+                            Ok(TargetBinding { parameter: t.parameter.clone(), entity: t.entity.clone() })
+                        }
+                    })
+                    .collect::<Result<_, _>>()?,
             })
         }
         None => None,

@@ -153,6 +153,7 @@ pub fn runner_scene() -> SceneDesc {
                     speed: 1.0,
                     play_on_start: true,
                     root_motion: None,
+                    targets: Vec::new(),
                 }),
                 children: vec![
                     limb("LeftThigh", "thigh_l"),

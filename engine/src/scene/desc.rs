@@ -68,6 +68,26 @@ pub struct AnimatorDesc {
     pub play_on_start: bool,
     /// Root motion taken from a bone (see [`crate::root_motion`]).
     pub root_motion: Option<RootMotionDesc>,
+    /// Entities whose positions drive the graph's vector parameters.
+    pub targets: Vec<TargetBinding>,
+}
+
+/// An entity of the scene whose position, in the rig's model space, drives three float
+/// parameters of the Animator's graph each frame: `{parameter}_x`, `{parameter}_y` and
+/// `{parameter}_z` (a look-at's or a reach's target the user can drag in the viewport).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TargetBinding {
+    /// The parameters' common prefix.
+    pub parameter: String,
+    /// The entity, by path.
+    pub entity: String,
+}
+
+impl TargetBinding {
+    /// The three parameter names the binding sets.
+    pub fn parameters(&self) -> [String; 3] {
+        ["x", "y", "z"].map(|a| format!("{}_{a}", self.parameter))
+    }
 }
 
 /// Authored root motion: the bone by name, the translation axes taken and whether the heading is.

@@ -55,7 +55,7 @@ use rayon::prelude::*;
 
 pub use desc::{
     AnimatorDesc, AssetSource, CrowdDesc, EntityDesc, MeshDesc, ParticleCloudDesc, RootMotionDesc, SceneDesc,
-    SocketDesc,
+    SocketDesc, TargetBinding,
 };
 pub use fault::{FaultLatch, FaultLog};
 pub use socket::{BoneSocket, SocketFault, socket_local};
@@ -188,8 +188,25 @@ pub struct AnimatorComponent {
     pub looping: Option<bool>,
     /// The authored root motion (its bone by name).
     pub root_motion: Option<RootMotionDesc>,
+    /// The authored target bindings, with the parameter names they set.
+    pub targets: Vec<BoundTarget>,
     /// The animator.
     pub animator: Animator,
+}
+
+/// A [`TargetBinding`] as a rig holds it: the three parameter names made once at load.
+#[derive(Clone, Debug)]
+pub struct BoundTarget {
+    /// The authored binding.
+    pub binding: TargetBinding,
+    /// `{parameter}_x`, `_y`, `_z`.
+    pub parameters: [String; 3],
+}
+
+impl From<&TargetBinding> for BoundTarget {
+    fn from(b: &TargetBinding) -> Self {
+        BoundTarget { binding: b.clone(), parameters: b.parameters() }
+    }
 }
 
 /// A marker event published by a rig this frame.
@@ -247,6 +264,7 @@ struct RigEntry {
     slot: RigSlot,
     state: PoseState,
     clip_latch: FaultLatch,
+    target_latch: FaultLatch,
 }
 
 /// A particle cloud component: its authored form, the cloud bound to the sampled mesh's
@@ -541,20 +559,7 @@ impl World {
 
     /// The entity at `path` (names joined by `/`).
     pub fn find(&self, path: &str) -> Option<Entity> {
-        let mut at: Option<Entity> = None;
-        for part in path.split('/') {
-            let found = match at {
-                None => {
-                    self.hierarchy.roots.iter().copied().find(|r| self.table.names[r.index as usize] == part)
-                }
-                Some(p) => self.hierarchy.children[p.index as usize]
-                    .iter()
-                    .copied()
-                    .find(|c| self.table.names[c.index as usize] == part),
-            };
-            at = Some(found?);
-        }
-        at
+        find_path(&self.table.names, &self.hierarchy.children, &self.hierarchy.roots, path)
     }
 
     /// The entity's parent.
@@ -636,6 +641,7 @@ impl World {
             slot: RigSlot(0),
             state: PoseState::Unposed,
             clip_latch: FaultLatch::default(),
+            target_latch: FaultLatch::default(),
         });
         self.frame_state.slots_dirty = true;
         Ok(())
@@ -1026,6 +1032,8 @@ impl World {
                 }
             }
         }
+        // Target bindings: bound entities' positions into their rigs' graph parameters.
+        self.bind_targets();
         // 2. Evaluation (parallel), then events (serial).
         let epoch = self.frame_state.epoch;
         let eval = |r: &mut RigEntry, pose: RigPoseMut<'_>| {
@@ -1076,6 +1084,49 @@ impl World {
         // 6. Crowds play on their own clock (the vertex shader reads it).
         for c in self.components.crowds.iter_mut().flatten() {
             c.time += ticks as f32 * tick_seconds;
+        }
+    }
+
+    /// Sets each rig's bound graph parameters to its target entities' positions in the rig's
+    /// model space, from the world matrices of the last transform stage (a dragged target leads
+    /// the pose by one frame). A binding whose entity is gone sets nothing and is named once per
+    /// occurrence gap.
+    fn bind_targets(&mut self) {
+        let World {
+            table: EntityTable { names, .. },
+            hierarchy: Hierarchy { parents, children, roots, .. },
+            components: Components { rigs, .. },
+            frame_state: FrameState { worlds, faults, .. },
+            ..
+        } = self;
+        for r in rigs.iter_mut() {
+            if r.component.targets.is_empty() {
+                continue;
+            }
+            let rig_from_world = worlds[r.entity.index as usize].inverse();
+            let mut missing: Option<&str> = None;
+            for t in &r.component.targets {
+                let Some(e) = find_path(names, children, roots, &t.binding.entity) else {
+                    missing = Some(&t.binding.entity);
+                    continue;
+                };
+                let p = rig_from_world.transform_point3(worlds[e.index as usize].w_axis.truncate());
+                if let Some(g) = r.component.animator.current_graph_mut()
+                    && p.is_finite()
+                {
+                    for (name, v) in t.parameters.iter().zip(p.to_array()) {
+                        g.set_float(name, v);
+                    }
+                }
+            }
+            let entity = r.entity;
+            r.target_latch.update(missing.is_some(), faults, || {
+                format!(
+                    "rig {}: target entity {:?} is not in the scene; its parameters keep their values",
+                    path_of(names, parents, entity.index),
+                    missing.unwrap_or_default()
+                )
+            });
         }
     }
 
@@ -1333,6 +1384,7 @@ impl World {
                 graph: a.graph.clone(),
                 looping: a.looping,
                 root_motion: a.root_motion.clone(),
+                targets: a.targets.iter().map(BoundTarget::from).collect(),
                 animator,
             };
             self.set_animator(e, component)?;
@@ -1530,6 +1582,7 @@ impl World {
                     speed: a.settings().speed,
                     play_on_start: a.settings().play_on_start,
                     root_motion: c.root_motion.clone(),
+                    targets: c.targets.iter().map(|t| t.binding.clone()).collect(),
                 }
             });
             EntityDesc {
@@ -1571,6 +1624,19 @@ impl World {
         entities.reverse();
         SceneDesc { name: self.name.clone(), entities }
     }
+}
+
+/// The entity at `path` (names joined by `/` from a root), without allocating.
+fn find_path(names: &[String], children: &[Vec<Entity>], roots: &[Entity], path: &str) -> Option<Entity> {
+    let mut at: Option<Entity> = None;
+    for part in path.split('/') {
+        let among = match at {
+            None => roots,
+            Some(p) => &children[p.index as usize][..],
+        };
+        at = Some(among.iter().copied().find(|c| names[c.index as usize] == part)?);
+    }
+    at
 }
 
 /// The runtime root motion of `desc` on `skeleton` (its bone found by name).

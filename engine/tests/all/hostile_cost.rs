@@ -417,6 +417,7 @@ mod bake {
                 speed: 1.0,
                 play_on_start: true,
                 root_motion: None,
+                targets: Vec::new(),
             }),
             ..Default::default()
         };

@@ -980,11 +980,18 @@ mod target_bone {
             let (hip, knee) = (p("LeftHip"), p("LeftKnee"));
             let reach = hip.distance(knee) + knee.distance(at);
             if hip.distance(want) < 0.999 * reach {
-                assert!(at.distance(want) < 1e-3, "{seconds} s: the left ankle at {at}, the target at {want}");
+                assert!(
+                    at.distance(want) < 1e-3,
+                    "{seconds} s: the left ankle at {at}, the target at {want}"
+                );
             } else {
                 // Out of reach: the leg points straight at it.
                 let (a, b) = ((at - hip).normalize(), (want - hip).normalize());
-                assert!(a.angle_between(b) < 2e-3, "{seconds} s: the leg points {} rad off", a.angle_between(b));
+                assert!(
+                    a.angle_between(b) < 2e-3,
+                    "{seconds} s: the leg points {} rad off",
+                    a.angle_between(b)
+                );
             }
             // The head looks at the right ankle.
             let look = NodeKind::LookAt {
@@ -1009,5 +1016,107 @@ mod target_bone {
         }
         let errors = run(vec![reach("Nope", Vec3::ZERO)], 0.1).unwrap_err();
         assert!(errors.iter().any(|e| matches!(e, GraphError::UnknownBone { bone, .. } if bone == "Nope")));
+    }
+}
+
+// ---- Targets the scene drives: an entity's position into a graph's parameters.
+
+mod target_entity {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use glam::{Quat, Vec3};
+    use marrow_engine::animator::{Animator, AnimatorSettings};
+    use marrow_engine::clip::Clip;
+    use marrow_engine::graph::{AnimGraph, NodeKind, ParamValue, compile};
+    use marrow_engine::math::Transform;
+    use marrow_engine::scene::{AnimatorComponent, BoundTarget, TargetBinding, World};
+    use marrow_engine::synthetic::{mocap_like_clip, mocap_skeleton};
+
+    /// A capture rig (turned and moved in the world) whose head looks at the graph's
+    /// `look_x`, `look_y`, `look_z`, bound to the entity `Target`.
+    fn scene() -> (World, marrow_engine::scene::Entity, marrow_engine::scene::Entity) {
+        let sk = Arc::new(mocap_skeleton());
+        let mut lib: HashMap<String, Arc<Clip>> = HashMap::new();
+        lib.insert("walk".into(), Arc::new(mocap_like_clip(&sk, "walk", 60, 30.0, 9)));
+        let mut g = AnimGraph::new();
+        let c = g.add_node(NodeKind::Clip { clip: "walk".into(), speed: 1.0, looping: true }, [0.0, 0.0]);
+        let l = g.add_node(
+            NodeKind::LookAt {
+                bone: "Head".into(),
+                x: 0.0,
+                y: 0.0,
+                z: 0.0,
+                target_bone: String::new(),
+                forward: Vec3::Z,
+                up: Vec3::Y,
+                offset: Vec3::ZERO,
+                yaw: std::f32::consts::PI,
+                pitch: std::f32::consts::PI,
+                chain: Vec::new(),
+                weight: 1.0,
+            },
+            [0.0, 0.0],
+        );
+        for (k, pin) in ["x", "y", "z"].into_iter().enumerate() {
+            let name = format!("look_{pin}");
+            g.add_parameter(name.clone(), ParamValue::Float(k as f32));
+            let p = g.add_node(NodeKind::Parameter { name }, [0.0, 0.0]);
+            g.connect(p, l, pin);
+        }
+        let o = g.add_node(NodeKind::Output, [0.0, 0.0]);
+        g.connect(c, l, "pose");
+        g.connect(l, o, "pose");
+        let program = Arc::new(compile(&g, &sk, &lib).unwrap());
+        let mut w = World::new();
+        let rig = w.spawn("Walker");
+        let placed = Transform {
+            translation: Vec3::new(2.0, 0.0, -1.0),
+            rotation: Quat::from_rotation_y(0.7),
+            ..Transform::IDENTITY
+        };
+        w.set_transform(rig, Some(placed)).unwrap();
+        let animator = Animator::new(sk, AnimatorSettings { graph: Some(program), ..Default::default() });
+        let binding = TargetBinding { parameter: "look".into(), entity: "Target".into() };
+        let component = AnimatorComponent {
+            rig: "capture".into(),
+            clip: None,
+            graph: Some("look.graph.ron".into()),
+            looping: None,
+            root_motion: None,
+            targets: vec![BoundTarget::from(&binding)],
+            animator,
+        };
+        w.set_animator(rig, component).unwrap();
+        let target = w.spawn("Target");
+        (w, rig, target)
+    }
+
+    #[test]
+    fn a_bound_entity_drives_the_look_target_as_it_moves() {
+        let (mut w, rig, target) = scene();
+        let head = mocap_skeleton().index_of("Head").unwrap();
+        for spot in [Vec3::new(3.0, 1.8, 2.0), Vec3::new(-1.0, 0.5, 0.0), Vec3::new(2.5, 2.5, -4.0)] {
+            w.set_transform(target, Some(Transform::from_translation(spot))).unwrap();
+            // One frame places the target; the next poses the rig with it.
+            w.frame(1, 1.0 / 60.0);
+            w.frame(1, 1.0 / 60.0);
+            let rig_world = w.world_matrix(rig).unwrap();
+            let model = w.rig_pose(rig).unwrap().model;
+            let head_world = rig_world * model[head];
+            let forward = head_world.transform_vector3(Vec3::Z).normalize();
+            let to = (spot - head_world.w_axis.truncate()).normalize();
+            let miss = forward.cross(to).length().atan2(forward.dot(to));
+            assert!(miss < 1e-3, "looking at {spot}: {miss} rad off");
+            let g = w.animator(rig).unwrap().current_graph().unwrap();
+            let local = rig_world.inverse().transform_point3(spot);
+            assert!((g.parameter("look_x").unwrap().as_f32() - local.x).abs() < 1e-4, "in the rig's space");
+        }
+        // The entity gone: the parameters keep their values and the fault is named once.
+        w.despawn(target).unwrap();
+        for _ in 0..3 {
+            w.frame(1, 1.0 / 60.0);
+        }
+        assert_eq!(w.faults().count_containing("target entity"), 1, "{:?}", w.faults().entries());
     }
 }

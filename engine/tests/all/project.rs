@@ -520,6 +520,7 @@ fn every_authored_field_round_trips_through_a_scene_file() {
                     speed: -0.5,
                     play_on_start: false,
                     root_motion: None,
+                    targets: Vec::new(),
                 }),
                 children: vec![EntityDesc {
                     name: "Held".into(),

@@ -433,6 +433,17 @@ fn root_motion_is_saved_by_bone_name_and_checked_on_load() {
     let bad = src.replace("\"XZ\"", "\"XQ\"");
     let err = SceneDesc::try_from(&ron::from_str::<SceneFile>(&bad).unwrap()).unwrap_err().to_string();
     assert!(err.contains("root_motion.translate") && err.contains("XQ"), "{err}");
+    // Target bindings round trip too, and an empty one is refused naming where.
+    let bound = src.replace("yaw: true)))", "yaw: true)), targets: [(parameter: \"look\", entity: \"Target\")])");
+    let file: SceneFile = ron::from_str(&bound).unwrap();
+    let desc = SceneDesc::try_from(&file).unwrap();
+    let t = &desc.entities[0].animator.as_ref().unwrap().targets;
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0].parameters(), ["look_x", "look_y", "look_z"].map(String::from));
+    assert_eq!(SceneFile::from(&desc), file);
+    let empty = bound.replace("entity: \"Target\"", "entity: \"\"");
+    let err = SceneDesc::try_from(&ron::from_str::<SceneFile>(&empty).unwrap()).unwrap_err().to_string();
+    assert!(err.contains("animator.targets[0]"), "{err}");
     assert_eq!(RootMotionDesc::parse_axes("xz"), Some([true, false, true]));
     assert_eq!(RootMotionDesc::parse_axes("XX"), None);
     assert_eq!(RootMotionDesc::planar("a").axes_letters(), "XZ");

@@ -63,6 +63,7 @@ fn rig(
             graph: None,
             looping: None,
             root_motion: None,
+            targets: Vec::new(),
             animator,
         },
     )
@@ -193,6 +194,7 @@ fn scene() -> SceneDesc {
                 speed: 1.0,
                 play_on_start: true,
                 root_motion: None,
+                targets: Vec::new(),
             }),
             ..EntityDesc::default()
         }],
@@ -400,6 +402,7 @@ fn a_deep_chain_and_many_rigs_with_their_own_clip_copies_load_and_save_in_linear
             speed: 1.0,
             play_on_start: true,
             root_motion: None,
+            targets: Vec::new(),
         }),
         ..EntityDesc::default()
     };

@@ -71,6 +71,7 @@ fn rig(world: &mut World, name: &str, sk: Arc<Skeleton>, clip: Option<Arc<Clip>>
                 graph: None,
                 looping: None,
                 root_motion: None,
+                targets: Vec::new(),
                 animator,
             },
         )

@@ -15,7 +15,7 @@ use marrow_engine::clip::find_clip_fault;
 use marrow_engine::math::Transform;
 use marrow_engine::project::Library;
 use marrow_engine::scene::AssetSource;
-use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, RootMotionDesc, SocketDesc};
+use marrow_engine::scene::{AnimatorDesc, EntityDesc, MeshDesc, RootMotionDesc, SocketDesc, TargetBinding};
 use marrow_engine::skeleton::Skeleton;
 
 use crate::command::Command;
@@ -211,6 +211,7 @@ impl Inspector {
                         speed: 1.0,
                         play_on_start: true,
                         root_motion: None,
+                        targets: Vec::new(),
                     })),
                 );
             }
@@ -321,6 +322,23 @@ impl Inspector {
 
             if let Some(rm) = root_motion_rows(ui, a.root_motion.as_ref(), rig_skeleton.as_deref()) {
                 set(cx, &|d| d.root_motion = rm.clone());
+            }
+
+            let prefixes = a
+                .graph
+                .as_ref()
+                .and_then(|g| cx.doc.project().graphs.get(g))
+                .map(|g| vector_parameters(g))
+                .unwrap_or_default();
+            let entities: Vec<String> = cx
+                .session
+                .world()
+                .entities()
+                .filter_map(|e| cx.session.world().path(e))
+                .filter(|p| p != path)
+                .collect();
+            if let Some(t) = target_rows(ui, &a.targets, &prefixes, &entities) {
+                set(cx, &|d| d.targets = t.clone());
             }
         });
         // A clip made for another rig is named here, in red, wrapped to the Inspector's width.
@@ -734,5 +752,61 @@ fn root_motion_rows(
         }
     });
     ui.end_row();
+    out
+}
+
+/// The prefixes of a graph's vector parameters: `p` where `p_x`, `p_y` and `p_z` are all floats.
+fn vector_parameters(g: &marrow_engine::graph::AnimGraph) -> Vec<String> {
+    let has = |n: &str| g.parameters.iter().any(|p| p.name == n);
+    g.parameters
+        .iter()
+        .filter_map(|p| p.name.strip_suffix("_x"))
+        .filter(|pre| has(&format!("{pre}_y")) && has(&format!("{pre}_z")))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The Animator card's target rows: each binding (the parameters it sets, from which entity) with
+/// a remove button, then Add Target: an entity of the scene whose position drives a vector
+/// parameter of the graph (`prefixes`, the first one not yet bound). The new list when it changed.
+fn target_rows(
+    ui: &mut egui::Ui,
+    targets: &[TargetBinding],
+    prefixes: &[String],
+    entities: &[String],
+) -> Option<Vec<TargetBinding>> {
+    let mut out = None;
+    for (i, t) in targets.iter().enumerate() {
+        ui.label(if i == 0 { "Targets" } else { "" });
+        ui.horizontal(|ui| {
+            ui.label(format!("{0}_x/y/z \u{2190} {1}", t.parameter, t.entity));
+            if ui.small_button("✖").on_hover_text("Stop driving these parameters").clicked() {
+                let mut next = targets.to_vec();
+                next.remove(i);
+                out = Some(next);
+            }
+        });
+        ui.end_row();
+    }
+    let free: Vec<&String> =
+        prefixes.iter().filter(|p| !targets.iter().any(|t| &t.parameter == *p)).collect();
+    if let Some(parameter) = free.first() {
+        ui.label(if targets.is_empty() { "Targets" } else { "" });
+        let r = egui::ComboBox::from_id_salt("add target").selected_text("Add Target…").width(150.0).show_ui(
+            ui,
+            |ui| {
+                for e in entities {
+                    if ui.selectable_label(false, e).clicked() {
+                        let mut next = targets.to_vec();
+                        next.push(TargetBinding { parameter: (*parameter).clone(), entity: e.clone() });
+                        out = Some(next);
+                    }
+                }
+            },
+        );
+        named(r.response, egui::WidgetType::ComboBox, "Add Target")
+            .on_hover_text(format!("An entity whose position drives the graph's {parameter}_x, _y, _z"));
+        ui.end_row();
+    }
     out
 }
