@@ -21,7 +21,7 @@ fn temp(tag: &str) -> PathBuf {
 
 #[test]
 fn check_passes_the_sample_projects() {
-    for (p, files) in [("runner", 4), ("cesium_man", 3), ("particle_figure", 3), ("crowd", 3), ("mocap", 6)] {
+    for (p, files) in [("runner", 4), ("cesium_man", 3), ("particle_figure", 3), ("crowd", 3), ("mocap", 7)] {
         let dir = projects().join(p);
         let (code, out) = marrow(&["check", dir.to_str().unwrap()]);
         assert_eq!(code, 0, "{out}");

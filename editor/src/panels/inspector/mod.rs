@@ -779,7 +779,7 @@ fn target_rows(
     for (i, t) in targets.iter().enumerate() {
         ui.label(if i == 0 { "Targets" } else { "" });
         ui.horizontal(|ui| {
-            ui.label(format!("{0}_x/y/z \u{2190} {1}", t.parameter, t.entity));
+            ui.label(format!("{0}_x/y/z from {1}", t.parameter, t.entity));
             if ui.small_button("✖").on_hover_text("Stop driving these parameters").clicked() {
                 let mut next = targets.to_vec();
                 next.remove(i);
