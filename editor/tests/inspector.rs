@@ -185,3 +185,34 @@ fn root_motion_set_on_the_animator_card_moves_the_capture_and_undoes_to_the_orig
     assert_eq!(h.state().doc.head(), 2, "playing is not an edit");
     undo_all_redo_all(&mut h, dir.path(), &original);
 }
+
+#[test]
+fn dragging_the_look_target_with_the_gizmo_turns_the_captures_head_toward_it() {
+    use marrow_editor::viewport::gizmo::{GizmoMode, Handle};
+    let dir = sample("mocap");
+    let mut h = editor(dir.path());
+    h.state_mut().ui.selection = Selection::Entity("LookTarget".into());
+    settle(&mut h);
+    let view = viewport_view(&h);
+    let g = app_gizmo(&h, &view, GizmoMode::Translate).expect("the LookTarget's gizmo");
+    let before = g.world.w_axis.truncate();
+    let a = g.handle_point(&view, Handle::Move(0), 0.9).unwrap();
+    let b = g.handle_point(&view, Handle::Move(0), 1.8).unwrap();
+    assert!(view.rect.contains(a) && view.rect.contains(b), "the handle is in the viewport");
+    drag(&mut h, a, b, 8);
+    h.run_steps(4);
+    assert_eq!(h.state().doc.head(), 1, "moving the target is one edit");
+    let world = h.state().session.world();
+    let target = world.find("LookTarget").unwrap();
+    let spot = world.world_matrix(target).unwrap().w_axis.truncate();
+    assert!((spot - before).x.abs() > 0.05, "the box moved along X: {before} -> {spot}");
+    // The capture's head looks at the box where it is now (the binding reads it each frame).
+    let rig = world.find("cmu_131_01/cmu_131_01").unwrap();
+    let sk = world.animator(rig).unwrap().skeleton();
+    let head = sk.index_of("Head").unwrap();
+    let head_world = world.world_matrix(rig).unwrap() * world.rig_pose(rig).unwrap().model[head];
+    let forward = head_world.transform_vector3(glam::Vec3::Z).normalize();
+    let to = (spot - head_world.w_axis.truncate()).normalize();
+    let miss = forward.cross(to).length().atan2(forward.dot(to));
+    assert!(miss < 0.02, "the head looks {miss} rad off the box");
+}

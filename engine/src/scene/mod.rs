@@ -12,7 +12,9 @@
 //! ## Frame order ([`World::frame`])
 //! 1. Simulation: for each tick every Animator advances (in parallel); property animations too.
 //!    A frame with no tick advances by zero (a paused frame recomposes a zero-length step).
-//! 2. Every rig is evaluated into its slice of one [`PoseBuffer`] (in parallel with rayon); the
+//! 2. Target bindings (only in a scene that has one): world matrices are resolved from the
+//!    locals, and each bound entity's position in its rig's model space sets the rig's graph
+//!    parameters (`prefix_x/_y/_z`). Then every rig is evaluated into its slice of one [`PoseBuffer`] (in parallel with rayon); the
 //!    marker events are then published serially into [`World::events`].
 //! 3. Transform stage ([`World::transform_stage`]): local transforms (authored, property
 //!    animated; a rig's accumulated root motion after its own, see [`crate::root_motion`]), then
@@ -1032,8 +1034,13 @@ impl World {
                 }
             }
         }
-        // Target bindings: bound entities' positions into their rigs' graph parameters.
-        self.bind_targets();
+        // Target bindings: bound entities' positions (this frame's, sockets where the last frame
+        // placed them) into their rigs' graph parameters.
+        if self.components.rigs.iter().any(|r| !r.component.targets.is_empty()) {
+            self.authored_locals();
+            self.resolve_worlds();
+            self.bind_targets();
+        }
         // 2. Evaluation (parallel), then events (serial).
         let epoch = self.frame_state.epoch;
         let eval = |r: &mut RigEntry, pose: RigPoseMut<'_>| {
@@ -1088,8 +1095,7 @@ impl World {
     }
 
     /// Sets each rig's bound graph parameters to its target entities' positions in the rig's
-    /// model space, from the world matrices of the last transform stage (a dragged target leads
-    /// the pose by one frame). A binding whose entity is gone sets nothing and is named once per
+    /// model space, from world matrices resolved this frame before the rigs are evaluated. A binding whose entity is gone sets nothing and is named once per
     /// occurrence gap.
     fn bind_targets(&mut self) {
         let World {
@@ -1133,6 +1139,16 @@ impl World {
     /// The transform stage alone: local transforms, sockets on their bones, world matrices,
     /// mesh binding checks. [`World::frame`] runs it after the simulation.
     pub fn transform_stage(&mut self) {
+        self.authored_locals();
+        if !self.components.socket_list.is_empty() {
+            self.place_sockets();
+        }
+        self.resolve_worlds();
+        self.check_meshes();
+    }
+
+    /// Local transforms as authored or property-animated (sockets not placed yet).
+    fn authored_locals(&mut self) {
         if self.hierarchy.order_dirty {
             self.rebuild_order();
         }
@@ -1144,9 +1160,10 @@ impl World {
                 None => base,
             };
         }
-        if !self.components.socket_list.is_empty() {
-            self.place_sockets();
-        }
+    }
+
+    /// World matrices from the locals, parents first (a rig's root motion after its own).
+    fn resolve_worlds(&mut self) {
         for &i in &self.hierarchy.order {
             let i = i as usize;
             let mut local = self.frame_state.locals[i].to_mat4();
@@ -1161,7 +1178,6 @@ impl World {
                 None => local,
             };
         }
-        self.check_meshes();
     }
 
     fn place_sockets(&mut self) {

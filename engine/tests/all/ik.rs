@@ -1098,8 +1098,7 @@ mod target_entity {
         let head = mocap_skeleton().index_of("Head").unwrap();
         for spot in [Vec3::new(3.0, 1.8, 2.0), Vec3::new(-1.0, 0.5, 0.0), Vec3::new(2.5, 2.5, -4.0)] {
             w.set_transform(target, Some(Transform::from_translation(spot))).unwrap();
-            // One frame places the target; the next poses the rig with it.
-            w.frame(1, 1.0 / 60.0);
+            // The frame that sees the target moved poses the rig with it.
             w.frame(1, 1.0 / 60.0);
             let rig_world = w.world_matrix(rig).unwrap();
             let model = w.rig_pose(rig).unwrap().model;
