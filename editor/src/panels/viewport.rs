@@ -672,40 +672,82 @@ impl ViewportPanel {
     }
 }
 
-/// Draws, for every rig whose Animator takes root motion from a clip, the path its root takes
-/// over the clip's lap through where the character stands now: the part behind it dimmer, a dot
-/// where it is, so an animator sees where the motion leads before playing it.
+/// Draws, for every rig whose Animator takes root motion, the path its root takes: for a clip,
+/// over the clip's lap through where the character stands (the part behind it dimmer); for a
+/// graph, the next [`GRAPH_SECONDS`] of it at the parameters' current values (a copy of the
+/// graph's state advanced in steps). A dot marks where the character is, so an animator sees
+/// where the motion leads before playing it.
 fn paint_trajectories(painter: &egui::Painter, view: &View, world: &marrow_engine::scene::World) {
-    use marrow_engine::root_motion::clip_motion_between;
-    const SAMPLES: usize = 96;
+    let color = Color32::from_rgb(250, 200, 60);
     for rig in world.rigs() {
         let (Some(a), Some(m)) = (world.animator(rig), world.world_matrix(rig)) else { continue };
-        let (Some(rm), Some(clip)) = (a.settings().root_motion, a.current_clip()) else { continue };
+        let Some(rm) = a.settings().root_motion else { continue };
         let Some(rest) = a.skeleton().bind_pose.get(usize::from(rm.bone)) else { continue };
-        let (now, d) = (a.time(), clip.duration());
-        if !(d > 0.0) {
-            continue;
-        }
-        let point = |t: f32| {
-            let p = m.transform_point3(clip_motion_between(&rm, clip, rest, now, t).translation);
-            view.project(p)
+        // Model-space points along the path, and whether each lies behind the character.
+        let points: Vec<(Vec3, bool)> = match (a.current_clip(), a.current_graph()) {
+            (Some(clip), _) => clip_path(&rm, clip, rest, a.time()),
+            (None, Some(g)) => graph_path(&rm, rest, g),
+            (None, None) => continue,
         };
-        let color = Color32::from_rgb(250, 200, 60);
-        let mut last: Option<(Pos2, bool)> = None;
-        for i in 0..=SAMPLES {
-            let t = d * i as f32 / SAMPLES as f32;
-            let Some(p) = point(t) else {
+        let mut last: Option<Pos2> = None;
+        for (p, behind) in points {
+            let Some(p) = view.project(m.transform_point3(p)) else {
                 last = None;
                 continue;
             };
-            if let Some((q, _)) = last {
-                let c = if t <= now { color.gamma_multiply(0.45) } else { color };
+            if let Some(q) = last {
+                let c = if behind { color.gamma_multiply(0.45) } else { color };
                 painter.line_segment([q, p], egui::Stroke::new(2.0, c));
             }
-            last = Some((p, t <= now));
+            last = Some(p);
         }
-        if let Some(p) = point(now) {
+        if let Some(p) = view.project(m.transform_point3(Vec3::ZERO)) {
             painter.circle_filled(p, 4.0, color);
         }
     }
+}
+
+/// How far ahead a graph's root trajectory is drawn, seconds.
+const GRAPH_SECONDS: f32 = 3.0;
+
+/// A clip's root path over its lap, relative to where the root is at `now`.
+fn clip_path(
+    rm: &marrow_engine::root_motion::RootMotion,
+    clip: &marrow_engine::clip::Clip,
+    rest: &Transform,
+    now: f32,
+) -> Vec<(Vec3, bool)> {
+    use marrow_engine::root_motion::clip_motion_between;
+    const SAMPLES: usize = 96;
+    let d = clip.duration();
+    if !(d > 0.0) {
+        return Vec::new();
+    }
+    (0..=SAMPLES)
+        .map(|i| {
+            let t = d * i as f32 / SAMPLES as f32;
+            (clip_motion_between(rm, clip, rest, now, t).translation, t <= now)
+        })
+        .collect()
+}
+
+/// A graph's root path over the next [`GRAPH_SECONDS`]: a copy of its state advanced in steps of
+/// 1/30 s, its root deltas composed.
+fn graph_path(
+    rm: &marrow_engine::root_motion::RootMotion,
+    rest: &Transform,
+    g: &marrow_engine::graph::GraphInstance,
+) -> Vec<(Vec3, bool)> {
+    use marrow_engine::root_motion::RootAccumulator;
+    const DT: f32 = 1.0 / 30.0;
+    let mut copy = g.clone();
+    copy.set_root_motion(Some((*rm, *rest)));
+    let mut at = RootAccumulator::default();
+    let mut out = vec![(Vec3::ZERO, false)];
+    for _ in 0..(GRAPH_SECONDS / DT) as usize {
+        copy.advance_with(DT, false);
+        at.push(copy.root_delta());
+        out.push((at.offset().translation, false));
+    }
+    out
 }
