@@ -7,8 +7,9 @@
 //! targets in turn, with its up axis toward a pole and yaw and pitch limits. Target (#27): at most
 //! 60 ns per chain or joint on one thread. `ik/character/*`: one Animator tick (advance and
 //! evaluate: sample, compose, palette) of the 31-joint capture rig walking through a graph, with
-//! and without a two-foot FootPlant on a slope and a LookAt on the head (the difference is what
-//! the solves and their recompositions cost a character per tick).
+//! and without a two-foot FootPlant on a slope and a LookAt on the head shared by the chest and
+//! neck (the difference is what the solves and their recompositions cost a character per tick),
+//! and with root motion taken from the hips (what extracting and blending it costs).
 
 use std::hint::black_box;
 
@@ -18,14 +19,15 @@ use std::sync::Arc;
 
 use glam::{Mat4, Quat, Vec3};
 use marrow_engine::animator::{Animator, AnimatorSettings};
-use marrow_engine::graph::{AnimGraph, NodeKind, compile};
+use marrow_engine::graph::{AnimGraph, LookLink, NodeKind, compile};
 use marrow_engine::ik::{AimJob, AimLimits, TwoBoneIkJob};
 use marrow_engine::math::Transform;
 use marrow_engine::pose::RigPoseMut;
+use marrow_engine::root_motion::RootMotion;
 use marrow_engine::synthetic::{mocap_like_clip, mocap_skeleton};
 
 /// The capture rig walking through `solves` (nodes between the clip and the output, in order).
-fn character(solves: Vec<NodeKind>) -> Animator {
+fn character(solves: Vec<NodeKind>, root_motion: Option<RootMotion>) -> Animator {
     let sk = Arc::new(mocap_skeleton());
     let mut lib = HashMap::new();
     lib.insert("walk".to_owned(), Arc::new(mocap_like_clip(&sk, "walk", 240, 60.0, 7)));
@@ -39,7 +41,7 @@ fn character(solves: Vec<NodeKind>) -> Animator {
     let o = g.add_node(NodeKind::Output, [0.0, 0.0]);
     g.connect(last, o, "pose");
     let program = Arc::new(compile(&g, &sk, &lib).expect("compiles"));
-    Animator::new(sk, AnimatorSettings { graph: Some(program), ..Default::default() })
+    Animator::new(sk, AnimatorSettings { graph: Some(program), root_motion, ..Default::default() })
 }
 
 fn character_ticks(c: &mut Criterion) {
@@ -66,12 +68,19 @@ fn character_ticks(c: &mut Criterion) {
         offset: Vec3::ZERO,
         yaw: 1.2,
         pitch: 0.6,
-        chain: Vec::new(),
+        chain: vec![
+            LookLink { bone: "Chest".into(), share: 0.2 },
+            LookLink { bone: "Neck".into(), share: 0.4 },
+        ],
         weight: 1.0,
     };
-    for (name, solves) in [("ik/character/walk", vec![]), ("ik/character/plant_and_look", vec![plant, look])]
-    {
-        let mut a = character(solves);
+    let root = Some(RootMotion::planar(0));
+    for (name, solves, root_motion) in [
+        ("ik/character/walk", vec![], None),
+        ("ik/character/walk_root_motion", vec![], root),
+        ("ik/character/plant_and_look", vec![plant, look], None),
+    ] {
+        let mut a = character(solves, root_motion);
         let n = a.skeleton().bone_count();
         let (mut local, mut model, mut palette) =
             (vec![Transform::IDENTITY; n], vec![Mat4::IDENTITY; n], vec![Mat4::IDENTITY; n]);
