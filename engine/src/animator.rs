@@ -70,7 +70,7 @@ use crate::pose::{
     BlendLayer, BlendingJob, BoneAdjust, JobError, LocalToModelJob, PaletteJob, RigPoseMut, SamplingContext,
     SamplingJob, insert_adjust,
 };
-use crate::root_motion::{RootAccumulator, RootDelta, RootMotion, clip_delta, remove_motion};
+use crate::root_motion::{RootAccumulator, RootCursor, RootDelta, RootMotion, clip_delta_cursor, remove_motion};
 use crate::skeleton::Skeleton;
 
 /// The authored part of an Animator: what a scene file saves. Equality compares clips by value
@@ -181,7 +181,7 @@ pub(crate) fn marker_time(clip: &Clip, i: usize) -> f32 {
 #[derive(Clone, Debug)]
 enum Source {
     /// A clip. `duration` is derived from the (immutable) clip when the head is made.
-    Clip { clip: Arc<Clip>, duration: f32, context: SamplingContext },
+    Clip { clip: Arc<Clip>, duration: f32, context: SamplingContext, root: RootCursor },
     /// A compiled blend graph's instance (its playheads, parameters and events).
     Graph(Box<GraphInstance>),
 }
@@ -216,7 +216,7 @@ impl Head {
             looping,
             playing: false,
             fault,
-            source: Source::Clip { context, clip, duration },
+            source: Source::Clip { context, clip, duration, root: RootCursor::default() },
         }
     }
 
@@ -312,13 +312,13 @@ impl Head {
 
     /// The root motion of the step this head just made (`root`: the setting and the root bone's
     /// rest). A head at fault moves nothing.
-    fn root_delta(&self, root: &(RootMotion, Transform), step: &PlaybackStep) -> RootDelta {
+    fn root_delta(&mut self, root: &(RootMotion, Transform), step: &PlaybackStep) -> RootDelta {
         if self.fault.is_some() {
             return RootDelta::IDENTITY;
         }
-        match &self.source {
-            Source::Clip { clip, duration, .. } => {
-                clip_delta(&root.0, clip, &root.1, step, *duration, self.looping)
+        match &mut self.source {
+            Source::Clip { clip, duration, root: cursor, .. } => {
+                clip_delta_cursor(&root.0, clip, &root.1, step, *duration, self.looping, cursor)
             }
             Source::Graph(g) => g.root_delta(),
         }

@@ -145,14 +145,47 @@ pub fn remove_motion(settings: &RootMotion, rest: &Transform, local: &mut Transf
     }
 }
 
-/// The root's local transform in `clip` at `time` (its channels, or the rest where it has none).
-fn sample_root(clip: &Clip, bone: usize, rest: &Transform, time: f32) -> Transform {
+/// The root's local transform in `clip` at `time` (its channels, or the rest where it has none),
+/// its tracks searched from `keys` (interval cursors, updated).
+fn sample_root(clip: &Clip, bone: usize, rest: &Transform, time: f32, keys: &mut [u32; 2]) -> Transform {
     let Some(ch) = clip.channels().get(bone) else { return *rest };
+    let [kt, kr] = keys;
     Transform {
-        translation: ch.translation.as_ref().and_then(|t| t.sample(time)).unwrap_or(rest.translation),
-        rotation: ch.rotation.as_ref().and_then(|t| t.sample(time)).map_or(rest.rotation, Quat::normalize),
+        translation: ch
+            .translation
+            .as_ref()
+            .and_then(|t| t.sample_with_cursor(time, kt))
+            .unwrap_or(rest.translation),
+        rotation: ch
+            .rotation
+            .as_ref()
+            .and_then(|t| t.sample_with_cursor(time, kr))
+            .map_or(rest.rotation, Quat::normalize),
         scale: rest.scale,
     }
+}
+
+/// What a playhead remembers between steps so that a step's motion costs one sample of the root,
+/// not two: the motion frame where the last step ended (reused when the next starts there) and
+/// the root tracks' interval cursors. It remembers the setting and rest it was made with and
+/// starts afresh when they change; a head playing another clip keeps its own.
+#[derive(Clone, Debug, Default)]
+pub struct RootCursor {
+    end: Option<(f32, RootDelta)>,
+    keys: [u32; 2],
+    made_with: Option<(RootMotion, Transform)>,
+}
+
+impl RootCursor {
+    /// Forgets the last step (a seek, a restart).
+    pub fn reset(&mut self) {
+        self.end = None;
+    }
+}
+
+/// The motion frame of `clip`'s root at `t`.
+fn frame_at(settings: &RootMotion, clip: &Clip, rest: &Transform, t: f32, keys: &mut [u32; 2]) -> RootDelta {
+    motion_frame(settings, rest, &sample_root(clip, usize::from(settings.bone), rest, t, keys))
 }
 
 /// `M(a)⁻¹·M(b)` for `clip`: how its root moves from time `a` to time `b` without wrapping
@@ -164,9 +197,9 @@ pub fn clip_motion_between(
     a: f32,
     b: f32,
 ) -> RootDelta {
-    let bone = settings.bone as usize;
-    let ma = motion_frame(settings, rest, &sample_root(clip, bone, rest, a));
-    let mb = motion_frame(settings, rest, &sample_root(clip, bone, rest, b));
+    let mut keys = [0; 2];
+    let ma = frame_at(settings, clip, rest, a, &mut keys);
+    let mb = frame_at(settings, clip, rest, b, &mut keys);
     ma.inverse().then(mb)
 }
 
@@ -180,27 +213,53 @@ pub fn clip_delta(
     duration: f32,
     looping: bool,
 ) -> RootDelta {
+    clip_delta_cursor(settings, clip, rest, step, duration, looping, &mut RootCursor::default())
+}
+
+/// [`clip_delta`] for a playhead that keeps a [`RootCursor`]: the same result, bit for bit, with
+/// the frame where the last step ended reused.
+pub fn clip_delta_cursor(
+    settings: &RootMotion,
+    clip: &Clip,
+    rest: &Transform,
+    step: &PlaybackStep,
+    duration: f32,
+    looping: bool,
+    cursor: &mut RootCursor,
+) -> RootDelta {
     if step.travel == 0.0 || !step.travel.is_finite() {
         return RootDelta::IDENTITY;
     }
     let (a, b) = (step.from, step.to);
+    if cursor.made_with != Some((*settings, *rest)) {
+        *cursor = RootCursor { made_with: Some((*settings, *rest)), ..RootCursor::default() };
+    }
+    let keys = &mut cursor.keys;
+    let start = match cursor.end {
+        Some((t, f)) if t.to_bits() == a.to_bits() => f,
+        _ => frame_at(settings, clip, rest, a, keys),
+    };
+    let end = frame_at(settings, clip, rest, b, keys);
+    cursor.end = Some((b, end));
     let d = if !looping || !(duration > 0.0) {
-        clip_motion_between(settings, clip, rest, a, b)
+        start.inverse().then(end)
     } else {
         let unwrapped = f64::from(a) + f64::from(step.travel);
         let laps = ((unwrapped - f64::from(b)) / f64::from(duration)).round();
         if laps == 0.0 {
-            clip_motion_between(settings, clip, rest, a, b)
+            start.inverse().then(end)
         } else {
-            let lap = clip_motion_between(settings, clip, rest, 0.0, duration);
+            let first = frame_at(settings, clip, rest, 0.0, keys);
+            let last = frame_at(settings, clip, rest, duration, keys);
+            let lap = first.inverse().then(last);
             let whole = (laps.abs() - 1.0).clamp(0.0, 1e12) as u64;
             if laps > 0.0 {
-                let head = clip_motion_between(settings, clip, rest, a, duration);
-                let tail = clip_motion_between(settings, clip, rest, 0.0, b);
+                let head = start.inverse().then(last);
+                let tail = first.inverse().then(end);
                 head.then(lap.repeated(whole)).then(tail)
             } else {
-                let head = clip_motion_between(settings, clip, rest, a, 0.0);
-                let tail = clip_motion_between(settings, clip, rest, duration, b);
+                let head = start.inverse().then(first);
+                let tail = last.inverse().then(end);
                 head.then(lap.inverse().repeated(whole)).then(tail)
             }
         }

@@ -55,7 +55,7 @@ use crate::clip::Clip;
 use crate::math::{self, Transform};
 use crate::playback::{PlaybackStep, advance_head, swept_markers};
 use crate::pose::{BlendLayer, BlendingJob, BoneAdjust, JobError, SamplingContext, SamplingJob};
-use crate::root_motion::{RootDelta, RootMotion, clip_delta};
+use crate::root_motion::{RootCursor, RootDelta, RootMotion, clip_delta_cursor};
 use crate::skeleton::Skeleton;
 
 /// A marker announced by a clip of a graph, or a state machine's event (see [`EventKind`]).
@@ -350,6 +350,8 @@ pub struct GraphInstance {
     root: Option<(RootMotion, Transform)>,
     /// The root motion of the last advance, blended by the flow's weights.
     root_delta: RootDelta,
+    /// Per clip player, then per space member: where its root motion stepped to last.
+    root_cursors: Vec<RootCursor>,
 }
 
 /// The clip a graph instance's lead source plays, where and how fast (for marker sync).
@@ -527,6 +529,7 @@ impl GraphInstance {
             machines: p.machines.iter().map(MachineInstance::new).collect(),
             root: None,
             root_delta: RootDelta::IDENTITY,
+            root_cursors: vec![RootCursor::default(); p.players.len() + p.members.len()],
             program,
         };
         inst.reset_playheads();
@@ -938,14 +941,23 @@ impl GraphInstance {
         let events = &mut self.events;
         let root = self.root.as_ref();
         let mut motion = RootDelta::IDENTITY;
-        let moved =
-            |motion: &mut RootDelta, clip: &Clip, step: &PlaybackStep, d: f32, looping: bool, w: f32| {
-                if let Some((rm, rest)) = root
-                    && w > 0.0
-                {
-                    *motion = motion.plus(clip_delta(rm, clip, rest, step, d, looping).weighted(w));
-                }
-            };
+        let cursors = &mut self.root_cursors;
+        // Player `i`'s cursor is `cursors[i]`; member `j`'s is `cursors[players + j]`.
+        let members_at = program.players.len();
+        let moved = |motion: &mut RootDelta,
+                     cursor: Option<&mut RootCursor>,
+                     clip: &Clip,
+                     step: &PlaybackStep,
+                     d: f32,
+                     looping: bool,
+                     w: f32| {
+            if let (Some((rm, rest)), Some(cursor)) = (root, cursor)
+                && w > 0.0
+            {
+                let delta = clip_delta_cursor(rm, clip, rest, step, d, looping, cursor);
+                *motion = motion.plus(delta.weighted(w));
+            }
+        };
         for (k, f) in program.flow.iter().enumerate() {
             let st = self.flow[k];
             let rate = if st.rate.is_finite() { st.rate } else { 0.0 };
@@ -956,7 +968,8 @@ impl GraphInstance {
                     let time = &mut self.player_times[player as usize];
                     let (step, _) = advance_head(*time, dt * rate * p.speed, p.duration, p.looping);
                     *time = step.to;
-                    moved(&mut motion, &p.clip, &step, p.duration, p.looping, st.motion);
+                    let cursor = cursors.get_mut(player as usize);
+                    moved(&mut motion, cursor, &p.clip, &step, p.duration, p.looping, st.motion);
                     if say {
                         let times = p.clip.markers().iter().map(|m| m.time);
                         swept_markers(times, &step, p.duration, p.looping, |marker, lap| {
@@ -984,7 +997,8 @@ impl GraphInstance {
                         let d = m.duration;
                         let member =
                             PlaybackStep { from: step.from * d, to: step.to * d, travel: step.travel * d };
-                        moved(&mut motion, &m.clip, &member, d, s.looping, st.motion * w);
+                        let cursor = cursors.get_mut(members_at + s.members.start + j);
+                        moved(&mut motion, cursor, &m.clip, &member, d, s.looping, st.motion * w);
                     }
                 }
                 Flow::Space { space } => {
@@ -1007,7 +1021,8 @@ impl GraphInstance {
                         let d = members[j].duration;
                         let member =
                             PlaybackStep { from: step.from * d, to: step.to * d, travel: step.travel * d };
-                        moved(&mut motion, &members[j].clip, &member, d, s.looping, st.motion * w);
+                        let cursor = cursors.get_mut(members_at + s.members.start + j);
+                        moved(&mut motion, cursor, &members[j].clip, &member, d, s.looping, st.motion * w);
                     }
                     if say {
                         let m = &members[if t >= 0.5 { hi } else { lo }];

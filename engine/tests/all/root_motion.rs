@@ -434,7 +434,8 @@ fn root_motion_is_saved_by_bone_name_and_checked_on_load() {
     let err = SceneDesc::try_from(&ron::from_str::<SceneFile>(&bad).unwrap()).unwrap_err().to_string();
     assert!(err.contains("root_motion.translate") && err.contains("XQ"), "{err}");
     // Target bindings round trip too, and an empty one is refused naming where.
-    let bound = src.replace("yaw: true)))", "yaw: true)), targets: [(parameter: \"look\", entity: \"Target\")])");
+    let bound =
+        src.replace("yaw: true)))", "yaw: true)), targets: [(parameter: \"look\", entity: \"Target\")])");
     let file: SceneFile = ron::from_str(&bound).unwrap();
     let desc = SceneDesc::try_from(&file).unwrap();
     let t = &desc.entities[0].animator.as_ref().unwrap().targets;
@@ -447,4 +448,26 @@ fn root_motion_is_saved_by_bone_name_and_checked_on_load() {
     assert_eq!(RootMotionDesc::parse_axes("xz"), Some([true, false, true]));
     assert_eq!(RootMotionDesc::parse_axes("XX"), None);
     assert_eq!(RootMotionDesc::planar("a").axes_letters(), "XZ");
+}
+
+#[test]
+fn a_playheads_cursor_gives_the_same_deltas_bit_for_bit() {
+    use marrow_engine::playback::advance_head;
+    use marrow_engine::root_motion::{RootCursor, clip_delta_cursor};
+    let sk = rig();
+    let clip = walk(&sk, "walk", 1.1, 1.3, 0.7);
+    let mut cursor = RootCursor::default();
+    let mut t = 0.0f32;
+    // Forward, a big step across laps, backward, and a change of bone in between.
+    let steps = [DT; 40].into_iter().chain([2.5, -0.3, DT, DT]).chain([DT; 20]);
+    for (i, travel) in steps.enumerate() {
+        let rm =
+            if i < 50 { RootMotion::planar(0) } else { RootMotion { bone: 1, axes: [true; 3], yaw: false } };
+        let (step, _) = advance_head(t, travel, 1.1, true);
+        let fresh = clip_delta(&rm, &clip, &sk.bind_pose[usize::from(rm.bone)], &step, 1.1, true);
+        let kept =
+            clip_delta_cursor(&rm, &clip, &sk.bind_pose[usize::from(rm.bone)], &step, 1.1, true, &mut cursor);
+        assert_eq!(fresh, kept, "step {i}");
+        t = step.to;
+    }
 }
