@@ -70,7 +70,9 @@ use crate::pose::{
     BlendLayer, BlendingJob, BoneAdjust, JobError, LocalToModelJob, PaletteJob, RigPoseMut, SamplingContext,
     SamplingJob, insert_adjust,
 };
-use crate::root_motion::{RootAccumulator, RootCursor, RootDelta, RootMotion, clip_delta_cursor, remove_motion};
+use crate::root_motion::{
+    RootAccumulator, RootCursor, RootDelta, RootMotion, clip_delta_cursor, remove_motion,
+};
 use crate::skeleton::Skeleton;
 
 /// The authored part of an Animator: what a scene file saves. Equality compares clips by value
@@ -181,7 +183,7 @@ pub(crate) fn marker_time(clip: &Clip, i: usize) -> f32 {
 #[derive(Clone, Debug)]
 enum Source {
     /// A clip. `duration` is derived from the (immutable) clip when the head is made.
-    Clip { clip: Arc<Clip>, duration: f32, context: SamplingContext, root: RootCursor },
+    Clip { clip: Arc<Clip>, duration: f32, context: SamplingContext },
     /// A compiled blend graph's instance (its playheads, parameters and events).
     Graph(Box<GraphInstance>),
 }
@@ -196,6 +198,8 @@ struct Head {
     /// Cached [`find_clip_fault`] against the animator's skeleton (for a graph: its program
     /// compiled for another rig).
     fault: Option<ClipFault>,
+    /// Where a clip head's root motion stepped to last (unused by a graph head).
+    root: RootCursor,
 }
 
 impl Head {
@@ -216,7 +220,8 @@ impl Head {
             looping,
             playing: false,
             fault,
-            source: Source::Clip { context, clip, duration, root: RootCursor::default() },
+            source: Source::Clip { context, clip, duration },
+            root: RootCursor::default(),
         }
     }
 
@@ -239,6 +244,7 @@ impl Head {
             looping: true,
             playing: false,
             fault,
+            root: RootCursor::default(),
         }
     }
 
@@ -317,8 +323,8 @@ impl Head {
             return RootDelta::IDENTITY;
         }
         match &mut self.source {
-            Source::Clip { clip, duration, root: cursor, .. } => {
-                clip_delta_cursor(&root.0, clip, &root.1, step, *duration, self.looping, cursor)
+            Source::Clip { clip, duration, .. } => {
+                clip_delta_cursor(&root.0, clip, &root.1, step, *duration, self.looping, &mut self.root)
             }
             Source::Graph(g) => g.root_delta(),
         }
