@@ -267,6 +267,12 @@ impl TwoBoneIkJob<'_> {
 
         let start_local = Frame::of(self.start).conjugate(turn);
         let mid_local = about(self.mid_axis.normalize(), half);
+        // Finite inputs can still meet float limits (a target 1e30 away): never hand out NaN.
+        let (start_local, mid_local) = if start_local.is_finite() && mid_local.is_finite() {
+            (start_local, mid_local)
+        } else {
+            (Quat::IDENTITY, Quat::IDENTITY)
+        };
         *self.start_correction = weighted(start_local, self.weight);
         *self.mid_correction = weighted(mid_local, self.weight);
         *self.reached = self.weight >= 1.0 && end_solved.distance(self.target) <= 1e-4 * full.max(EPSILON);
@@ -394,9 +400,13 @@ impl AimJob<'_> {
         // The point of the rest ray (offset + t * forward, t >= 0) that should land on the target:
         // the one as far from the joint as the target is.
         let along = self.offset.dot(forward);
-        let disc = along * along - self.offset.length_squared() + distance * distance;
-        let aimed = if disc >= 0.0 && -along + disc.sqrt() >= 0.0 {
-            self.offset + forward * (-along + disc.sqrt())
+        // sqrt(distance^2 - across^2), as distance * sqrt(1 - across^2 / distance^2) so that a
+        // far target (1e30) does not overflow the square.
+        let across = (self.offset.length_squared() - along * along).max(0.0);
+        let q = if distance > 0.0 { 1.0 - (across / distance) / distance } else { -1.0 };
+        let root = distance * q.max(0.0).sqrt();
+        let aimed = if q >= 0.0 && -along + root >= 0.0 {
+            self.offset + forward * (-along + root)
         } else {
             reached = false;
             forward
@@ -419,6 +429,7 @@ impl AimJob<'_> {
             }
         }
         let (limited, clamped) = limit(turn, forward, up, self.limits);
+        let limited = if limited.is_finite() { limited } else { Quat::IDENTITY };
         *self.correction = weighted(limited, self.weight);
         *self.reached = reached && !clamped && self.weight >= 1.0;
         Ok(())

@@ -1119,3 +1119,118 @@ mod target_entity {
         assert_eq!(w.faults().count_containing("target entity"), 1, "{:?}", w.faults().entries());
     }
 }
+
+// ---- Hostile inputs through the new solves: finite poses, no panic.
+
+mod hostile_solves {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use glam::{Mat4, Vec3};
+    use marrow_engine::animator::{Animator, AnimatorSettings};
+    use marrow_engine::clip::Clip;
+    use marrow_engine::graph::{AnimGraph, LookLink, NodeKind, ParamValue, compile};
+    use marrow_engine::math::Transform;
+    use marrow_engine::pose::RigPoseMut;
+    use marrow_engine::skeleton::{NO_PARENT, Skeleton};
+    use marrow_engine::synthetic::dense_clip;
+
+    /// Hips, two legs whose knees sit on their hips (zero-length thighs), a spine and a head on
+    /// the spine's origin (a zero-length neck).
+    fn broken_rig() -> Skeleton {
+        let t = |x: f32, y: f32, z: f32| Transform::from_translation(Vec3::new(x, y, z));
+        Skeleton::from_bind_pose(
+            "broken",
+            vec![
+                ("hips".into(), NO_PARENT, t(0.0, 1.0, 0.0)),
+                ("thigh_l".into(), 0, t(-0.1, 0.0, 0.0)),
+                ("shin_l".into(), 1, t(0.0, 0.0, 0.0)),
+                ("foot_l".into(), 2, t(0.0, -0.9, 0.0)),
+                ("thigh_r".into(), 0, t(0.1, 0.0, 0.0)),
+                ("shin_r".into(), 4, t(0.0, -0.5, 0.0)),
+                ("foot_r".into(), 5, t(0.0, -0.5, 0.0)),
+                ("spine".into(), 0, t(0.0, 0.3, 0.0)),
+                ("head".into(), 7, t(0.0, 0.0, 0.0)),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn foot_plants_and_look_chains_stay_finite_on_degenerate_rigs_and_wild_parameters() {
+        let sk = Arc::new(broken_rig());
+        let mut lib: HashMap<String, Arc<Clip>> = HashMap::new();
+        lib.insert("c".into(), Arc::new(dense_clip(&sk, "c", 1.0, 30.0, 3)));
+        let mut g = AnimGraph::new();
+        for p in ["height", "slope", "lx", "ly", "lz"] {
+            g.add_parameter(p, ParamValue::Float(0.0));
+        }
+        let c = g.add_node(NodeKind::Clip { clip: "c".into(), speed: 1.0, looping: true }, [0.0, 0.0]);
+        let leg = |s: &str| [format!("thigh_{s}"), format!("shin_{s}"), format!("foot_{s}")];
+        let plant = g.add_node(
+            NodeKind::FootPlant {
+                hips: "hips".into(),
+                left: leg("l"),
+                right: leg("r"),
+                height: 0.0,
+                slope: 0.0,
+                max_lift: 1.0,
+                max_drop: 1.0,
+                mid_axis: Vec3::X,
+                weight: 1.0,
+            },
+            [0.0, 0.0],
+        );
+        let look = g.add_node(
+            NodeKind::LookAt {
+                bone: "head".into(),
+                x: 0.0,
+                y: 0.0,
+                z: 0.0,
+                target_bone: String::new(),
+                forward: Vec3::Z,
+                up: Vec3::Y,
+                offset: Vec3::new(0.0, 0.1, 0.1),
+                yaw: 1.0,
+                pitch: 1.0,
+                chain: vec![LookLink { bone: "spine".into(), share: 0.5 }],
+                weight: 1.0,
+            },
+            [0.0, 0.0],
+        );
+        let o = g.add_node(NodeKind::Output, [0.0, 0.0]);
+        for (name, node, pin) in [
+            ("height", plant, "height"),
+            ("slope", plant, "slope"),
+            ("lx", look, "x"),
+            ("ly", look, "y"),
+            ("lz", look, "z"),
+        ] {
+            let p = g.add_node(NodeKind::Parameter { name: name.into() }, [0.0, 0.0]);
+            g.connect(p, node, pin);
+        }
+        g.connect(c, plant, "pose");
+        g.connect(plant, look, "pose");
+        g.connect(look, o, "pose");
+        let program = Arc::new(compile(&g, &sk, &lib).expect("a degenerate rig still compiles"));
+        let mut a =
+            Animator::new(sk.clone(), AnimatorSettings { graph: Some(program), ..Default::default() });
+        let n = sk.bone_count();
+        let (mut local, mut model, mut palette) =
+            (vec![Transform::IDENTITY; n], vec![Mat4::IDENTITY; n], vec![Mat4::IDENTITY; n]);
+        let wild = [0.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30, -1e30, 1.0];
+        for (i, &v) in wild.iter().enumerate() {
+            let g = a.current_graph_mut().unwrap();
+            g.set_float("height", v);
+            g.set_float("slope", wild[(i + 1) % wild.len()]);
+            // The look target: on the head itself, at NaN, at infinity, far away.
+            g.set_float("lx", wild[(i + 2) % wild.len()]);
+            g.set_float("ly", if i == 0 { 1.3 } else { v });
+            g.set_float("lz", wild[(i + 3) % wild.len()]);
+            a.advance(1.0 / 30.0);
+            a.evaluate(RigPoseMut { local: &mut local, model: &mut model, palette: &mut palette }).unwrap();
+            assert!(model.iter().all(|m| m.is_finite()), "step {i} ({v}): a pose went non-finite");
+            assert!(local.iter().all(|t| t.rotation.is_finite() && t.translation.is_finite()), "step {i}");
+        }
+    }
+}
