@@ -1207,8 +1207,8 @@ fn the_editor_preview_of_a_controller_poses_bit_for_bit_as_the_embedded_engine_w
 fn the_target_gizmo_drives_a_two_bone_iks_wired_parameters_live_without_an_edit() {
     use marrow_editor::ui_state::TARGET_ENTRY;
     use marrow_editor::viewport::gizmo::{GizmoMode, Handle};
-    use marrow_engine::graph::file::{load_graph, save_graph};
     use marrow_engine::graph::ParamValue;
+    use marrow_engine::graph::file::{load_graph, save_graph};
     const L: &str = "graphs/locomotion.graph.ron";
     let dir = sample("locomotion");
     // The sample's graph with a TwoBoneIk on the left leg between its Adjust and its Output, its

@@ -1396,7 +1396,7 @@ impl Checker<'_, '_> {
             let (Some(h), Some(c)) = (sk.index_of(hips), chain(leg)) else { continue };
             if !below(sk, c[1], c[0]) || !below(sk, c[2], c[1]) {
                 bad(format!("the {side} leg {leg:?} is not a chain (each bone below the one before)"));
-            } else if c[0] != h && !below(sk, c[0], h) {
+            } else if !sk.is_in_subtree(h, c[0]) {
                 bad(format!("the {side} leg's hip {:?} is not below the hips {hips:?}", leg[0]));
             }
         }
@@ -2151,12 +2151,5 @@ impl GraphCache {
 
 /// Whether `child` is below `ancestor` in `skeleton` (strictly).
 fn below(skeleton: &Skeleton, child: usize, ancestor: usize) -> bool {
-    let mut b = skeleton.parent(child);
-    while let Some(p) = b {
-        if p == ancestor {
-            return true;
-        }
-        b = skeleton.parent(p);
-    }
-    false
+    skeleton.depth_below(ancestor, child).is_some_and(|d| d > 0)
 }

@@ -2,42 +2,23 @@
 //! crossfade table's rules for graphs, markers and model-space adjusts through the Animator.
 
 use crate::support;
-use support::{blend, sample};
+use support::{RigBuffers, blend, sample};
 
 use std::collections::HashMap;
 use std::f32::consts::FRAC_PI_2;
 use std::sync::Arc;
 
-use glam::{Mat4, Quat, Vec3};
+use glam::{Quat, Vec3};
 use marrow_engine::animator::{Animator, AnimatorSettings};
 use marrow_engine::clip::Clip;
 use marrow_engine::graph::*;
 use marrow_engine::math::Transform;
-use marrow_engine::pose::{BoneAdjust, RigPoseMut};
+use marrow_engine::pose::BoneAdjust;
 use marrow_engine::skeleton::{NO_PARENT, Skeleton};
 use marrow_engine::synthetic::{chain_skeleton, dense_clip};
 use marrow_engine::track::{Interpolation, Track};
 
 type Lib = HashMap<String, Arc<Clip>>;
-
-struct Pose {
-    local: Vec<Transform>,
-    model: Vec<Mat4>,
-    palette: Vec<Mat4>,
-}
-
-impl Pose {
-    fn new(n: usize) -> Self {
-        Self {
-            local: vec![Transform::IDENTITY; n],
-            model: vec![Mat4::IDENTITY; n],
-            palette: vec![Mat4::IDENTITY; n],
-        }
-    }
-    fn rig(&mut self) -> RigPoseMut<'_> {
-        RigPoseMut { local: &mut self.local, model: &mut self.model, palette: &mut self.palette }
-    }
-}
 
 fn setup() -> (Arc<Skeleton>, Lib) {
     let sk = Arc::new(chain_skeleton(16));
@@ -70,7 +51,7 @@ fn clip_to_graph_to_clip_crossfades() {
         ..Default::default()
     };
     let mut anim = Animator::new(sk.clone(), settings);
-    let mut pose = Pose::new(n);
+    let mut pose = RigBuffers::new(n);
     anim.advance(0.5);
     let (program, clip_b) = single(&sk, &lib, "b");
     anim.cross_fade_to_graph(program.clone(), 0.5);
@@ -109,7 +90,7 @@ fn graph_to_graph_follows_the_crossfade_table() {
     let (sk, lib) = setup();
     let n = sk.bone_count();
     let mut anim = Animator::new(sk.clone(), AnimatorSettings::default());
-    let mut pose = Pose::new(n);
+    let mut pose = RigBuffers::new(n);
     let (ga, _) = single(&sk, &lib, "a");
     let (gb, _) = single(&sk, &lib, "b");
     // No current head: a cut.
@@ -206,9 +187,9 @@ fn graph_adjusts_apply_in_model_space_through_the_animator() {
     let mut anim = Animator::new(sk.clone(), AnimatorSettings::default());
     anim.play_graph(program);
     anim.advance(0.1);
-    let mut pose = Pose::new(4);
+    let mut pose = RigBuffers::new(4);
     anim.evaluate(pose.rig()).unwrap();
-    let head = |p: &Pose| p.model[3].w_axis.truncate() - p.model[1].w_axis.truncate();
+    let head = |p: &RigBuffers| p.model[3].w_axis.truncate() - p.model[1].w_axis.truncate();
     assert!(head(&pose).abs_diff_eq(Vec3::new(0.0, 0.0, 2.0), 1e-5), "{}", head(&pose));
     // The animator's own adjusts apply after the graph's: a further model-space yaw of -90 degrees.
     anim.add_adjust(BoneAdjust::rotate(1, Quat::from_rotation_y(-FRAC_PI_2)));
@@ -231,7 +212,7 @@ fn a_graph_for_another_rig_leaves_the_bind_pose() {
     anim.play_graph(program);
     assert!(anim.current_fault().is_some());
     anim.advance(0.1);
-    let mut pose = Pose::new(8);
+    let mut pose = RigBuffers::new(8);
     anim.evaluate(pose.rig()).unwrap();
     assert_eq!(pose.local, other.bind_pose);
 }
@@ -271,7 +252,7 @@ fn seeking_a_graph_replays_it_from_its_start() {
     an.seek(1.3);
     assert_eq!(an.time(), 1.3);
     assert_eq!(an.current_graph().unwrap().player_time(b), Some((1.3f32 * 1.5) % 1.0));
-    let mut pose = Pose::new(n);
+    let mut pose = RigBuffers::new(n);
     an.evaluate(pose.rig()).unwrap();
     assert_eq!(pose.local, expected, "a seek lands where a replay from the start does");
     assert!(an.deliver_events().is_empty(), "a seek announces no markers");

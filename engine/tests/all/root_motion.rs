@@ -7,14 +7,15 @@ use std::collections::HashMap;
 use std::f32::consts::PI;
 use std::sync::Arc;
 
-use glam::{DVec3, Mat4, Quat, Vec3};
+use crate::support::RigBuffers;
+
+use glam::{DVec3, Quat, Vec3};
 use marrow_engine::animator::{Animator, AnimatorSettings};
 use marrow_engine::clip::Clip;
 use marrow_engine::graph::machine::{self, State, StateMachine, StateSource, Transition};
 use marrow_engine::graph::*;
 use marrow_engine::math::Transform;
 use marrow_engine::playback::PlaybackStep;
-use marrow_engine::pose::RigPoseMut;
 use marrow_engine::root_motion::{RootDelta, RootMotion, clip_delta, motion_frame};
 use marrow_engine::skeleton::{NO_PARENT, Skeleton};
 use marrow_engine::track::{Interpolation, Track};
@@ -71,25 +72,6 @@ fn walk(sk: &Skeleton, name: &str, duration: f32, stride: f32, turn: f32) -> Cli
     ch[0].rotation = Some(Track::from_keys(Interpolation::Linear, times.clone(), rot).unwrap());
     ch[2].rotation = Some(Track::from_keys(Interpolation::Linear, times, leg).unwrap());
     c
-}
-
-struct Pose {
-    local: Vec<Transform>,
-    model: Vec<Mat4>,
-    palette: Vec<Mat4>,
-}
-
-impl Pose {
-    fn new(n: usize) -> Self {
-        Self {
-            local: vec![Transform::IDENTITY; n],
-            model: vec![Mat4::IDENTITY; n],
-            palette: vec![Mat4::IDENTITY; n],
-        }
-    }
-    fn rig(&mut self) -> RigPoseMut<'_> {
-        RigPoseMut { local: &mut self.local, model: &mut self.model, palette: &mut self.palette }
-    }
 }
 
 fn animator(sk: &Arc<Skeleton>, clip: Clip, root: Option<RootMotion>) -> Animator {
@@ -162,7 +144,7 @@ fn the_root_plays_in_place_and_the_character_moves_as_authored() {
     let clip = walk(&sk, "walk", 1.0, 1.2, 0.8);
     let authored = clip.clone();
     let mut a = animator(&sk, clip, Some(RootMotion::planar(0)));
-    let mut pose = Pose::new(3);
+    let mut pose = RigBuffers::new(3);
     for tick in 0..59 {
         a.advance(DT);
         a.evaluate(pose.rig()).unwrap();
@@ -197,7 +179,7 @@ fn sample_root(clip: &Clip, t: f32) -> Transform {
 fn without_root_motion_nothing_moves_and_the_pose_is_unchanged() {
     let sk = rig();
     let clip = walk(&sk, "walk", 1.0, 1.2, 0.3);
-    let (mut with, mut without) = (Pose::new(3), Pose::new(3));
+    let (mut with, mut without) = (RigBuffers::new(3), RigBuffers::new(3));
     let mut a = animator(&sk, clip.clone(), None);
     let mut b = animator(&sk, clip, Some(RootMotion { bone: 0, axes: [false; 3], yaw: false }));
     for _ in 0..30 {
@@ -379,7 +361,7 @@ fn seeking_places_the_character_where_playing_there_would() {
 #[test]
 fn bad_settings_and_bad_keys_move_nothing_and_never_panic() {
     let sk = rig();
-    let mut pose = Pose::new(3);
+    let mut pose = RigBuffers::new(3);
     // A bone the rig does not have.
     let mut a = animator(&sk, walk(&sk, "walk", 1.0, 1.0, 0.0), Some(RootMotion::planar(40)));
     for _ in 0..10 {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use marrow_engine::clip::Clip;
 use marrow_engine::math::Transform;
-use marrow_engine::pose::{BlendLayer, BlendingJob, SamplingContext, SamplingJob};
+use marrow_engine::pose::{BlendLayer, BlendingJob, RigPoseMut, SamplingContext, SamplingJob};
 use marrow_engine::skeleton::Skeleton;
 
 /// The glTF sample models inside the repository (`assets/gltf`, each with its license).
@@ -89,5 +89,31 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
         unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// One rig's pose buffers (local, model, palette) for an Animator to evaluate into.
+pub struct RigBuffers {
+    /// Local transforms.
+    pub local: Vec<Transform>,
+    /// `model_from_bone` matrices.
+    pub model: Vec<glam::Mat4>,
+    /// Skinning matrices.
+    pub palette: Vec<glam::Mat4>,
+}
+
+impl RigBuffers {
+    /// Buffers for `n` bones.
+    pub fn new(n: usize) -> Self {
+        Self {
+            local: vec![Transform::IDENTITY; n],
+            model: vec![glam::Mat4::IDENTITY; n],
+            palette: vec![glam::Mat4::IDENTITY; n],
+        }
+    }
+
+    /// The buffers as the output of [`marrow_engine::animator::Animator::evaluate`].
+    pub fn rig(&mut self) -> RigPoseMut<'_> {
+        RigPoseMut { local: &mut self.local, model: &mut self.model, palette: &mut self.palette }
     }
 }

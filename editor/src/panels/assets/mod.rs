@@ -31,8 +31,12 @@ impl AssetsPanel {
         let project = cx.doc.project();
         let m = &project.manifest;
         let lib = cx.session.library();
-        let binary: Vec<String> =
-            m.assets.iter().filter(|a| !project.skeletons.contains_key(*a) && !project.retargets.contains_key(*a)).cloned().collect();
+        let binary: Vec<String> = m
+            .assets
+            .iter()
+            .filter(|a| !project.skeletons.contains_key(*a) && !project.retargets.contains_key(*a))
+            .cloned()
+            .collect();
         let skeletons: Vec<String> = lib.skeleton_refs().map(str::to_owned).collect();
         let clips: Vec<String> = lib.clip_refs().map(str::to_owned).collect();
         let retargets: Vec<String> = project.retargets.keys().cloned().collect();

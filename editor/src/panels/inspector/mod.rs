@@ -330,13 +330,9 @@ impl Inspector {
                 .and_then(|g| cx.doc.project().graphs.get(g))
                 .map(|g| vector_parameters(g))
                 .unwrap_or_default();
-            let entities: Vec<String> = cx
-                .session
-                .world()
-                .entities()
-                .filter_map(|e| cx.session.world().path(e))
-                .filter(|p| p != path)
-                .collect();
+            // The scene's entities are listed only while the Add Target menu is open.
+            let world = cx.session.world();
+            let entities = || world.entities().filter_map(|e| world.path(e)).filter(|p| p != path).collect();
             if let Some(t) = target_rows(ui, &a.targets, &prefixes, &entities) {
                 set(cx, &|d| d.targets = t.clone());
             }
@@ -773,7 +769,7 @@ fn target_rows(
     ui: &mut egui::Ui,
     targets: &[TargetBinding],
     prefixes: &[String],
-    entities: &[String],
+    entities: &dyn Fn() -> Vec<String>,
 ) -> Option<Vec<TargetBinding>> {
     let mut out = None;
     for (i, t) in targets.iter().enumerate() {
@@ -795,8 +791,8 @@ fn target_rows(
         let r = egui::ComboBox::from_id_salt("add target").selected_text("Add Target…").width(150.0).show_ui(
             ui,
             |ui| {
-                for e in entities {
-                    if ui.selectable_label(false, e).clicked() {
+                for e in entities() {
+                    if ui.selectable_label(false, &e).clicked() {
                         let mut next = targets.to_vec();
                         next.push(TargetBinding { parameter: (*parameter).clone(), entity: e.clone() });
                         out = Some(next);

@@ -67,9 +67,10 @@ pub(super) fn target_bone_picker(
     ui.horizontal(|ui| {
         ui.label("Target follows");
         let shown = if current.is_empty() { "(model space)" } else { current };
-        let r = egui::ComboBox::from_id_salt(("target bone", id.0)).selected_text(shown).width(150.0).show_ui(
-            ui,
-            |ui| {
+        let r = egui::ComboBox::from_id_salt(("target bone", id.0))
+            .selected_text(shown)
+            .width(150.0)
+            .show_ui(ui, |ui| {
                 if ui.selectable_label(current.is_empty(), "(model space)").clicked() {
                     pick = Some(String::new());
                 }
@@ -78,10 +79,10 @@ pub(super) fn target_bone_picker(
                         pick = Some(b.clone());
                     }
                 }
-            },
+            });
+        named(r.response, egui::WidgetType::ComboBox, "Target follows").on_hover_text(
+            "A bone of the rig the target moves with: x, y, z are then an offset in its frame",
         );
-        named(r.response, egui::WidgetType::ComboBox, "Target follows")
-            .on_hover_text("A bone of the rig the target moves with: x, y, z are then an offset in its frame");
     });
     pick.filter(|p| p != current)
 }
