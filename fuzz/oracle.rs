@@ -29,7 +29,7 @@ fn repo() -> PathBuf {
 /// The locomotion sample's files (relative path, text): the project the project and graph
 /// targets mutate.
 pub fn locomotion_files() -> Vec<(String, String)> {
-    const FILES: [&str; 11] = [
+    const FILES: [&str; 14] = [
         "project.ron",
         "assets/runner.skeleton.ron",
         "clips/stride.clip.ron",
@@ -41,6 +41,9 @@ pub fn locomotion_files() -> Vec<(String, String)> {
         "clips/fall.clip.ron",
         "clips/land.clip.ron",
         "graphs/controller.graph.ron",
+        "clips/strafe_l.clip.ron",
+        "clips/strafe_r.clip.ron",
+        "graphs/steering.graph.ron",
     ];
     let root = repo().join("projects/locomotion");
     FILES

@@ -292,9 +292,14 @@ impl Editor {
     /// rectangles must be the same in two probes 400 ms apart.
     fn open_graph_of(&self, rig: &str) -> Value {
         self.select_entity(rig);
-        let mut p = self.open_until("menu:Window", "menu:Graph", "graph nodes", |p| {
+        let p = self.open_until("menu:Window", "menu:Graph", "graph nodes", |p| {
             p["graph"]["nodes"].as_object().is_some_and(|n| !n.is_empty())
         });
+        self.settled_graph(p)
+    }
+
+    /// The graph panel's probe once its node rectangles stop moving (a framing glides), from `p`.
+    fn settled_graph(&self, mut p: Value) -> Value {
         for _ in 0..50 {
             std::thread::sleep(Duration::from_millis(400));
             let next = self.probe();
@@ -449,14 +454,13 @@ fn graph_nodes_copied_pasted_duplicated_and_deleted_with_real_keys() {
     if !tools("graph_nodes_copied_pasted_duplicated_and_deleted_with_real_keys") {
         return;
     }
-    const GRAPH: &str = "graphs/locomotion.graph.ron";
+    const GRAPH: &str = "graphs/steering.graph.ron";
     let (tmp, project) = sample("locomotion");
     let nodes = |p: &Path| Project::load(p).unwrap().graphs[GRAPH].nodes.len();
     let before = nodes(&project);
     let ed = Editor::start(tmp, project.clone());
-    let p = ed.open_graph_of("Runner");
-    // Node 2 is the Adjust (an Output would not paste beside the graph's own).
-    let (id, r) = ("2", rect(&p["graph"]["nodes"]["2"]));
+    ed.open_graph_of("Runner");
+    let (id, r) = visible_node(&ed, &project.join(GRAPH));
     // A node's frame, by its top-right corner (the body holds widgets).
     ed.click(r[2] - 6.0, r[1] + 6.0);
     ed.wait(&format!("node {id} selected"), |p| p["nodes_selected"] == 1);
@@ -469,6 +473,24 @@ fn graph_nodes_copied_pasted_duplicated_and_deleted_with_real_keys() {
     ed.wait_steps(3, "Delete");
     ed.save();
     assert_eq!(nodes(&project), before + 1, "pasted one, duplicated it, deleted the duplicate");
+}
+
+/// Frames every node of the open graph (Frame All), then picks a Parameter node of the graph file
+/// at `graph` whose frame's top-right corner (where a click selects it: a Parameter's frame holds
+/// no widgets) lies inside the canvas: its id and rectangle.
+fn visible_node(ed: &Editor, graph: &Path) -> (String, [f64; 4]) {
+    ed.click_rect("graph:frame_all");
+    let p = ed.settled_graph(ed.probe());
+    let text = std::fs::read_to_string(graph).unwrap();
+    let (file, _) = marrow_engine::project::graph_from_str_lossy(&text, graph).unwrap();
+    let canvas = rect(&p["graph"]["canvas"]);
+    let inside = |x: f64, y: f64| x > canvas[0] && x < canvas[2] && y > canvas[1] && y < canvas[3];
+    file.nodes
+        .iter()
+        .filter(|n| matches!(n.kind, marrow_engine::graph::NodeKind::Parameter { .. }))
+        .map(|n| (n.id.0.to_string(), rect(&p["graph"]["nodes"][n.id.0.to_string()])))
+        .find(|(_, r)| inside(r[2] - 6.0, r[1] + 6.0))
+        .expect("a node in view")
 }
 
 /// The mocap-like project (shared with the editor's key-move tests).
@@ -678,7 +700,7 @@ fn a_truncated_clip_file_opens_the_rest_of_the_project_and_a_save_leaves_it_unto
     if !tools("a_truncated_clip_file_opens_the_rest_of_the_project_and_a_save_leaves_it_untouched") {
         return;
     }
-    const GRAPH: &str = "graphs/locomotion.graph.ron";
+    const GRAPH: &str = "graphs/steering.graph.ron";
     let (tmp, project) = sample("locomotion");
     let damaged = project.join("clips/sprint.clip.ron");
     let text = std::fs::read(&damaged).unwrap();
@@ -691,10 +713,10 @@ fn a_truncated_clip_file_opens_the_rest_of_the_project_and_a_save_leaves_it_unto
     let place = line.split("clips/sprint.clip.ron:").nth(1).unwrap_or_default();
     assert!(place.split(':').take(2).all(|n| n.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit())), "file:line:col in {line}");
     // Everything else is editable: a graph node duplicated with real keys, then saved.
-    let p = ed.open_graph_of("Runner");
-    let r = rect(&p["graph"]["nodes"]["2"]);
+    ed.open_graph_of("Runner");
+    let (id, r) = visible_node(&ed, &project.join(GRAPH));
     ed.click(r[2] - 6.0, r[1] + 6.0);
-    ed.wait("node 2 selected", |p| p["nodes_selected"] == 1);
+    ed.wait(&format!("node {id} selected"), |p| p["nodes_selected"] == 1);
     ed.key("ctrl+d");
     ed.wait_steps(1, "Ctrl+D");
     ed.save();
@@ -728,7 +750,7 @@ fn enter_in_the_add_node_search_adds_the_filtered_node() {
     if !tools("enter_in_the_add_node_search_adds_the_filtered_node") {
         return;
     }
-    const GRAPH: &str = "graphs/locomotion.graph.ron";
+    const GRAPH: &str = "graphs/steering.graph.ron";
     let (tmp, project) = sample("locomotion");
     let nodes = |p: &Path| Project::load(p).unwrap().graphs[GRAPH].nodes.len();
     let before = nodes(&project);

@@ -145,6 +145,7 @@ fn report(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, lo
         "keys_selected": t.selection.len(),
         "nodes_selected": ui.graph_selection.len(),
         "steps": doc.head(),
+        "undo": doc.undo_label(),
         "dirty": doc.is_dirty(),
         "log_lines": log.entries().len(),
         "log_tail": log.entries().iter().rev().take(8).rev().map(|e| format!("{}: {}", e.source, e.text)).collect::<Vec<_>>(),

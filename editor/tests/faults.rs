@@ -15,7 +15,8 @@ use marrow_editor::document::graph_ops::GraphOp;
 use marrow_engine::graph::{Connection, Node, NodeId, NodeKind};
 use support::*;
 
-const G: &str = "graphs/locomotion.graph.ron";
+/// The graph the sample's Runner plays.
+const G: &str = "graphs/steering.graph.ron";
 
 /// The rig at `path` is in the world with its bones and every socketed child entity, and its
 /// evaluated local pose is its skeleton's bind pose.
@@ -191,7 +192,7 @@ fn a_damaged_file_opens_as_text_at_its_error_and_is_removed_from_the_project_und
     assert_eq!(std::fs::read(dir.path().join("clips/broken.clip.ron")).unwrap(), broken, "left on disk");
     assert!(!std::fs::read_to_string(&manifest).unwrap().contains("broken.clip.ron"));
     let reopened = marrow_editor::document::Document::open(dir.path()).expect("opens cleanly without it");
-    assert_eq!(reopened.project().clips.len(), 6);
+    assert_eq!(reopened.project().clips.len(), 8);
 }
 
 #[test]

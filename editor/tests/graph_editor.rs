@@ -626,13 +626,16 @@ fn every_node_kind_is_offered_and_its_references_are_kept() {
         let again = offered_again.iter().filter(|e| e.kind.index() == example.index()).count();
         assert_eq!(again, usize::from(matches!(info.palette, Palette::Always | Palette::PerParameter)));
 
-        // The sample's idle clip is used only by its blend space (node 1) and the controller's
-        // machine (its node 0): remove those, then let the example be its one user.
+        // The sample's idle clip is used only by its blend space (node 1), the controller's
+        // machine (its node 0) and the steering graph's 2D blend space (its node 2): remove those,
+        // then let the example be its one user.
         let mut doc = Document::open(&repo().join("projects/locomotion")).unwrap();
         let graph_op = |op: GraphOp| Op::Graph { path: path.clone(), op };
         doc.apply(&graph_op(GraphOp::RemoveNodes(vec![NodeId(1)])), 1).unwrap();
         let controller = marrow_engine::project::runner::CONTROLLER_GRAPH.to_owned();
         doc.apply(&Op::Graph { path: controller, op: GraphOp::RemoveNodes(vec![NodeId(0)]) }, 1).unwrap();
+        let steering = marrow_engine::project::locomotion::STEERING_GRAPH.to_owned();
+        doc.apply(&Op::Graph { path: steering, op: GraphOp::RemoveNodes(vec![NodeId(2)]) }, 1).unwrap();
         doc.apply(
             &graph_op(GraphOp::AddParameter {
                 name: EXAMPLE_PARAMETER.into(),

@@ -68,6 +68,15 @@ fn hips_y(h: &Harness<'_, EditorApp>) -> f32 {
     w.rig_pose(rig).unwrap().local[0].translation.y
 }
 
+/// An unsaved edit of the stride: its hips key at `t` moved 0.05 s later.
+fn move_hips_key(h: &mut Harness<'_, EditorApp>, t: f32) {
+    h.state_mut().send(marrow_editor::command::Command::Edit(Box::new(Op::Clip {
+        path: STRIDE.into(),
+        op: ClipOp::MoveKeys { keys: vec![KeyRef::new("hips", Channel::Translation, t)], delta: 0.05 },
+    })));
+    h.run_steps(2);
+}
+
 fn logged(h: &Harness<'_, EditorApp>, needle: &str) -> bool {
     h.state().log.count_containing(needle) > 0
 }
@@ -109,11 +118,7 @@ fn the_editors_own_save_is_not_taken_back_as_a_change() {
     let dir = sample("runner");
     let mut h = editor(dir.path());
     h.run_steps(3);
-    h.state_mut().send(marrow_editor::command::Command::Edit(Box::new(Op::Clip {
-        path: STRIDE.into(),
-        op: ClipOp::MoveKeys { keys: vec![KeyRef::new("hips", Channel::Translation, 0.25)], delta: 0.05 },
-    })));
-    h.run_steps(2);
+    move_hips_key(&mut h, 0.25);
     key(&mut h, Modifiers::COMMAND, Key::S);
     assert!(!h.state().doc.is_dirty());
     let steps = h.state().doc.steps().count();
@@ -123,19 +128,32 @@ fn the_editors_own_save_is_not_taken_back_as_a_change() {
 }
 
 #[test]
+fn a_file_with_unsaved_edits_read_or_rewritten_unchanged_by_another_program_asks_nothing() {
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    h.run_steps(3);
+    move_hips_key(&mut h, 0.25);
+    let mine = stride(&h);
+    let steps = h.state().doc.steps().count();
+    // A reader (git, grep, a backup) opens the file: the watcher reports the open.
+    let on_disk = std::fs::read(dir.path().join(STRIDE)).unwrap();
+    frames_for(&mut h, Duration::from_millis(800));
+    // A tool writes the same bytes back.
+    std::fs::write(dir.path().join(STRIDE), &on_disk).unwrap();
+    frames_for(&mut h, Duration::from_millis(800));
+    assert!(h.state().modal.is_none(), "no question: the disk holds what was opened");
+    assert_eq!(stride(&h), mine, "the edit stays");
+    assert_eq!(h.state().doc.steps().count(), steps, "no reload step");
+    assert!(h.state().doc.is_dirty() && !logged(&h, "from disk"));
+}
+
+#[test]
 fn a_file_changed_while_it_has_unsaved_edits_asks_which_to_keep() {
     let dir = sample("runner");
     let mut h = editor(dir.path());
     h.run_steps(3);
-    let edit = |h: &mut Harness<'_, EditorApp>, t: f32| {
-        h.state_mut().send(marrow_editor::command::Command::Edit(Box::new(Op::Clip {
-            path: STRIDE.into(),
-            op: ClipOp::MoveKeys { keys: vec![KeyRef::new("hips", Channel::Translation, t)], delta: 0.05 },
-        })));
-        h.run_steps(2);
-    };
-    edit(&mut h, 0.25);
-    edit(&mut h, 0.5);
+    move_hips_key(&mut h, 0.25);
+    move_hips_key(&mut h, 0.5);
     let mine = stride(&h);
     let theirs = lifted(&stride(&h), 0.5);
     std::fs::write(dir.path().join(STRIDE), clip_to_string(&theirs)).unwrap();

@@ -55,17 +55,29 @@ fn a_retarget_map_made_edited_and_applied_to_two_clips_in_the_window_undoes_to_t
         let app = h.state();
         assert_eq!(app.doc.undo_label().as_deref(), Some("New Retarget Map runner to cmu_131_01"));
         let map = &app.doc.project().retargets[path];
-        // The humanoid auto-map found the runner's hips and legs in the capture's rig.
+        // The humanoid auto-map found every bone of the sample's figure in the capture's rig.
         for (target, source) in [
             ("Hips", "hips"),
             ("LeftHip", "thigh_l"),
             ("LeftKnee", "shin_l"),
+            ("LeftAnkle", "foot_l"),
+            ("LeftToe", "toe_l"),
             ("RightHip", "thigh_r"),
             ("RightKnee", "shin_r"),
+            ("RightAnkle", "foot_r"),
+            ("RightToe", "toe_r"),
+            ("lowerback", "spine"),
+            ("Chest", "chest"),
+            ("lowerneck", "neck"),
+            ("Head", "head"),
+            ("LeftShoulder", "upperarm_l"),
+            ("LeftElbow", "forearm_l"),
+            ("RightShoulder", "upperarm_r"),
+            ("RightElbow", "forearm_r"),
         ] {
             assert_eq!(map.source_of(target), Some(source), "{target}");
         }
-        assert_eq!(map.bones.len(), 5);
+        assert_eq!(map.bones.len(), 17);
     }
     // One mapping edited in the table: the capture's left hip joint follows the runner's hips too.
     choose(&mut h, "source of LHipJoint", "hips");

@@ -45,10 +45,10 @@ fn sharing(a: &Project, b: &Project) -> Vec<(String, bool)> {
 
 #[test]
 fn an_edit_of_one_clip_leaves_every_other_asset_shared_with_the_previous_step() {
-    // Six clips, two graphs, a skeleton and a scene.
+    // Eight clips, three graphs, a skeleton and a scene.
     let mut doc = Document::new(locomotion_project(), None);
     let before = doc.project().clone();
-    assert_eq!(sharing(&before, doc.project()).len(), 10);
+    assert_eq!(sharing(&before, doc.project()).len(), 13);
     assert!(doc.apply(&move_stride_key(0.1), 1).unwrap());
 
     // The step holds the one file it changed, its "before" the very value the project held.

@@ -102,6 +102,12 @@ impl Document {
             slot.set(&mut self.saved, Some(theirs));
             return ReloadOutcome::Unchanged;
         }
+        if slot.get(&self.saved).as_ref() == Some(&theirs) {
+            // The disk still holds what was last opened or saved: the file was only opened by
+            // another program (a reader, a backup, `git diff`: the watcher reports opens too).
+            // Nothing to take; the unsaved edits stay, and nothing is asked.
+            return ReloadOutcome::Unchanged;
+        }
         if let Value::Manifest(m) = &theirs {
             let now = &self.project.manifest;
             if (&m.scenes, &m.assets, &m.clips, &m.graphs)

@@ -24,6 +24,7 @@ pub mod export;
 pub mod file;
 pub mod fs;
 mod journal;
+pub mod locomotion;
 pub mod reload;
 pub mod retarget_file;
 pub mod runner;

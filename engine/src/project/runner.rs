@@ -79,9 +79,20 @@ pub fn stride_clip(skeleton: &Skeleton) -> Clip {
 /// A looping gait like the stride: period `p` seconds, thigh swing `a` and knee bend `knee`
 /// radians, hips dropping by `bob` at mid-swing; `footstep` markers where the legs are vertical.
 pub fn gait_clip(skeleton: &Skeleton, name: &str, p: f32, a: f32, knee: f32, bob: f32) -> Clip {
+    gait_clip_toward(skeleton, name, [p, a, knee, bob], 0.0)
+}
+
+/// A looping gait stepping toward `heading` radians about +Y from straight ahead (+Z; positive
+/// turns toward +X): the thighs swing about the axis across that heading, the knees bend about
+/// x. `gait` is `[period, thigh swing, knee bend, hips bob]` as for [`gait_clip`].
+pub fn gait_clip_toward(skeleton: &Skeleton, name: &str, gait: [f32; 4], heading: f32) -> Clip {
+    let [p, a, knee, bob] = gait;
     let times = [0.0, 0.25 * p, 0.5 * p, 0.75 * p, p];
     let sine = [Easing::OutSine, Easing::InSine, Easing::OutSine, Easing::InSine];
     let x = |a: f32| Quat::from_rotation_x(a);
+    let across = Quat::from_rotation_y(heading) * Vec3::X;
+    // Straight ahead is exactly about x (no signed zeros in the files).
+    let swing = |a: f32| if heading == 0.0 { x(a) } else { Quat::from_axis_angle(across, a) };
     let mut clip = Clip::new(name, skeleton);
     clip.looping = true;
     clip.channels_mut()[0] = BoneChannels {
@@ -99,7 +110,11 @@ pub fn gait_clip(skeleton: &Skeleton, name: &str, p: f32, a: f32, knee: f32, bob
         ..BoneChannels::default()
     };
     let thigh = |s: f32| BoneChannels {
-        rotation: Some(eased_track(&times, vec![x(0.0), x(s * a), x(0.0), x(-s * a), x(0.0)], &sine)),
+        rotation: Some(eased_track(
+            &times,
+            vec![swing(0.0), swing(s * a), swing(0.0), swing(-s * a), swing(0.0)],
+            &sine,
+        )),
         ..BoneChannels::default()
     };
     let shin = |back: usize| {
@@ -223,7 +238,7 @@ fn pose_clip(
 
 /// The controller's clips: a jump (crouch and push off, one-shot), a fall (legs paddling,
 /// looping) and a land (absorb and stand, one-shot, a footstep at touch-down).
-fn air_clips(skeleton: &Skeleton) -> [(&'static str, Clip); 3] {
+pub(super) fn air_clips(skeleton: &Skeleton) -> [(&'static str, Clip); 3] {
     let (crouch, push) = ([0.0, 0.6, -0.1, 0.3], [0.0, 1.1, 0.0, 0.5]);
     let jump = pose_clip(
         skeleton,
@@ -321,24 +336,13 @@ pub fn controller_graph() -> crate::graph::AnimGraph {
     g
 }
 
-/// The `locomotion` sample: the runner with an idle, the stride and a sprint on a blend space
-/// driven by a `speed` parameter, and a `lean` parameter tilting the hips through an Adjust
-/// node; the Runner's Animator plays the graph. Beside it, [`controller_graph`]: a character
-/// controller (a state machine with a jump, a fall and a landing) to preview on the Runner. `marrow gen-runner` writes it to
-/// `projects/locomotion` beside the runner.
-pub fn locomotion_project() -> Project {
+pub use super::locomotion::locomotion_project;
+
+/// The locomotion sample's speed graph ([`LOCOMOTION_GRAPH`]): idle, stride and sprint on a 1D
+/// blend space driven by a `speed` parameter, and a `lean` parameter tilting the hips through an
+/// Adjust node.
+pub fn speed_graph() -> crate::graph::AnimGraph {
     use crate::graph::{AdjustEntry, AdjustOp, AnimGraph, BlendSample, Drive, NodeKind, ParamValue};
-    let mut p = runner_project();
-    p.manifest.name = "locomotion".to_owned();
-    let skeleton = p.skeletons[SKELETON_PATH].clone();
-    let bones = skeleton.bone_names.clone();
-    for (path, clip) in [
-        ("clips/idle.clip.ron", gait_clip(&skeleton, "idle", 2.0, 0.04, 0.06, 0.015)),
-        ("clips/sprint.clip.ron", gait_clip(&skeleton, "sprint", 0.7, 0.95, 1.4, 0.07)),
-    ] {
-        p.manifest.clips.push(path.to_owned());
-        p.clips.insert(path.to_owned(), Arc::new(ClipAsset { clip: Arc::new(clip), bones: bones.clone() }));
-    }
     let mut g = AnimGraph::new();
     g.add_parameter("speed", ParamValue::Float(1.0));
     g.add_parameter("lean", ParamValue::Float(0.0));
@@ -370,21 +374,7 @@ pub fn locomotion_project() -> Project {
     g.connect(speed, space, "position");
     g.connect(space, lean, "pose");
     g.connect(lean, out, "pose");
-    p.manifest.graphs.push(LOCOMOTION_GRAPH.to_owned());
-    p.graphs.insert(LOCOMOTION_GRAPH.to_owned(), Arc::new(g));
-    for (path, clip) in air_clips(&skeleton) {
-        p.manifest.clips.push(path.to_owned());
-        p.clips.insert(path.to_owned(), Arc::new(ClipAsset { clip: Arc::new(clip), bones: bones.clone() }));
-    }
-    p.manifest.graphs.push(CONTROLLER_GRAPH.to_owned());
-    p.graphs.insert(CONTROLLER_GRAPH.to_owned(), Arc::new(controller_graph()));
-    if let Some(scene) = p.scenes.get_mut(SCENE_PATH).map(Arc::make_mut)
-        && let Some(a) =
-            scene.entities.iter_mut().find(|e| e.name == "Runner").and_then(|e| e.animator.as_mut())
-    {
-        a.graph = Some(LOCOMOTION_GRAPH.to_owned());
-    }
-    p
+    g
 }
 
 /// Where footstep sounds go.

@@ -93,6 +93,8 @@ fn the_oracle_accepts_the_sound_samples() {
     oracle::graph(files[5].1.as_bytes(), &rig).unwrap();
     // The controller: a state machine.
     oracle::graph(files[10].1.as_bytes(), &rig).unwrap();
+    // The steering graph: a 2D blend space, a foot plant and a look-at.
+    oracle::graph(files[13].1.as_bytes(), &rig).unwrap();
 }
 
 #[test]

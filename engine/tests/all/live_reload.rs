@@ -18,7 +18,12 @@ const DT: f32 = 1.0 / 60.0;
 fn temp_project(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("marrow-live-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    locomotion_project().save(&dir).unwrap();
+    // The Runner plays the speed graph (the sample's own plays the steering graph).
+    let mut project = locomotion_project();
+    let scene = std::sync::Arc::make_mut(project.scenes.values_mut().next().unwrap());
+    let runner = scene.entities.iter_mut().find(|e| e.name == "Runner").unwrap();
+    runner.animator.as_mut().unwrap().graph = Some(LOCOMOTION_GRAPH.to_owned());
+    project.save(&dir).unwrap();
     dir
 }
 

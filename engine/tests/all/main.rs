@@ -35,6 +35,7 @@ mod hostile_cost;
 mod hostile_io;
 mod ik;
 mod live_reload;
+mod locomotion_sample;
 mod loader_props;
 mod node_kinds;
 mod one_runtime;
