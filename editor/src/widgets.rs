@@ -8,3 +8,25 @@ pub fn named(r: egui::Response, kind: egui::WidgetType, label: &str) -> egui::Re
     r.widget_info(move || egui::WidgetInfo::labeled(kind, true, &label));
     r
 }
+
+/// A slider over an authored value. egui's slider clamps the value it is given to its range and
+/// rounds it to `max_decimals` on every frame it is drawn, which reads as a change: a value a file
+/// holds outside the range (or between the rounded steps) would be rewritten, one edit per frame,
+/// just by being shown. This one keeps the value as it is until the user moves the slider (then
+/// the range applies) and shows `decimals` decimals without rounding the value itself.
+pub fn authored_slider<N: egui::emath::Numeric>(
+    value: &mut N,
+    range: std::ops::RangeInclusive<N>,
+    decimals: usize,
+) -> egui::Slider<'_> {
+    egui::Slider::new(value, range)
+        .clamping(egui::SliderClamping::Edits)
+        .custom_formatter(move |v, _| format!("{v:.decimals$}"))
+}
+
+/// A drag value over an authored value with a range: a value a file holds outside the range is
+/// kept as it is until the user drags or types (egui's default clamps it on every frame it is
+/// drawn, which reads as an edit).
+pub fn authored_drag<N: egui::emath::Numeric>(value: &mut N) -> egui::DragValue<'_> {
+    egui::DragValue::new(value).clamp_existing_to_range(false)
+}

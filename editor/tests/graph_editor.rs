@@ -82,17 +82,9 @@ fn empty_spot(h: &Harness<'_, EditorApp>) -> Pos2 {
     panic!("no room left on the canvas: {r:?}");
 }
 
-/// Adds a node from the canvas menu; returns its id.
+/// Adds a node from the canvas menu of the new graph; returns its id.
 fn add_node(h: &mut Harness<'_, EditorApp>, entry: &str) -> NodeId {
-    let before = graph(h).nodes.len();
-    let at = empty_spot(h);
-    right_click(h, at);
-    h.get_by_role_and_label(Role::Button, entry).click();
-    settle(h);
-    h.run_steps(3);
-    let g = graph(h);
-    assert_eq!(g.nodes.len(), before + 1, "{entry} added");
-    g.nodes.last().unwrap().id
+    add_node_to(h, G, entry)
 }
 
 /// Selects a node by clicking its frame.
@@ -956,6 +948,141 @@ fn a_two_bone_ik_node_is_added_set_up_wired_and_previewed_then_undo_all_gives_th
     assert_eq!(undo_all_redo_all(&mut h, dir.path(), &original), edited);
 }
 
+/// Adds a node from the canvas menu of the graph at `path`; returns its id.
+fn add_node_to(h: &mut Harness<'_, EditorApp>, path: &str, entry: &str) -> NodeId {
+    let before = graph_at(h, path).nodes.len();
+    let at = empty_spot(h);
+    right_click(h, at);
+    h.get_by_role_and_label(Role::Button, entry).click();
+    settle(h);
+    h.run_steps(3);
+    let g = graph_at(h, path);
+    assert_eq!(g.nodes.len(), before + 1, "{entry} added");
+    g.nodes.last().unwrap().id
+}
+
+/// Picks `bone` in the bone picker labelled `label` (the rig's tree).
+fn pick_bone(h: &mut Harness<'_, EditorApp>, label: &str, bone: &str) {
+    h.get_by_role_and_label(Role::ComboBox, label).click();
+    settle(h);
+    h.get_by_role_and_label(Role::Button, bone).click();
+    settle(h);
+}
+
+#[test]
+fn a_leg_ik_and_a_look_at_set_up_on_the_locomotion_sample_follow_the_gizmo_in_preview_then_undo_all() {
+    use marrow_editor::command::Command;
+    use marrow_editor::viewport::gizmo::{GizmoMode, Handle};
+    use marrow_engine::graph::ParamValue;
+    const L: &str = "graphs/locomotion.graph.ron";
+    let dir = sample("locomotion");
+    let original = files(dir.path());
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.run_steps(3);
+
+    // The panel shows the project's first graph, the speed graph. A TwoBoneIk on the figure's right leg (thigh, shin, foot), its target on its constants.
+    let ik = add_node_to(&mut h, L, "TwoBoneIk");
+    let ik_title = format!("TwoBoneIk {ik}");
+    select(&mut h, ik);
+    for (label, bone) in [("Start bone", "thigh_r"), ("Mid bone", "shin_r"), ("End bone", "foot_r")] {
+        pick_bone(&mut h, label, bone);
+    }
+    let reach = glam::Vec3::new(0.2, 0.3, 0.25);
+    for (pin, v) in [("x", reach.x), ("y", reach.y), ("z", reach.z)] {
+        set_value(&mut h, Role::Slider, &format!("{ik_title} {pin}"), v as f64);
+    }
+    feed(&mut h, &ik_title, "pose", "Adjust #2");
+
+    // Three parameters for the look target (not the sample's look_*: the Runner binds those to
+    // the LookTarget entity), their Parameter nodes, and a LookAt on the head
+    // whose x, y, z they drive.
+    for name in ["gaze_x", "gaze_y", "gaze_z"] {
+        h.get_by_label("New parameter name").focus();
+        h.run();
+        h.get_by_label("New parameter name").type_text(name);
+        settle(&mut h);
+        click(&mut h, Role::Button, "Add Parameter");
+    }
+    let params: Vec<NodeId> = ["gaze_x", "gaze_y", "gaze_z"]
+        .iter()
+        .map(|p| add_node_to(&mut h, L, &format!("Parameter: {p}")))
+        .collect();
+    let look = add_node_to(&mut h, L, "LookAt");
+    let look_title = format!("LookAt {look}");
+    select(&mut h, look);
+    pick_bone(&mut h, "Look bone", "head");
+    feed(&mut h, &look_title, "pose", &ik_title);
+    for (pin, p) in ["x", "y", "z"].into_iter().zip(&params) {
+        feed(&mut h, &look_title, pin, &format!("Parameter {p}"));
+    }
+    select(&mut h, NodeId(3));
+    feed(&mut h, "Output #3", "pose", &look_title);
+    for n in [ik, look] {
+        let node = graph_at(&h, L).node(n).cloned();
+        assert!(
+            h.state().panels.graph.faults(n).is_empty(),
+            "{:?} {node:?}",
+            h.state().panels.graph.faults(n)
+        );
+    }
+    let NodeKind::TwoBoneIk { start, mid, end, .. } = graph_at(&h, L).node(ik).unwrap().kind.clone() else {
+        panic!()
+    };
+    assert_eq!((start.as_str(), mid.as_str(), end.as_str()), ("thigh_r", "shin_r", "foot_r"));
+    let edited = h.state().doc.files();
+
+    // Preview on the Runner, the look target set live in front of it and to its side.
+    let revision = h.state().doc.revision();
+    click(&mut h, Role::Button, "▶ Preview");
+    assert_eq!(h.state().session.preview().unwrap().error, None);
+    let start = glam::Vec3::new(0.6, 1.6, 1.5);
+    for (name, v) in ["gaze_x", "gaze_y", "gaze_z"].into_iter().zip(start.to_array()) {
+        h.state_mut().send(Command::SetGraphParameter { name: name.into(), value: ParamValue::Float(v) });
+    }
+    settle(&mut h);
+    h.run_steps(2);
+    let rig = h.state().session.entity("Runner").unwrap();
+    let model = |h: &Harness<'_, EditorApp>, bone: &str| {
+        let w = h.state().session.world();
+        let i = w.animator(rig).unwrap().skeleton().index_of(bone).unwrap();
+        w.rig_pose(rig).unwrap().model[i]
+    };
+    let foot = model(&h, "foot_r").w_axis.truncate();
+    assert!(foot.distance(reach) < 1e-3, "the right foot is at {foot}, the target {reach}");
+    let aims_at = |h: &Harness<'_, EditorApp>, at: glam::Vec3| {
+        let head = model(h, "head");
+        let forward = head.transform_vector3(glam::Vec3::Z).normalize();
+        forward.angle_between((at - head.w_axis.truncate()).normalize())
+    };
+    assert!(aims_at(&h, start) < 1e-3, "the head looks at the target: {}", aims_at(&h, start));
+
+    // The LookAt's Target Gizmo: dragged along X, the head follows; the document does not change.
+    // (Framed first: the canvas scrolled the LookAt's header out of view while wiring.)
+    click(&mut h, Role::Button, "Frame All");
+    h.run_steps(10);
+    select(&mut h, look);
+    h.get_by_label("Target Gizmo").click();
+    settle(&mut h);
+    let view = viewport_view(&h);
+    let gizmo = app_gizmo(&h, &view, GizmoMode::Translate).expect("the target gizmo");
+    assert!((gizmo.world.w_axis.truncate() - start).length() < 1e-4, "the gizmo sits on the target");
+    let a = gizmo.handle_point(&view, Handle::Move(0), 0.9).unwrap();
+    let b = gizmo.handle_point(&view, Handle::Move(0), 1.6).unwrap();
+    drag(&mut h, a, b, 6);
+    h.run_steps(2);
+    let live = |h: &Harness<'_, EditorApp>, name: &str| {
+        let inst = h.state().session.world().animator(rig).unwrap().current_graph().unwrap();
+        inst.parameter(name).unwrap().as_f32()
+    };
+    let moved = glam::Vec3::new(live(&h, "gaze_x"), live(&h, "gaze_y"), live(&h, "gaze_z"));
+    assert!(moved.x > start.x + 0.05 && (moved.y - start.y).abs() < 1e-4, "{start} -> {moved}");
+    assert!(aims_at(&h, moved) < 1e-3, "the head follows: {}", aims_at(&h, moved));
+    assert_eq!(h.state().doc.revision(), revision, "previewing and the gizmo are not edits");
+    click(&mut h, Role::Button, "■ Stop Preview");
+    assert_eq!(undo_all_redo_all(&mut h, dir.path(), &original), edited);
+}
+
 fn machine_report(h: &Harness<'_, EditorApp>) -> marrow_editor::panels::graph::machine_canvas::MachineReport {
     h.state().panels.graph.machine_report.clone()
 }
@@ -1287,4 +1414,50 @@ fn the_target_gizmo_drives_a_two_bone_iks_wired_parameters_live_without_an_edit(
     click(&mut h, Role::Button, "■ Stop Preview");
     assert!(files(dir.path()) == original, "nothing was written");
     assert!(!h.state().doc.is_dirty(), "the document has nothing to save");
+}
+
+/// egui's sliders and drag values clamp (and round) the value they are given on every frame;
+/// over an authored value that reads as a change. Showing a node's details must never edit it:
+/// every node of every graph of the samples is shown (the mocap capture's FootPlant holds limits
+/// past its drag value's range, LookAts hold limits between whole degrees), and then the
+/// inspector of every entity; nothing is recorded and nothing is dirty.
+#[test]
+fn showing_every_nodes_details_and_every_entitys_inspector_records_no_edit() {
+    for project in ["locomotion", "mocap", "runner", "crowd", "particle_figure", "cesium_man"] {
+        let dir = sample(project);
+        let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+        click(&mut h, Role::Button, "Graph");
+        h.run_steps(3);
+        let graphs = h.state().doc.project().manifest.graphs.clone();
+        for path in graphs {
+            h.state_mut().ui.graph = Some(path.clone());
+            h.run_steps(3);
+            for node in graph_at(&h, &path).nodes.iter().map(|n| n.id) {
+                h.state_mut().ui.graph_selection = vec![node];
+                h.run_steps(3);
+                assert_eq!(
+                    h.state().doc.undo_label(),
+                    None,
+                    "{project}: showing {path} node {node} edited it"
+                );
+            }
+        }
+        fn paths(prefix: &str, es: &[marrow_engine::scene::EntityDesc], out: &mut Vec<String>) {
+            for e in es {
+                let path = if prefix.is_empty() { e.name.clone() } else { format!("{prefix}/{}", e.name) };
+                paths(&path, &e.children, out);
+                out.push(path);
+            }
+        }
+        let mut rows = Vec::new();
+        for scene in h.state().doc.project().scenes.values() {
+            paths("", &scene.entities, &mut rows);
+        }
+        for row in rows {
+            h.state_mut().ui.selection = marrow_editor::ui_state::Selection::Entity(row.clone());
+            h.run_steps(3);
+            assert_eq!(h.state().doc.undo_label(), None, "{project}: inspecting {row} edited it");
+        }
+        assert!(!h.state().doc.is_dirty(), "{project}");
+    }
 }

@@ -104,11 +104,21 @@ pub(super) fn bone_picker(
             let r = egui::ComboBox::from_id_salt(salt)
                 .selected_text(if current.is_empty() { "(bone)" } else { current })
                 .width(150.0)
+                .height(420.0)
                 .show_ui(ui, |ui| {
-                    for b in &sk.bone_names {
-                        if ui.selectable_label(b == current, b.as_str()).clicked() {
-                            pick = Some(b.clone());
+                    // The rig's tree: each bone indented under its parent (parents come first).
+                    let mut depth = vec![0usize; sk.bone_names.len()];
+                    for (i, b) in sk.bone_names.iter().enumerate() {
+                        let parent = usize::from(sk.parents[i]);
+                        if parent < i {
+                            depth[i] = depth[parent] + 1;
                         }
+                        ui.horizontal(|ui| {
+                            ui.add_space(12.0 * depth[i] as f32);
+                            if ui.selectable_label(b == current, b.as_str()).clicked() {
+                                pick = Some(b.clone());
+                            }
+                        });
                     }
                 });
             named(r.response, egui::WidgetType::ComboBox, label);

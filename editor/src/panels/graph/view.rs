@@ -342,7 +342,7 @@ impl<'a> GraphViewer<'a> {
         }
         let mut v = value;
         let r = match range {
-            Some(range) => ui.add(egui::Slider::new(&mut v, range).text(pin)),
+            Some(range) => ui.add(crate::widgets::authored_slider(&mut v, range, 3).text(pin)),
             None => ui.add(egui::DragValue::new(&mut v).speed(0.01).prefix(format!("{pin} "))),
         };
         // The accessible name is built only when a screen reader (or a test) asks.

@@ -53,7 +53,7 @@ pub fn crowd_card(
         let mut count = c.count;
         ui.label("Count");
         let r = ui
-            .add(egui::DragValue::new(&mut count).speed(10.0).range(0..=marrow_engine::crowd::MAX_INSTANCES));
+            .add(crate::widgets::authored_drag(&mut count).speed(10.0).range(0..=marrow_engine::crowd::MAX_INSTANCES));
         if named(r, egui::WidgetType::DragValue, "Crowd count").changed() {
             set(cx, &|d| d.count = count);
         }
@@ -61,7 +61,7 @@ pub fn crowd_card(
         let mut frames = c.frames;
         ui.label("Frames per clip");
         let r =
-            ui.add(egui::DragValue::new(&mut frames).speed(1.0).range(2..=marrow_engine::crowd::MAX_FRAMES));
+            ui.add(crate::widgets::authored_drag(&mut frames).speed(1.0).range(2..=marrow_engine::crowd::MAX_FRAMES));
         if named(r, egui::WidgetType::DragValue, "Crowd frames").changed() {
             set(cx, &|d| d.frames = frames);
         }
@@ -86,7 +86,7 @@ pub fn crowd_card(
                     }
                 });
             }
-            let r = ui.add(egui::DragValue::new(&mut size).speed(0.05).range(0.01..=1000.0));
+            let r = ui.add(crate::widgets::authored_drag(&mut size).speed(0.05).range(0.01..=1000.0));
             if named(r, egui::WidgetType::DragValue, "Crowd spacing").changed() {
                 set(cx, &|d| {
                     d.layout =
@@ -106,12 +106,12 @@ pub fn crowd_card(
         ui.horizontal(|ui| {
             let (mut lo, mut hi) = c.speed;
             let a = named(
-                ui.add(egui::DragValue::new(&mut lo).speed(0.01).range(-10.0..=hi)),
+                ui.add(crate::widgets::authored_drag(&mut lo).speed(0.01).range(-10.0..=hi)),
                 egui::WidgetType::DragValue,
                 "Crowd slowest",
             );
             let b = named(
-                ui.add(egui::DragValue::new(&mut hi).speed(0.01).range(lo..=10.0)),
+                ui.add(crate::widgets::authored_drag(&mut hi).speed(0.01).range(lo..=10.0)),
                 egui::WidgetType::DragValue,
                 "Crowd fastest",
             );

@@ -307,7 +307,7 @@ impl Inspector {
 
             ui.label("Speed");
             let mut speed = a.speed;
-            let r = ui.add(egui::DragValue::new(&mut speed).speed(0.01).range(-10.0..=10.0));
+            let r = ui.add(crate::widgets::authored_drag(&mut speed).speed(0.01).range(-10.0..=10.0));
             if named(r, egui::WidgetType::DragValue, "Speed").changed() && speed.is_finite() {
                 set(cx, &|d| d.speed = speed);
             }
@@ -510,7 +510,7 @@ impl Inspector {
                 for i in 0..count {
                     let name = mesh.target_names.get(i).cloned().unwrap_or_else(|| format!("target {i}"));
                     let mut w = weights[i];
-                    if ui.add(egui::Slider::new(&mut w, 0.0..=1.0).text(&name)).changed() {
+                    if ui.add(crate::widgets::authored_slider(&mut w, 0.0..=1.0, 3).text(&name)).changed() {
                         let mut v = weights.clone();
                         v[i] = w;
                         next = Some(v);
@@ -540,7 +540,7 @@ impl Inspector {
                     ui.horizontal(|ui| {
                         ui.label("Half extents");
                         for (i, a) in ["X", "Y", "Z"].into_iter().enumerate() {
-                            let r = ui.add(egui::DragValue::new(&mut h[i]).speed(0.01).range(0.0..=1000.0));
+                            let r = ui.add(crate::widgets::authored_drag(&mut h[i]).speed(0.01).range(0.0..=1000.0));
                             changed |=
                                 named(r, egui::WidgetType::DragValue, &format!("Half extents {a}")).changed();
                         }

@@ -79,7 +79,7 @@ impl TimelinePanel {
             }
             let l = ui.label("FPS");
             let mut fps = c.clip.frame_rate;
-            let r = ui.add(egui::DragValue::new(&mut fps).range(1.0..=240.0).speed(0.2)).labelled_by(l.id);
+            let r = ui.add(crate::widgets::authored_drag(&mut fps).range(1.0..=240.0).speed(0.2)).labelled_by(l.id);
             if r.changed() && fps != c.clip.frame_rate {
                 set(
                     cx,
@@ -92,7 +92,7 @@ impl TimelinePanel {
             let last_key = c.clip.channels().iter().filter_map(|b| b.last_key_time()).fold(0.0f32, f32::max);
             let r = ui
                 .add(
-                    egui::DragValue::new(&mut length)
+                    crate::widgets::authored_drag(&mut length)
                         .range(0.0..=3600.0)
                         .speed(0.01)
                         .custom_formatter(move |v, _| {

@@ -66,7 +66,7 @@ pub fn editor(ui: &mut Ui, cx: &DetailsCx, id: NodeId, kind: &NodeKind, out: &mu
         ui.horizontal(|ui| {
             ui.label(label);
             let mut d = v.to_degrees();
-            let r = ui.add(egui::Slider::new(&mut d, 0.0..=180.0).suffix("°").max_decimals(0));
+            let r = ui.add(crate::widgets::authored_slider(&mut d, 0.0..=180.0, 1).suffix("°"));
             if named(r, egui::WidgetType::Slider, label).changed() && d.is_finite() {
                 let next = with(&|k| {
                     if let NodeKind::LookAt { yaw, pitch, .. } = k {
@@ -108,7 +108,7 @@ fn chain_editor(
                 set(out, id, with_chain(next), "chain");
             }
             let mut share = link.share;
-            let r = ui.add(egui::Slider::new(&mut share, 0.0..=1.0).max_decimals(2));
+            let r = ui.add(crate::widgets::authored_slider(&mut share, 0.0..=1.0, 2));
             if named(r, egui::WidgetType::Slider, &format!("Chain share {}", i + 1)).changed()
                 && share.is_finite()
             {

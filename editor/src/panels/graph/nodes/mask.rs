@@ -153,7 +153,7 @@ pub fn editor(
                 match own {
                     Some(i) => {
                         let mut w = subtrees[i].weight;
-                        let r = ui.add(egui::DragValue::new(&mut w).speed(0.01).range(0.0..=1.0));
+                        let r = ui.add(crate::widgets::authored_drag(&mut w).speed(0.01).range(0.0..=1.0));
                         if named(r, egui::WidgetType::DragValue, &format!("{name} weight")).changed() {
                             let mut next = subtrees.to_vec();
                             next[i].weight = w;

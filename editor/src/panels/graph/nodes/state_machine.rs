@@ -339,7 +339,7 @@ fn transition(ui: &mut Ui, cx: &DetailsCx, id: NodeId, m: &StateMachine, k: usiz
         }
         if let Some(e) = t.exit_time {
             let mut e2 = e;
-            let r = ui.add(egui::DragValue::new(&mut e2).speed(0.01).range(0.0..=100.0));
+            let r = ui.add(crate::widgets::authored_drag(&mut e2).speed(0.01).range(0.0..=100.0));
             if named(r, egui::WidgetType::DragValue, "Exit time value").changed() && e2.is_finite() {
                 with(out, "exit time", &move |t| t.exit_time = Some(e2));
             }
@@ -348,7 +348,7 @@ fn transition(ui: &mut Ui, cx: &DetailsCx, id: NodeId, m: &StateMachine, k: usiz
     ui.horizontal(|ui| {
         ui.label("Duration");
         let mut d = t.duration;
-        let r = ui.add(egui::DragValue::new(&mut d).speed(0.01).range(0.0..=60.0));
+        let r = ui.add(crate::widgets::authored_drag(&mut d).speed(0.01).range(0.0..=60.0));
         if named(r, egui::WidgetType::DragValue, "Duration").changed() && d.is_finite() {
             with(out, "duration", &move |t| t.duration = d);
         }

@@ -106,7 +106,7 @@ pub fn editor(ui: &mut Ui, cx: &DetailsCx, id: NodeId, ik: &TwoBoneIk, out: &mut
     ui.horizontal(|ui| {
         ui.label("Soften from");
         let mut s = ik.soften;
-        let r = ui.add(egui::Slider::new(&mut s, 0.5..=1.0).max_decimals(2));
+        let r = ui.add(crate::widgets::authored_slider(&mut s, 0.5..=1.0, 2));
         if named(r, egui::WidgetType::Slider, "Soften from").changed() && s.is_finite() {
             set(out, id, TwoBoneIk { soften: s, ..ik.clone() }.kind(), "soften");
         }
