@@ -1461,3 +1461,60 @@ fn showing_every_nodes_details_and_every_entitys_inspector_records_no_edit() {
         assert!(!h.state().doc.is_dirty(), "{project}");
     }
 }
+
+/// In the locomotion sample the LookAt's look_x/y/z follow the LookTarget entity (the Runner's
+/// Animator targets set them every frame): its Target Gizmo moves the entity (one transform
+/// edit, a drag one undo step) and the head follows; undo puts the entity back.
+#[test]
+fn the_target_gizmo_of_a_look_at_bound_to_an_entity_moves_the_entity_in_one_undo_step() {
+    use marrow_editor::viewport::gizmo::{GizmoMode, Handle};
+    use marrow_engine::project::locomotion::{LOOK_TARGET, STEERING_GRAPH};
+    let dir = sample("locomotion");
+    let original = files(dir.path());
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.state_mut().ui.graph = Some(STEERING_GRAPH.to_owned());
+    h.run_steps(3);
+    click(&mut h, Role::Button, "▶ Preview");
+    assert_eq!(h.state().session.preview().unwrap().error, None);
+    click(&mut h, Role::Button, "Frame All");
+    h.run_steps(10);
+    let look = graph_at(&h, STEERING_GRAPH)
+        .nodes
+        .iter()
+        .find(|n| matches!(n.kind, NodeKind::LookAt { .. }))
+        .unwrap()
+        .id;
+    select(&mut h, look);
+    h.get_by_label("Target Gizmo").click();
+    settle(&mut h);
+    let view = viewport_view(&h);
+    let gizmo = app_gizmo(&h, &view, GizmoMode::Translate).expect("the target gizmo");
+    assert!((gizmo.world.w_axis.truncate() - LOOK_TARGET).length() < 1e-4, "on LookTarget");
+    let a = gizmo.handle_point(&view, Handle::Move(0), 0.9).unwrap();
+    let b = gizmo.handle_point(&view, Handle::Move(0), 1.6).unwrap();
+    drag(&mut h, a, b, 6);
+    h.run_steps(3);
+    let entity = |h: &Harness<'_, EditorApp>| {
+        let scene = h.state().doc.project().scenes.values().next().unwrap().clone();
+        let e = scene.entities.iter().find(|e| e.name == "LookTarget").unwrap();
+        e.transform.unwrap().translation
+    };
+    let moved = entity(&h);
+    assert!(moved.x > LOOK_TARGET.x + 0.05 && (moved.y - LOOK_TARGET.y).abs() < 1e-4, "{moved}");
+    assert_eq!(h.state().doc.head(), 1, "the drag is one step");
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Edit Transform"));
+    // The head looks at where the entity went.
+    let rig = h.state().session.entity("Runner").unwrap();
+    let w = h.state().session.world();
+    let head_bone = w.animator(rig).unwrap().skeleton().index_of("head").unwrap();
+    let head = w.rig_pose(rig).unwrap().model[head_bone];
+    let eye = head.transform_point3(glam::Vec3::new(0.0, 0.1, 0.1));
+    let aim = head.transform_vector3(glam::Vec3::Z).normalize().angle_between((moved - eye).normalize());
+    assert!(aim < 1e-3, "the head follows the moved target: {aim}");
+    click(&mut h, Role::Button, "■ Stop Preview");
+    key(&mut h, Modifiers::COMMAND, Key::Z);
+    assert_eq!(entity(&h), LOOK_TARGET, "undo puts it back");
+    key(&mut h, Modifiers::COMMAND, Key::S);
+    assert!(files(dir.path()) == original, "undone and saved: the original bytes");
+}

@@ -255,8 +255,42 @@ fn target_gizmo(
     Some((gizmo, Target::IkPoint(graph, node, wired)))
 }
 
+/// The previewing rig's scene entity whose position drives all three wired parameters (an
+/// Animator target binding of `{name}_x`, `_y`, `_z`), by path, and the rig's path.
+fn bound_target<'a>(cx: &'a Cx, wired: &[Option<String>; 3]) -> Option<(&'a str, String)> {
+    let rig = &cx.session.preview()?.rig;
+    let (_, scene) = cx.scene()?;
+    let animator = crate::document::tree::find(scene, rig)?.animator.as_ref()?;
+    let names: Vec<&str> = wired.iter().map(|w| w.as_deref()).collect::<Option<_>>()?;
+    let binding =
+        animator.targets.iter().find(|b| b.parameters().iter().map(String::as_str).eq(names.clone()))?;
+    Some((rig.as_str(), binding.entity.clone()))
+}
+
+/// Moving the entity a target binding reads (see [`bound_target`]) so the target lands on `at`
+/// (the rig's model space): one transform edit of the entity, its rotation and scale kept.
+fn bound_entity_moved(cx: &Cx, rig: &str, entity: &str, at: Vec3) -> Option<Op> {
+    let (scene, desc) = cx.scene()?;
+    let world = cx.session.world();
+    let (r, e) = (world.find(rig)?, world.find(entity)?);
+    let parent = world.parent(e).and_then(|p| world.world_matrix(p)).unwrap_or(Mat4::IDENTITY);
+    let local = parent.inverse().transform_point3(world.world_matrix(r)?.transform_point3(at));
+    let mut t = crate::document::tree::find(desc, entity)?.transform.unwrap_or(Transform::IDENTITY);
+    if !local.is_finite() || t.translation == local {
+        return None;
+    }
+    t.translation = local;
+    Some(Op::Entity {
+        scene: scene.to_owned(),
+        entity: entity.to_owned(),
+        op: EntityOp::SetTransform(Some(t)),
+    })
+}
+
 /// What dragging a node's target gizmo to `at` (model space) does: the wired parameters are set
-/// live (session commands), the unwired pins' constants change in one edit (or none).
+/// live (session commands), the unwired pins' constants change in one edit (or none). When the
+/// three wired parameters follow a scene entity (the rig's Animator targets, which set them every
+/// frame), the entity moves instead: an edit of its transform, as dragging it would be.
 fn node_target_moved(
     cx: &Cx,
     graph: &str,
@@ -266,6 +300,9 @@ fn node_target_moved(
 ) -> (Vec<Command>, Option<Op>) {
     use marrow_engine::graph::ParamValue;
     let mut commands = Vec::new();
+    if let Some((rig, entity)) = bound_target(cx, wired) {
+        return (commands, bound_entity_moved(cx, rig, &entity, at));
+    }
     let Some(g) = cx.doc.project().graphs.get(graph) else { return (commands, None) };
     let Some(mut kind) = g.node(node).map(|n| n.kind.clone()) else { return (commands, None) };
     let mut changed = false;
