@@ -87,14 +87,18 @@ pub struct UiState {
     /// shown on their nodes until the project is opened again.
     pub graph_load_faults: Vec<(String, marrow_engine::graph::GraphFileError)>,
     /// What the viewport's gizmo moves in a graph while it previews on a rig (graph path, node,
-    /// entry): an Adjust node's Offset entry (its index), or a TwoBoneIk or LookAt node's target
-    /// point ([`TARGET_ENTRY`]).
+    /// entry): an Adjust node's Offset entry (its index), a TwoBoneIk or LookAt node's target
+    /// point ([`TARGET_ENTRY`]), or a TwoBoneIk's pole ([`POLE_ENTRY`]).
     pub adjust_gizmo: Option<(String, marrow_engine::graph::NodeId, usize)>,
 }
 
 /// The entry of [`UiState::adjust_gizmo`] that names a node's target point (a TwoBoneIk's or a
 /// LookAt's), not an Adjust entry.
 pub const TARGET_ENTRY: usize = usize::MAX;
+
+/// The entry of [`UiState::adjust_gizmo`] that names a TwoBoneIk node's pole (the direction its
+/// mid joint points to), shown as a point out from the chain's start.
+pub const POLE_ENTRY: usize = usize::MAX - 1;
 
 /// Copied graph nodes and the wires among them.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -1518,3 +1518,77 @@ fn the_target_gizmo_of_a_look_at_bound_to_an_entity_moves_the_entity_in_one_undo
     key(&mut h, Modifiers::COMMAND, Key::S);
     assert!(files(dir.path()) == original, "undone and saved: the original bytes");
 }
+
+/// A TwoBoneIk's Pole Gizmo, in preview on the locomotion sample's figure: dragged sideways, the
+/// pole turns toward the drag and the knee follows; the drag is one edit; undo all gives the
+/// original bytes.
+#[test]
+fn the_pole_gizmo_aims_a_two_bone_iks_knee_in_one_undo_step() {
+    use marrow_editor::ui_state::POLE_ENTRY;
+    use marrow_editor::viewport::gizmo::{GizmoMode, Handle};
+    use marrow_engine::graph::file::{load_graph, save_graph};
+    const L: &str = "graphs/locomotion.graph.ron";
+    let dir = sample("locomotion");
+    // The speed graph with the right leg reaching forward and up (the knee bends), pole ahead.
+    let path = dir.path().join(L);
+    let (mut g, _) = load_graph(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let ik = g.add_node(
+        NodeKind::TwoBoneIk {
+            start: "thigh_r".into(),
+            mid: "shin_r".into(),
+            end: "foot_r".into(),
+            x: 0.12,
+            y: 0.35,
+            z: 0.3,
+            target_bone: String::new(),
+            pole: glam::Vec3::Z,
+            mid_axis: glam::Vec3::X,
+            soften: 1.0,
+            weight: 1.0,
+        },
+        [300.0, 300.0],
+    );
+    g.connect(NodeId(2), ik, "pose");
+    g.connect(ik, NodeId(3), "pose");
+    // As the editor saves it (with the final newline), so undo all and save give the same bytes.
+    std::fs::write(&path, format!("{}\n", save_graph(&g).unwrap())).unwrap();
+    let original = files(dir.path());
+
+    let mut h = editor_sized(dir.path(), egui::vec2(2560.0, 1600.0));
+    click(&mut h, Role::Button, "Graph");
+    h.run_steps(3);
+    click(&mut h, Role::Button, "▶ Preview");
+    assert_eq!(h.state().session.preview().unwrap().error, None);
+    click(&mut h, Role::Button, "Frame All");
+    h.run_steps(10);
+    select(&mut h, ik);
+    h.get_by_label("Pole Gizmo").click();
+    settle(&mut h);
+    assert_eq!(h.state().ui.adjust_gizmo, Some((L.to_owned(), ik, POLE_ENTRY)));
+    let joint = |h: &Harness<'_, EditorApp>, bone: &str| {
+        let rig = h.state().session.entity("Runner").unwrap();
+        let w = h.state().session.world();
+        let i = w.animator(rig).unwrap().skeleton().index_of(bone).unwrap();
+        w.rig_pose(rig).unwrap().model[i].w_axis.truncate()
+    };
+    let knee_before = joint(&h, "shin_r");
+    let view = viewport_view(&h);
+    let gizmo = app_gizmo(&h, &view, GizmoMode::Translate).expect("the pole gizmo");
+    let hip = joint(&h, "thigh_r");
+    let dir_before = (gizmo.world.w_axis.truncate() - hip).normalize();
+    assert!(dir_before.abs_diff_eq(glam::Vec3::Z, 1e-4), "the gizmo lies along the pole: {dir_before}");
+    // Along X, to the figure's right side.
+    let a = gizmo.handle_point(&view, Handle::Move(0), 0.9).unwrap();
+    let b = gizmo.handle_point(&view, Handle::Move(0), 1.8).unwrap();
+    drag(&mut h, a, b, 6);
+    h.run_steps(3);
+    let NodeKind::TwoBoneIk { pole, .. } = graph_at(&h, L).node(ik).unwrap().kind.clone() else { panic!() };
+    assert!(pole.x > 0.2 && (pole.length() - 1.0).abs() < 1e-4, "the pole turned toward +X: {pole}");
+    assert_eq!(h.state().doc.head(), 1, "the drag is one step");
+    let knee = joint(&h, "shin_r");
+    assert!(knee.x > knee_before.x + 0.01, "the knee follows the pole: {knee_before} -> {knee}");
+    let foot = joint(&h, "foot_r");
+    assert!(foot.distance(glam::Vec3::new(0.12, 0.35, 0.3)) < 1e-3, "the foot stays on its target: {foot}");
+    click(&mut h, Role::Button, "■ Stop Preview");
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}

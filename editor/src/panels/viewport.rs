@@ -65,6 +65,9 @@ enum Target {
     /// space: the parameters wired to its `x`, `y`, `z` pins (set live), or `None` for a pin whose
     /// constant is edited.
     IkPoint(String, marrow_engine::graph::NodeId, [Option<String>; 3]),
+    /// A TwoBoneIk node's pole (graph path, node), as a point in the rig's model space: the pole
+    /// is the direction from the chain's start joint (the third field) to it.
+    IkPole(String, marrow_engine::graph::NodeId, Vec3),
 }
 
 /// The Viewport panel.
@@ -179,6 +182,9 @@ fn adjust_gizmo(cx: &Cx, world: &World) -> Option<(Gizmo, Target)> {
     if entry == crate::ui_state::TARGET_ENTRY {
         return target_gizmo(world, &preview.rig, graph, g, node);
     }
+    if entry == crate::ui_state::POLE_ENTRY {
+        return pole_gizmo(world, &preview.rig, graph, g, node);
+    }
     let NodeKind::Adjust { entries } = &g.node(node)?.kind else { return None };
     let e = entries.get(entry)?;
     let AdjustOp::Offset { direction } = e.op else { return None };
@@ -192,15 +198,7 @@ fn adjust_gizmo(cx: &Cx, world: &World) -> Option<(Gizmo, Target)> {
     let pose = world.rig_pose(r)?;
     let rig_world = world.world_matrix(r)?;
     let at = pose.model.get(b)?.w_axis.truncate();
-    let local = Transform::from_translation(at);
-    let gizmo = Gizmo {
-        mode: GizmoMode::Translate,
-        world: rig_world * Mat4::from_translation(at),
-        parent: rig_world,
-        local,
-        size: 1.0,
-    };
-    Some((gizmo, Target::AdjustOffset(graph, node, entry, direction * amount, amount)))
+    Some((point_gizmo(rig_world, at), Target::AdjustOffset(graph, node, entry, direction * amount, amount)))
 }
 
 /// The gizmo on a TwoBoneIk or LookAt node's target point, in the previewing rig's model frame
@@ -245,14 +243,61 @@ fn target_gizmo(
         let b = world.animator(r)?.skeleton().index_of(follows)?;
         frame *= *world.rig_pose(r)?.model.get(b)?;
     }
-    let gizmo = Gizmo {
+    Some((point_gizmo(frame, at), Target::IkPoint(graph, node, wired)))
+}
+
+/// A move gizmo on the point `at` of the frame `frame` (a rig's model space, or a bone's).
+fn point_gizmo(frame: Mat4, at: Vec3) -> Gizmo {
+    Gizmo {
         mode: GizmoMode::Translate,
         world: frame * Mat4::from_translation(at),
         parent: frame,
         local: Transform::from_translation(at),
         size: 1.0,
-    };
-    Some((gizmo, Target::IkPoint(graph, node, wired)))
+    }
+}
+
+/// How far out from the start joint the pole gizmo sits, as a share of the chain's length.
+const POLE_REACH: f32 = 0.75;
+
+/// The gizmo on a TwoBoneIk node's pole: a point out from the chain's start joint along the pole
+/// (the previewing rig's model frame), [`POLE_REACH`] of the chain's length away.
+fn pole_gizmo(
+    world: &World,
+    rig: &str,
+    graph: String,
+    g: &marrow_engine::graph::AnimGraph,
+    node: marrow_engine::graph::NodeId,
+) -> Option<(Gizmo, Target)> {
+    use marrow_engine::graph::NodeKind;
+    let NodeKind::TwoBoneIk { start, mid, end, pole, .. } = &g.node(node)?.kind else { return None };
+    let r = world.find(rig)?;
+    let sk = world.animator(r)?.skeleton();
+    let model = world.rig_pose(r)?.model;
+    let [s, m, e] =
+        [start, mid, end].map(|b| sk.index_of(b).and_then(|i| model.get(i)).map(|m| m.w_axis.truncate()));
+    let (s, m, e) = (s?, m?, e?);
+    let reach = (m.distance(s) + e.distance(m)) * POLE_REACH;
+    let at = s + pole.try_normalize().unwrap_or(Vec3::Z) * reach.max(0.05);
+    let frame = world.world_matrix(r)?;
+    Some((point_gizmo(frame, at), Target::IkPole(graph, node, s)))
+}
+
+/// Dragging a TwoBoneIk's pole gizmo to `at` (model space): the pole becomes the direction from
+/// the start joint `from` to it, one edit (none for a point on the joint).
+fn pole_moved(cx: &Cx, graph: &str, node: marrow_engine::graph::NodeId, from: Vec3, at: Vec3) -> Option<Op> {
+    use marrow_engine::graph::NodeKind;
+    let pole = (at - from).try_normalize()?;
+    let mut kind = cx.doc.project().graphs.get(graph)?.node(node)?.kind.clone();
+    let NodeKind::TwoBoneIk { pole: p, .. } = &mut kind else { return None };
+    if *p == pole {
+        return None;
+    }
+    *p = pole;
+    Some(Op::Graph {
+        path: graph.to_owned(),
+        op: crate::document::graph_ops::GraphOp::SetNode { node, kind, field: "pole".into() },
+    })
 }
 
 /// The previewing rig's scene entity whose position drives all three wired parameters (an
@@ -418,6 +463,9 @@ impl ViewportPanel {
                         }
                         op
                     }
+                    Target::IkPole(graph, node, from) => {
+                        pole_moved(cx, graph, *node, *from, local.translation)
+                    }
                     Target::AdjustOffset(graph, node, entry, offset0, amount) => {
                         let moved = local.translation - drag.start.local.translation;
                         adjust_offset_op(cx, graph, *node, *entry, *offset0 + moved, *amount)
@@ -464,8 +512,16 @@ impl ViewportPanel {
         if cx.ui.show_trajectory {
             paint_trajectories(&ui.painter().with_clip_rect(rect), &view, cx.session.world());
         }
-        if let Some((g, _)) = &gizmo {
-            g.paint(&ui.painter().with_clip_rect(rect), &view, hot);
+        if let Some((g, target)) = &gizmo {
+            let painter = ui.painter().with_clip_rect(rect);
+            // A pole is drawn as a line from the chain's start joint to its point.
+            if let Target::IkPole(_, _, from) = target
+                && let (Some(a), Some(b)) =
+                    (view.project(g.parent.transform_point3(*from)), view.project(g.world.w_axis.truncate()))
+            {
+                painter.line_segment([a, b], egui::Stroke::new(1.5, Color32::from_rgb(230, 120, 230)));
+            }
+            g.paint(&painter, &view, hot);
         }
         self.hud(ui, cx, rect);
     }

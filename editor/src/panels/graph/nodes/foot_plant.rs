@@ -106,7 +106,8 @@ pub fn editor(ui: &mut Ui, cx: &DetailsCx, id: NodeId, fp: &FootPlant, out: &mut
         ui.horizontal(|ui| {
             ui.label(label);
             let mut v = fp.limits[k];
-            let r = ui.add(crate::widgets::authored_drag(&mut v).speed(0.01).range(0.0..=10.0).max_decimals(3));
+            let r =
+                ui.add(crate::widgets::authored_drag(&mut v).speed(0.01).range(0.0..=10.0).max_decimals(3));
             if named(r, egui::WidgetType::DragValue, label).changed() && v.is_finite() {
                 let mut next = fp.clone();
                 next.limits[k] = v;

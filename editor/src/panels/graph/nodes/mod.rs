@@ -36,23 +36,45 @@ pub(super) fn vector(ui: &mut Ui, label: &str, v: Vec3) -> Option<Vec3> {
     (changed && out.is_finite()).then_some(out)
 }
 
-/// The toggle that puts the viewport's gizmo on node `id`'s target point while its graph
-/// previews: dragging it sets the parameters wired to the `x`, `y`, `z` pins live (not an edit);
-/// a pin left unwired has its constant edited.
+/// A toggle that puts the viewport's gizmo on `entry` of node `id` (see
+/// [`crate::ui_state::UiState::adjust_gizmo`]) while the graph previews, or takes it off.
+fn gizmo_toggle(
+    ui: &mut Ui,
+    cx: &super::details::DetailsCx,
+    id: marrow_engine::graph::NodeId,
+    out: &mut super::details::DetailsOut,
+    (entry, label, hint): (usize, &str, &str),
+) {
+    let on = cx.gizmo == Some((id, entry));
+    if ui.selectable_label(on, label).on_hover_text(hint).clicked() {
+        out.gizmo = Some((!on).then_some((id, entry)));
+    }
+}
+
+/// The Target Gizmo toggle of a TwoBoneIk or LookAt: while the graph previews, dragging it sets
+/// the parameters wired to the `x`, `y`, `z` pins live (not an edit; when a scene entity drives
+/// them, the entity moves); a pin left unwired has its constant edited.
 pub(super) fn target_gizmo_toggle(
     ui: &mut Ui,
     cx: &super::details::DetailsCx,
     id: marrow_engine::graph::NodeId,
     out: &mut super::details::DetailsOut,
 ) {
-    use crate::ui_state::TARGET_ENTRY;
-    let on = cx.gizmo == Some((id, TARGET_ENTRY));
-    let r = ui.selectable_label(on, "Target Gizmo").on_hover_text(
-        "Move the target with the viewport's gizmo while the graph previews: the parameters wired to x, y, z follow live",
-    );
-    if r.clicked() {
-        out.gizmo = Some((!on).then_some((id, TARGET_ENTRY)));
-    }
+    let hint = "Move the target with the viewport's gizmo while the graph previews: the parameters wired to x, y, z follow live";
+    gizmo_toggle(ui, cx, id, out, (crate::ui_state::TARGET_ENTRY, "Target Gizmo", hint));
+}
+
+/// The Pole Gizmo toggle of a TwoBoneIk: while the graph previews, the viewport shows the pole
+/// as a point out from the chain's start joint, along the pole; dragging it sets the pole (an
+/// edit: the pole is authored, a drag one undo step).
+pub(super) fn pole_gizmo_toggle(
+    ui: &mut Ui,
+    cx: &super::details::DetailsCx,
+    id: marrow_engine::graph::NodeId,
+    out: &mut super::details::DetailsOut,
+) {
+    let hint = "Aim the knee or elbow with the viewport's gizmo while the graph previews: drag the point the pole points to";
+    gizmo_toggle(ui, cx, id, out, (crate::ui_state::POLE_ENTRY, "Pole Gizmo", hint));
 }
 
 /// Where a target point lives: the rig's model space, or a bone it follows (x, y, z then an

@@ -96,6 +96,7 @@ pub fn editor(ui: &mut Ui, cx: &DetailsCx, id: NodeId, ik: &TwoBoneIk, out: &mut
     if let Some(p) = vector(ui, "Pole", ik.pole) {
         set(out, id, TwoBoneIk { pole: p, ..ik.clone() }.kind(), "pole");
     }
+    super::pole_gizmo_toggle(ui, cx, id, out);
     ui.weak("The direction the knee or elbow points to, in the rig's space.");
     if let Some(a) = vector(ui, "Bend axis", ik.mid_axis)
         && a.length_squared() > 0.0
