@@ -1037,7 +1037,7 @@ impl World {
         // Target bindings: bound entities' positions (this frame's, sockets where the last frame
         // placed them) into their rigs' graph parameters.
         if self.components.rigs.iter().any(|r| !r.component.targets.is_empty()) {
-            self.authored_locals();
+            self.authored_locals(true);
             self.resolve_worlds();
             self.bind_targets();
         }
@@ -1139,7 +1139,7 @@ impl World {
     /// The transform stage alone: local transforms, sockets on their bones, world matrices,
     /// mesh binding checks. [`World::frame`] runs it after the simulation.
     pub fn transform_stage(&mut self) {
-        self.authored_locals();
+        self.authored_locals(false);
         if !self.components.socket_list.is_empty() {
             self.place_sockets();
         }
@@ -1147,13 +1147,18 @@ impl World {
         self.check_meshes();
     }
 
-    /// Local transforms as authored or property-animated (sockets not placed yet).
-    fn authored_locals(&mut self) {
+    /// Local transforms as authored or property-animated (sockets not placed yet). With
+    /// `keep_sockets`, a socket entity keeps the local its last placement gave it (the bone's
+    /// pose of the last frame): what target bindings read before this frame's poses exist.
+    fn authored_locals(&mut self, keep_sockets: bool) {
         if self.hierarchy.order_dirty {
             self.rebuild_order();
         }
         for &i in &self.hierarchy.order {
             let i = i as usize;
+            if keep_sockets && self.components.sockets[i].is_some() {
+                continue;
+            }
             let base = self.components.transforms[i].unwrap_or(Transform::IDENTITY);
             self.frame_state.locals[i] = match &self.components.animations[i] {
                 Some(p) => p.animation.sample(p.player.time, base),

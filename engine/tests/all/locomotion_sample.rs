@@ -103,3 +103,46 @@ fn the_head_looks_at_the_target_and_follows_it_when_it_moves() {
     let (chest, head) = (yaw(model(&world, rig, "chest")), yaw(model(&world, rig, "head")));
     assert!(chest < -0.05 && head < chest, "chest {chest} head {head}");
 }
+
+#[test]
+fn a_look_target_on_a_bone_socket_follows_the_bone_one_frame_behind() {
+    // LookTarget moved onto a socket of the Runner's left foot, 10 cm ahead of it: the head
+    // follows the foot. The binding reads the socket where the last frame placed it (this frame's
+    // pose does not exist yet when the graph reads its parameters).
+    use marrow_engine::scene::SocketDesc;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/locomotion");
+    let mut project = Project::load(&root).unwrap();
+    let library = Library::load(&project, &root).unwrap();
+    let scene = std::sync::Arc::make_mut(project.scenes.get_mut("scenes/main.scene.ron").unwrap());
+    let at = scene.entities.iter().position(|e| e.name == "LookTarget").unwrap();
+    let mut target = scene.entities.remove(at);
+    target.transform = Some(Transform::IDENTITY);
+    target.socket = Some(SocketDesc {
+        bone: "foot_l".into(),
+        offset: Transform::from_translation(Vec3::new(0.0, 0.0, 0.1)),
+    });
+    let runner = scene.entities.iter_mut().find(|e| e.name == "Runner").unwrap();
+    runner.children.push(target);
+    runner.animator.as_mut().unwrap().targets[0].entity = "Runner/LookTarget".into();
+    let mut world = library.instantiate(&project, "scenes/main.scene.ron").unwrap();
+    let (rig, target) = (world.find("Runner").unwrap(), world.find("Runner/LookTarget").unwrap());
+    let look = |world: &World| {
+        let g = world.animator(rig).unwrap().current_graph().unwrap();
+        Vec3::from_array(["look_x", "look_y", "look_z"].map(|p| g.parameter(p).unwrap().as_f32()))
+    };
+    let mut placed = None;
+    let mut moved = 0.0f32;
+    for _ in 0..60 {
+        world.frame(1, DT);
+        if let Some(p) = placed {
+            assert!(look(&world).abs_diff_eq(p, 1e-5), "{} vs the socket's last place {p}", look(&world));
+            moved = moved.max(p.distance(LOOK_TARGET));
+        }
+        let rig_from_world = world.world_matrix(rig).unwrap().inverse();
+        let socket = rig_from_world.transform_point3(world.world_matrix(target).unwrap().w_axis.truncate());
+        let foot = model(&world, rig, "foot_l").transform_point3(Vec3::new(0.0, 0.0, 0.1));
+        assert!(socket.abs_diff_eq(foot, 1e-5), "the socket sits on the foot: {socket} {foot}");
+        placed = Some(socket);
+    }
+    assert!(moved > 1.0, "the target is on the foot, far from where LookTarget stood");
+}
