@@ -9,7 +9,8 @@ pub fn named(r: egui::Response, kind: egui::WidgetType, label: &str) -> egui::Re
     r
 }
 
-/// A slider over an authored value. egui's slider clamps the value it is given to its range and
+/// A slider over a value that showing must not rewrite (an authored value; a live parameter a
+/// binding or a game sets). egui's slider clamps the value it is given to its range and
 /// rounds it to `max_decimals` on every frame it is drawn, which reads as a change: a value a file
 /// holds outside the range (or between the rounded steps) would be rewritten, one edit per frame,
 /// just by being shown. This one keeps the value as it is until the user moves the slider (then

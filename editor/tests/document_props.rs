@@ -482,17 +482,24 @@ fn graph_op(g: &AnimGraph, kind: u8, a: u32, b: u32, x: f32) -> GraphOp {
         }
         34 => GraphOp::AddParameter {
             name: names[b as usize % names.len()].into(),
-            default: match a % 3 {
+            default: match a % 4 {
                 0 => ParamValue::Float(x),
                 1 => ParamValue::Bool(a % 4 == 1),
+                2 => ParamValue::Vec3(Vec3::new(x, -x, 0.5)),
                 _ => ParamValue::Trigger(false),
             },
         },
         35 => GraphOp::RenameParameter { from: param(a), to: names[b as usize % names.len()].into() },
         36 => GraphOp::DeleteParameter { name: param(a) },
+        // A float or a vector default (the wrong type for the parameter is refused, as a
+        // non-finite value is).
         _ => GraphOp::SetParameterDefault {
             name: param(a),
-            value: if b.is_multiple_of(7) { ParamValue::Float(f32::NAN) } else { ParamValue::Float(x) },
+            value: match b % 7 {
+                0 => ParamValue::Float(f32::NAN),
+                1 | 2 => ParamValue::Vec3(Vec3::new(x, 1.0, if b % 7 == 1 { f32::INFINITY } else { x })),
+                _ => ParamValue::Float(x),
+            },
         },
     }
 }

@@ -994,28 +994,27 @@ fn a_leg_ik_and_a_look_at_set_up_on_the_locomotion_sample_follow_the_gizmo_in_pr
     }
     feed(&mut h, &ik_title, "pose", "Adjust #2");
 
-    // Three parameters for the look target (not the sample's look_*: the Runner binds those to
-    // the LookTarget entity), their Parameter nodes, and a LookAt on the head
-    // whose x, y, z they drive.
-    for name in ["gaze_x", "gaze_y", "gaze_z"] {
-        h.get_by_label("New parameter name").focus();
-        h.run();
-        h.get_by_label("New parameter name").type_text(name);
-        settle(&mut h);
-        click(&mut h, Role::Button, "Add Parameter");
-    }
-    let params: Vec<NodeId> = ["gaze_x", "gaze_y", "gaze_z"]
-        .iter()
-        .map(|p| add_node_to(&mut h, L, &format!("Parameter: {p}")))
-        .collect();
+    // A vector parameter for the look target (not the sample's `look`: the Runner binds that to
+    // the LookTarget entity), its Parameter node, and a LookAt on the head whose `target` it feeds.
+    h.get_by_label("New parameter name").focus();
+    h.run();
+    h.get_by_label("New parameter name").type_text("gaze");
+    settle(&mut h);
+    click(&mut h, Role::ComboBox, "New parameter type");
+    h.get_by_role_and_label(Role::Button, "vec3").click();
+    settle(&mut h);
+    click(&mut h, Role::Button, "Add Parameter");
+    assert_eq!(
+        graph_at(&h, L).parameter("gaze").map(|p| p.default),
+        Some(ParamValue::Vec3(glam::Vec3::ZERO))
+    );
+    let gaze = add_node_to(&mut h, L, "Parameter: gaze");
     let look = add_node_to(&mut h, L, "LookAt");
     let look_title = format!("LookAt {look}");
     select(&mut h, look);
     pick_bone(&mut h, "Look bone", "head");
     feed(&mut h, &look_title, "pose", &ik_title);
-    for (pin, p) in ["x", "y", "z"].into_iter().zip(&params) {
-        feed(&mut h, &look_title, pin, &format!("Parameter {p}"));
-    }
+    feed(&mut h, &look_title, "target", &format!("Parameter {gaze}"));
     select(&mut h, NodeId(3));
     feed(&mut h, "Output #3", "pose", &look_title);
     for n in [ik, look] {
@@ -1037,9 +1036,7 @@ fn a_leg_ik_and_a_look_at_set_up_on_the_locomotion_sample_follow_the_gizmo_in_pr
     click(&mut h, Role::Button, "▶ Preview");
     assert_eq!(h.state().session.preview().unwrap().error, None);
     let start = glam::Vec3::new(0.6, 1.6, 1.5);
-    for (name, v) in ["gaze_x", "gaze_y", "gaze_z"].into_iter().zip(start.to_array()) {
-        h.state_mut().send(Command::SetGraphParameter { name: name.into(), value: ParamValue::Float(v) });
-    }
+    h.state_mut().send(Command::SetGraphParameter { name: "gaze".into(), value: ParamValue::Vec3(start) });
     settle(&mut h);
     h.run_steps(2);
     let rig = h.state().session.entity("Runner").unwrap();
@@ -1071,11 +1068,8 @@ fn a_leg_ik_and_a_look_at_set_up_on_the_locomotion_sample_follow_the_gizmo_in_pr
     let b = gizmo.handle_point(&view, Handle::Move(0), 1.6).unwrap();
     drag(&mut h, a, b, 6);
     h.run_steps(2);
-    let live = |h: &Harness<'_, EditorApp>, name: &str| {
-        let inst = h.state().session.world().animator(rig).unwrap().current_graph().unwrap();
-        inst.parameter(name).unwrap().as_f32()
-    };
-    let moved = glam::Vec3::new(live(&h, "gaze_x"), live(&h, "gaze_y"), live(&h, "gaze_z"));
+    let inst = h.state().session.world().animator(rig).unwrap().current_graph().unwrap();
+    let Some(ParamValue::Vec3(moved)) = inst.parameter("gaze") else { panic!("gaze is a vector") };
     assert!(moved.x > start.x + 0.05 && (moved.y - start.y).abs() < 1e-4, "{start} -> {moved}");
     assert!(aims_at(&h, moved) < 1e-3, "the head follows: {}", aims_at(&h, moved));
     assert_eq!(h.state().doc.revision(), revision, "previewing and the gizmo are not edits");

@@ -101,6 +101,16 @@ fn value_of(set: &SetAt, default: ParamValue) -> anyhow::Result<ParamValue> {
             "false" => ParamValue::Bool(false),
             _ => anyhow::bail!("--set {name}={v}: {name:?} is a bool; give true or false"),
         },
+        (ParamValue::Vec3(_), Some(v)) => {
+            let parts: Vec<Option<f32>> =
+                v.split(',').map(|p| p.trim().parse::<f32>().ok().filter(|x| x.is_finite())).collect();
+            match parts.as_slice() {
+                [Some(x), Some(y), Some(z)] => ParamValue::Vec3(marrow_engine::glam::Vec3::new(*x, *y, *z)),
+                _ => {
+                    anyhow::bail!("--set {name}={v}: {name:?} is a vec3; give three finite numbers as X,Y,Z")
+                }
+            }
+        }
     })
 }
 
@@ -250,6 +260,15 @@ mod tests {
         assert_eq!(value_of(&set(Some("2")), float).unwrap(), ParamValue::Float(2.0));
         assert_eq!(value_of(&set(Some("false")), bool).unwrap(), ParamValue::Bool(false));
         assert_eq!(value_of(&set(None), trigger).unwrap(), ParamValue::Trigger(true));
+        let vec3 = ParamValue::Vec3(marrow_engine::glam::Vec3::ZERO);
+        assert_eq!(
+            value_of(&set(Some("1, -2.5,3")), vec3).unwrap(),
+            ParamValue::Vec3(marrow_engine::glam::Vec3::new(1.0, -2.5, 3.0))
+        );
+        for bad in ["1,2", "1,2,3,4", "1,x,3", "1,2,inf", ""] {
+            let e = value_of(&set(Some(bad)), vec3).unwrap_err().to_string();
+            assert!(e.contains("is a vec3") && e.contains("X,Y,Z"), "{bad}: {e}");
+        }
         for (v, ty) in [(Some("yes"), bool), (Some("inf"), float), (None, float), (Some("1"), trigger)] {
             assert!(value_of(&set(v), ty).is_err(), "{v:?} as {ty:?} is refused");
         }

@@ -223,7 +223,7 @@ impl GraphOp {
             }
             GraphOp::AddParameter { name, default } => {
                 check_name(name)?;
-                if !default.as_f32().is_finite() {
+                if !default.is_finite() {
                     return Err(bad(format!("the default of {name:?} is not finite")));
                 }
                 if g.parameter(name).is_some() {
@@ -266,7 +266,7 @@ impl GraphOp {
                 }
             }
             GraphOp::SetParameterDefault { name, value } => {
-                if !value.as_f32().is_finite() {
+                if !value.is_finite() {
                     return Err(bad(format!("the default of {name:?} is not finite")));
                 }
                 let p = g
@@ -274,6 +274,14 @@ impl GraphOp {
                     .iter_mut()
                     .find(|p| p.name == *name)
                     .ok_or_else(|| bad(format!("no parameter {name:?}")))?;
+                // A parameter keeps its type: the wires it feeds were checked against it.
+                if p.default.type_name() != value.type_name() {
+                    return Err(bad(format!(
+                        "{name:?} is a {}; its default cannot become a {}",
+                        p.default.type_name(),
+                        value.type_name()
+                    )));
+                }
                 p.default = *value;
             }
         }
@@ -293,7 +301,7 @@ pub fn check_wire(g: &AnimGraph, from: NodeId, to: NodeId, pin: &str) -> Result<
     }
     let want =
         t.kind.input_type(pin).ok_or_else(|| bad(format!("{} has no input {pin:?}", node_title(t))))?;
-    let have = f.kind.output();
+    let have = g.output_type(&f.kind);
     if have != Some(want) {
         return Err(bad(format!(
             "{} gives {}, {}.{pin} takes a {want}",

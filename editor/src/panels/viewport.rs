@@ -62,12 +62,21 @@ enum Target {
     /// the offset and the amount it is scaled by when the drag started.
     AdjustOffset(String, marrow_engine::graph::NodeId, usize, Vec3, f32),
     /// A TwoBoneIk or LookAt node's target point (graph path, node), moved in the rig's model
-    /// space: the parameters wired to its `x`, `y`, `z` pins (set live), or `None` for a pin whose
-    /// constant is edited.
-    IkPoint(String, marrow_engine::graph::NodeId, [Option<String>; 3]),
+    /// space, and what feeds it.
+    IkPoint(String, marrow_engine::graph::NodeId, TargetFeed),
     /// A TwoBoneIk node's pole (graph path, node), as a point in the rig's model space: the pole
     /// is the direction from the chain's start joint (the third field) to it.
     IkPole(String, marrow_engine::graph::NodeId, Vec3),
+}
+
+/// What feeds a TwoBoneIk's or LookAt's target point: a vector parameter on its `target` pin, or
+/// per axis the float parameter wired to `x`, `y`, `z` (`None`: the node's constant, edited).
+#[derive(Clone, Debug, PartialEq)]
+enum TargetFeed {
+    /// The vector parameter, by name (set live).
+    Vector(String),
+    /// The float parameters per axis (set live), or `None` for a constant.
+    Axes([Option<String>; 3]),
 }
 
 /// The Viewport panel.
@@ -218,21 +227,33 @@ fn target_gizmo(
     }
     let r = world.find(rig)?;
     let live = world.animator(r)?.current_graph()?;
-    let wired = ["x", "y", "z"].map(|pin| {
+    let wired = |pin: &str| {
         let c = g.connections.iter().find(|c| c.to == node && c.pin == pin)?;
         match &g.node(c.from)?.kind {
             NodeKind::Parameter { name } => Some(name.clone()),
             _ => None,
         }
-    });
-    let mut at = [0.0f32; 3];
-    for (k, pin) in ["x", "y", "z"].into_iter().enumerate() {
-        at[k] = match &wired[k] {
-            Some(p) => live.parameter(p)?.as_f32(),
-            None => kind.constant(pin)?,
-        };
-    }
-    let at = Vec3::from_array(at);
+    };
+    let feed = match wired("target") {
+        Some(v) => TargetFeed::Vector(v),
+        None => TargetFeed::Axes(["x", "y", "z"].map(wired)),
+    };
+    let at = match &feed {
+        TargetFeed::Vector(p) => match live.parameter(p)? {
+            marrow_engine::graph::ParamValue::Vec3(v) => v,
+            _ => return None,
+        },
+        TargetFeed::Axes(axes) => {
+            let mut at = [0.0f32; 3];
+            for (k, pin) in ["x", "y", "z"].into_iter().enumerate() {
+                at[k] = match &axes[k] {
+                    Some(p) => live.parameter(p)?.as_f32(),
+                    None => kind.constant(pin)?,
+                };
+            }
+            Vec3::from_array(at)
+        }
+    };
     // A target that follows a bone is an offset in that bone's frame.
     let follows = match kind {
         NodeKind::TwoBoneIk { target_bone, .. } | NodeKind::LookAt { target_bone, .. } => target_bone,
@@ -243,7 +264,7 @@ fn target_gizmo(
         let b = world.animator(r)?.skeleton().index_of(follows)?;
         frame *= *world.rig_pose(r)?.model.get(b)?;
     }
-    Some((point_gizmo(frame, at), Target::IkPoint(graph, node, wired)))
+    Some((point_gizmo(frame, at), Target::IkPoint(graph, node, feed)))
 }
 
 /// A move gizmo on the point `at` of the frame `frame` (a rig's model space, or a bone's).
@@ -300,15 +321,20 @@ fn pole_moved(cx: &Cx, graph: &str, node: marrow_engine::graph::NodeId, from: Ve
     })
 }
 
-/// The previewing rig's scene entity whose position drives all three wired parameters (an
-/// Animator target binding of `{name}_x`, `_y`, `_z`), by path, and the rig's path.
-fn bound_target<'a>(cx: &'a Cx, wired: &[Option<String>; 3]) -> Option<(&'a str, String)> {
+/// The previewing rig's scene entity whose position drives the target's parameters (an Animator
+/// target binding of the vector parameter, or of all three `{name}_x`, `_y`, `_z`), by path, and
+/// the rig's path.
+fn bound_target<'a>(cx: &'a Cx, feed: &TargetFeed) -> Option<(&'a str, String)> {
     let rig = &cx.session.preview()?.rig;
     let (_, scene) = cx.scene()?;
     let animator = crate::document::tree::find(scene, rig)?.animator.as_ref()?;
-    let names: Vec<&str> = wired.iter().map(|w| w.as_deref()).collect::<Option<_>>()?;
-    let binding =
-        animator.targets.iter().find(|b| b.parameters().iter().map(String::as_str).eq(names.clone()))?;
+    let binding = match feed {
+        TargetFeed::Vector(name) => animator.targets.iter().find(|b| b.parameter == *name)?,
+        TargetFeed::Axes(wired) => {
+            let names: Vec<&str> = wired.iter().map(|w| w.as_deref()).collect::<Option<_>>()?;
+            animator.targets.iter().find(|b| b.parameters().iter().map(String::as_str).eq(names.clone()))?
+        }
+    };
     Some((rig.as_str(), binding.entity.clone()))
 }
 
@@ -340,14 +366,23 @@ fn node_target_moved(
     cx: &Cx,
     graph: &str,
     node: marrow_engine::graph::NodeId,
-    wired: &[Option<String>; 3],
+    feed: &TargetFeed,
     at: Vec3,
 ) -> (Vec<Command>, Option<Op>) {
     use marrow_engine::graph::ParamValue;
     let mut commands = Vec::new();
-    if let Some((rig, entity)) = bound_target(cx, wired) {
+    if let Some((rig, entity)) = bound_target(cx, feed) {
         return (commands, bound_entity_moved(cx, rig, &entity, at));
     }
+    let wired = match feed {
+        TargetFeed::Vector(name) => {
+            if at.is_finite() {
+                commands.push(Command::SetGraphParameter { name: name.clone(), value: ParamValue::Vec3(at) });
+            }
+            return (commands, None);
+        }
+        TargetFeed::Axes(wired) => wired,
+    };
     let Some(g) = cx.doc.project().graphs.get(graph) else { return (commands, None) };
     let Some(mut kind) = g.node(node).map(|n| n.kind.clone()) else { return (commands, None) };
     let mut changed = false;

@@ -382,6 +382,8 @@ pub enum FloatRef {
     Constant(f32),
     /// Parameter `index`.
     Param(u16),
+    /// Component `axis` (0, 1, 2: x, y, z) of vector parameter `index`.
+    ParamAxis(u16, u8),
 }
 
 /// One instruction of a [`GraphProgram`]. Slots are indices into the instance's pose slots; a
@@ -850,6 +852,7 @@ enum Pin {
     Z,
     Height,
     Slope,
+    Target,
 }
 
 impl Pin {
@@ -870,6 +873,7 @@ impl Pin {
             "z" => Pin::Z,
             "height" => Pin::Height,
             "slope" => Pin::Slope,
+            "target" => Pin::Target,
             _ => return None,
         })
     }
@@ -891,6 +895,7 @@ impl Pin {
             Pin::Z => "z",
             Pin::Height => "height",
             Pin::Slope => "slope",
+            Pin::Target => "target",
         }
     }
 
@@ -940,7 +945,7 @@ fn analyze(graph: &AnimGraph) -> Analysis {
         if graph.parameters[..i].iter().any(|q| q.name == p.name) {
             errors.push(GraphError::DuplicateParameter { name: p.name.clone() });
         }
-        if !p.default.as_f32().is_finite() {
+        if !p.default.is_finite() {
             errors.push(GraphError::BadDefault { name: p.name.clone(), value: p.default.as_f32() });
         }
     }
@@ -987,7 +992,7 @@ fn analyze(graph: &AnimGraph) -> Analysis {
             errors.push(GraphError::UnknownPin { node: c.to, title, pin: c.pin.clone() });
             continue;
         };
-        let found = graph.nodes[fi].kind.output();
+        let found = graph.output_type(&graph.nodes[fi].kind);
         if found != Some(expected) {
             errors.push(GraphError::PinTypeMismatch {
                 node: c.to,
@@ -1474,6 +1479,20 @@ impl Checker<'_, '_> {
                     match &e.amount {
                         Drive::Parameter(p) if !self.param_known(p) => errors
                             .push(GraphError::UnknownParameter { node: id, title, parameter: p.clone() }),
+                        Drive::Parameter(p)
+                            if self
+                                .graph
+                                .parameter(p)
+                                .is_some_and(|d| d.default.pin_type() == PinType::Vec3) =>
+                        {
+                            bad(
+                                errors,
+                                format!(
+                                    "bone {:?}: amount reads {p:?}, a vec3, where a float is wanted",
+                                    e.bone
+                                ),
+                            )
+                        }
                         Drive::Constant(c) if !c.is_finite() => {
                             bad(errors, format!("bone {:?}: amount {c} is not finite", e.bone))
                         }
@@ -1789,6 +1808,13 @@ impl<'a> Emitter<'a> {
 
     /// The target point's operands of a TwoBoneIk or LookAt node (its `x`, `y`, `z` pins).
     fn target_of(&self, i: usize) -> [FloatRef; 3] {
+        // A vector parameter on `target` takes the place of x, y and z.
+        if let Some(NodeKind::Parameter { name }) =
+            self.wiring.input(i, Pin::Target).map(|f| &self.graph.nodes[f].kind)
+        {
+            let p = self.param(name);
+            return [0, 1, 2].map(|k| FloatRef::ParamAxis(p, k));
+        }
         [self.float_of(i, Pin::X), self.float_of(i, Pin::Y), self.float_of(i, Pin::Z)]
     }
 

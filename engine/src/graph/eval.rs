@@ -457,6 +457,7 @@ fn read(params: &[ParamValue], f: FloatRef) -> f32 {
     match f {
         FloatRef::Constant(c) => c,
         FloatRef::Param(i) => params.get(i as usize).map_or(0.0, |p| p.as_f32()),
+        FloatRef::ParamAxis(i, k) => params.get(i as usize).map_or(0.0, |p| p.axis(usize::from(k))),
     }
 }
 
@@ -742,6 +743,11 @@ impl GraphInstance {
     /// Sets float parameter `name` (a linear name lookup; cache the index for hot paths).
     pub fn set_float(&mut self, name: &str, value: f32) -> bool {
         self.program.parameter_index(name).is_some_and(|i| self.set_parameter(i, ParamValue::Float(value)))
+    }
+
+    /// Sets vector parameter `name` (a target point in the rig's model space).
+    pub fn set_vec3(&mut self, name: &str, value: glam::Vec3) -> bool {
+        self.program.parameter_index(name).is_some_and(|i| self.set_parameter(i, ParamValue::Vec3(value)))
     }
 
     /// Sets bool parameter `name`.

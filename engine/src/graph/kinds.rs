@@ -93,6 +93,10 @@ const fn float(name: &'static str, range: FloatRange) -> InputPin {
     InputPin { name, ty: PinType::Float, range: Some(range) }
 }
 
+const fn vec3(name: &'static str) -> InputPin {
+    InputPin { name, ty: PinType::Vec3, range: None }
+}
+
 /// What a setting holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SettingType {
@@ -195,12 +199,14 @@ use FloatRange::{Clamped, SamplePositions, Typical};
 use SettingType as S;
 
 /// The pins of a kind that changes a pose toward a target point (TwoBoneIk, LookAt): the pose,
-/// the target's model-space x, y and z, and the weight.
+/// the target's model-space x, y and z, the target as one vector (a `vec3` parameter; when wired
+/// it takes the place of x, y and z), and the weight.
 const TARGET_INPUTS: &[InputPin] = &[
     pose("pose"),
     float("x", Typical(-2.0, 2.0)),
     float("y", Typical(-2.0, 2.0)),
     float("z", Typical(-2.0, 2.0)),
+    vec3("target"),
     float("weight", Clamped(0.0, 1.0)),
 ];
 

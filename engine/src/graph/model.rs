@@ -36,6 +36,8 @@ pub enum PinType {
     Pose,
     /// A float.
     Float,
+    /// A vector (x, y, z): a point or direction in the rig's model space.
+    Vec3,
 }
 
 impl std::fmt::Display for PinType {
@@ -43,6 +45,7 @@ impl std::fmt::Display for PinType {
         f.write_str(match self {
             PinType::Pose => "pose",
             PinType::Float => "float",
+            PinType::Vec3 => "vec3",
         })
     }
 }
@@ -374,23 +377,53 @@ pub enum ParamValue {
     /// A trigger: set by a game or a button, it stays set until a state machine transition that
     /// tests it fires, which clears it (reads as 0 or 1 where a float is wanted).
     Trigger(bool),
+    /// A vector (a target point in the rig's model space: set by a game, the editor's gizmo, or a
+    /// scene entity bound to it). It feeds `vec3` pins only; where a float is wanted it reads as
+    /// its length.
+    Vec3(Vec3),
 }
 
 impl ParamValue {
-    /// The value as a float (a bool or trigger is 0 or 1).
+    /// The value as a float (a bool or trigger is 0 or 1, a vector its length).
     pub fn as_f32(self) -> f32 {
         match self {
             ParamValue::Float(v) => v,
             ParamValue::Bool(b) | ParamValue::Trigger(b) => b as u8 as f32,
+            ParamValue::Vec3(v) => v.length(),
         }
     }
 
-    /// The type's name: "float", "bool" or "trigger".
+    /// Component `k` (0, 1, 2: x, y, z) of a vector; a scalar's value for every `k`.
+    pub fn axis(self, k: usize) -> f32 {
+        match self {
+            ParamValue::Vec3(v) => v.to_array().get(k).copied().unwrap_or(0.0),
+            other => other.as_f32(),
+        }
+    }
+
+    /// Whether every number it holds is finite.
+    pub fn is_finite(self) -> bool {
+        match self {
+            ParamValue::Vec3(v) => v.is_finite(),
+            other => other.as_f32().is_finite(),
+        }
+    }
+
+    /// The type's name: "float", "bool", "trigger" or "vec3".
     pub fn type_name(self) -> &'static str {
         match self {
             ParamValue::Float(_) => "float",
             ParamValue::Bool(_) => "bool",
             ParamValue::Trigger(_) => "trigger",
+            ParamValue::Vec3(_) => "vec3",
+        }
+    }
+
+    /// The type of pin a Parameter node of this value feeds.
+    pub fn pin_type(self) -> PinType {
+        match self {
+            ParamValue::Vec3(_) => PinType::Vec3,
+            _ => PinType::Float,
         }
     }
 }
@@ -512,5 +545,17 @@ impl AnimGraph {
     /// The declaration of parameter `name`.
     pub fn parameter(&self, name: &str) -> Option<&ParamDecl> {
         self.parameters.iter().find(|p| p.name == name)
+    }
+
+    /// What a node of this graph gives: its kind's output ([`NodeKind::output`]), except that a
+    /// Parameter node gives its parameter's type (a vector parameter feeds `vec3` pins; an
+    /// unknown parameter reads as a float, and the compiler names it).
+    pub fn output_type(&self, kind: &NodeKind) -> Option<PinType> {
+        match kind {
+            NodeKind::Parameter { name } => {
+                Some(self.parameter(name).map_or(PinType::Float, |p| p.default.pin_type()))
+            }
+            other => other.output(),
+        }
     }
 }

@@ -3,8 +3,8 @@
 //! a steering graph its Animator plays: a 2D blend space over `direction` (x: -1 strafe left,
 //! +1 strafe right) and `speed` (y: idle 0, stride 1, sprint 2), a [`NodeKind::FootPlant`] that
 //! keeps both feet on the slope, and a [`NodeKind::LookAt`] turning the spine, neck and head
-//! toward `LookTarget`, an entity the user drags in the viewport (bound to the `look`
-//! parameters through the Animator's targets).
+//! toward `LookTarget`, an entity the user drags in the viewport (bound to the `look` vector
+//! parameter, on the LookAt's `target` pin, through the Animator's targets).
 //!
 //! The rig keeps the runner's five bones first, in their order, and appends the rest, so every
 //! clip and graph written for the runner's bones reads the same bones here. `marrow gen-runner
@@ -118,15 +118,13 @@ fn figure_clips(skeleton: &Skeleton) -> Vec<(&'static str, Clip)> {
 }
 
 /// The steering graph: `direction` and `speed` on a 2D blend space of the figure's gaits, the
-/// feet planted on the ground's slope, the spine, neck and head turned toward the `look` target.
+/// feet planted on the ground's slope, the spine, neck and head turned toward the `look` vector.
 pub fn steering_graph() -> AnimGraph {
     let mut g = AnimGraph::new();
     g.add_parameter("speed", ParamValue::Float(1.0));
     g.add_parameter("direction", ParamValue::Float(0.0));
     g.add_parameter("slope", ParamValue::Float(GROUND_SLOPE));
-    for (axis, v) in ["x", "y", "z"].into_iter().zip(LOOK_TARGET.to_array()) {
-        g.add_parameter(format!("look_{axis}"), ParamValue::Float(v));
-    }
+    g.add_parameter("look", ParamValue::Vec3(LOOK_TARGET));
     let param = |g: &mut AnimGraph, name: &str, at: [f32; 2]| {
         g.add_node(NodeKind::Parameter { name: name.to_owned() }, at)
     };
@@ -184,14 +182,9 @@ pub fn steering_graph() -> AnimGraph {
         },
         [740.0, 20.0],
     );
-    let looks = ["x", "y", "z"].map(|a| param(&mut g, &format!("look_{a}"), [480.0, 220.0]));
+    let target = param(&mut g, "look", [480.0, 220.0]);
     let out = g.add_node(NodeKind::Output, [1000.0, 40.0]);
-    for (i, (n, pin)) in looks.into_iter().zip(["x", "y", "z"]).enumerate() {
-        if let Some(node) = g.nodes.iter_mut().find(|node| node.id == n) {
-            node.position[1] += 70.0 * i as f32;
-        }
-        g.connect(n, look, pin);
-    }
+    g.connect(target, look, "target");
     g.connect(direction, space, "x");
     g.connect(speed, space, "y");
     g.connect(space, plant, "pose");

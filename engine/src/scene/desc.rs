@@ -72,9 +72,10 @@ pub struct AnimatorDesc {
     pub targets: Vec<TargetBinding>,
 }
 
-/// An entity of the scene whose position, in the rig's model space, drives three float
-/// parameters of the Animator's graph each frame: `{parameter}_x`, `{parameter}_y` and
-/// `{parameter}_z` (a look-at's or a reach's target the user can drag in the viewport). A socket
+/// An entity of the scene whose position, in the rig's model space, drives the Animator's graph
+/// each frame: its `vec3` parameter named `parameter`, or, when it has none, the three float
+/// parameters `{parameter}_x`, `{parameter}_y` and `{parameter}_z` (a look-at's or a reach's
+/// target the user can drag in the viewport). A socket
 /// entity (on this rig's bone or another's) is read where the last frame placed it: this frame's
 /// poses are what the graph is about to compute.
 #[derive(Clone, Debug, PartialEq)]

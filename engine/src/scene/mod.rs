@@ -1120,8 +1120,21 @@ impl World {
                 if let Some(g) = r.component.animator.current_graph_mut()
                     && p.is_finite()
                 {
-                    for (name, v) in t.parameters.iter().zip(p.to_array()) {
-                        g.set_float(name, v);
+                    // A vector parameter of the binding's name takes the point whole; else the
+                    // three floats `{name}_x`, `_y`, `_z`.
+                    let vector = g
+                        .program()
+                        .parameter_index(&t.binding.parameter)
+                        .filter(|&i| matches!(g.parameter_at(i), Some(crate::graph::ParamValue::Vec3(_))));
+                    match vector {
+                        Some(i) => {
+                            g.set_parameter(i, crate::graph::ParamValue::Vec3(p));
+                        }
+                        None => {
+                            for (name, v) in t.parameters.iter().zip(p.to_array()) {
+                                g.set_float(name, v);
+                            }
+                        }
                     }
                 }
             }

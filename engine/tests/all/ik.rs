@@ -1234,3 +1234,168 @@ mod hostile_solves {
         }
     }
 }
+
+// ---- Vector parameters: a `vec3` parameter on a TwoBoneIk's or LookAt's `target` pin.
+
+mod vector_target {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use glam::Vec3;
+    use marrow_engine::animator::{Animator, AnimatorSettings};
+    use marrow_engine::clip::Clip;
+    use marrow_engine::graph::file::{load_graph, save_graph};
+    use marrow_engine::graph::machine::{Condition, State, StateMachine, StateSource, Test, Transition};
+    use marrow_engine::graph::{
+        AdjustEntry, AdjustOp, AnimGraph, Drive, NodeKind, ParamValue, PinType, compile,
+    };
+    use marrow_engine::synthetic::{mocap_like_clip, mocap_skeleton};
+
+    use crate::support::RigBuffers;
+
+    fn leg() -> NodeKind {
+        NodeKind::TwoBoneIk {
+            start: "LeftHip".into(),
+            mid: "LeftKnee".into(),
+            end: "LeftAnkle".into(),
+            x: 9.0,
+            y: 9.0,
+            z: 9.0,
+            target_bone: String::new(),
+            pole: Vec3::Z,
+            mid_axis: Vec3::X,
+            soften: 1.0,
+            weight: 1.0,
+        }
+    }
+
+    /// A walk into a TwoBoneIk whose `target` is the vector parameter `reach` (its x, y, z
+    /// constants far off: the vector takes their place) into the Output.
+    fn graph() -> (AnimGraph, [marrow_engine::graph::NodeId; 2]) {
+        let mut g = AnimGraph::new();
+        g.add_parameter("reach", ParamValue::Vec3(Vec3::new(0.25, 0.25, 0.2)));
+        let c = g.add_node(NodeKind::Clip { clip: "walk".into(), speed: 1.0, looping: true }, [0.0, 0.0]);
+        let ik = g.add_node(leg(), [200.0, 0.0]);
+        let p = g.add_node(NodeKind::Parameter { name: "reach".into() }, [0.0, 200.0]);
+        let o = g.add_node(NodeKind::Output, [400.0, 0.0]);
+        g.connect(c, ik, "pose");
+        g.connect(p, ik, "target");
+        g.connect(ik, o, "pose");
+        (g, [ik, p])
+    }
+
+    fn library(sk: &marrow_engine::skeleton::Skeleton) -> HashMap<String, Arc<Clip>> {
+        HashMap::from([("walk".to_owned(), Arc::new(mocap_like_clip(sk, "walk", 60, 30.0, 3)))])
+    }
+
+    #[test]
+    fn a_vector_parameter_on_the_target_pin_puts_the_foot_on_it_as_it_moves() {
+        let sk = Arc::new(mocap_skeleton());
+        let program = compile(&graph().0, &sk, &library(&sk)).expect("compiles");
+        let settings = AnimatorSettings {
+            graph: Some(Arc::new(program)),
+            speed: 1.0,
+            play_on_start: true,
+            ..Default::default()
+        };
+        let mut anim = Animator::new(sk.clone(), settings);
+        let mut rig = RigBuffers::new(sk.bone_count());
+        let ankle = sk.index_of("LeftAnkle").unwrap();
+        for (step, target) in
+            [Vec3::new(0.25, 0.25, 0.2), Vec3::new(0.3, 0.35, 0.1), Vec3::new(0.15, 0.2, 0.3)]
+                .into_iter()
+                .enumerate()
+        {
+            if step > 0 {
+                assert!(anim.current_graph_mut().unwrap().set_vec3("reach", target));
+            }
+            anim.advance(0.1);
+            anim.evaluate(rig.rig()).unwrap();
+            let at = rig.model[ankle].w_axis.truncate();
+            assert!(at.distance(target) < 1e-4, "the ankle is at {at}, the target {target}");
+        }
+        // A float cannot be set into a vector parameter (nor the reverse).
+        let g = anim.current_graph_mut().unwrap();
+        assert!(!g.set_float("reach", 1.0));
+        assert_eq!(g.parameter("reach"), Some(ParamValue::Vec3(Vec3::new(0.15, 0.2, 0.3))));
+    }
+
+    #[test]
+    fn vectors_and_floats_do_not_mix_and_each_mix_is_named() {
+        let sk = mocap_skeleton();
+        let lib = library(&sk);
+        let (good, [ik, p]) = graph();
+        assert_eq!(good.output_type(&good.node(p).unwrap().kind), Some(PinType::Vec3));
+        // The vector on a float pin.
+        let mut g = good.clone();
+        g.connections.retain(|c| c.pin != "target");
+        g.connect(p, ik, "x");
+        let e =
+            compile(&g, &sk, &lib).unwrap_err().iter().map(|e| e.to_string()).collect::<Vec<_>>().join(" | ");
+        assert!(e.contains("input \"x\" takes a float") && e.contains("gives vec3"), "{e}");
+        // A float on the vector pin.
+        let mut g = good.clone();
+        g.add_parameter("r", ParamValue::Float(0.0));
+        let f = g.add_node(NodeKind::Parameter { name: "r".into() }, [0.0, 300.0]);
+        g.connections.retain(|c| c.pin != "target");
+        g.connect(f, ik, "target");
+        let e =
+            compile(&g, &sk, &lib).unwrap_err().iter().map(|e| e.to_string()).collect::<Vec<_>>().join(" | ");
+        assert!(e.contains("input \"target\" takes a vec3") && e.contains("gives float"), "{e}");
+        // An Adjust amount reading the vector, a transition testing it, a non-finite default.
+        let mut g = good.clone();
+        let adjust = g.add_node(
+            NodeKind::Adjust {
+                entries: vec![AdjustEntry {
+                    bone: "Hips".into(),
+                    op: AdjustOp::Rotate { axis: Vec3::X },
+                    amount: Drive::Parameter("reach".into()),
+                }],
+            },
+            [300.0, 0.0],
+        );
+        let out = g.nodes.iter().find(|n| matches!(n.kind, NodeKind::Output)).unwrap().id;
+        g.connections.retain(|c| c.to != out);
+        g.connect(ik, adjust, "pose");
+        g.connect(adjust, out, "pose");
+        let e =
+            compile(&g, &sk, &lib).unwrap_err().iter().map(|e| e.to_string()).collect::<Vec<_>>().join(" | ");
+        assert!(e.contains("amount reads \"reach\", a vec3, where a float is wanted"), "{e}");
+        let mut g = good.clone();
+        let walk = |n: &str| State {
+            name: n.into(),
+            source: StateSource::Clip { clip: "walk".into(), speed: 1.0, looping: true },
+            at: [0.0, 0.0],
+        };
+        let mut t = Transition::new(Some("A"), "B");
+        t.conditions = vec![Condition { parameter: "reach".into(), test: Test::Greater(0.5) }];
+        let machine = StateMachine {
+            states: vec![walk("A"), walk("B")],
+            entry: "A".into(),
+            transitions: vec![t],
+            any_at: [0.0, 0.0],
+        };
+        let m = g.add_node(NodeKind::StateMachine { machine }, [0.0, -200.0]);
+        g.connections.retain(|c| !(c.to == ik && c.pin == "pose"));
+        g.connect(m, ik, "pose");
+        let e =
+            compile(&g, &sk, &lib).unwrap_err().iter().map(|e| e.to_string()).collect::<Vec<_>>().join(" | ");
+        assert!(e.contains("tests \"reach\" as a float") && e.contains("it is a vec3"), "{e}");
+        let mut g = good.clone();
+        g.add_parameter("reach", ParamValue::Vec3(Vec3::new(0.0, f32::NAN, 0.0)));
+        let e =
+            compile(&g, &sk, &lib).unwrap_err().iter().map(|e| e.to_string()).collect::<Vec<_>>().join(" | ");
+        assert!(e.contains("parameter \"reach\"") && e.contains("not a finite number"), "{e}");
+    }
+
+    #[test]
+    fn a_vector_parameter_round_trips_through_a_graph_file() {
+        let (g, _) = graph();
+        let text = save_graph(&g).unwrap();
+        assert!(text.contains("Vec3((0.25, 0.25, 0.2))"), "{text}");
+        let (back, faults) = load_graph(&text).unwrap();
+        assert!(faults.is_empty(), "{faults:?}");
+        assert_eq!(back, g);
+        assert_eq!(save_graph(&back).unwrap(), text);
+    }
+}

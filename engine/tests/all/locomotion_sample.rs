@@ -1,7 +1,8 @@
 //! The committed `projects/locomotion` sample does what it shows: the Runner steers on a 2D blend
 //! space, its feet stay on the tilted ground through whole gait cycles (each ankle exactly where
 //! the flat-ground walk puts it, lifted by the plane's height under it), and its head looks at
-//! `LookTarget`, following it when the entity moves.
+//! `LookTarget` (bound to its `look` vector parameter), following it when the entity moves, or
+//! when it rides a bone socket.
 
 use std::path::Path;
 
@@ -128,7 +129,10 @@ fn a_look_target_on_a_bone_socket_follows_the_bone_one_frame_behind() {
     let (rig, target) = (world.find("Runner").unwrap(), world.find("Runner/LookTarget").unwrap());
     let look = |world: &World| {
         let g = world.animator(rig).unwrap().current_graph().unwrap();
-        Vec3::from_array(["look_x", "look_y", "look_z"].map(|p| g.parameter(p).unwrap().as_f32()))
+        match g.parameter("look") {
+            Some(ParamValue::Vec3(v)) => v,
+            other => panic!("the look parameter is a vector: {other:?}"),
+        }
     };
     let mut placed = None;
     let mut moved = 0.0f32;

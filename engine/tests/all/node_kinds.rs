@@ -37,7 +37,8 @@ fn graph_around(kind: &NodeKind) -> (AnimGraph, NodeId) {
             g.connect(n, blend, "weight");
             Some(blend)
         }
-        None => None,
+        // (A vector comes from a vec3 parameter's Parameter node, never a kind by itself.)
+        Some(PinType::Vec3) | None => None,
     };
     let is_output = matches!(kind, NodeKind::Output);
     if !is_output {

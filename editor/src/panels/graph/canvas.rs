@@ -143,9 +143,10 @@ impl GraphPanel {
                 continue; // off screen: no text to lay out
             }
             let source = d.live.get(&c.from).copied().unwrap_or_default();
-            let text = match (source.weight, source.value) {
-                (Some(w), _) => format!("{w:.2}"),
-                (None, Some(v)) => format!("= {v:.2}"),
+            let text = match (source.weight, source.value, source.vector) {
+                (Some(w), ..) => format!("{w:.2}"),
+                (None, Some(v), _) => format!("= {v:.2}"),
+                (None, None, Some(v)) => format!("= ({:.2}, {:.2}, {:.2})", v.x, v.y, v.z),
                 _ => continue,
             };
             let galley = painter.layout_no_wrap(text, egui::FontId::proportional(11.0), Color32::WHITE);

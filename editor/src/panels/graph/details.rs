@@ -231,7 +231,7 @@ impl DetailsPanel {
                         for n in &cx.graph.nodes {
                             if n.id != node.id
                                 && ty.is_some()
-                                && n.kind.output() == ty
+                                && cx.graph.output_type(&n.kind) == ty
                                 && ui.selectable_label(current == Some(n.id), node_title(n)).clicked()
                             {
                                 pick = Some(Some(n.id));

@@ -23,6 +23,7 @@ pub fn pin_color(t: PinType) -> Color32 {
     match t {
         PinType::Pose => Color32::from_rgb(0x4f, 0xa8, 0xe8),
         PinType::Float => Color32::from_rgb(0x8c, 0xd0, 0x5a),
+        PinType::Vec3 => Color32::from_rgb(0xe8, 0xb0, 0x4f),
     }
 }
 

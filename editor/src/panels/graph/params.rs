@@ -125,6 +125,14 @@ impl ParamsPanel {
                     ParamValue::Trigger(_) => {
                         ui.weak("unset (a transition that tests it clears it)");
                     }
+                    ParamValue::Vec3(v) => {
+                        if let Some(x) = vector_row(ui, &format!("{} default", p.name), v) {
+                            edits.push(GraphOp::SetParameterDefault {
+                                name: p.name.clone(),
+                                value: ParamValue::Vec3(x),
+                            });
+                        }
+                    }
                 }
                 let delete = ui.add_enabled(uses.is_empty(), egui::Button::new("Delete").small());
                 let delete = named(delete, egui::WidgetType::Button, &format!("Delete {}", p.name));
@@ -196,10 +204,11 @@ enum NewType {
     Float,
     Bool,
     Trigger,
+    Vec3,
 }
 
 impl NewType {
-    const ALL: [NewType; 3] = [NewType::Float, NewType::Bool, NewType::Trigger];
+    const ALL: [NewType; 4] = [NewType::Float, NewType::Bool, NewType::Trigger, NewType::Vec3];
 
     fn name(self) -> &'static str {
         self.default().type_name()
@@ -210,12 +219,27 @@ impl NewType {
             NewType::Float => ParamValue::Float(0.0),
             NewType::Bool => ParamValue::Bool(false),
             NewType::Trigger => ParamValue::Trigger(false),
+            NewType::Vec3 => ParamValue::Vec3(glam::Vec3::ZERO),
         }
     }
 }
 
+/// Three drag values for a vector, labelled `{label} x` (`y`, `z`) for assistive technology; the
+/// new vector when one of them changed to a finite value.
+fn vector_row(ui: &mut egui::Ui, label: &str, v: glam::Vec3) -> Option<glam::Vec3> {
+    let mut a = v.to_array();
+    let mut changed = false;
+    for (c, axis) in a.iter_mut().zip(["x", "y", "z"]) {
+        let r = ui.add(egui::DragValue::new(c).speed(0.01).prefix(format!("{axis} ")));
+        changed |= named(r, egui::WidgetType::DragValue, &format!("{label} {axis}")).changed();
+    }
+    let out = glam::Vec3::from_array(a);
+    (changed && out.is_finite()).then_some(out)
+}
+
 /// The live control of parameter `p` while the graph is previewed: a slider for a float, a
-/// checkbox for a bool, a Fire button for a trigger (which shows whether it waits).
+/// checkbox for a bool, a Fire button for a trigger (which shows whether it waits), three drag
+/// values for a vector.
 fn live_control(
     ui: &mut egui::Ui,
     graph: &AnimGraph,
@@ -227,7 +251,8 @@ fn live_control(
         ParamValue::Float(v) => {
             let (lo, hi) = slider_range(graph, &p.name, p.default.as_f32());
             let mut x = v;
-            let r = ui.add(egui::Slider::new(&mut x, lo..=hi).text("live"));
+            // Not clamped by being shown: a bound or game-set value past the range stays as it is.
+            let r = ui.add(crate::widgets::authored_slider(&mut x, lo..=hi, 3).text("live"));
             if named(r, egui::WidgetType::Slider, &format!("{} live", p.name)).changed() && x.is_finite() {
                 commands
                     .push(Command::SetGraphParameter { name: p.name.clone(), value: ParamValue::Float(x) });
@@ -252,6 +277,17 @@ fn live_control(
                 }
                 if set {
                     ui.colored_label(Color32::from_rgb(0xe0, 0xc0, 0x60), "set, waiting for a transition");
+                }
+            });
+        }
+        ParamValue::Vec3(v) => {
+            ui.horizontal(|ui| {
+                ui.label("live");
+                if let Some(x) = vector_row(ui, &format!("{} live", p.name), v) {
+                    commands.push(Command::SetGraphParameter {
+                        name: p.name.clone(),
+                        value: ParamValue::Vec3(x),
+                    });
                 }
             });
         }

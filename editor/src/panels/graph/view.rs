@@ -197,8 +197,10 @@ pub struct Live {
     pub player: Option<(f32, f32)>,
     /// A BlendSpace1D or BlendSpace2D node's phase.
     pub phase: Option<f32>,
-    /// A Parameter node's current value.
+    /// A Parameter node's current value (a float, or a bool or trigger as 0 or 1).
     pub value: Option<f32>,
+    /// A vector Parameter node's current value.
+    pub vector: Option<glam::Vec3>,
     /// A StateMachine node's active state (its index, authored order) and normalized time.
     pub state: Option<(usize, f32)>,
 }
@@ -223,7 +225,11 @@ pub fn live_map(inst: &GraphInstance, graph: &AnimGraph) -> HashMap<NodeId, Live
         if let NodeKind::Parameter { name } = &node.kind
             && let Some(v) = inst.parameter(name)
         {
-            out.entry(node.id).or_default().value = Some(v.as_f32());
+            let live = out.entry(node.id).or_default();
+            match v {
+                marrow_engine::graph::ParamValue::Vec3(x) => live.vector = Some(x),
+                other => live.value = Some(other.as_f32()),
+            }
         }
     }
     out
@@ -360,6 +366,7 @@ fn pin_info(t: Option<PinType>, dim: bool) -> PinInfo {
     let color = if dim { color.gamma_multiply(0.35) } else { color };
     match t {
         Some(PinType::Float) => PinInfo::square().with_fill(color),
+        Some(PinType::Vec3) => PinInfo::triangle().with_fill(color),
         _ => PinInfo::circle().with_fill(color),
     }
 }
@@ -444,9 +451,10 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
     #[allow(refining_impl_trait)]
     fn show_output(&mut self, pin: &OutPin, ui: &mut Ui, snarl: &mut Snarl<NodeId>) -> PinInfo {
         let id = snarl[pin.id.node];
-        let ty = self.node(id).and_then(|n| n.kind.output());
+        let ty = self.node(id).and_then(|n| self.graph.output_type(&n.kind));
         let name = match ty {
             Some(PinType::Float) => "value",
+            Some(PinType::Vec3) => "vector",
             Some(PinType::Pose) => "pose",
             None => "out",
         };
@@ -534,6 +542,9 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                     }
                     if let Some(v) = live.value {
                         ui.weak(format!("= {v:.3}"));
+                    }
+                    if let Some(v) = live.vector {
+                        ui.weak(format!("= ({:.2}, {:.2}, {:.2})", v.x, v.y, v.z));
                     }
                 }
                 NodeKind::Mask { subtrees, .. } => {
@@ -752,7 +763,7 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                 // The new node takes the wire on its first input of the source's type.
                 let Some(o) = outs.first() else { return };
                 let from = snarl[o.node];
-                let ty = self.node(from).and_then(|n| n.kind.output());
+                let ty = self.node(from).and_then(|n| self.graph.output_type(&n.kind));
                 let fits: Vec<palette::Entry> = entries
                     .into_iter()
                     .filter(|e| e.kind.inputs().iter().any(|p| Some(p.ty) == ty))
@@ -771,8 +782,10 @@ impl SnarlViewer<NodeId> for GraphViewer<'_> {
                 let to = snarl[i.node];
                 let Some(tnode) = self.node(to) else { return };
                 let Some((pin, ty)) = input_pins(self.graph, tnode).get(i.input).cloned() else { return };
-                let fits: Vec<palette::Entry> =
-                    entries.into_iter().filter(|e| ty.is_some() && e.kind.output() == ty).collect();
+                let fits: Vec<palette::Entry> = entries
+                    .into_iter()
+                    .filter(|e| ty.is_some() && self.graph.output_type(&e.kind) == ty)
+                    .collect();
                 if let Some(e) = palette::menu(ui, self.search, &fits) {
                     // The new node sits left of the pin and feeds it.
                     self.add(e.kind, pos, Some((to, to, pin)), true);
@@ -821,7 +834,15 @@ impl GraphViewer<'_> {
     /// A row per float pin of the node's kind: its constant (a slider over a clamped range, else
     /// a drag value), or what drives it.
     fn constants(&mut self, ui: &mut Ui, id: NodeId, kind: &NodeKind) {
+        // A vector on the `target` pin takes the place of x, y and z.
+        let vector = kind.input_type("target").and_then(|_| self.index.input(id, "target"));
+        if let Some(src) = vector {
+            ui.weak(format!("target from {}", self.index.title(src)));
+        }
         for pin in kind.inputs() {
+            if vector.is_some() && matches!(pin.name, "x" | "y" | "z") {
+                continue;
+            }
             let (Some(range), Some(value)) = (pin.range, kind.constant(pin.name)) else { continue };
             let slider = match range {
                 FloatRange::Clamped(lo, hi) => Some(lo..=hi),
@@ -919,6 +940,9 @@ fn compact_body(v: &GraphViewer<'_>, n: &Node, live: &Live) -> String {
             out.push_str(name);
             if let Some(x) = live.value {
                 let _ = write!(out, " = {x:.3}");
+            }
+            if let Some(v) = live.vector {
+                let _ = write!(out, " = ({:.2}, {:.2}, {:.2})", v.x, v.y, v.z);
             }
         }
         NodeKind::Mask { subtrees, .. } => {

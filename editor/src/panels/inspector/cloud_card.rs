@@ -51,7 +51,9 @@ pub fn cloud_card(
         let mut count = s.count;
         ui.label("Count");
         let r = ui.add(
-            crate::widgets::authored_drag(&mut count).speed(100.0).range(0..=marrow_engine::particles::MAX_PARTICLES),
+            crate::widgets::authored_drag(&mut count)
+                .speed(100.0)
+                .range(0..=marrow_engine::particles::MAX_PARTICLES),
         );
         if named(r, egui::WidgetType::DragValue, "Particle count").changed() {
             set(cx, &|d| d.settings.count = count);
@@ -67,7 +69,8 @@ pub fn cloud_card(
         for (label, value, field) in [("Falloff", s.falloff, 0usize), ("Radius", s.radius, 1)] {
             let mut v = value;
             ui.label(label);
-            let r = ui.add(crate::widgets::authored_drag(&mut v).speed(0.0005).range(0.0..=10.0).max_decimals(4));
+            let r =
+                ui.add(crate::widgets::authored_drag(&mut v).speed(0.0005).range(0.0..=10.0).max_decimals(4));
             if named(r, egui::WidgetType::DragValue, &format!("Particle {}", label.to_lowercase())).changed()
             {
                 set(cx, &|d| {
@@ -117,7 +120,9 @@ pub fn cloud_card(
         for (g, group) in s.groups.iter().enumerate() {
             ui.horizontal(|ui| {
                 let mut m = group.mass;
-                let r = ui.add(crate::widgets::authored_drag(&mut m).speed(0.01).range(0.01..=100.0).prefix("mass "));
+                let r = ui.add(
+                    crate::widgets::authored_drag(&mut m).speed(0.01).range(0.01..=100.0).prefix("mass "),
+                );
                 if named(r, egui::WidgetType::DragValue, &format!("Group {g} mass")).changed() {
                     set(cx, &|d| d.settings.groups[g].mass = m);
                 }

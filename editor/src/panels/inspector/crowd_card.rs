@@ -52,16 +52,20 @@ pub fn crowd_card(
         ui.end_row();
         let mut count = c.count;
         ui.label("Count");
-        let r = ui
-            .add(crate::widgets::authored_drag(&mut count).speed(10.0).range(0..=marrow_engine::crowd::MAX_INSTANCES));
+        let r = ui.add(
+            crate::widgets::authored_drag(&mut count)
+                .speed(10.0)
+                .range(0..=marrow_engine::crowd::MAX_INSTANCES),
+        );
         if named(r, egui::WidgetType::DragValue, "Crowd count").changed() {
             set(cx, &|d| d.count = count);
         }
         ui.end_row();
         let mut frames = c.frames;
         ui.label("Frames per clip");
-        let r =
-            ui.add(crate::widgets::authored_drag(&mut frames).speed(1.0).range(2..=marrow_engine::crowd::MAX_FRAMES));
+        let r = ui.add(
+            crate::widgets::authored_drag(&mut frames).speed(1.0).range(2..=marrow_engine::crowd::MAX_FRAMES),
+        );
         if named(r, egui::WidgetType::DragValue, "Crowd frames").changed() {
             set(cx, &|d| d.frames = frames);
         }

@@ -540,7 +540,9 @@ impl Inspector {
                     ui.horizontal(|ui| {
                         ui.label("Half extents");
                         for (i, a) in ["X", "Y", "Z"].into_iter().enumerate() {
-                            let r = ui.add(crate::widgets::authored_drag(&mut h[i]).speed(0.01).range(0.0..=1000.0));
+                            let r = ui.add(
+                                crate::widgets::authored_drag(&mut h[i]).speed(0.01).range(0.0..=1000.0),
+                            );
                             changed |=
                                 named(r, egui::WidgetType::DragValue, &format!("Half extents {a}")).changed();
                         }

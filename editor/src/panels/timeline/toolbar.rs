@@ -79,7 +79,9 @@ impl TimelinePanel {
             }
             let l = ui.label("FPS");
             let mut fps = c.clip.frame_rate;
-            let r = ui.add(crate::widgets::authored_drag(&mut fps).range(1.0..=240.0).speed(0.2)).labelled_by(l.id);
+            let r = ui
+                .add(crate::widgets::authored_drag(&mut fps).range(1.0..=240.0).speed(0.2))
+                .labelled_by(l.id);
             if r.changed() && fps != c.clip.frame_rate {
                 set(
                     cx,
