@@ -74,9 +74,12 @@ fn a_capture_retargets_onto_the_runner_through_a_new_map_and_again_through_it_by
     assert_eq!(asset.clip.channels()[0].rotation.as_ref().unwrap().len(), frames, "a key a captured frame");
     // Through the map by name, for one clip named by its reference: a second clip file.
     let clip_ref = project.manifest.clips.iter().find(|c| c.contains("cmu_131_01")).unwrap().clone();
-    let (code, out, err) = marrow(&["retarget", "--into", d, "--map", map, &clip_ref]);
+    let (code, out, err) = marrow(&["retarget", "--into", d, "--map", map, "--limb-ik", &clip_ref]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("_runner_2.clip.ron"), "{out}");
+    // --limb-ik turned the map's limb IK on, saved in its file.
+    assert!(out.contains(&format!("{map}: feet and hands placed by IK")), "{out}");
+    assert!(std::fs::read_to_string(dir.join(map)).unwrap().contains("limb_ik: true"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -219,6 +219,7 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
                 source: "runner".into(),
                 target: "runner".into(),
                 bones: vec![pair("hips", "hips"), pair("thigh_l", "thigh_r")],
+                limb_ik: b.is_multiple_of(2),
             };
             Op::AddFiles {
                 label: "New Retarget Map".into(),
@@ -234,13 +235,14 @@ fn build(p: &Project, kind: u8, a: u32, b: u32, x: f32) -> Op {
             let maps: Vec<String> = p.retargets.keys().cloned().collect();
             let bones = ["hips", "thigh_l", "shin_l", "thigh_r", "shin_r", ""];
             let bone = |i: u32| bones[i as usize % bones.len()].to_owned();
-            let op = match b % 5 {
+            let op = match b % 6 {
                 0 | 1 => RetargetOp::SetSource { target: bone(a), source: Some(bone(b / 5)) },
                 2 => RetargetOp::SetSource { target: bone(a), source: None },
                 3 => RetargetOp::Fill(vec![
                     BonePair { target: bone(a), source: bone(b) },
                     BonePair { target: bone(a / 7), source: bone(b / 7) },
                 ]),
+                4 => RetargetOp::SetLimbIk(a.is_multiple_of(2)),
                 _ => RetargetOp::Clear,
             };
             Op::Retarget {

@@ -83,6 +83,11 @@ fn a_retarget_map_made_edited_and_applied_to_two_clips_in_the_window_undoes_to_t
     choose(&mut h, "source of LHipJoint", "hips");
     assert_eq!(h.state().doc.undo_label().as_deref(), Some("Map Bone LHipJoint"));
     assert_eq!(h.state().doc.project().retargets[path].source_of("LHipJoint"), Some("hips"));
+    // Feet and hands placed by IK where the runner's are: one more step, saved in the map.
+    h.get_by_role_and_label(Role::CheckBox, "Place feet and hands by IK").click();
+    settle(&mut h);
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Place Feet and Hands by IK"));
+    assert!(h.state().doc.project().retargets[path].limb_ik);
     if let Ok(image) = h.render()
         && let Ok(dir) = std::env::var("MARROW_SCREENSHOT_DIR")
     {
@@ -97,7 +102,7 @@ fn a_retarget_map_made_edited_and_applied_to_two_clips_in_the_window_undoes_to_t
     settle(&mut h);
     let app = h.state();
     assert_eq!(app.doc.undo_label().as_deref(), Some("Retarget 2 Clips onto cmu_131_01"));
-    assert_eq!(app.doc.head(), 3);
+    assert_eq!(app.doc.head(), 4);
     let lib = app.session.library();
     let (_, cmu) = lib.skeleton_named("cmu_131_01").unwrap();
     for (file, name) in
@@ -124,6 +129,7 @@ fn a_retarget_map_made_edited_and_applied_to_two_clips_in_the_window_undoes_to_t
     key(&mut h, Modifiers::COMMAND, Key::S);
     let reopened = Document::open(dir.path()).expect("the project reopens");
     assert_eq!(reopened.files(), h.state().doc.files());
-    assert!(std::fs::read_to_string(dir.path().join(path)).unwrap().contains("target: \"LHipJoint\""));
+    let saved = std::fs::read_to_string(dir.path().join(path)).unwrap();
+    assert!(saved.contains("target: \"LHipJoint\"") && saved.contains("limb_ik: true"), "{saved}");
     undo_all_redo_all(&mut h, dir.path(), &original);
 }

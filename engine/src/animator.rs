@@ -1020,30 +1020,10 @@ fn apply_foot_plant(
     LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()?;
     for (leg, (target, _)) in plant.legs.iter().zip(goals) {
         let [h, k, a] = leg.map(usize::from);
-        let (hip, knee, ankle) =
-            (model[h].w_axis.truncate(), model[k].w_axis.truncate(), model[a].w_axis.truncate());
         // The knee keeps pointing where it points: away from the hip-ankle line.
-        let line = ankle - hip;
-        let along =
-            if line.length_squared() > 0.0 { (knee - hip).dot(line) / line.length_squared() } else { 0.0 };
-        let pole = (knee - (hip + line * along)).try_normalize().unwrap_or(Vec3::Z);
-        let (mut start, mut mid, mut reached) = (Quat::IDENTITY, Quat::IDENTITY, false);
-        let solved = crate::ik::TwoBoneIkJob {
-            start: &model[h],
-            mid: &model[k],
-            end: &model[a],
-            target,
-            pole,
-            mid_axis: plant.mid_axis,
-            weight: 1.0,
-            soften: 1.0,
-            twist: 0.0,
-            start_correction: &mut start,
-            mid_correction: &mut mid,
-            reached: &mut reached,
-        }
-        .run();
-        if solved.is_ok() {
+        let solved =
+            crate::ik::solve_keeping_bend([&model[h], &model[k], &model[a]], target, plant.mid_axis, Vec3::Z);
+        if let Some((start, mid)) = solved {
             local[h].rotation = (local[h].rotation * start).normalize();
             local[k].rotation = (local[k].rotation * mid).normalize();
         }

@@ -280,6 +280,40 @@ impl TwoBoneIkJob<'_> {
     }
 }
 
+/// Solves a chain as a plant or a retarget wants it: full weight, no softening or twist, the mid
+/// joint kept pointing where it points now (its offset from the start-to-end line; `fallback`
+/// for a straight chain). The start and mid corrections, or `None` when the job refuses its
+/// inputs (see [`TwoBoneIkJob::validate`]).
+pub fn solve_keeping_bend(
+    [start, mid, end]: [&Mat4; 3],
+    target: Vec3,
+    mid_axis: Vec3,
+    fallback: Vec3,
+) -> Option<(Quat, Quat)> {
+    let (s, m, e) = (start.w_axis.truncate(), mid.w_axis.truncate(), end.w_axis.truncate());
+    let line = e - s;
+    let along = if line.length_squared() > 0.0 { (m - s).dot(line) / line.length_squared() } else { 0.0 };
+    let pole = (m - (s + line * along)).try_normalize().unwrap_or(fallback);
+    let (mut start_correction, mut mid_correction, mut reached) = (Quat::IDENTITY, Quat::IDENTITY, false);
+    TwoBoneIkJob {
+        start,
+        mid,
+        end,
+        target,
+        pole,
+        mid_axis,
+        weight: 1.0,
+        soften: 1.0,
+        twist: 0.0,
+        start_correction: &mut start_correction,
+        mid_correction: &mut mid_correction,
+        reached: &mut reached,
+    }
+    .run()
+    .ok()?;
+    Some((start_correction, mid_correction))
+}
+
 /// The turn of the lower bone `to_end` about `axis` (unit), as its cosine and sine, that puts
 /// the start joint, at `to_start` from the mid joint, `wanted` from the end. Exact for any axis:
 /// the parts of both bones along the axis do not turn, so only their parts across it (`u`, `v`)

@@ -1,4 +1,4 @@
-//! `marrow retarget --into PROJECT (--map FILE | --from RIG --to RIG) [--all | CLIP...]`:
+//! `marrow retarget --into PROJECT (--map FILE | --from RIG --to RIG) [--limb-ik] [--all | CLIP...]`:
 //! File > Retarget Clips, headless and in bulk. The clips (library references such as
 //! `clips/walk.clip.ron` or `assets/walk.bvh#walk`, or `--all`: every clip of the source rig)
 //! go through the project's retarget map `--map`, or through a new map from rig `--from` to rig
@@ -34,6 +34,10 @@ pub struct RetargetArgs {
     /// Every clip of the source rig.
     #[arg(long, conflicts_with = "clips")]
     pub all: bool,
+    /// Turn the map's limb IK on (saved in its file): feet and hands placed where the source's
+    /// are, scaled by the hip ratio.
+    #[arg(long)]
+    pub limb_ik: bool,
 }
 
 /// Runs `marrow retarget`.
@@ -68,6 +72,14 @@ pub fn run(args: &RetargetArgs) -> anyhow::Result<ExitCode> {
         }
         _ => anyhow::bail!("say which map: --map FILE, or --from RIG --to RIG for a new one"),
     };
+    if args.limb_ik && !doc.project().retargets[&map_path].limb_ik {
+        let op = Op::Retarget {
+            path: map_path.clone(),
+            op: marrow_editor::document::retarget_ops::RetargetOp::SetLimbIk(true),
+        };
+        doc.apply(&op, 3).map_err(|e| anyhow::anyhow!("limb IK does not apply to {map_path}: {e}"))?;
+        println!("{map_path}: feet and hands placed by IK");
+    }
     let map = doc.project().retargets[&map_path].clone();
     let clips: Vec<String> = if args.all {
         marrow_editor::retarget::clips_of_rig(&library, &map.source)

@@ -23,6 +23,9 @@ pub enum RetargetOp {
     Fill(Vec<BonePair>),
     /// Unmaps every bone.
     Clear,
+    /// Turns limb IK on or off ([`RetargetMap::limb_ik`]: feet and hands placed where the
+    /// source's are).
+    SetLimbIk(bool),
 }
 
 impl RetargetOp {
@@ -33,6 +36,8 @@ impl RetargetOp {
             RetargetOp::SetSource { target, source: None } => format!("Unmap Bone {target}"),
             RetargetOp::Fill(_) => "Auto-Map Bones".to_owned(),
             RetargetOp::Clear => "Clear Bone Map".to_owned(),
+            RetargetOp::SetLimbIk(true) => "Place Feet and Hands by IK".to_owned(),
+            RetargetOp::SetLimbIk(false) => "Stop Placing Feet and Hands by IK".to_owned(),
         }
     }
 
@@ -63,6 +68,7 @@ impl RetargetOp {
                 next.bones = pairs.clone();
             }
             RetargetOp::Clear => next.bones.clear(),
+            RetargetOp::SetLimbIk(on) => next.limb_ik = *on,
         }
         Ok(next)
     }
@@ -79,7 +85,12 @@ mod tests {
     /// Every edit the file format could not load again is refused, naming what is wrong.
     #[test]
     fn edits_that_would_save_an_unloadable_map_are_refused() {
-        let map = RetargetMap { source: "a".into(), target: "b".into(), bones: vec![pair("hips", "hips")] };
+        let map = RetargetMap {
+            source: "a".into(),
+            target: "b".into(),
+            bones: vec![pair("hips", "hips")],
+            limb_ik: false,
+        };
         let refused = [
             RetargetOp::Fill(vec![pair("hips", "")]),
             RetargetOp::Fill(vec![pair("", "hips")]),
@@ -95,5 +106,6 @@ mod tests {
             RetargetOp::Fill(vec![pair("hips", "root"), pair("spine", "spine")]).apply(&map).unwrap();
         assert_eq!(filled.bones, vec![pair("hips", "root"), pair("spine", "spine")]);
         assert!(RetargetOp::Clear.apply(&map).unwrap().bones.is_empty());
+        assert!(RetargetOp::SetLimbIk(true).apply(&map).unwrap().limb_ik);
     }
 }

@@ -214,6 +214,13 @@ impl RetargetDialog {
                 command = Some(self.edit(RetargetOp::Clear));
             }
         });
+        let mut limb_ik = map.limb_ik;
+        let r = ui.checkbox(&mut limb_ik, "Place feet and hands by IK").on_hover_text(
+            "After the rotations transfer, bend each mapped leg and arm (two-bone IK) so its foot or hand lands where the source's is, scaled by the hip ratio: contact kept where the rigs' proportions differ",
+        );
+        if r.changed() {
+            command = Some(self.edit(RetargetOp::SetLimbIk(limb_ik)));
+        }
         for f in &self.derived.faults {
             ui.colored_label(ui.visuals().warn_fg_color, format!("⚠ {f}"));
         }

@@ -44,6 +44,10 @@ pub struct RetargetFile {
     /// The pairs, one a line.
     #[serde(default)]
     pub bones: Vec<BonePair>,
+    /// Feet and hands placed by IK where the source's are ([`RetargetMap::limb_ik`]); written
+    /// only when on, so a file from before it reads and writes the same bytes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub limb_ik: bool,
 }
 
 impl TryFrom<RetargetFile> for RetargetMap {
@@ -75,7 +79,7 @@ impl TryFrom<RetargetFile> for RetargetMap {
                 ));
             }
         }
-        Ok(RetargetMap { source: f.source, target: f.target, bones: f.bones })
+        Ok(RetargetMap { source: f.source, target: f.target, bones: f.bones, limb_ik: f.limb_ik })
     }
 }
 
@@ -86,6 +90,7 @@ impl From<&RetargetMap> for RetargetFile {
             source: m.source.clone(),
             target: m.target.clone(),
             bones: m.bones.clone(),
+            limb_ik: m.limb_ik,
         }
     }
 }
@@ -107,7 +112,8 @@ pub fn retarget_from_str(text: &str, path: &Path) -> Result<RetargetMap, Project
 pub fn retarget_to_string(map: &RetargetMap) -> String {
     // The file (1), its pair list (2): a pair is below them.
     let config = crate::graph::file::pretty_config().depth_limit(2);
-    let mut s = ron::Options::default().to_string_pretty(&RetargetFile::from(map), config).unwrap_or_default();
+    let mut s =
+        ron::Options::default().to_string_pretty(&RetargetFile::from(map), config).unwrap_or_default();
     s.push('\n');
     s
 }
@@ -124,6 +130,7 @@ mod tests {
                 BonePair { target: "pelvis".into(), source: "Hips".into() },
                 BonePair { target: "thigh_l".into(), source: "LeftHip".into() },
             ],
+            limb_ik: false,
         }
     }
 
@@ -132,7 +139,10 @@ mod tests {
         let text = retarget_to_string(&map());
         assert_eq!(retarget_from_str(&text, Path::new("a.retarget.ron")).unwrap(), map());
         assert!(text.contains("version: 1"));
-        assert!(text.contains("\n        (target: \"thigh_l\", source: \"LeftHip\"),\n"), "a pair a line:\n{text}");
+        assert!(
+            text.contains("\n        (target: \"thigh_l\", source: \"LeftHip\"),\n"),
+            "a pair a line:\n{text}"
+        );
     }
 
     #[test]

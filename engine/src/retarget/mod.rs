@@ -34,7 +34,7 @@
 
 pub mod humanoid;
 
-use glam::{Mat3, Quat, Vec3};
+use glam::{Mat3, Mat4, Quat, Vec3};
 
 use crate::clip::{Clip, find_clip_fault};
 use crate::math::Transform;
@@ -62,6 +62,13 @@ pub struct RetargetMap {
     pub target: String,
     /// The pairs, in the target's bone order when [`auto_map`] made them.
     pub bones: Vec<BonePair>,
+    /// Whether feet and hands are put where the source's are: after the rotations transfer,
+    /// each of the target's legs and arms whose three humanoid bones (upper, lower, end) are
+    /// mapped is bent by [`crate::ik::TwoBoneIkJob`] so its end lands on the source end's
+    /// position, scaled by the hip ratio as the hips' translation is (contact kept where the
+    /// rigs' proportions differ: feet that do not slide or sink), the end keeping its
+    /// orientation.
+    pub limb_ik: bool,
 }
 
 impl RetargetMap {
@@ -189,6 +196,7 @@ pub fn auto_map(source: &Skeleton, target: &Skeleton) -> RetargetMap {
                 })
             })
             .collect(),
+        limb_ik: false,
     }
 }
 
@@ -275,6 +283,18 @@ fn rest_alignment(primary: (Vec3, Vec3), secondary: Option<(Vec3, Vec3)>) -> Opt
     })
 }
 
+/// A limb a plan places by two-bone IK ([`RetargetMap::limb_ik`]).
+#[derive(Clone, Copy, Debug)]
+struct Limb {
+    /// The target's upper, lower and end bones (each the parent of the next).
+    bones: [usize; 3],
+    /// The source bone the end follows.
+    source_end: usize,
+    /// The joint's bend axis in the lower bone's own frame (from the rest pose and the body's
+    /// forward: knees bend back, elbows forward).
+    axis: Vec3,
+}
+
 /// A retarget map compiled against its two skeletons: flat per-bone arrays, checked once.
 #[derive(Clone, Debug)]
 pub struct RetargetPlan {
@@ -296,6 +316,8 @@ pub struct RetargetPlan {
     copy: Vec<bool>,
     /// Per target bone: whether it is mapped and no ancestor is (takes the model position).
     topmost: Vec<bool>,
+    /// The limbs placed by IK (empty unless the map asks).
+    limbs: Vec<Limb>,
 }
 
 fn check_rest(side: &'static str, skeleton: &Skeleton) -> Result<(), RetargetFault> {
@@ -348,12 +370,13 @@ impl RetargetPlan {
             pair_of[t] = Some(i);
             by_target[t] = Some(s as u16);
         }
-        Ok(Self::compile(source, target, by_target))
+        Ok(Self::compile(source, target, by_target, map.limb_ik))
     }
 
-    fn compile(source: &Skeleton, target: &Skeleton, map: Vec<Option<u16>>) -> Self {
+    fn compile(source: &Skeleton, target: &Skeleton, map: Vec<Option<u16>>, limb_ik: bool) -> Self {
         let (rs, rt) = (rest_model(source), rest_model(target));
         let (hs, ht) = roles_through(&map, source, target);
+        let forward = body_frame(&ht, &rt).map_or(Vec3::Z, |(ft, _)| ft.z_axis);
         let (basis, ratio) = match (body_frame(&hs, &rs), body_frame(&ht, &rt)) {
             (Some((fs, hs)), Some((ft, ht))) => {
                 let basis = if fs == ft {
@@ -424,6 +447,13 @@ impl RetargetPlan {
             };
         }
         let aligned_rest = (0..n).map(|t| (align[t] * rt.rotation[t]).normalize()).collect();
+        let limbs = if limb_ik { limbs(target, &map, &ht, &rt, forward) } else { Vec::new() };
+        // A limb's upper and lower bones are keyed (their rotations change), never copied.
+        for l in &limbs {
+            for &b in &l.bones {
+                copy[b] = false;
+            }
+        }
         RetargetPlan {
             source_name: source.name.clone(),
             target: target.clone(),
@@ -436,6 +466,7 @@ impl RetargetPlan {
             ratio,
             copy,
             topmost,
+            limbs,
         }
     }
 
@@ -484,6 +515,7 @@ impl RetargetPlan {
         let mut frame = Frame::new(self.source_parents.len(), n, clip.channels().len());
         for &time in &times {
             self.pose_at(clip, time, &mut frame);
+            self.place_limbs(&mut frame);
             for t in 0..n {
                 if keyed[t] {
                     let mut q = frame.target_local[t].rotation;
@@ -572,6 +604,82 @@ impl RetargetPlan {
             frame.target_local[t] = local;
             frame.target_model[t] =
                 (pr * local.rotation, pp + pr * (ps * local.translation), ps * local.scale);
+        }
+    }
+}
+
+/// The target's legs and arms that can be placed by IK: their three humanoid bones found, each
+/// the parent of the next, all mapped; each with its bend axis in its lower bone's frame.
+fn limbs(
+    target: &Skeleton,
+    map: &[Option<u16>],
+    h: &HumanoidBones,
+    rest: &RestModel,
+    forward: Vec3,
+) -> Vec<Limb> {
+    use HumanoidRole as R;
+    let chains = [
+        ([R::LeftUpperLeg, R::LeftLowerLeg, R::LeftFoot], true),
+        ([R::RightUpperLeg, R::RightLowerLeg, R::RightFoot], true),
+        ([R::LeftUpperArm, R::LeftLowerArm, R::LeftHand], false),
+        ([R::RightUpperArm, R::RightLowerArm, R::RightHand], false),
+    ];
+    let mut out = Vec::new();
+    for (roles, leg) in chains {
+        let [Some(u), Some(l), Some(e)] = roles.map(|r| h.get(r)) else { continue };
+        if target.parent(l) != Some(u) || target.parent(e) != Some(l) {
+            continue;
+        }
+        let (Some(_), Some(_), Some(source_end)) = (map[u], map[l], map[e]) else { continue };
+        // The bend axis: across the limb and the body's forward, knees bending back, elbows
+        // forward; the rest bend's own axis where the rest limb is bent.
+        let (a, b) = (rest.position[l] - rest.position[u], rest.position[e] - rest.position[l]);
+        let straight = if leg { forward.cross(a + b) } else { (a + b).cross(forward) };
+        let Some(axis) = a.cross(b).try_normalize().or_else(|| straight.try_normalize()) else { continue };
+        out.push(Limb {
+            bones: [u, l, e],
+            source_end: usize::from(source_end),
+            axis: rest.rotation[l].inverse() * axis,
+        });
+    }
+    out
+}
+
+impl RetargetPlan {
+    /// Bends each IK limb so its end lands where the source's end is (scaled as the hips are),
+    /// the end keeping its model orientation (see [`RetargetMap::limb_ik`]).
+    fn place_limbs(&self, frame: &mut Frame) {
+        let mat = |(r, p, s): (Quat, Vec3, Vec3)| Mat4::from_scale_rotation_translation(s, r, p);
+        for limb in &self.limbs {
+            let [u, l, e] = limb.bones;
+            let goal = self.basis * frame.source_model[limb.source_end].1 * self.ratio;
+            let (mu, ml, me) =
+                (mat(frame.target_model[u]), mat(frame.target_model[l]), mat(frame.target_model[e]));
+            // The middle joint keeps pointing where it points (a straight limb: across its bend axis).
+            let straight = ml.transform_vector3(limb.axis).cross(me.w_axis.truncate() - mu.w_axis.truncate());
+            let Some((start, mid)) =
+                crate::ik::solve_keeping_bend([&mu, &ml, &me], goal, limb.axis, straight.normalize_or_zero())
+            else {
+                continue;
+            };
+            let end_rotation = frame.target_model[e].0;
+            let (pr, pp, ps) = match self.target.parent(u) {
+                Some(p) => frame.target_model[p],
+                None => (Quat::IDENTITY, Vec3::ZERO, Vec3::ONE),
+            };
+            let lu = &mut frame.target_local[u];
+            lu.rotation = (lu.rotation * start).normalize();
+            let upper = (pr * lu.rotation, pp + pr * (ps * lu.translation), ps * lu.scale);
+            let ll = &mut frame.target_local[l];
+            ll.rotation = (ll.rotation * mid).normalize();
+            let lower =
+                (upper.0 * ll.rotation, upper.1 + upper.0 * (upper.2 * ll.translation), upper.2 * ll.scale);
+            let le = &mut frame.target_local[e];
+            le.rotation = (lower.0.inverse() * end_rotation).normalize();
+            let endm = (end_rotation, lower.1 + lower.0 * (lower.2 * le.translation), lower.2 * le.scale);
+            frame.target_model[u] = upper;
+            frame.target_model[l] = lower;
+            frame.target_model[e] = endm;
         }
     }
 }

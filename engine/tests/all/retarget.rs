@@ -409,13 +409,18 @@ fn a_y_up_capture_drives_a_z_up_rig_with_its_bones_pointing_alike() {
     }
 }
 
-#[test]
-fn real_motion_capture_plays_on_another_rig() {
-    let scene = bvh::import(
+/// The CMU capture (subject 131, trial 1), in metres.
+fn cmu_capture() -> marrow_engine::gltf::ImportedScene {
+    bvh::import(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/bvh/cmu_131_01.bvh"),
         &BvhOptions { scale: 0.056444, ..BvhOptions::default() },
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn real_motion_capture_plays_on_another_rig() {
+    let scene = cmu_capture();
     let source = &scene.rigs[0].skeleton;
     let clip = &scene.animations[0].clips[0].clip;
     let target = humanoid("mixamo", mixamo, Shape { arms_down: true, ..Shape::default() });
@@ -441,7 +446,12 @@ fn a_map_that_does_not_fit_its_rigs_is_refused_by_name() {
     let source = humanoid("src", mixamo, Shape::default());
     let target = humanoid("dst", unreal, Shape::default());
     let pair = |t: &str, s: &str| BonePair { target: t.to_owned(), source: s.to_owned() };
-    let map = |bones: Vec<BonePair>| RetargetMap { source: "src".into(), target: "dst".into(), bones };
+    let map = |bones: Vec<BonePair>| RetargetMap {
+        source: "src".into(),
+        target: "dst".into(),
+        bones,
+        limb_ik: false,
+    };
     let cases: Vec<(RetargetMap, &Skeleton, RetargetFault)> = vec![
         (
             map(vec![pair("pelvis", "mixamorig:Hips"), pair("tail", "mixamorig:Spine")]),
@@ -609,4 +619,66 @@ fn the_mocap_samples_capture_on_cesium_man_points_every_limb_as_the_capture_does
             assert!(angle(ds, dt) < 1e-3, "{bone} at frame {frame}: {} rad", angle(ds, dt));
         }
     }
+}
+
+#[test]
+fn limb_ik_puts_the_figures_feet_where_the_captured_feet_are_scaled_and_keeps_their_turn() {
+    let scene = cmu_capture();
+    let source = &scene.rigs[0].skeleton;
+    let clip = &scene.animations[0].clips[0].clip;
+    // The locomotion sample's figure: legs proportioned unlike the capture's.
+    let target = marrow_engine::project::locomotion::figure_skeleton();
+    let mut map = auto_map(source, &target);
+    let plain = RetargetPlan::new(&map, source, &target).unwrap();
+    map.limb_ik = true;
+    let plan = RetargetPlan::new(&map, source, &target).unwrap();
+    let (fixed, loose) = (plan.retarget_clip(clip).unwrap(), plain.retarget_clip(clip).unwrap());
+    assert!(marrow_engine::clip::find_clip_fault(&fixed, &target).is_none());
+    let times =
+        fixed.channels()[target.index_of("thigh_l").unwrap()].rotation.as_ref().unwrap().times().to_vec();
+    let (mut placed, mut loose_error) = (0usize, 0.0f32);
+    for &t in times.iter().step_by(3) {
+        let (src, on, off) =
+            (model_pose(source, clip, t), model_pose(&target, &fixed, t), model_pose(&target, &loose, t));
+        for (hip, ankle, captured) in
+            [("thigh_l", "foot_l", "LeftAnkle"), ("thigh_r", "foot_r", "RightAnkle")]
+        {
+            let [h, a, c] =
+                [target.index_of(hip), target.index_of(ankle), source.index_of(captured)].map(Option::unwrap);
+            let goal = plan.basis() * src[c].1 * plan.hip_ratio();
+            loose_error = loose_error.max(off[a].1.distance(goal));
+            // Where the goal is within the leg's reach (not at full stretch), the ankle is on it.
+            let reach = 0.9 * 0.97;
+            if on[h].1.distance(goal) <= reach {
+                assert!(
+                    on[a].1.distance(goal) < 2e-3,
+                    "t {t} {ankle}: at {}, the captured ankle scaled {goal}",
+                    on[a].1
+                );
+                placed += 1;
+            } else {
+                // Beyond it, the leg reaches straight toward it.
+                let off_line = (on[a].1 - on[h].1).angle_between(goal - on[h].1);
+                assert!(
+                    off_line < 2e-3,
+                    "t {t} {ankle}: the stretched leg points {off_line} rad off the goal"
+                );
+            }
+            // The foot keeps the turn the rotations gave it (its axes within 0.1 degree).
+            let turned = [Vec3::X, Vec3::Y, Vec3::Z].map(|v| (on[a].0 * v).angle_between(off[a].0 * v));
+            assert!(turned.iter().all(|&d| d < 2e-3), "t {t} {ankle}: the foot turned {turned:?}");
+        }
+    }
+    // (The figure's legs are short for the capture's hip height: its feet reach about half the time.)
+    let total = 2 * times.len().div_ceil(3);
+    assert!(placed * 3 > total, "{placed} of {total} placed");
+    assert!(loose_error > 0.02, "without IK the feet miss the captured ones by {loose_error}");
+    // The flag is saved in the map's file, and only when on.
+    let text = marrow_engine::project::retarget_file::retarget_to_string(&map);
+    assert!(text.contains("limb_ik: true"), "{text}");
+    let back =
+        marrow_engine::project::retarget_file::retarget_from_str(&text, Path::new("m.retarget.ron")).unwrap();
+    assert_eq!(back, map);
+    map.limb_ik = false;
+    assert!(!marrow_engine::project::retarget_file::retarget_to_string(&map).contains("limb_ik"));
 }
