@@ -10,6 +10,8 @@
 //! and without a two-foot FootPlant on a slope and a LookAt on the head shared by the chest and
 //! neck (the difference is what the solves and their recompositions cost a character per tick),
 //! and with root motion taken from the hips (what extracting and blending it costs).
+//! `ik/character64/*`: the same on the capture rig grown to 64 bones (fingers, jaw, eyes), the
+//! size the issue names for a game character.
 
 use std::hint::black_box;
 
@@ -24,11 +26,45 @@ use marrow_engine::ik::{AimJob, AimLimits, TwoBoneIkJob};
 use marrow_engine::math::Transform;
 use marrow_engine::pose::RigPoseMut;
 use marrow_engine::root_motion::RootMotion;
+use marrow_engine::skeleton::Skeleton;
 use marrow_engine::synthetic::{mocap_like_clip, mocap_skeleton};
+
+/// The capture rig grown to 64 bones: five three-joint fingers on each hand (30), a jaw and two
+/// eyes under the head (3): what a game character's skeleton holds besides its body.
+fn character_skeleton_64() -> Skeleton {
+    let base = mocap_skeleton();
+    let mut bones: Vec<(String, u16, Transform)> = (0..base.bone_count())
+        .map(|i| (base.bone_names[i].clone(), base.parents[i], base.bind_pose[i]))
+        .collect();
+    let at = |x: f32, y: f32, z: f32| Transform::from_translation(Vec3::new(x, y, z));
+    for (hand, side) in [("lhand", 1.0f32), ("rhand", -1.0)] {
+        let h = base.index_of(hand).expect("the capture rig has hands") as u16;
+        for f in 0..5 {
+            let mut parent = h;
+            for j in 0..3 {
+                let offset =
+                    if j == 0 { at(side * 0.01 * f as f32, -0.08, 0.0) } else { at(0.0, -0.025, 0.0) };
+                bones.push((format!("{hand}_finger{f}_{j}"), parent, offset));
+                parent = (bones.len() - 1) as u16;
+            }
+        }
+    }
+    let head = base.index_of("Head").expect("the capture rig has a head") as u16;
+    for (name, offset) in
+        [("jaw", at(0.0, -0.03, 0.05)), ("eye_l", at(0.03, 0.05, 0.08)), ("eye_r", at(-0.03, 0.05, 0.08))]
+    {
+        bones.push((name.to_owned(), head, offset));
+    }
+    Skeleton::from_bind_pose("character64", bones).expect("a well-formed rig")
+}
 
 /// The capture rig walking through `solves` (nodes between the clip and the output, in order).
 fn character(solves: Vec<NodeKind>, root_motion: Option<RootMotion>) -> Animator {
-    let sk = Arc::new(mocap_skeleton());
+    character_on(Arc::new(mocap_skeleton()), solves, root_motion)
+}
+
+/// `sk` walking through `solves`.
+fn character_on(sk: Arc<Skeleton>, solves: Vec<NodeKind>, root_motion: Option<RootMotion>) -> Animator {
     let mut lib = HashMap::new();
     lib.insert("walk".to_owned(), Arc::new(mocap_like_clip(&sk, "walk", 240, 60.0, 7)));
     let mut g = AnimGraph::new();
@@ -75,12 +111,19 @@ fn character_ticks(c: &mut Criterion) {
         weight: 1.0,
     };
     let root = Some(RootMotion::planar(0));
-    for (name, solves, root_motion) in [
-        ("ik/character/walk", vec![], None),
-        ("ik/character/walk_root_motion", vec![], root),
-        ("ik/character/plant_and_look", vec![plant, look], None),
+    let sk64 = Arc::new(character_skeleton_64());
+    assert_eq!(sk64.bone_count(), 64);
+    for (name, solves, root_motion, sk) in [
+        ("ik/character/walk", vec![], None, None),
+        ("ik/character/walk_root_motion", vec![], root, None),
+        ("ik/character/plant_and_look", vec![plant.clone(), look.clone()], None, None),
+        ("ik/character64/walk", vec![], None, Some(sk64.clone())),
+        ("ik/character64/plant_and_look", vec![plant, look], None, Some(sk64.clone())),
     ] {
-        let mut a = character(solves, root_motion);
+        let mut a = match sk {
+            Some(sk) => character_on(sk, solves, root_motion),
+            None => character(solves, root_motion),
+        };
         let n = a.skeleton().bone_count();
         let (mut local, mut model, mut palette) =
             (vec![Transform::IDENTITY; n], vec![Mat4::IDENTITY; n], vec![Mat4::IDENTITY; n]);
