@@ -69,6 +69,9 @@ pub enum Command {
     },
     /// Preview a graph on a rig (`Some((rig path, graph path))`) or stop previewing (`None`).
     PreviewGraph(Option<(String, String)>),
+    /// Preview a clip that is not in the project on a rig (a retarget before it is applied), or
+    /// stop (`None`). Never saved, never an undo step.
+    PreviewClip(Option<crate::session::ClipPreview>),
     /// A live parameter value of the graph preview (never saved, never an undo step).
     SetGraphParameter {
         /// Parameter name.

@@ -95,6 +95,25 @@ pub fn retarget_op(
     })
 }
 
+/// The clip `clip_ref` (a library reference of the map's source rig) retargeted through the map
+/// at `map_path`, in memory (for a preview: nothing is added to the project), or why not.
+pub fn retarget_preview(
+    project: &Project,
+    library: &Library,
+    map_path: &str,
+    clip_ref: &str,
+) -> Result<Arc<Clip>, String> {
+    let map = project.retargets.get(map_path).ok_or_else(|| format!("no retarget file {map_path:?}"))?;
+    let (source, target) = rigs_of(library, map).map_err(|e| format!("{map_path}: {e}"))?;
+    let plan = RetargetPlan::new(map, &source, &target).map_err(|e| format!("{map_path}: {e}"))?;
+    let clip = library
+        .clips(clip_ref)
+        .iter()
+        .find(|c| c.skeleton == source.name)
+        .ok_or_else(|| format!("{clip_ref}: no clip for the source rig {:?}", source.name))?;
+    plan.retarget_clip(clip).map(Arc::new).map_err(|e| format!("{clip_ref}: {e}"))
+}
+
 /// The step adding a new retarget file from `source` to `target` (skeleton names), filled by
 /// the humanoid auto-map, at `retargets/<source>_to_<target>.retarget.ron` (numbered when
 /// taken). Returns the step and the file's path.

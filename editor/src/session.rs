@@ -99,6 +99,31 @@ pub struct GraphPreview {
     pub error: Option<String>,
 }
 
+/// A clip previewed on a rig without being in the project (File > Retarget Clips > Preview:
+/// what a retarget would make, played before it is applied): session state only, never saved
+/// and never an undo step. The rig's Animator loops it in place of its authored clip until the
+/// preview stops. A graph preview and a clip preview do not run together.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClipPreview {
+    /// The rig's entity path.
+    pub rig: String,
+    /// The clip (for the rig's skeleton).
+    pub clip: std::sync::Arc<marrow_engine::clip::Clip>,
+    /// What it is, as the window says it ("walk retargeted through retargets/a_to_b.retarget.ron").
+    pub label: String,
+    /// Why it does not play on the rig, if it does not.
+    pub error: Option<String>,
+}
+
+/// The Animator of the rig at path `rig` a preview plays on, or why there is none.
+fn preview_animator<'w>(
+    world: &'w mut World,
+    rig: &str,
+) -> Result<&'w mut marrow_engine::animator::Animator, String> {
+    let e = world.find(rig).ok_or_else(|| format!("no rig {rig:?} in this scene"))?;
+    world.animator_mut(e).ok_or_else(|| format!("{rig} has no Animator"))
+}
+
 /// How many marker hits the session keeps.
 const HIT_LOG: usize = 256;
 
@@ -129,6 +154,8 @@ pub struct Session {
     ranges: HashMap<Entity, (f32, f32)>,
     /// The graph preview, if one runs.
     preview: Option<GraphPreview>,
+    /// The clip preview, if one runs.
+    clip_preview: Option<ClipPreview>,
     /// Per entity path: what of it could not be loaded (it stands in its bind pose).
     entity_faults: Vec<(String, EntityFault)>,
     /// The project as of the last sync (its files' `Arc`s, shared with the document: no copy),
@@ -216,6 +243,7 @@ impl Default for Session {
             next_hit: 0,
             ranges: HashMap::new(),
             preview: None,
+            clip_preview: None,
             entity_faults: Vec::new(),
             synced: None,
             last_sync: SyncKind::Unchanged,
@@ -358,7 +386,11 @@ impl Session {
         if changed.is_empty() {
             return Some(SyncKind::Unchanged);
         }
-        if !changed.only_clips() || self.preview.is_some() || !self.entity_faults.is_empty() {
+        if !changed.only_clips()
+            || self.preview.is_some()
+            || self.clip_preview.is_some()
+            || !self.entity_faults.is_empty()
+        {
             return None;
         }
         self.library.replace_clips(project, &changed.clips);
@@ -395,6 +427,7 @@ impl Session {
             })
             .collect();
         let previewed = self.preview_head();
+        let clip_previewed = self.clip_preview_head();
         let root = doc.root().map(Path::to_owned).unwrap_or_default();
         let (library, mut faults) = Library::load_cached(project, &root, &mut self.imports);
         self.library = library;
@@ -442,6 +475,8 @@ impl Session {
         }
         let (time, playing) = previewed.unwrap_or((0.0, false));
         self.apply_preview(time, playing);
+        let (time, playing) = clip_previewed.unwrap_or((0.0, false));
+        self.apply_clip_preview(time, playing);
         self.faults = faults;
         self.faults_seen = 0;
         self.root = doc.root().map(Path::to_owned);
@@ -602,6 +637,7 @@ impl Session {
             }
         }
         self.apply_preview(0.0, false);
+        self.apply_clip_preview(0.0, false);
         self.recompose = true;
     }
 
@@ -658,6 +694,9 @@ impl Session {
     pub fn set_preview(&mut self, target: Option<(String, String)>) {
         match target {
             Some((rig, graph)) => {
+                if self.clip_preview.take().is_some() {
+                    self.built = None; // the clip preview's rig goes back to its own clip
+                }
                 let keep = self
                     .preview
                     .as_ref()
@@ -676,6 +715,64 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// The clip preview, if one runs.
+    pub fn clip_preview(&self) -> Option<&ClipPreview> {
+        self.clip_preview.as_ref()
+    }
+
+    /// Starts previewing a clip on a rig (looping from its start, playing unless the transport
+    /// is paused; a graph preview stops), or stops it (`None`: the rig goes back to its authored
+    /// clip when the world is rebuilt on the next sync).
+    pub fn set_clip_preview(&mut self, preview: Option<ClipPreview>) {
+        let before = self.clip_preview.as_ref().map(|p| p.rig.clone());
+        self.set_preview(None);
+        match preview {
+            Some(p) => {
+                if before.is_some_and(|r| r != p.rig) {
+                    self.built = None; // the previous rig goes back to its own clip
+                }
+                self.clip_preview = Some(p);
+                self.apply_clip_preview(0.0, !self.clock.is_paused());
+            }
+            None => {
+                if self.clip_preview.take().is_some() {
+                    self.built = None;
+                }
+            }
+        }
+    }
+
+    /// The clip-previewed rig's head time and play state.
+    fn clip_preview_head(&self) -> Option<(f32, bool)> {
+        let p = self.clip_preview.as_ref()?;
+        let a = self.world.animator(self.world.find(&p.rig)?)?;
+        Some((a.time(), a.is_playing()))
+    }
+
+    /// Puts the clip preview's clip on its rig at `time`; records why when it cannot play there.
+    fn apply_clip_preview(&mut self, time: f32, playing: bool) {
+        let Some(p) = &mut self.clip_preview else { return };
+        let a = match preview_animator(&mut self.world, &p.rig) {
+            Ok(a) => a,
+            Err(e) => {
+                p.error = Some(e);
+                return;
+            }
+        };
+        if let Some(fault) = marrow_engine::clip::find_clip_fault(&p.clip, a.skeleton()) {
+            p.error = Some(format!("{} cannot play on {}: {fault}", p.label, p.rig));
+            return;
+        }
+        p.error = None;
+        a.clear_pose_overrides();
+        a.play_clip(p.clip.clone(), true);
+        if !playing {
+            a.stop();
+        }
+        a.seek(time);
+        self.recompose = true;
     }
 
     /// The rewind debugger's recording of the previewed graph, if it has state machines and has
@@ -793,13 +890,12 @@ impl Session {
         // A new instance: what was recorded of the old one cannot be replayed on it.
         self.recording = None;
         let Some(p) = &mut self.preview else { return };
-        let Some(rig) = self.world.find(&p.rig) else {
-            p.error = Some(format!("no rig {:?} in this scene", p.rig));
-            return;
-        };
-        let Some(a) = self.world.animator_mut(rig) else {
-            p.error = Some(format!("{} has no Animator", p.rig));
-            return;
+        let a = match preview_animator(&mut self.world, &p.rig) {
+            Ok(a) => a,
+            Err(e) => {
+                p.error = Some(e);
+                return;
+            }
         };
         let program = match self.library.compile_graph(&p.graph, a.skeleton()) {
             Ok(program) => std::sync::Arc::new(program),

@@ -133,3 +133,66 @@ fn a_retarget_map_made_edited_and_applied_to_two_clips_in_the_window_undoes_to_t
     assert!(saved.contains("target: \"LHipJoint\"") && saved.contains("limb_ik: true"), "{saved}");
     undo_all_redo_all(&mut h, dir.path(), &original);
 }
+
+/// Preview: the capture's clip, retargeted in memory onto the locomotion figure, loops on the
+/// scene's Runner before anything is applied; a map edit previews again; Stop gives the Runner
+/// back its graph; the document holds only the new map.
+#[test]
+fn a_retarget_is_previewed_on_the_scenes_rig_before_it_is_applied_and_the_preview_is_no_edit() {
+    let dir = two_rig_project();
+    let mut h = editor_sized(dir.path(), egui::vec2(1600.0, 1100.0));
+    click(&mut h, Role::Button, "File");
+    h.get_by_label("Retarget Clips…").click();
+    settle(&mut h);
+    choose(&mut h, "Source rig", "cmu_131_01");
+    choose(&mut h, "Target rig", "runner");
+    h.get_by_label("Create Map").click();
+    settle(&mut h);
+    let map = "retargets/cmu_131_01_to_runner.retarget.ron";
+    assert_eq!(h.state().doc.head(), 1);
+    let capture =
+        h.state().panels.retarget.ticked.keys().next().cloned().expect("the capture's clip is listed");
+    h.get_by_role_and_label(Role::CheckBox, &capture).click();
+    settle(&mut h);
+    h.get_by_label("Preview on Runner").click();
+    settle(&mut h);
+    let preview = h.state().session.clip_preview().cloned().expect("a clip preview runs");
+    assert_eq!((preview.rig.as_str(), preview.error.as_deref()), ("Runner", None));
+    assert_eq!(preview.clip.skeleton, "runner");
+    h.state_mut().send(marrow_editor::command::Command::Play);
+    h.run_steps(20);
+    // The Runner plays the retargeted clip: its pose is the clip's at the Runner's time.
+    let (time, pose) = {
+        let s = &h.state().session;
+        let rig = s.entity("Runner").unwrap();
+        let a = s.world().animator(rig).unwrap();
+        assert!(a.current_graph().is_none() && a.is_playing(), "the clip plays in place of the graph");
+        (a.time(), s.world().rig_pose(rig).unwrap().local.to_vec())
+    };
+    assert!(time > 0.1, "it plays: {time}");
+    if let Ok(image) = h.render()
+        && let Ok(dir) = std::env::var("MARROW_SCREENSHOT_DIR")
+    {
+        image.save(std::path::Path::new(&dir).join("retarget_preview.png")).unwrap();
+    }
+    let thigh = 1; // thigh_l
+    let want = preview.clip.channels()[thigh].rotation.as_ref().unwrap().sample(time).unwrap();
+    assert!(pose[thigh].rotation.angle_between(want) < 1e-4, "{:?} vs {want:?}", pose[thigh].rotation);
+    // A map edit while it runs previews the edited map.
+    h.get_by_role_and_label(egui::accesskit::Role::CheckBox, "Place feet and hands by IK").click();
+    settle(&mut h);
+    h.run_steps(2);
+    let again = h.state().session.clip_preview().cloned().unwrap();
+    assert!(h.state().doc.project().retargets[map].limb_ik);
+    assert!(!std::sync::Arc::ptr_eq(&again.clip, &preview.clip), "previewed again after the edit");
+    // Stop: the Runner plays its own graph again; the preview never was an edit.
+    h.get_by_label("Stop Preview").click();
+    settle(&mut h);
+    h.run_steps(2);
+    assert!(h.state().session.clip_preview().is_none());
+    let s = &h.state().session;
+    let runner = s.world().animator(s.entity("Runner").unwrap()).unwrap();
+    assert!(runner.current_graph().is_some(), "back on its steering graph");
+    assert_eq!(h.state().doc.head(), 2, "the new map and the IK toggle: nothing else");
+    assert_eq!(h.state().doc.project().clips.len(), 8, "no clip added by previewing");
+}

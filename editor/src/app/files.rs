@@ -64,11 +64,18 @@ pub(super) fn retarget_context<'a>(
     doc: &'a Document,
     session: &'a Session,
 ) -> crate::panels::retarget_dialog::RetargetContext<'a> {
+    let world = session.world();
+    let rigs = world
+        .rigs()
+        .filter_map(|r| Some((world.path(r)?, world.animator(r)?.skeleton().name.clone())))
+        .collect();
     crate::panels::retarget_dialog::RetargetContext {
         project: doc.project(),
         library: session.library(),
         revision: doc.revision(),
         root: doc.root(),
+        rigs,
+        clip_preview: session.clip_preview(),
     }
 }
 

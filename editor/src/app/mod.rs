@@ -365,6 +365,7 @@ impl EditorApp {
                 }
             }
             Command::PreviewGraph(target) => self.session.set_preview(target),
+            Command::PreviewClip(preview) => self.session.set_clip_preview(preview),
             Command::SetGraphParameter { name, value } => self.session.set_preview_parameter(&name, value),
             Command::RewindTo(tick) => {
                 self.session.rewind_to(tick);

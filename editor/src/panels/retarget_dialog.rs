@@ -6,8 +6,10 @@
 //! Apply: one undo step creating a clip file of the target rig for each.
 //!
 //! It reads the document's project and the session's library and sends edits
-//! ([`Op::Retarget`], [`Op::AddFiles`]); it writes nothing itself. Not here: a side-by-side
-//! preview of source and target in the viewport.
+//! ([`Op::Retarget`], [`Op::AddFiles`]); it writes nothing itself. Preview plays a ticked clip,
+//! retargeted in memory, on a rig of the scene with the target skeleton ([`Command::PreviewClip`]:
+//! session state, not an edit), so a map is judged in motion before anything is written. Not
+//! here: the source playing beside it (it plays as its own rig does, if the scene has one).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,6 +31,10 @@ pub struct RetargetContext<'a> {
     pub revision: u64,
     /// The project's folder, if saved.
     pub root: Option<&'a Path>,
+    /// The scene's rigs: entity path and skeleton name (where a retarget can be previewed).
+    pub rigs: Vec<(String, String)>,
+    /// The clip preview running, if any.
+    pub clip_preview: Option<&'a crate::session::ClipPreview>,
 }
 
 /// One row of the mapping table.
@@ -67,6 +73,8 @@ pub struct RetargetDialog {
     pub ticked: BTreeMap<String, bool>,
     /// Why the last Apply was refused.
     pub apply_faults: Vec<String>,
+    /// The document revision the running preview was made at (a later one previews again).
+    previewed: Option<u64>,
     derived: Derived,
 }
 
@@ -349,7 +357,7 @@ impl RetargetDialog {
             ui.checkbox(on, clip.as_str());
         }
         let chosen: Vec<String> = self.ticked.iter().filter(|(_, on)| **on).map(|(c, _)| c.clone()).collect();
-        let mut command = None;
+        let mut command = self.preview_row(ui, cx, &chosen);
         let label = format!("Apply to {} Clip{}", chosen.len(), if chosen.len() == 1 { "" } else { "s" });
         if ui.add_enabled(!chosen.is_empty(), egui::Button::new(label)).clicked() {
             let root = cx.root.unwrap_or(Path::new(""));
@@ -364,6 +372,60 @@ impl RetargetDialog {
         for f in &self.apply_faults {
             ui.colored_label(ui.visuals().error_fg_color, f);
         }
+        command
+    }
+
+    /// Preview on a rig of the scene with the target skeleton: the first ticked clip,
+    /// retargeted in memory through the map as it stands, loops there; Stop Preview gives the
+    /// rig back its own clip. A map edited while it runs is previewed again.
+    fn preview_row(&mut self, ui: &mut egui::Ui, cx: &RetargetContext, chosen: &[String]) -> Option<Command> {
+        let map = cx.project.retargets.get(&self.map)?;
+        let rig = cx.rigs.iter().find(|(_, skeleton)| *skeleton == map.target).map(|(path, _)| path.clone());
+        let mut command = None;
+        ui.horizontal(|ui| {
+            let what = chosen.first();
+            let label = match &rig {
+                Some(r) => format!("Preview on {r}"),
+                None => "Preview".to_owned(),
+            };
+            let can = rig.is_some() && what.is_some();
+            let r = ui.add_enabled(can, egui::Button::new(label));
+            let r = if rig.is_none() {
+                r.on_disabled_hover_text(format!("The scene has no rig with the skeleton {:?}", map.target))
+            } else {
+                r.on_disabled_hover_text("Tick a clip to preview")
+            };
+            let rerun = cx
+                .clip_preview
+                .is_some_and(|p| Some(&p.rig) == rig.as_ref() && self.previewed != Some(cx.revision));
+            if (r.clicked() || rerun)
+                && let (Some(rig), Some(what)) = (&rig, what)
+            {
+                match crate::retarget::retarget_preview(cx.project, cx.library, &self.map, what) {
+                    Ok(clip) => {
+                        self.apply_faults.clear();
+                        self.previewed = Some(cx.revision);
+                        command = Some(Command::PreviewClip(Some(crate::session::ClipPreview {
+                            rig: rig.clone(),
+                            label: format!("{} retargeted through {}", clip.name, self.map),
+                            clip,
+                            error: None,
+                        })));
+                    }
+                    Err(e) => self.apply_faults = vec![e],
+                }
+            }
+            if let Some(p) = cx.clip_preview {
+                if ui.button("Stop Preview").clicked() {
+                    self.previewed = None;
+                    command = Some(Command::PreviewClip(None));
+                }
+                match &p.error {
+                    Some(e) => ui.colored_label(ui.visuals().error_fg_color, e),
+                    None => ui.weak(format!("playing {} on {}", p.label, p.rig)),
+                };
+            }
+        });
         command
     }
 }
