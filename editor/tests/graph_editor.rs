@@ -1531,7 +1531,7 @@ fn the_pole_gizmo_aims_a_two_bone_iks_knee_in_one_undo_step() {
             start: "thigh_r".into(),
             mid: "shin_r".into(),
             end: "foot_r".into(),
-            x: 0.12,
+            x: -0.12,
             y: 0.35,
             z: 0.3,
             target_bone: String::new(),
@@ -1582,7 +1582,7 @@ fn the_pole_gizmo_aims_a_two_bone_iks_knee_in_one_undo_step() {
     let knee = joint(&h, "shin_r");
     assert!(knee.x > knee_before.x + 0.01, "the knee follows the pole: {knee_before} -> {knee}");
     let foot = joint(&h, "foot_r");
-    assert!(foot.distance(glam::Vec3::new(0.12, 0.35, 0.3)) < 1e-3, "the foot stays on its target: {foot}");
+    assert!(foot.distance(glam::Vec3::new(-0.12, 0.35, 0.3)) < 1e-3, "the foot stays on its target: {foot}");
     click(&mut h, Role::Button, "■ Stop Preview");
     undo_all_redo_all(&mut h, dir.path(), &original);
 }

@@ -49,9 +49,9 @@ const FIGURE: [(&str, &str, [f32; 3]); 12] = [
     ("chest", "spine", [0.0, 0.25, 0.0]),
     ("neck", "chest", [0.0, 0.22, 0.0]),
     ("head", "neck", [0.0, 0.1, 0.0]),
-    ("upperarm_l", "chest", [-0.22, 0.16, 0.0]),
+    ("upperarm_l", "chest", [0.22, 0.16, 0.0]),
     ("forearm_l", "upperarm_l", [0.0, -0.28, 0.0]),
-    ("upperarm_r", "chest", [0.22, 0.16, 0.0]),
+    ("upperarm_r", "chest", [-0.22, 0.16, 0.0]),
     ("forearm_r", "upperarm_r", [0.0, -0.28, 0.0]),
     ("toe_l", "foot_l", [0.0, -0.05, 0.16]),
     ("toe_r", "foot_r", [0.0, -0.05, 0.16]),
@@ -112,8 +112,9 @@ fn figure_clips(skeleton: &Skeleton) -> Vec<(&'static str, Clip)> {
         (CLIP_PATH, figure_gait(skeleton, "stride", stride, 0.0)),
         ("clips/idle.clip.ron", figure_gait(skeleton, "idle", [2.0, 0.04, 0.06, 0.015], 0.0)),
         ("clips/sprint.clip.ron", figure_gait(skeleton, "sprint", [0.7, 0.95, 1.4, 0.07], 0.0)),
-        ("clips/strafe_l.clip.ron", figure_gait(skeleton, "strafe_l", [1.0, 0.35, 0.5, 0.03], -half_turn)),
-        ("clips/strafe_r.clip.ron", figure_gait(skeleton, "strafe_r", [1.0, 0.35, 0.5, 0.03], half_turn)),
+        // The figure faces +Z: its left is +X, a quarter turn toward it.
+        ("clips/strafe_l.clip.ron", figure_gait(skeleton, "strafe_l", [1.0, 0.35, 0.5, 0.03], half_turn)),
+        ("clips/strafe_r.clip.ron", figure_gait(skeleton, "strafe_r", [1.0, 0.35, 0.5, 0.03], -half_turn)),
     ]
 }
 

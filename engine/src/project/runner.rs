@@ -43,14 +43,15 @@ pub const CLIP_PATH: &str = "clips/stride.clip.ron";
 /// The scene's path.
 pub const SCENE_PATH: &str = "scenes/main.scene.ron";
 
-/// The runner's five-bone skeleton: hips, and a thigh and shin per leg (legs hang along -Y).
+/// The runner's five-bone skeleton: hips, and a thigh and shin per leg (legs hang along -Y). It
+/// faces +Z (glTF's forward), so its left (`_l`) side is +X.
 pub fn runner_skeleton() -> Skeleton {
     let t = |x: f32, y: f32| Transform::from_translation(Vec3::new(x, y, 0.0));
     let bones = vec![
         ("hips".to_owned(), NO_PARENT, t(0.0, 1.0)),
-        ("thigh_l".to_owned(), 0, t(-0.12, -0.05)),
+        ("thigh_l".to_owned(), 0, t(0.12, -0.05)),
         ("shin_l".to_owned(), 1, t(0.0, -0.45)),
-        ("thigh_r".to_owned(), 0, t(0.12, -0.05)),
+        ("thigh_r".to_owned(), 0, t(-0.12, -0.05)),
         ("shin_r".to_owned(), 3, t(0.0, -0.45)),
     ];
     // The bones above are well formed; a failure here is a programming error caught by the tests.
