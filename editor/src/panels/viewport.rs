@@ -278,6 +278,53 @@ fn point_gizmo(frame: Mat4, at: Vec3) -> Gizmo {
     }
 }
 
+/// The axes a TwoBoneIk or LookAt solves with, drawn at their joints on the previewing rig while
+/// its gizmo is up: a TwoBoneIk's bend axis through its mid joint (cyan), a LookAt's aim from its
+/// eyes to the target (`aim_at`, yellow) and its up axis (green). What the details' numbers
+/// mean, seen on the rig.
+fn paint_solve_axes(
+    painter: &egui::Painter,
+    view: &View,
+    cx: &Cx,
+    graph: &str,
+    node: marrow_engine::graph::NodeId,
+    aim_at: Vec3,
+) -> Option<()> {
+    use marrow_engine::graph::NodeKind;
+    let kind = &cx.doc.project().graphs.get(graph)?.node(node)?.kind;
+    let world = cx.session.world();
+    let r = world.find(&cx.session.preview()?.rig)?;
+    let sk = world.animator(r)?.skeleton();
+    let model = world.rig_pose(r)?.model;
+    let frame = world.world_matrix(r)?;
+    let joint = |bone: &str| Some(frame * *model.get(sk.index_of(bone)?)?);
+    let line = |a: Vec3, b: Vec3, color: Color32| {
+        if let (Some(a), Some(b)) = (view.project(a), view.project(b)) {
+            painter.line_segment([a, b], egui::Stroke::new(2.0, color));
+        }
+    };
+    let reach = 0.15 * frame.x_axis.truncate().length().max(1e-3);
+    match kind {
+        NodeKind::TwoBoneIk { mid, mid_axis, .. } => {
+            let m = joint(mid)?;
+            let (at, axis) = (m.w_axis.truncate(), m.transform_vector3(*mid_axis).try_normalize()?);
+            line(at - axis * reach, at + axis * reach, Color32::from_rgb(80, 220, 230));
+        }
+        NodeKind::LookAt { bone, up, offset, .. } => {
+            let h = joint(bone)?;
+            let eye = h.transform_point3(*offset);
+            line(eye, aim_at, Color32::from_rgb(240, 210, 80));
+            line(
+                eye,
+                eye + h.transform_vector3(*up).try_normalize()? * reach,
+                Color32::from_rgb(110, 220, 110),
+            );
+        }
+        _ => {}
+    }
+    Some(())
+}
+
 /// How far out from the start joint the pole gizmo sits, as a share of the chain's length.
 const POLE_REACH: f32 = 0.75;
 
@@ -555,6 +602,9 @@ impl ViewportPanel {
                     (view.project(g.parent.transform_point3(*from)), view.project(g.world.w_axis.truncate()))
             {
                 painter.line_segment([a, b], egui::Stroke::new(1.5, Color32::from_rgb(230, 120, 230)));
+            }
+            if let Target::IkPoint(graph, node, _) | Target::IkPole(graph, node, _) = target {
+                paint_solve_axes(&painter, &view, cx, graph, *node, g.world.w_axis.truncate());
             }
             g.paint(&painter, &view, hot);
         }
