@@ -352,9 +352,12 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
         });
     }
     let mut animations = Vec::new();
-    for stack in scene.anim_stacks.iter() {
-        let clip = stack_clip(scene, stack, &bones, &units, &skeleton)
+    for (k, stack) in scene.anim_stacks.iter().enumerate() {
+        let (clip, report) = stack_clip(scene, stack, &bones, &units, &skeleton)
             .map_err(|what| invalid(format!("animation stack {:?}", stack.element.name), what))?;
+        if let Some(report) = report {
+            warnings.push(Warning::new(Location::Animation(k), report));
+        }
         animations.push(Animation {
             name: stack.element.name.to_string(),
             duration: clip.duration(),
@@ -512,14 +515,15 @@ fn joint_bounds(prims: &[Primitive], skeleton: &Skeleton) -> Vec<Option<Aabb>> {
 }
 
 /// The clip of one animation stack, baked by ufbx: keys at the curves' own times where they are
-/// linear or constant, resampled at the file's frame rate elsewhere; times from the stack's start.
+/// linear or constant (rotations: where they need no resampling), resampled at the file's frame
+/// rate elsewhere; times from the stack's start. With it, the report of what was resampled.
 fn stack_clip(
     scene: &ufbx::Scene,
     stack: &ufbx::AnimStack,
     bones: &Bones,
     units: &UnitScales,
     skeleton: &Skeleton,
-) -> Result<Clip, String> {
+) -> Result<(Clip, Option<String>), String> {
     let fps = scene.settings.frames_per_second;
     let rate = if fps.is_finite() && fps > 0.0 { fps } else { 30.0 };
     let opts = ufbx::BakeOpts { resample_rate: rate, ..Default::default() };
@@ -569,7 +573,65 @@ fn stack_clip(
         }
     }
     clip.length = ((stack.time_end - begin) as f32).max(0.0);
-    Ok(clip)
+    let report = curve_report(scene, stack, &baked, clip.frame_rate);
+    Ok((clip, report))
+}
+
+/// What the bake did to a stack's animated channels, for the import report: how many kept their
+/// own keys (every baked key at a key time of the channel's curves: linear or constant curves) and
+/// how many were resampled at `rate` (cubic curves, and Euler rotations, which ufbx samples so
+/// that their quaternions follow the angles), naming the first few resampled (`node property`).
+/// `None` for a stack that animates no bone.
+fn curve_report(
+    scene: &ufbx::Scene,
+    stack: &ufbx::AnimStack,
+    baked: &ufbx::BakedAnim,
+    rate: f32,
+) -> Option<String> {
+    // Each animated property's key times, by (element id, property name).
+    let mut sources: std::collections::HashMap<(u32, &str), Vec<f64>> = std::collections::HashMap::new();
+    for layer in stack.layers.iter() {
+        for prop in layer.anim_props.iter() {
+            let times = sources.entry((prop.element.element_id, prop.prop_name.as_ref())).or_default();
+            for curve in prop.anim_value.curves.iter().flatten() {
+                times.extend(curve.keyframes.iter().map(|k| k.time));
+            }
+        }
+    }
+    let (mut kept, mut resampled) = (0usize, Vec::<String>::new());
+    for node in baked.nodes.iter() {
+        let Some(source) = scene.nodes.get(node.typed_id as usize) else { continue };
+        let channels: [(&str, Vec<f64>); 3] = [
+            ("Lcl Translation", node.translation_keys.iter().map(|k| k.time).collect()),
+            ("Lcl Rotation", node.rotation_keys.iter().map(|k| k.time).collect()),
+            ("Lcl Scaling", node.scale_keys.iter().map(|k| k.time).collect()),
+        ];
+        for (prop, baked_times) in channels {
+            let Some(times) = sources.get(&(node.element_id, prop)) else { continue };
+            let own = baked_times.iter().all(|t| times.iter().any(|k| (k - t).abs() <= 1e-6));
+            if own {
+                kept += 1;
+            } else {
+                resampled.push(format!("{} {prop}", source.element.name));
+            }
+        }
+    }
+    if kept + resampled.len() == 0 {
+        return None;
+    }
+    let mut text = format!(
+        "animation stack {:?}: {kept} channel(s) kept at their own keys, {} resampled at {rate} fps",
+        stack.element.name.to_string(),
+        resampled.len()
+    );
+    if !resampled.is_empty() {
+        let shown: Vec<&str> = resampled.iter().take(4).map(String::as_str).collect();
+        text.push_str(&format!(" (cubic curves, Euler rotations): {}", shown.join(", ")));
+        if resampled.len() > shown.len() {
+            text.push_str(&format!(" and {} more", resampled.len() - shown.len()));
+        }
+    }
+    Some(text)
 }
 
 /// Whether every value of a baked channel is `bind` (to a millionth of its size): a channel that

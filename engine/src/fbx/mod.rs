@@ -24,15 +24,17 @@
 //!   channel, its weight the mesh's default.
 //! - Animation: every animation stack is an animation with one clip for the rig, baked by ufbx
 //!   (`bake_anim`): curves that are linear or constant keep their own keys, the others are
-//!   resampled at the file's frame rate; keys are LINEAR. Times start at the stack's start.
+//!   resampled at the file's frame rate (so are Euler rotations: FBX interpolates the angles,
+//!   which a quaternion key pair would not follow); keys are LINEAR. Times start at the stack's
+//!   start. The import report says, per stack, how many channels kept their keys and which were
+//!   resampled.
 //! - Faults: a file ufbx rejects is named with ufbx's reason; what the file builds is checked as
 //!   any import is (skeleton faults, non-finite keys), named with the node.
 //! - Bounded cost: at most [`MAX_FILE_BYTES`] read; ufbx's allocators capped at
 //!   [`MAX_MEMORY_BYTES`] each; nodes at most [`crate::skeleton::MAX_BONES`] bones.
 //!
 //! Not here: animated blend shape weights (`DeformPercent` curves), in-between shapes, textures
-//! kept beside the file (only embedded ones are read), cameras and lights, and which curves were
-//! resampled.
+//! kept beside the file (only embedded ones are read), cameras and lights.
 
 mod build;
 

@@ -214,3 +214,154 @@ fn blend_shapes_come_in_as_morph_targets_equal_to_the_gltf_they_were_made_from()
         }
     }
 }
+
+/// An FBX 7.4 ASCII file, written here as a tool would, with two bones and two animation stacks,
+/// each with its own layer, curve node and linear curve: `walk` turns the Spine 90 degrees about
+/// Z over one second, `wave` moves it 5 cm along X over half a second.
+fn two_stacks_fbx() -> String {
+    const SECOND: i64 = 46_186_158_000; // FBX time units
+    let stack = |id: u32, name: &str, seconds: f64, value: f64, node: &str| {
+        let end = (seconds * SECOND as f64) as i64;
+        format!(
+            r#"	AnimationStack: {id}, "AnimStack::{name}", "" {{
+		Properties70:  {{
+			P: "LocalStart", "KTime", "Time", "",0
+			P: "LocalStop", "KTime", "Time", "",{end}
+		}}
+	}}
+	AnimationLayer: {l}, "AnimLayer::BaseLayer", "" {{
+	}}
+	AnimationCurveNode: {n}, "AnimCurveNode::{node}", "" {{
+		Properties70:  {{
+			P: "d|X", "Number", "", "A",0
+			P: "d|Y", "Number", "", "A",0
+			P: "d|Z", "Number", "", "A",0
+		}}
+	}}
+	AnimationCurve: {c}, "AnimCurve::", "" {{
+		Default: 0
+		KeyVer: 4008
+		KeyTime: *2 {{
+			a: 0,{end}
+		}}
+		KeyValueFloat: *2 {{
+			a: 0,{value}
+		}}
+		KeyAttrFlags: *1 {{
+			a: 4
+		}}
+		KeyAttrDataFloat: *4 {{
+			a: 0,0,0,0
+		}}
+		KeyAttrRefCount: *1 {{
+			a: 2
+		}}
+	}}
+"#,
+            l = id + 1,
+            n = id + 2,
+            c = id + 3,
+        )
+    };
+    let links = |id: u32, property: &str, channel: &str| {
+        format!(
+            "\tC: \"OO\",{l},{id}\n\tC: \"OO\",{n},{l}\n\tC: \"OP\",{n},2,\"{property}\"\n\tC: \"OP\",{c},{n},\"{channel}\"\n",
+            l = id + 1,
+            n = id + 2,
+            c = id + 3
+        )
+    };
+    format!(
+        r#"; FBX 7.4.0 project file
+FBXHeaderExtension:  {{
+	FBXHeaderVersion: 1003
+	FBXVersion: 7400
+}}
+Objects:  {{
+	NodeAttribute: 10, "NodeAttribute::", "LimbNode" {{
+		TypeFlags: "Skeleton"
+	}}
+	NodeAttribute: 20, "NodeAttribute::", "LimbNode" {{
+		TypeFlags: "Skeleton"
+	}}
+	Model: 1, "Model::Hips", "LimbNode" {{
+		Properties70:  {{
+			P: "Lcl Translation", "Lcl Translation", "", "A",0,90,0
+		}}
+	}}
+	Model: 2, "Model::Spine", "LimbNode" {{
+		Properties70:  {{
+			P: "Lcl Translation", "Lcl Translation", "", "A",0,10,0
+		}}
+	}}
+{walk}{wave}}}
+Connections:  {{
+	C: "OO",10,1
+	C: "OO",20,2
+	C: "OO",1,0
+	C: "OO",2,1
+{walk_links}{wave_links}}}
+"#,
+        walk = stack(100, "walk", 1.0, 90.0, "R"),
+        wave = stack(200, "wave", 0.5, 5.0, "T"),
+        walk_links = links(100, "Lcl Rotation", "d|Z"),
+        wave_links = links(200, "Lcl Translation", "d|X"),
+    )
+}
+
+#[test]
+fn every_animation_stack_of_a_file_becomes_a_clip_of_its_own_and_the_report_says_what_was_resampled() {
+    let scene = fbx::import_slice(two_stacks_fbx().as_bytes(), Path::new("two_stacks.fbx")).unwrap();
+    let sk = &scene.rigs[0].skeleton;
+    assert_eq!(sk.bone_names, ["Hips", "Spine"]);
+    let clips: Vec<&Clip> = scene.animations.iter().flat_map(|a| a.clips.iter().map(|c| &c.clip)).collect();
+    let names: Vec<&str> = clips.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["walk", "wave"], "one clip a stack, named by it");
+    let spine = |clip: &Clip, t: f32| {
+        let m = model(sk, clip, t);
+        m[0].inverse() * m[1]
+    };
+    let (walk, wave) = (clips[0], clips[1]);
+    assert!((walk.duration() - 1.0).abs() < 1e-3 && (wave.duration() - 0.5).abs() < 1e-3);
+    for k in 0..=4 {
+        let (t, f) = (k as f32 / 4.0, k as f32 / 4.0);
+        let x = spine(walk, t).transform_vector3(Vec3::X);
+        let turned = x.y.atan2(x.x).to_degrees();
+        assert!((turned - 90.0 * f).abs() < 0.05, "walk at {t}: {turned} degrees");
+        let moved = spine(wave, 0.5 * t).w_axis.x;
+        assert!((moved - 0.05 * f).abs() < 1e-5, "wave at {}: {moved} m", 0.5 * t);
+    }
+    // The report says what the bake did: the linear translation kept its two keys; the rotation,
+    // Euler angles, was resampled at the file's rate (its quaternions follow the angle).
+    let said: Vec<String> = scene.warnings.iter().map(|w| w.to_string()).collect();
+    let has = |said: &[String], line: &str| said.iter().any(|w| w.contains(line));
+    assert!(
+        has(&said, "animation stack \"wave\": 1 channel(s) kept at their own keys, 0 resampled"),
+        "{said:#?}"
+    );
+    assert!(
+        has(&said, "animation stack \"walk\": 0 channel(s) kept at their own keys, 1 resampled at")
+            && has(&said, "Spine Lcl Rotation"),
+        "{said:#?}"
+    );
+    assert_eq!(wave.channels()[1].translation.as_ref().unwrap().len(), 2, "two keys kept");
+    assert!(walk.channels()[1].rotation.as_ref().unwrap().len() > 2, "resampled");
+    // A cubic curve is resampled too, and named.
+    let text = two_stacks_fbx();
+    let at = text.find("AnimStack::wave").unwrap();
+    let cubic = format!(
+        "{}{}",
+        &text[..at],
+        text[at..].replacen("KeyAttrFlags: *1 {\n\t\t\ta: 4", "KeyAttrFlags: *1 {\n\t\t\ta: 8", 1)
+    );
+    assert_ne!(cubic, text);
+    let scene = fbx::import_slice(cubic.as_bytes(), Path::new("cubic.fbx")).unwrap();
+    let said: Vec<String> = scene.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        has(&said, "animation stack \"wave\": 0 channel(s) kept at their own keys, 1 resampled at")
+            && has(&said, "Spine Lcl Translation"),
+        "{said:#?}"
+    );
+    let wave = &scene.animations[1].clips[0].clip;
+    assert!(wave.channels()[1].translation.as_ref().unwrap().len() > 2, "resampled: more than its two keys");
+}
