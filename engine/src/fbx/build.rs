@@ -8,7 +8,9 @@ use glam::{Mat4, Quat, Vec3};
 
 use super::FbxError;
 use crate::clip::Clip;
-use crate::gltf::{Animation, ImportedScene, Location, MeshBinding, Node, Rig, RigClip, Warning};
+use crate::gltf::{
+    Animation, ImportedScene, Location, MeshBinding, MorphAnimation, Node, Rig, RigClip, Warning,
+};
 use crate::math::{Transform, decompose};
 use crate::mesh::{Image, Material, Mesh, Primitive, SkinStream};
 use crate::morph::MorphTarget;
@@ -189,6 +191,8 @@ struct MeshNode {
     skinned: bool,
     /// Per bone, the box of the vertices it moves (skinned meshes).
     joint_bounds: Vec<Option<Aabb>>,
+    /// Its blend channels (morph targets, in order): element id and default weight (0 to 1).
+    blend: Vec<(u32, f32)>,
 }
 
 /// `name`, or `node<i>` when empty, made unique among `taken`.
@@ -333,12 +337,17 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
         } else {
             folded(&mat4(&instance.node_to_world), &Transform::IDENTITY)
         };
+        let blend = channels
+            .iter()
+            .map(|c| (c.element.element_id, Some(c.weight as f32).filter(|w| w.is_finite()).unwrap_or(0.0)))
+            .collect();
         mesh_nodes.push(MeshNode {
             name: unique(&instance.element.name, k, &mut taken),
             place,
             mesh: meshes.len(),
             skinned,
             joint_bounds,
+            blend,
         });
         meshes.push(Mesh {
             name: mesh.element.name.to_string(),
@@ -352,8 +361,15 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
         });
     }
     let mut animations = Vec::new();
+    // The mesh nodes follow the bones' nodes (see `assemble`).
+    let blends: Vec<(usize, &[(u32, f32)])> = mesh_nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| !m.blend.is_empty())
+        .map(|(i, m)| (skeleton.bone_count() + i, m.blend.as_slice()))
+        .collect();
     for (k, stack) in scene.anim_stacks.iter().enumerate() {
-        let (clip, report) = stack_clip(scene, stack, &bones, &units, &skeleton)
+        let (clip, morphs, report) = stack_clip(scene, stack, &bones, &units, &skeleton, &blends)
             .map_err(|what| invalid(format!("animation stack {:?}", stack.element.name), what))?;
         if let Some(report) = report {
             warnings.push(Warning::new(Location::Animation(k), report));
@@ -363,7 +379,7 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
             duration: clip.duration(),
             clips: vec![RigClip { rig: 0, clip }],
             nodes: Vec::new(),
-            morphs: Vec::new(),
+            morphs,
         });
     }
     let mut scene_out = assemble(file, name, skeleton, meshes, mesh_nodes, animations, warnings);
@@ -523,7 +539,8 @@ fn stack_clip(
     bones: &Bones,
     units: &UnitScales,
     skeleton: &Skeleton,
-) -> Result<(Clip, Option<String>), String> {
+    blends: &[(usize, &[(u32, f32)])],
+) -> Result<(Clip, Vec<MorphAnimation>, Option<String>), String> {
     let fps = scene.settings.frames_per_second;
     let rate = if fps.is_finite() && fps > 0.0 { fps } else { 30.0 };
     let opts = ufbx::BakeOpts { resample_rate: rate, ..Default::default() };
@@ -574,7 +591,49 @@ fn stack_clip(
     }
     clip.length = ((stack.time_end - begin) as f32).max(0.0);
     let report = curve_report(scene, stack, &baked, clip.frame_rate);
-    Ok((clip, report))
+    let morphs = blends
+        .iter()
+        .filter_map(|&(node, channels)| morph_weights(&baked, begin, node, channels).transpose())
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((clip, morphs, report))
+}
+
+/// The weights a stack gives one mesh node's blend channels (`DeformPercent`, 0 to 100, as 0 to
+/// 1): a track per channel (a channel the stack leaves alone holds its default), or `None` when
+/// the stack animates none of them.
+fn morph_weights(
+    baked: &ufbx::BakedAnim,
+    begin: f64,
+    node: usize,
+    channels: &[(u32, f32)],
+) -> Result<Option<MorphAnimation>, String> {
+    let keys = |id: u32| {
+        baked
+            .elements
+            .iter()
+            .find(|e| e.element_id == id)?
+            .props
+            .iter()
+            .find(|p| p.name.as_ref() == "DeformPercent")
+            .filter(|p| !p.keys.is_empty())
+    };
+    if channels.iter().all(|&(id, _)| keys(id).is_none()) {
+        return Ok(None);
+    }
+    let mut weights = Vec::with_capacity(channels.len());
+    for (k, &(id, default)) in channels.iter().enumerate() {
+        let (times, values): (Vec<f32>, Vec<f32>) = match keys(id) {
+            Some(p) => {
+                p.keys.iter().map(|key| ((key.time - begin) as f32, key.value.x as f32 / 100.0)).unzip()
+            }
+            None => (vec![0.0], vec![default]),
+        };
+        weights.push(
+            Track::from_keys(Interpolation::Linear, times, values)
+                .map_err(|f| format!("blend channel {k} weights: {f}"))?,
+        );
+    }
+    Ok(Some(MorphAnimation { node, weights }))
 }
 
 /// What the bake did to a stack's animated channels, for the import report: how many kept their
@@ -656,7 +715,7 @@ fn assemble(
     let mut nodes = crate::gltf::Node::bones_of(&skeleton, 0);
     let has_rig = n > 0;
     let mut bindings = Vec::new();
-    for MeshNode { name: node_name, place, mesh, skinned, joint_bounds } in mesh_nodes {
+    for MeshNode { name: node_name, place, mesh, skinned, joint_bounds, .. } in mesh_nodes {
         let skinned = skinned && has_rig;
         if skinned {
             bindings.push(MeshBinding { node: nodes.len(), skin: 0, mesh, joint_bounds });
@@ -677,7 +736,13 @@ fn assemble(
         let (skin, rig) = Rig::of_whole_skeleton(skeleton, name.clone(), bindings);
         (vec![skin], vec![rig], animations)
     } else {
-        (Vec::new(), Vec::new(), Vec::new())
+        // No rig to play clips on: what animates morph weights is kept.
+        let morphs_only = animations
+            .into_iter()
+            .filter(|a| !a.morphs.is_empty())
+            .map(|a| Animation { clips: Vec::new(), ..a })
+            .collect();
+        (Vec::new(), Vec::new(), morphs_only)
     };
     ImportedScene {
         source: file.to_owned(),

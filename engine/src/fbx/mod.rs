@@ -21,7 +21,9 @@
 //!   embedded is said once and left out.
 //! - Blend shapes: each channel of a mesh's blend deformer is a morph target (its shape's
 //!   position offsets, and normal offsets when the file has them, per corner), named after the
-//!   channel, its weight the mesh's default.
+//!   channel, its weight the mesh's default; a stack animating a channel's `DeformPercent`
+//!   gives the animation a morph weight track per target (0 to 100 read as 0 to 1; a target it
+//!   leaves alone holds its default), kept even in a file without a skeleton.
 //! - Animation: every animation stack is an animation with one clip for the rig, baked by ufbx
 //!   (`bake_anim`): curves that are linear or constant keep their own keys, the others are
 //!   resampled at the file's frame rate (so are Euler rotations: FBX interpolates the angles,
@@ -33,7 +35,7 @@
 //! - Bounded cost: at most [`MAX_FILE_BYTES`] read; ufbx's allocators capped at
 //!   [`MAX_MEMORY_BYTES`] each; nodes at most [`crate::skeleton::MAX_BONES`] bones.
 //!
-//! Not here: animated blend shape weights (`DeformPercent` curves), in-between shapes, textures
+//! Not here: in-between shapes, textures
 //! kept beside the file (only embedded ones are read), cameras and lights.
 
 mod build;

@@ -365,3 +365,110 @@ fn every_animation_stack_of_a_file_becomes_a_clip_of_its_own_and_the_report_says
     let wave = &scene.animations[1].clips[0].clip;
     assert!(wave.channels()[1].translation.as_ref().unwrap().len() > 2, "resampled: more than its two keys");
 }
+
+/// A quad with one blend shape (`Lift`: two corners up 50 cm) whose `DeformPercent` a stack
+/// animates from 0 to 100 over a second: FBX 7.4 ASCII, no skeleton.
+const ANIMATED_BLEND_SHAPE: &str = r#"; FBX 7.4.0 project file
+FBXHeaderExtension:  {
+	FBXHeaderVersion: 1003
+	FBXVersion: 7400
+}
+Objects:  {
+	Geometry: 30, "Geometry::Quad", "Mesh" {
+		Vertices: *12 {
+			a: 0,0,0,100,0,0,100,100,0,0,100,0
+		}
+		PolygonVertexIndex: *4 {
+			a: 0,1,2,-4
+		}
+	}
+	Model: 3, "Model::Quad", "Mesh" {
+	}
+	Deformer: 40, "Deformer::Morph", "BlendShape" {
+		Version: 100
+	}
+	Deformer: 41, "SubDeformer::Lift", "BlendShapeChannel" {
+		Version: 100
+		DeformPercent: 0
+		FullWeights: *1 {
+			a: 100
+		}
+	}
+	Geometry: 42, "Geometry::Lift", "Shape" {
+		Version: 100
+		Indexes: *2 {
+			a: 2,3
+		}
+		Vertices: *6 {
+			a: 0,0,50,0,0,50
+		}
+	}
+	AnimationStack: 100, "AnimStack::lift", "" {
+		Properties70:  {
+			P: "LocalStart", "KTime", "Time", "",0
+			P: "LocalStop", "KTime", "Time", "",46186158000
+		}
+	}
+	AnimationLayer: 101, "AnimLayer::BaseLayer", "" {
+	}
+	AnimationCurveNode: 102, "AnimCurveNode::DeformPercent", "" {
+		Properties70:  {
+			P: "d|DeformPercent", "Number", "", "A",0
+		}
+	}
+	AnimationCurve: 103, "AnimCurve::", "" {
+		Default: 0
+		KeyVer: 4008
+		KeyTime: *2 {
+			a: 0,46186158000
+		}
+		KeyValueFloat: *2 {
+			a: 0,100
+		}
+		KeyAttrFlags: *1 {
+			a: 4
+		}
+		KeyAttrDataFloat: *4 {
+			a: 0,0,0,0
+		}
+		KeyAttrRefCount: *1 {
+			a: 2
+		}
+	}
+}
+Connections:  {
+	C: "OO",3,0
+	C: "OO",30,3
+	C: "OO",40,30
+	C: "OO",41,40
+	C: "OO",42,41
+	C: "OO",101,100
+	C: "OO",102,101
+	C: "OP",102,41,"DeformPercent"
+	C: "OP",103,102,"d|DeformPercent"
+}
+"#;
+
+#[test]
+fn an_animated_blend_shape_weight_comes_in_as_a_morph_weight_track() {
+    let scene = fbx::import_slice(ANIMATED_BLEND_SHAPE.as_bytes(), Path::new("morph.fbx")).unwrap();
+    assert_eq!(scene.meshes.len(), 1);
+    assert_eq!(scene.meshes[0].target_names, ["Lift"]);
+    let offsets = &scene.meshes[0].primitives[0].targets[0].positions;
+    let most = offsets.iter().map(|d| Vec3::from(*d).length()).fold(0.0f32, f32::max);
+    assert!((most - 0.5).abs() < 1e-4, "the shape lifts two corners 50 cm: {most}");
+    // No skeleton: no rig, but the stack that animates the weight is kept.
+    assert!(scene.rigs.is_empty());
+    assert_eq!(scene.animations.len(), 1);
+    let lift = &scene.animations[0];
+    assert_eq!(lift.name, "lift");
+    assert!(lift.clips.is_empty());
+    assert_eq!(lift.morphs.len(), 1);
+    let morph = &lift.morphs[0];
+    assert_eq!(scene.nodes[morph.node].mesh, Some(0), "on the quad's node");
+    assert_eq!(morph.weights.len(), 1, "a track per target");
+    for (t, w) in [(0.0f32, 0.0f32), (0.25, 0.25), (0.5, 0.5), (1.0, 1.0)] {
+        let got = morph.weights[0].sample(t).unwrap();
+        assert!((got - w).abs() < 1e-4, "weight at {t}: {got}, want {w}");
+    }
+}
