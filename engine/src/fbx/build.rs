@@ -191,8 +191,84 @@ struct MeshNode {
     skinned: bool,
     /// Per bone, the box of the vertices it moves (skinned meshes).
     joint_bounds: Vec<Option<Aabb>>,
-    /// Its blend channels (morph targets, in order): element id and default weight (0 to 1).
-    blend: Vec<(u32, f32)>,
+    /// Its morph targets (see [`blend_shapes`]): each target's channel and its place there.
+    blend: Vec<BlendTarget>,
+}
+
+/// One morph target of a blend channel: a channel with in-between shapes (FBX `FullWeights`
+/// below 100) gives a target per shape, each weighted by a hat function of the channel's weight
+/// (0 to 1): rising from the shape before it to its own full weight, falling to the next one's
+/// (the first rises from 0, the last keeps rising past its full weight), which is how FBX
+/// interpolates in-betweens.
+#[derive(Clone, Copy, Debug)]
+struct BlendTarget {
+    /// The channel's element id (its `DeformPercent` is what a stack animates).
+    channel: u32,
+    /// The channel's default weight, 0 to 1.
+    default: f32,
+    /// The full weights of the shape before, this shape, and the shape after (`None`: first or
+    /// last).
+    before: Option<f32>,
+    at: f32,
+    after: Option<f32>,
+}
+
+impl BlendTarget {
+    /// This target's weight when its channel's weight is `c`.
+    fn weight(&self, c: f32) -> f32 {
+        let rise = |lo: f32| if self.at > lo { (c - lo) / (self.at - lo) } else { 1.0 };
+        if c <= self.at {
+            match self.before {
+                None => rise(0.0),
+                Some(lo) => rise(lo).max(0.0),
+            }
+        } else {
+            match self.after {
+                None => rise(self.before.unwrap_or(0.0)),
+                Some(hi) if hi > self.at => ((hi - c) / (hi - self.at)).max(0.0),
+                Some(_) => 0.0,
+            }
+        }
+    }
+}
+
+/// A mesh's blend channels as targets: a target per shape of each channel, in-betweens first
+/// (ordered by full weight), named after the channel (an in-between as `channel@50`).
+fn blend_shapes(mesh: &ufbx::Mesh) -> Vec<(BlendTarget, String, &ufbx::BlendShape)> {
+    let Some(deformer) = mesh.blend_deformers.first() else { return Vec::new() };
+    let mut out = Vec::new();
+    for channel in deformer.channels.iter() {
+        let default = Some(channel.weight as f32).filter(|w| w.is_finite()).unwrap_or(0.0);
+        let mut keys: Vec<(f32, &ufbx::BlendShape)> = channel
+            .keyframes
+            .iter()
+            .map(|k| (k.target_weight as f32, &*k.shape))
+            .filter(|(w, _)| w.is_finite())
+            .collect();
+        if keys.is_empty()
+            && let Some(shape) = &channel.target_shape
+        {
+            keys.push((1.0, &**shape));
+        }
+        keys.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let n = keys.len();
+        for (i, (at, shape)) in keys.iter().enumerate() {
+            let target = BlendTarget {
+                channel: channel.element.element_id,
+                default,
+                before: (i > 0).then(|| keys[i - 1].0),
+                at: *at,
+                after: (i + 1 < n).then(|| keys[i + 1].0),
+            };
+            let name = if i + 1 == n {
+                channel.element.name.to_string()
+            } else {
+                format!("{}@{}", channel.element.name, (at * 100.0).round())
+            };
+            out.push((target, name, *shape));
+        }
+    }
+    out
 }
 
 /// `name`, or `node<i>` when empty, made unique among `taken`.
@@ -330,17 +406,14 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
             ));
         }
         let joint_bounds = if skinned { joint_bounds(&prims, &skeleton) } else { Vec::new() };
-        let channels: Vec<&ufbx::BlendChannel> =
-            mesh.blend_deformers.first().map_or(Vec::new(), |d| d.channels.iter().map(|c| &**c).collect());
+        let shapes = blend_shapes(mesh);
         let place = if skinned {
             Transform::IDENTITY
         } else {
             folded(&mat4(&instance.node_to_world), &Transform::IDENTITY)
         };
-        let blend = channels
-            .iter()
-            .map(|c| (c.element.element_id, Some(c.weight as f32).filter(|w| w.is_finite()).unwrap_or(0.0)))
-            .collect();
+        let blend: Vec<BlendTarget> = shapes.iter().map(|(t, ..)| *t).collect();
+        let weights: Vec<f32> = blend.iter().map(|t| t.weight(t.default)).collect();
         mesh_nodes.push(MeshNode {
             name: unique(&instance.element.name, k, &mut taken),
             place,
@@ -352,17 +425,13 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
         meshes.push(Mesh {
             name: mesh.element.name.to_string(),
             primitives: prims,
-            weights: channels
-                .iter()
-                .map(|c| c.weight as f32)
-                .map(|w| if w.is_finite() { w } else { 0.0 })
-                .collect(),
-            target_names: channels.iter().map(|c| c.element.name.to_string()).collect(),
+            weights,
+            target_names: shapes.iter().map(|(_, name, _)| name.clone()).collect(),
         });
     }
     let mut animations = Vec::new();
     // The mesh nodes follow the bones' nodes (see `assemble`).
-    let blends: Vec<(usize, &[(u32, f32)])> = mesh_nodes
+    let blends: Vec<(usize, &[BlendTarget])> = mesh_nodes
         .iter()
         .enumerate()
         .filter(|(_, m)| !m.blend.is_empty())
@@ -475,19 +544,18 @@ fn primitive(
     Ok((prim, skinned, more_than_four))
 }
 
-/// The mesh's blend shape channels as morph targets (the channel's target shape: position and,
-/// when the file has them, normal offsets), one delta per corner written.
+/// The mesh's blend shapes as morph targets ([`blend_shapes`]' order: position and, when the
+/// file has them, normal offsets), one delta per corner written.
 fn blend_targets(mesh: &ufbx::Mesh, corner_vertex: &[u32]) -> Vec<MorphTarget> {
-    let Some(deformer) = mesh.blend_deformers.first() else { return Vec::new() };
     let mut out = Vec::new();
-    for channel in deformer.channels.iter() {
+    for (_, _, shape) in blend_shapes(mesh) {
         let mut offset_of = vec![u32::MAX; mesh.num_vertices];
         let mut target = MorphTarget {
             positions: vec![[0.0; 3]; corner_vertex.len()],
             normals: Vec::new(),
             tangents: Vec::new(),
         };
-        if let Some(shape) = &channel.target_shape {
+        {
             for (k, &v) in shape.offset_vertices.iter().enumerate() {
                 if let Some(slot) = offset_of.get_mut(v as usize) {
                     *slot = k as u32;
@@ -539,7 +607,7 @@ fn stack_clip(
     bones: &Bones,
     units: &UnitScales,
     skeleton: &Skeleton,
-    blends: &[(usize, &[(u32, f32)])],
+    blends: &[(usize, &[BlendTarget])],
 ) -> Result<(Clip, Vec<MorphAnimation>, Option<String>), String> {
     let fps = scene.settings.frames_per_second;
     let rate = if fps.is_finite() && fps > 0.0 { fps } else { 30.0 };
@@ -598,14 +666,16 @@ fn stack_clip(
     Ok((clip, morphs, report))
 }
 
-/// The weights a stack gives one mesh node's blend channels (`DeformPercent`, 0 to 100, as 0 to
-/// 1): a track per channel (a channel the stack leaves alone holds its default), or `None` when
-/// the stack animates none of them.
+/// The weights a stack gives one mesh node's morph targets: each target's hat function (see
+/// [`BlendTarget`]) of its channel's `DeformPercent` (0 to 100, as 0 to 1), keyed at the
+/// channel's keys and wherever the channel's weight crosses a shape's full weight between them
+/// (so the piecewise linear weights are exact); a target whose channel the stack leaves alone
+/// holds its default. `None` when the stack animates none of the node's channels.
 fn morph_weights(
     baked: &ufbx::BakedAnim,
     begin: f64,
     node: usize,
-    channels: &[(u32, f32)],
+    targets: &[BlendTarget],
 ) -> Result<Option<MorphAnimation>, String> {
     let keys = |id: u32| {
         baked
@@ -617,20 +687,42 @@ fn morph_weights(
             .find(|p| p.name.as_ref() == "DeformPercent")
             .filter(|p| !p.keys.is_empty())
     };
-    if channels.iter().all(|&(id, _)| keys(id).is_none()) {
+    if targets.iter().all(|t| keys(t.channel).is_none()) {
         return Ok(None);
     }
-    let mut weights = Vec::with_capacity(channels.len());
-    for (k, &(id, default)) in channels.iter().enumerate() {
-        let (times, values): (Vec<f32>, Vec<f32>) = match keys(id) {
+    let mut weights = Vec::with_capacity(targets.len());
+    for (k, target) in targets.iter().enumerate() {
+        let (times, values): (Vec<f32>, Vec<f32>) = match keys(target.channel) {
             Some(p) => {
-                p.keys.iter().map(|key| ((key.time - begin) as f32, key.value.x as f32 / 100.0)).unzip()
+                let channel: Vec<(f32, f32)> = p
+                    .keys
+                    .iter()
+                    .map(|key| ((key.time - begin) as f32, key.value.x as f32 / 100.0))
+                    .collect();
+                // The channel's keys, and its crossings of the shapes' full weights.
+                let marks: Vec<f32> =
+                    [target.before, Some(target.at), target.after].into_iter().flatten().collect();
+                let mut at: Vec<(f32, f32)> = Vec::with_capacity(channel.len() * 2);
+                for (i, &(t0, c0)) in channel.iter().enumerate() {
+                    at.push((t0, c0));
+                    if let Some(&(t1, c1)) = channel.get(i + 1) {
+                        let mut cross: Vec<(f32, f32)> = marks
+                            .iter()
+                            .filter(|&&w| (c0 < w && w < c1) || (c1 < w && w < c0))
+                            .map(|&w| (t0 + (w - c0) / (c1 - c0) * (t1 - t0), w))
+                            .filter(|&(t, _)| t > t0 && t < t1)
+                            .collect();
+                        cross.sort_by(|a, b| a.0.total_cmp(&b.0));
+                        at.extend(cross);
+                    }
+                }
+                at.iter().map(|&(t, c)| (t, target.weight(c))).unzip()
             }
-            None => (vec![0.0], vec![default]),
+            None => (vec![0.0], vec![target.weight(target.default)]),
         };
         weights.push(
             Track::from_keys(Interpolation::Linear, times, values)
-                .map_err(|f| format!("blend channel {k} weights: {f}"))?,
+                .map_err(|f| format!("morph target {k} weights: {f}"))?,
         );
     }
     Ok(Some(MorphAnimation { node, weights }))

@@ -23,7 +23,10 @@
 //!   position offsets, and normal offsets when the file has them, per corner), named after the
 //!   channel, its weight the mesh's default; a stack animating a channel's `DeformPercent`
 //!   gives the animation a morph weight track per target (0 to 100 read as 0 to 1; a target it
-//!   leaves alone holds its default), kept even in a file without a skeleton.
+//!   leaves alone holds its default), kept even in a file without a skeleton. A channel with
+//!   in-between shapes gives a target per shape (`name@50` for the one at 50%), each weighted as
+//!   FBX interpolates them (rising from the shape before to its own full weight, falling to the
+//!   next), keyed exactly where the channel crosses a shape's weight.
 //! - Animation: every animation stack is an animation with one clip for the rig, baked by ufbx
 //!   (`bake_anim`): curves that are linear or constant keep their own keys, the others are
 //!   resampled at the file's frame rate (so are Euler rotations: FBX interpolates the angles,
@@ -35,8 +38,7 @@
 //! - Bounded cost: at most [`MAX_FILE_BYTES`] read; ufbx's allocators capped at
 //!   [`MAX_MEMORY_BYTES`] each; nodes at most [`crate::skeleton::MAX_BONES`] bones.
 //!
-//! Not here: in-between shapes, textures
-//! kept beside the file (only embedded ones are read), cameras and lights.
+//! Not here: textures kept beside the file (only embedded ones are read), cameras and lights.
 
 mod build;
 

@@ -472,3 +472,34 @@ fn an_animated_blend_shape_weight_comes_in_as_a_morph_weight_track() {
         assert!((got - w).abs() < 1e-4, "weight at {t}: {got}, want {w}");
     }
 }
+
+#[test]
+fn an_in_between_shape_is_a_target_of_its_own_weighted_as_fbx_interpolates_it() {
+    // The quad's channel with an in-between at 50%: corners up 20 cm there, 50 cm at 100% (a
+    // plain scaling of the full shape would give 25 cm halfway).
+    let text = ANIMATED_BLEND_SHAPE
+        .replace("FullWeights: *1 {\n\t\t\ta: 100", "FullWeights: *2 {\n\t\t\ta: 50,100")
+        .replace(
+            "\tAnimationStack: 100,",
+            "\tGeometry: 43, \"Geometry::LiftHalf\", \"Shape\" {\n\t\tVersion: 100\n\t\tIndexes: *2 {\n\t\t\ta: 2,3\n\t\t}\n\t\tVertices: *6 {\n\t\t\ta: 0,0,20,0,0,20\n\t\t}\n\t}\n\tAnimationStack: 100,",
+        )
+        .replace("\tC: \"OO\",42,41\n", "\tC: \"OO\",43,41\n\tC: \"OO\",42,41\n");
+    assert_ne!(text, ANIMATED_BLEND_SHAPE);
+    let scene = fbx::import_slice(text.as_bytes(), Path::new("in_between.fbx")).unwrap();
+    let mesh = &scene.meshes[0];
+    assert_eq!(mesh.target_names, ["Lift@50", "Lift"]);
+    assert_eq!(mesh.weights, [0.0, 0.0], "at DeformPercent 0 neither shows");
+    let lift = |k: usize| -> f32 {
+        mesh.primitives[0].targets[k].positions.iter().map(|d| Vec3::from(*d).length()).fold(0.0, f32::max)
+    };
+    assert!((lift(0) - 0.2).abs() < 1e-4 && (lift(1) - 0.5).abs() < 1e-4, "{} {}", lift(0), lift(1));
+    let morph = &scene.animations[0].morphs[0];
+    assert_eq!(morph.weights.len(), 2);
+    assert!(morph.weights[0].times().contains(&0.5), "a key where the channel passes the in-between");
+    // The corners' height as the channel runs from 0 to 100: through the in-between's 20 cm.
+    for (t, height) in [(0.0f32, 0.0f32), (0.25, 0.1), (0.5, 0.2), (0.75, 0.35), (1.0, 0.5)] {
+        let w = [0, 1].map(|k| morph.weights[k].sample(t).unwrap());
+        let got = w[0] * lift(0) + w[1] * lift(1);
+        assert!((got - height).abs() < 1e-4, "at {t}: weights {w:?} lift {got}, want {height}");
+    }
+}
