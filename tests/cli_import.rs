@@ -82,7 +82,10 @@ fn arguments_that_cannot_import_are_refused_before_anything_is_written() {
     let glb = repo().join("assets/gltf/CesiumMan/CesiumMan.glb");
     let (g, d) = (glb.to_str().unwrap(), dir.to_str().unwrap());
     for (args, expected) in [
-        (vec!["import", "README.md", "--into", d], "not a model file (.gltf, .glb, .bvh or .fbx) or a folder"),
+        (
+            vec!["import", "README.md", "--into", d],
+            "not a model file (.gltf, .glb, .bvh or .fbx) or a folder",
+        ),
         (vec!["import", g, "--into", d, "--units", "furlongs"], "one of metres, centimetres"),
         (vec!["import", g, "--into", d, "--scene", "scenes/none.scene.ron"], "the project has no such scene"),
         (vec!["import", g, "--into", "/nonexistent/project"], "cannot open the project"),
@@ -93,5 +96,27 @@ fn arguments_that_cannot_import_are_refused_before_anything_is_written() {
     }
     assert_eq!(std::fs::read(dir.join("project.ron")).unwrap(), before, "nothing written");
     assert!(!dir.join("assets/CesiumMan.glb").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_fbx_whose_texture_sits_beside_it_imports_with_the_texture_copied_in() {
+    let dir = runner_copy("texture");
+    let fbx = repo().join("assets/fbx/textured_quad/quad.fbx");
+    let (code, out, err) = marrow(&["import", fbx.to_str().unwrap(), "--into", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("left out") && !err.contains("left out"), "{out}{err}");
+    for f in ["assets/quad.fbx", "assets/quad.png"] {
+        assert!(dir.join(f).is_file(), "{f} copied in");
+    }
+    assert_eq!(
+        std::fs::read(dir.join("assets/quad.png")).unwrap(),
+        std::fs::read(fbx.with_file_name("quad.png")).unwrap()
+    );
+    // In the project, the copy finds its texture beside it.
+    let scene = marrow_engine::fbx::import(dir.join("assets/quad.fbx")).unwrap();
+    assert!(scene.materials[0].base_color_texture.is_some(), "{:?}", scene.warnings);
+    let report = marrow_engine::project::check_project(&dir);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
     let _ = std::fs::remove_dir_all(&dir);
 }

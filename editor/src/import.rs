@@ -151,6 +151,9 @@ pub fn run(path: &Path, root: &Path, scene: &str, project: &Project) -> Outcome 
                 write_atomic(&real, &read_regular(path, path)?)?;
                 if ext.eq_ignore_ascii_case(".gltf") {
                     copy_uris(path, &project_root, dest.parent().unwrap_or(root))?;
+                } else if ext.eq_ignore_ascii_case(".fbx") {
+                    let names = marrow_engine::fbx::texture_files(&read_regular(path, path)?);
+                    copy_beside(path, &names, &project_root, dest.parent().unwrap_or(root))?;
                 }
                 Ok(())
             };
@@ -171,18 +174,41 @@ pub fn run(path: &Path, root: &Path, scene: &str, project: &Project) -> Outcome 
 fn copy_uris(gltf: &Path, project: &ProjectRoot, dest_dir: &Path) -> Result<(), ProjectError> {
     let text = read_regular(gltf, gltf)?;
     let Ok(json) = serde_json::from_slice::<serde_json::Value>(&text) else { return Ok(()) };
-    let src_dir = gltf.parent().unwrap_or(Path::new("."));
+    let mut names = Vec::new();
     for key in ["buffers", "images"] {
         for item in json.get(key).and_then(|v| v.as_array()).into_iter().flatten() {
-            let Some(uri) = item.get("uri").and_then(|u| u.as_str()) else { continue };
-            if uri.starts_with("data:") || uri.contains("://") || uri.starts_with('/') || uri.contains("..") {
-                continue;
+            if let Some(uri) = item.get("uri").and_then(|u| u.as_str()) {
+                names.push(uri.to_owned());
             }
-            let from = src_dir.join(uri);
-            let to = project.resolve(&dest_dir.join(uri))?;
-            if from.is_file() && !to.exists() {
-                write_atomic(&to, &read_regular(&from, &from)?)?;
-            }
+        }
+    }
+    copy_beside(gltf, &names, project, dest_dir)
+}
+
+/// Copies the files `names` (relative to `model`'s folder: data URIs, URLs, absolute paths and
+/// paths climbing out are skipped) next to the model's copy in `dest_dir`, each resolved inside
+/// the project; a file already there is kept.
+fn copy_beside(
+    model: &Path,
+    names: &[String],
+    project: &ProjectRoot,
+    dest_dir: &Path,
+) -> Result<(), ProjectError> {
+    let src_dir = model.parent().unwrap_or(Path::new("."));
+    for name in names {
+        if name.starts_with("data:")
+            || name.contains("://")
+            || name.starts_with('/')
+            || name.starts_with('\\')
+            || name.contains("..")
+            || name.split(['/', '\\']).next().is_some_and(|first| first.contains(':'))
+        {
+            continue;
+        }
+        let from = src_dir.join(name);
+        let to = project.resolve(&dest_dir.join(name))?;
+        if from.is_file() && !to.exists() {
+            write_atomic(&to, &read_regular(&from, &from)?)?;
         }
     }
     Ok(())

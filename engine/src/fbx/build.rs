@@ -118,14 +118,43 @@ fn find_bones(scene: &ufbx::Scene) -> Bones {
 
 /// The materials and images of the scene, each ufbx material and texture once.
 #[derive(Default)]
-struct Looks {
+struct Looks<'a> {
     materials: Vec<Material>,
     images: Vec<Image>,
     of_material: std::collections::HashMap<u32, usize>,
     of_texture: std::collections::HashMap<u32, Option<usize>>,
+    /// The FBX file's folder, where a texture that is not embedded is looked for (`None`: a file
+    /// read from memory, embedded textures only).
+    folder: Option<&'a Path>,
 }
 
-impl Looks {
+/// The image file a texture that is not embedded names, read from the FBX file's `folder`: its
+/// relative file name, else the file name alone of the path it names (an absolute path from the
+/// author's machine is never read), through the same rules as a glTF's image URIs (nothing outside the folder, no
+/// link leading out, regular files up to the image limit). The bytes, or why not.
+fn texture_beside(t: &ufbx::Texture, folder: Option<&Path>) -> Result<Vec<u8>, String> {
+    let base_name = |name: &str| name.rsplit(['/', '\\']).next().unwrap_or("").to_owned();
+    let mut tried: Vec<String> = Vec::new();
+    let mut last = String::new();
+    for name in [
+        t.relative_filename.to_string(),
+        base_name(&t.filename),
+        base_name(&t.absolute_filename),
+        base_name(&t.relative_filename),
+    ] {
+        if name.is_empty() || tried.contains(&name) {
+            continue;
+        }
+        match crate::gltf::load::read_inside(folder, &name, crate::gltf::load::MAX_IMAGE_BYTES) {
+            Ok(bytes) => return Ok(bytes),
+            Err(e) => last = e,
+        }
+        tried.push(name);
+    }
+    Err(format!("is not embedded, and no file it names could be read beside the FBX file ({last})"))
+}
+
+impl Looks<'_> {
     /// The index of `m` among the scene's materials (its base colour, and the embedded image of
     /// its base colour texture; a texture that is not embedded is said once and left out).
     fn material(&mut self, m: &ufbx::Material, warnings: &mut Vec<Warning>) -> usize {
@@ -143,9 +172,15 @@ impl Looks {
             base_color = [1.0; 4];
         }
         let texture = map.texture.as_ref().or(m.fbx.diffuse_color.texture.as_ref());
+        let folder = self.folder;
         let base_color_texture = texture.and_then(|t| {
             *self.of_texture.entry(t.element.typed_id).or_insert_with(|| {
-                let bytes: &[u8] = &t.content;
+                // Embedded, or the image file it names beside the FBX file.
+                let beside = if t.content.is_empty() { Some(texture_beside(t, folder)) } else { None };
+                let bytes: &[u8] = match &beside {
+                    Some(Ok(b)) => b,
+                    _ => &t.content,
+                };
                 let mime = if bytes.starts_with(b"\x89PNG") {
                     Some("image/png")
                 } else if bytes.starts_with(&[0xFF, 0xD8]) {
@@ -163,12 +198,14 @@ impl Looks {
                         Some(self.images.len() - 1)
                     }
                     None => {
+                        let why = match beside {
+                            Some(Err(e)) => e,
+                            Some(Ok(_)) => "names a file that is not a PNG or JPEG".to_owned(),
+                            None => "is not embedded as PNG or JPEG".to_owned(),
+                        };
                         warnings.push(Warning::new(
                             Location::Material(self.materials.len()),
-                            format!(
-                                "texture {:?} ({}) is not embedded as PNG or JPEG: left out",
-                                t.element.name, t.filename
-                            ),
+                            format!("texture {:?} ({}) {why}: left out", t.element.name, t.filename),
                         ));
                         None
                     }
@@ -324,7 +361,11 @@ fn folded(above: &Mat4, local: &Transform) -> Transform {
     Transform { translation: t, rotation: r, scale: s }
 }
 
-pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, FbxError> {
+pub(super) fn build(
+    scene: &ufbx::Scene,
+    file: &Path,
+    folder: Option<&Path>,
+) -> Result<ImportedScene, FbxError> {
     let name =
         file.file_stem().and_then(|s| s.to_str()).filter(|s| !s.is_empty()).unwrap_or("fbx").to_owned();
     let invalid = |at: String, what: String| FbxError::Invalid { file: file.to_owned(), at, what };
@@ -367,7 +408,7 @@ pub(super) fn build(scene: &ufbx::Scene, file: &Path) -> Result<ImportedScene, F
     }
     let mut meshes = Vec::new();
     let mut mesh_nodes: Vec<MeshNode> = Vec::new();
-    let mut looks = Looks::default();
+    let mut looks = Looks { folder, ..Looks::default() };
     for (k, mesh) in scene.meshes.iter().enumerate() {
         let Some(instance) = mesh.element.instances.first() else { continue };
         let at = format!("mesh {:?}", mesh.element.name);

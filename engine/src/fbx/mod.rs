@@ -38,7 +38,11 @@
 //! - Bounded cost: at most [`MAX_FILE_BYTES`] read; ufbx's allocators capped at
 //!   [`MAX_MEMORY_BYTES`] each; nodes at most [`crate::skeleton::MAX_BONES`] bones.
 //!
-//! Not here: textures kept beside the file (only embedded ones are read), cameras and lights.
+//! - Textures: embedded images, or (read from a file, [`import`]) the image file a texture names
+//!   in the FBX file's folder (its relative name, else its file name alone: an absolute path from
+//!   the author's machine is never read; nothing outside the folder, as for a glTF's URIs).
+//!
+//! Not here: cameras and lights.
 
 mod build;
 
@@ -88,7 +92,7 @@ pub fn import(path: impl AsRef<Path>) -> Result<ImportedScene, FbxError> {
     let path = path.as_ref();
     let bytes = crate::project::fs::read_regular_file(path, MAX_FILE_BYTES)
         .map_err(|source| FbxError::Io { file: path.to_owned(), source })?;
-    import_slice(&bytes, path)
+    import_slice_in(&bytes, path, path.parent())
 }
 
 /// The load options every import uses: Y up, metres, memory capped.
@@ -107,8 +111,33 @@ fn load_opts() -> ufbx::LoadOpts<'static> {
     }
 }
 
-/// Imports FBX bytes; `file` names the source in errors and names the rig (its stem).
+/// Imports FBX bytes; `file` names the source in errors and names the rig (its stem). Only
+/// embedded textures are read (see [`import_slice_in`]).
 pub fn import_slice(bytes: &[u8], file: &Path) -> Result<ImportedScene, FbxError> {
+    import_slice_in(bytes, file, None)
+}
+
+/// The image files the textures of an FBX file name and do not embed, as [`import`] looks for
+/// them in the file's folder (relative names; an absolute path reduced to its file name): what
+/// an import copying the file into a project copies beside it. Empty for a file ufbx rejects.
+pub fn texture_files(bytes: &[u8]) -> Vec<String> {
+    let Ok(scene) = ufbx::load_memory(bytes, load_opts()) else { return Vec::new() };
+    let mut out: Vec<String> = Vec::new();
+    for t in scene.textures.iter().filter(|t| t.content.is_empty()) {
+        let base_name = |name: &str| name.rsplit(['/', '\\']).next().unwrap_or("").to_owned();
+        for name in [t.relative_filename.to_string(), base_name(&t.filename), base_name(&t.absolute_filename)]
+        {
+            if !name.is_empty() && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// As [`import_slice`], reading a texture that is not embedded from `folder` (the FBX file's
+/// own: the file it names there, or its file name alone; nothing outside the folder).
+pub fn import_slice_in(bytes: &[u8], file: &Path, folder: Option<&Path>) -> Result<ImportedScene, FbxError> {
     let scene = ufbx::load_memory(bytes, load_opts()).map_err(|e| FbxError::Rejected {
         file: file.to_owned(),
         reason: format!(
@@ -117,7 +146,7 @@ pub fn import_slice(bytes: &[u8], file: &Path) -> Result<ImportedScene, FbxError
             if e.info().is_empty() { String::new() } else { format!(" ({})", e.info()) }
         ),
     })?;
-    build::build(&scene, file)
+    build::build(&scene, file, folder)
 }
 
 /// Loads FBX bytes as ufbx does for [`import_slice`] (the same axes, units and limits) and

@@ -21,7 +21,7 @@ mod evaluate;
 pub mod export;
 mod import;
 mod json;
-mod load;
+pub(crate) mod load;
 
 use std::path::PathBuf;
 

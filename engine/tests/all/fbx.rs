@@ -503,3 +503,70 @@ fn an_in_between_shape_is_a_target_of_its_own_weighted_as_fbx_interpolates_it() 
         assert!((got - height).abs() < 1e-4, "at {t}: weights {w:?} lift {got}, want {height}");
     }
 }
+
+/// A 1x1 PNG.
+const PNG: [u8; 70] = [
+    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 31,
+    21, 196, 137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 218, 99, 252, 207, 192, 240, 31, 0, 5, 5, 2, 0, 95, 200,
+    241, 210, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+];
+
+/// The ASCII quad with a material whose diffuse texture is not embedded: the file it names,
+/// as `file_name` (the author's absolute path) and `relative`.
+fn textured_quad(file_name: &str, relative: &str) -> String {
+    ANIMATED_BLEND_SHAPE
+        .replace(
+            "\t\tPolygonVertexIndex: *4 {\n\t\t\ta: 0,1,2,-4\n\t\t}\n",
+            "\t\tPolygonVertexIndex: *4 {\n\t\t\ta: 0,1,2,-4\n\t\t}\n\t\tLayerElementMaterial: 0 {\n\t\t\tVersion: 101\n\t\t\tMappingInformationType: \"AllSame\"\n\t\t\tReferenceInformationType: \"IndexToDirect\"\n\t\t\tMaterials: *1 {\n\t\t\t\ta: 0\n\t\t\t}\n\t\t}\n\t\tLayer: 0 {\n\t\t\tVersion: 100\n\t\t\tLayerElement:  {\n\t\t\t\tType: \"LayerElementMaterial\"\n\t\t\t\tTypedIndex: 0\n\t\t\t}\n\t\t}\n",
+        )
+        .replace(
+            "\tAnimationStack: 100,",
+            &format!(
+                "\tMaterial: 50, \"Material::Skin\", \"\" {{\n\t\tProperties70:  {{\n\t\t\tP: \"DiffuseColor\", \"Color\", \"\", \"A\",1,1,1\n\t\t}}\n\t}}\n\tTexture: 60, \"Texture::SkinTex\", \"\" {{\n\t\tType: \"TextureVideoClip\"\n\t\tFileName: \"{file_name}\"\n\t\tRelativeFilename: \"{relative}\"\n\t}}\n\tAnimationStack: 100,"
+            ),
+        )
+        .replace("\tC: \"OO\",3,0\n", "\tC: \"OO\",3,0\n\tC: \"OO\",50,3\n\tC: \"OP\",60,50,\"DiffuseColor\"\n")
+}
+
+#[test]
+fn a_texture_beside_the_file_is_read_and_nothing_outside_its_folder_is() {
+    let dir = std::env::temp_dir().join(format!("marrow-fbx-textures-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (folder, outside) = (dir.join("model"), dir.join("secret.png"));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("quad.png"), PNG).unwrap();
+    std::fs::write(&outside, PNG).unwrap();
+    let import = |name: &str, text: String| {
+        let path = folder.join(name);
+        std::fs::write(&path, text).unwrap();
+        fbx::import(&path).unwrap()
+    };
+    // Named relatively, and by the author's absolute path (its file name found beside the FBX).
+    for (file_name, relative) in [("quad.png", "quad.png"), ("C:\\\\Users\\\\artist\\\\maps\\\\quad.png", "")]
+    {
+        let scene = import("quad.fbx", textured_quad(file_name, relative));
+        assert_eq!(scene.materials.len(), 1, "{file_name}");
+        let said: Vec<String> = scene.warnings.iter().map(|w| w.to_string()).collect();
+        let image =
+            scene.materials[0].base_color_texture.unwrap_or_else(|| panic!("the texture is read: {said:#?}"));
+        assert_eq!(&*scene.images[image].bytes, &PNG[..]);
+        assert_eq!(scene.images[image].mime_type.as_deref(), Some("image/png"));
+        assert_eq!(
+            marrow_engine::fbx::texture_files(textured_quad(file_name, relative).as_bytes()),
+            ["quad.png"]
+        );
+    }
+    // A file outside the folder is never read: by climbing out, or by an absolute path whose file
+    // name is not beside the FBX.
+    for (file_name, relative) in [("../secret.png", "../secret.png"), (outside.to_str().unwrap(), "")] {
+        let scene = import("leak.fbx", textured_quad(file_name, relative));
+        assert_eq!(scene.materials[0].base_color_texture, None, "{file_name}");
+        let said: Vec<String> = scene.warnings.iter().map(|w| w.to_string()).collect();
+        assert!(said.iter().any(|w| w.contains("SkinTex") && w.contains("left out")), "{said:#?}");
+    }
+    // Read from memory, only embedded textures are.
+    let scene = fbx::import_slice(textured_quad("quad.png", "quad.png").as_bytes(), &folder.join("quad.fbx"))
+        .unwrap();
+    assert_eq!(scene.materials[0].base_color_texture, None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
