@@ -790,6 +790,15 @@ fn curve_report(
             }
         }
     }
+    for times in sources.values_mut() {
+        times.sort_by(f64::total_cmp);
+        times.dedup();
+    }
+    // Whether `t` is (to a microsecond) one of the sorted `times`.
+    let has = |times: &[f64], t: f64| {
+        let i = times.partition_point(|&k| k < t - 1e-6);
+        times.get(i).is_some_and(|&k| (k - t).abs() <= 1e-6)
+    };
     let (mut kept, mut resampled) = (0usize, Vec::<String>::new());
     for node in baked.nodes.iter() {
         let Some(source) = scene.nodes.get(node.typed_id as usize) else { continue };
@@ -800,7 +809,7 @@ fn curve_report(
         ];
         for (prop, baked_times) in channels {
             let Some(times) = sources.get(&(node.element_id, prop)) else { continue };
-            let own = baked_times.iter().all(|t| times.iter().any(|k| (k - t).abs() <= 1e-6));
+            let own = baked_times.iter().all(|&t| has(times, t));
             if own {
                 kept += 1;
             } else {
