@@ -113,6 +113,9 @@ pub struct ClipPreview {
     pub label: String,
     /// Why it does not play on the rig, if it does not.
     pub error: Option<String>,
+    /// Another rig and clip played beside it, in step (a retarget's source rig playing the
+    /// source clip), if the scene has one.
+    pub beside: Option<(String, std::sync::Arc<marrow_engine::clip::Clip>)>,
 }
 
 /// The Animator of the rig at path `rig` a preview plays on, or why there is none.
@@ -766,12 +769,23 @@ impl Session {
             return;
         }
         p.error = None;
-        a.clear_pose_overrides();
-        a.play_clip(p.clip.clone(), true);
-        if !playing {
-            a.stop();
+        let play = |a: &mut marrow_engine::animator::Animator,
+                    clip: &std::sync::Arc<marrow_engine::clip::Clip>| {
+            a.clear_pose_overrides();
+            a.play_clip(clip.clone(), true);
+            if !playing {
+                a.stop();
+            }
+            a.seek(time);
+        };
+        play(a, &p.clip);
+        // The source beside it, from the same time (skipped when it cannot play there).
+        if let Some((rig, clip)) = &p.beside
+            && let Ok(b) = preview_animator(&mut self.world, rig)
+            && marrow_engine::clip::find_clip_fault(clip, b.skeleton()).is_none()
+        {
+            play(b, clip);
         }
-        a.seek(time);
         self.recompose = true;
     }
 

@@ -196,3 +196,48 @@ fn a_retarget_is_previewed_on_the_scenes_rig_before_it_is_applied_and_the_previe
     assert_eq!(h.state().doc.head(), 2, "the new map and the IK toggle: nothing else");
     assert_eq!(h.state().doc.project().clips.len(), 8, "no clip added by previewing");
 }
+
+/// Side by side: in the mocap sample (the CMU capture and CesiumMan in one scene), previewing
+/// the capture's clip through the sample's map plays it retargeted on CesiumMan and the source
+/// clip on the capture's own rig, in step.
+#[test]
+fn a_retarget_preview_plays_the_source_beside_the_target_in_step() {
+    let dir = sample("mocap");
+    let mut h = editor_sized(dir.path(), egui::vec2(1600.0, 1100.0));
+    click(&mut h, Role::Button, "File");
+    h.get_by_label("Retarget Clips…").click();
+    settle(&mut h);
+    h.state_mut().panels.retarget.map = "retargets/cmu_131_01_to_Armature.retarget.ron".into();
+    h.run_steps(3);
+    let capture = "assets/cmu_131_01.bvh#cmu_131_01";
+    h.get_by_role_and_label(Role::CheckBox, capture).click();
+    settle(&mut h);
+    h.get_by_label("Preview on CesiumMan").click();
+    settle(&mut h);
+    let preview = h.state().session.clip_preview().cloned().expect("a preview runs");
+    let (source_rig, source_clip) = preview.beside.clone().expect("the capture's rig plays beside it");
+    assert_eq!(
+        (preview.rig.as_str(), source_rig.as_str(), preview.error.as_deref()),
+        ("CesiumMan", "cmu_131_01/cmu_131_01", None)
+    );
+    h.state_mut().send(marrow_editor::command::Command::Play);
+    h.run_steps(15);
+    let s = &h.state().session;
+    let animator = |path: &str| s.world().animator(s.entity(path).unwrap()).unwrap();
+    let (target, source) = (animator("CesiumMan"), animator("cmu_131_01/cmu_131_01"));
+    assert!(
+        std::sync::Arc::ptr_eq(target.current_clip().unwrap(), &preview.clip),
+        "the retargeted clip on CesiumMan"
+    );
+    assert!(
+        std::sync::Arc::ptr_eq(source.current_clip().unwrap(), &source_clip),
+        "the source clip on the capture"
+    );
+    assert!(
+        target.time() > 0.05 && target.time() == source.time(),
+        "in step: {} {}",
+        target.time(),
+        source.time()
+    );
+    assert_eq!(h.state().doc.head(), 0, "previewing is no edit");
+}

@@ -7,9 +7,10 @@
 //!
 //! It reads the document's project and the session's library and sends edits
 //! ([`Op::Retarget`], [`Op::AddFiles`]); it writes nothing itself. Preview plays a ticked clip,
-//! retargeted in memory, on a rig of the scene with the target skeleton ([`Command::PreviewClip`]:
-//! session state, not an edit), so a map is judged in motion before anything is written. Not
-//! here: the source playing beside it (it plays as its own rig does, if the scene has one).
+//! retargeted in memory, on a rig of the scene with the target skeleton, and the source clip on
+//! a rig with the source skeleton beside it, in step, when the scene has one
+//! ([`Command::PreviewClip`]: session state, not an edit), so a map is judged in motion before
+//! anything is written.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -381,6 +382,13 @@ impl RetargetDialog {
     fn preview_row(&mut self, ui: &mut egui::Ui, cx: &RetargetContext, chosen: &[String]) -> Option<Command> {
         let map = cx.project.retargets.get(&self.map)?;
         let rig = cx.rigs.iter().find(|(_, skeleton)| *skeleton == map.target).map(|(path, _)| path.clone());
+        // The source rig, if the scene has one (and it is not the target's entity): it plays the
+        // source clip beside the target, in step.
+        let source_rig = cx
+            .rigs
+            .iter()
+            .find(|(path, skeleton)| *skeleton == map.source && Some(path) != rig.as_ref())
+            .map(|(path, _)| path.clone());
         let mut command = None;
         ui.horizontal(|ui| {
             let what = chosen.first();
@@ -405,11 +413,14 @@ impl RetargetDialog {
                     Ok(clip) => {
                         self.apply_faults.clear();
                         self.previewed = Some(cx.revision);
+                        let source =
+                            cx.library.clips(what).iter().find(|c| c.skeleton == map.source).cloned();
                         command = Some(Command::PreviewClip(Some(crate::session::ClipPreview {
                             rig: rig.clone(),
                             label: format!("{} retargeted through {}", clip.name, self.map),
                             clip,
                             error: None,
+                            beside: source_rig.clone().zip(source),
                         })));
                     }
                     Err(e) => self.apply_faults = vec![e],
@@ -420,9 +431,12 @@ impl RetargetDialog {
                     self.previewed = None;
                     command = Some(Command::PreviewClip(None));
                 }
-                match &p.error {
-                    Some(e) => ui.colored_label(ui.visuals().error_fg_color, e),
-                    None => ui.weak(format!("playing {} on {}", p.label, p.rig)),
+                match (&p.error, &p.beside) {
+                    (Some(e), _) => ui.colored_label(ui.visuals().error_fg_color, e),
+                    (None, Some((source, _))) => {
+                        ui.weak(format!("playing {} on {}, the source beside it on {source}", p.label, p.rig))
+                    }
+                    (None, None) => ui.weak(format!("playing {} on {}", p.label, p.rig)),
                 };
             }
         });
