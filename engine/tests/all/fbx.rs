@@ -570,3 +570,134 @@ fn a_texture_beside_the_file_is_read_and_nothing_outside_its_folder_is() {
     assert_eq!(scene.materials[0].base_color_texture, None);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An FBX 6.1 ASCII file, written as the FBX SDK of that version wrote them: `Properties60`, models
+/// named in their connections, and the animation in a `Takes` section (a take `walk` turning the
+/// Spine 90 degrees about Z over a second, FBX 6's `Key:` rows).
+const FBX_6_1: &str = r#"; FBX 6.1.0 project file
+; ----------------------------------------------------
+
+FBXHeaderExtension:  {
+	FBXHeaderVersion: 1003
+	FBXVersion: 6100
+}
+
+; Object definitions
+;------------------------------------------------------------------
+
+Definitions:  {
+	Version: 100
+	Count: 2
+	ObjectType: "Model" {
+		Count: 2
+	}
+}
+
+; Object properties
+;------------------------------------------------------------------
+
+Objects:  {
+	Model: "Model::Hips", "Limb" {
+		Version: 232
+		Properties60:  {
+			Property: "Lcl Translation", "Lcl Translation", "A+",0,90,0
+			Property: "Lcl Rotation", "Lcl Rotation", "A+",0,0,0
+			Property: "Lcl Scaling", "Lcl Scaling", "A+",1,1,1
+		}
+		MultiLayer: 0
+		MultiTake: 1
+		Shading: Y
+		Culling: "CullingOff"
+		TypeFlags: "Skeleton"
+	}
+	Model: "Model::Spine", "Limb" {
+		Version: 232
+		Properties60:  {
+			Property: "Lcl Translation", "Lcl Translation", "A+",0,10,0
+			Property: "Lcl Rotation", "Lcl Rotation", "A+",0,0,0
+			Property: "Lcl Scaling", "Lcl Scaling", "A+",1,1,1
+		}
+		MultiLayer: 0
+		MultiTake: 1
+		Shading: Y
+		Culling: "CullingOff"
+		TypeFlags: "Skeleton"
+	}
+}
+
+; Object connections
+;------------------------------------------------------------------
+
+Connections:  {
+	Connect: "OO", "Model::Hips", "Model::Scene"
+	Connect: "OO", "Model::Spine", "Model::Hips"
+}
+
+;Takes and animation section
+;----------------------------------------------------
+
+Takes:  {
+	Current: "walk"
+	Take: "walk" {
+		FileName: "walk.tak"
+		LocalTime: 0,46186158000
+		ReferenceTime: 0,46186158000
+		Model: "Model::Spine" {
+			Version: 1.1
+			Channel: "Transform" {
+				Channel: "R" {
+					Channel: "X" {
+						Default: 0
+						KeyVer: 4005
+						KeyCount: 1
+						Key: 
+							0,0,L
+						Color: 1,0,0
+					}
+					Channel: "Y" {
+						Default: 0
+						KeyVer: 4005
+						KeyCount: 1
+						Key: 
+							0,0,L
+						Color: 0,1,0
+					}
+					Channel: "Z" {
+						Default: 0
+						KeyVer: 4005
+						KeyCount: 2
+						Key: 
+							0,0,L,46186158000,90,L
+						Color: 0,0,1
+					}
+					LayerType: 2
+				}
+			}
+		}
+	}
+}
+"#;
+
+#[test]
+fn an_fbx_6_1_file_imports_its_rig_and_its_take_as_a_clip() {
+    let scene = fbx::import_slice(FBX_6_1.as_bytes(), Path::new("six.fbx")).unwrap();
+    let sk = &scene.rigs[0].skeleton;
+    assert_eq!(sk.bone_names, ["Hips", "Spine"]);
+    let rest = model(sk, &Clip::new("rest", sk), 0.0);
+    assert!(
+        (rest[1].w_axis.truncate() - Vec3::new(0.0, 1.0, 0.0)).length() < 1e-5,
+        "cm to m: {}",
+        rest[1].w_axis
+    );
+    assert_eq!(scene.animations.len(), 1);
+    let walk = &scene.animations[0].clips[0].clip;
+    assert_eq!(walk.name, "walk");
+    assert!((walk.duration() - 1.0).abs() < 1e-3, "{}", walk.duration());
+    for k in 0..=4 {
+        let t = k as f32 / 4.0;
+        let m = model(sk, walk, t);
+        let x = (m[0].inverse() * m[1]).transform_vector3(Vec3::X);
+        let turned = x.y.atan2(x.x).to_degrees();
+        assert!((turned - 90.0 * t).abs() < 0.05, "at {t}: {turned} degrees");
+    }
+}
