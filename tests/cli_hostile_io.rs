@@ -155,7 +155,10 @@ impl SmallDisk {
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
-            eprintln!("SKIPPED LOUDLY: cannot mount a {size} tmpfs at {} (needs root with CAP_SYS_ADMIN)", at.display());
+            eprintln!(
+                "SKIPPED LOUDLY: cannot mount a {size} tmpfs at {} (needs root with CAP_SYS_ADMIN)",
+                at.display()
+            );
         }
         ok.then(|| Self(at.to_owned()))
     }
@@ -195,8 +198,10 @@ fn a_full_disk_or_a_read_only_disk_is_a_named_error_and_the_old_file_stays() {
             assert!(out.contains("old.") && out.contains(why) && !out.contains("wrote"), "{out}");
             assert_eq!(std::fs::read(target).unwrap(), b"old", "{} changed", target.display());
         }
-        let mut left: Vec<_> =
-            std::fs::read_dir(&disk.0).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut left: Vec<_> = std::fs::read_dir(&disk.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         left.sort();
         assert_eq!(left, ["old.clip.ron", "old.glb"], "only the old files stay (no temp)");
     }
@@ -227,9 +232,13 @@ fn check_of_a_fifo_or_a_device_named_as_a_gltf_file_is_refused_quickly() {
             std::thread::sleep(Duration::from_millis(20));
         }
         let out = child.wait_with_output().unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let text =
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(!out.status.success(), "{text}");
-        assert!(text.contains(&*file.file_name().unwrap().to_string_lossy()) && text.contains(kind), "{text}");
+        assert!(
+            text.contains(&*file.file_name().unwrap().to_string_lossy()) && text.contains(kind),
+            "{text}"
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -583,7 +583,8 @@ fn soak_the_locomotion_sample_playing_with_the_graph_preview_on() {
     if !tools("soak_the_locomotion_sample_playing_with_the_graph_preview_on") {
         return;
     }
-    let minutes: u64 = std::env::var("MARROW_SOAK_MINUTES").ok().and_then(|m| m.parse().ok()).unwrap_or(2).max(2);
+    let minutes: u64 =
+        std::env::var("MARROW_SOAK_MINUTES").ok().and_then(|m| m.parse().ok()).unwrap_or(2).max(2);
     let (tmp, project) = sample("locomotion");
     let mut ed = Editor::start(tmp, project);
     ed.select_entity("Runner");
@@ -635,7 +636,10 @@ fn soak_the_locomotion_sample_playing_with_the_graph_preview_on() {
     }
     let base = rows[0].1 as f64;
     for (m, rss, log, f, _) in &rows {
-        assert!((*rss as f64) < base * 1.05, "minute {m}: rss {rss} KiB is over 5% above minute 1's {base} KiB");
+        assert!(
+            (*rss as f64) < base * 1.05,
+            "minute {m}: rss {rss} KiB is over 5% above minute 1's {base} KiB"
+        );
         assert_eq!(*log, log0, "minute {m}: the Log grew while playing");
         assert!(*f > frames(&start), "minute {m}: no frame drawn");
     }
@@ -647,7 +651,9 @@ fn soak_the_locomotion_sample_playing_with_the_graph_preview_on() {
 
 /// The first of the Log's last lines (the probe's `log_tail`) that `ok` accepts, once there is one.
 fn log_line(ed: &Editor, what: &str, ok: impl Fn(&str) -> bool) -> String {
-    let p = ed.wait(what, |p| p["log_tail"].as_array().is_some_and(|l| l.iter().filter_map(Value::as_str).any(&ok)));
+    let p = ed.wait(what, |p| {
+        p["log_tail"].as_array().is_some_and(|l| l.iter().filter_map(Value::as_str).any(&ok))
+    });
     p["log_tail"].as_array().unwrap().iter().filter_map(Value::as_str).find(|s| ok(s)).unwrap().to_owned()
 }
 
@@ -711,7 +717,10 @@ fn a_truncated_clip_file_opens_the_rest_of_the_project_and_a_save_leaves_it_unto
     let names_it = |s: &str| s.contains("clips/sprint.clip.ron:");
     let line = log_line(&ed, "the damaged file in the Log", names_it);
     let place = line.split("clips/sprint.clip.ron:").nth(1).unwrap_or_default();
-    assert!(place.split(':').take(2).all(|n| n.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit())), "file:line:col in {line}");
+    assert!(
+        place.split(':').take(2).all(|n| n.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit())),
+        "file:line:col in {line}"
+    );
     // Everything else is editable: a graph node duplicated with real keys, then saved.
     ed.open_graph_of("Runner");
     let (id, r) = visible_node(&ed, &project.join(GRAPH));
@@ -731,7 +740,8 @@ fn a_scene_naming_a_missing_clip_opens_with_its_rig_and_the_log_says_the_clip_is
     }
     let (tmp, project) = sample("runner");
     let scene = project.join("scenes/main.scene.ron");
-    let text = std::fs::read_to_string(&scene).unwrap().replace("clips/stride.clip.ron", "clips/gone.clip.ron");
+    let text =
+        std::fs::read_to_string(&scene).unwrap().replace("clips/stride.clip.ron", "clips/gone.clip.ron");
     std::fs::write(&scene, text).unwrap();
     let ed = Editor::start(tmp, project);
     // The rig is there to select, and its fault is in the Log.
@@ -740,7 +750,11 @@ fn a_scene_naming_a_missing_clip_opens_with_its_rig_and_the_log_says_the_clip_is
     assert!(line.contains("Runner") && line.contains("animator.clip"), "{line}");
     let shot = ed.screenshot("missing-clip-bind-pose");
     // The bind pose is drawn: the viewport is not one flat colour.
-    let out = Command::new("convert").arg(&shot).args(["-crop", "700x300+270+80", "-format", "%[fx:standard_deviation]", "info:"]).output().unwrap();
+    let out = Command::new("convert")
+        .arg(&shot)
+        .args(["-crop", "700x300+270+80", "-format", "%[fx:standard_deviation]", "info:"])
+        .output()
+        .unwrap();
     let sd: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0.0);
     assert!(sd > 0.02, "the viewport looks empty (standard deviation {sd})");
 }
@@ -760,8 +774,14 @@ fn enter_in_the_add_node_search_adds_the_filtered_node() {
     let canvas = rect(&p["graph"]["canvas"]);
     let node_rects: Vec<[f64; 4]> = p["graph"]["nodes"].as_object().unwrap().values().map(rect).collect();
     let spot = (0..40)
-        .flat_map(|i| (0..20).map(move |j| (canvas[0] + 20.0 + i as f64 * 20.0, canvas[3] - 20.0 - j as f64 * 20.0)))
-        .find(|(x, y)| node_rects.iter().all(|r| *x < r[0] - 10.0 || *x > r[2] + 10.0 || *y < r[1] - 10.0 || *y > r[3] + 10.0))
+        .flat_map(|i| {
+            (0..20).map(move |j| (canvas[0] + 20.0 + i as f64 * 20.0, canvas[3] - 20.0 - j as f64 * 20.0))
+        })
+        .find(|(x, y)| {
+            node_rects
+                .iter()
+                .all(|r| *x < r[0] - 10.0 || *x > r[2] + 10.0 || *y < r[1] - 10.0 || *y > r[3] + 10.0)
+        })
         .expect("a free spot on the canvas");
     ed.move_to(spot.0, spot.1);
     ed.xdo(&["click", "3"]);
@@ -772,7 +792,10 @@ fn enter_in_the_add_node_search_adds_the_filtered_node() {
     ed.save();
     assert_eq!(nodes(&project), before + 1, "one node added");
     let graph = &Project::load(&project).unwrap().graphs[GRAPH];
-    assert!(graph.nodes.iter().any(|n| format!("{:?}", n.kind).starts_with("Blend2")), "the filtered node is a Blend2");
+    assert!(
+        graph.nodes.iter().any(|n| format!("{:?}", n.kind).starts_with("Blend2")),
+        "the filtered node is a Blend2"
+    );
 }
 
 #[test]
@@ -844,7 +867,8 @@ fn a_clip_rewritten_on_disk_reloads_in_the_idle_window_without_any_input() {
     let lifted = text.replace("value: (0.0, 1.0, 0.0)", "value: (0.0, 1.2, 0.0)");
     assert_ne!(lifted, text);
     std::fs::write(&clip, &lifted).unwrap();
-    let line = log_line(&ed, "the reload in the Log", |s| s.contains("reloaded clips/stride.clip.ron from disk"));
+    let line =
+        log_line(&ed, "the reload in the Log", |s| s.contains("reloaded clips/stride.clip.ron from disk"));
     assert!(line.contains("Undo brings back"), "{line}");
     let p = ed.wait("the reload's undo step", |p| p["steps"].as_u64() == Some(1));
     assert_eq!(p["dirty"], Value::Bool(false), "the document holds what is on disk");

@@ -221,8 +221,16 @@ fn a_crowd_past_the_adapters_vertex_budget_is_refused_naming_it() {
     let file = gltf_dir().join("CesiumMan/CesiumMan.glb");
     let out = std::env::temp_dir().join(format!("marrow-crowd-budget-{}.png", std::process::id()));
     let count = count.to_string();
-    let (code, stdout, stderr) =
-        marrow(&["crowd", file.to_str().unwrap(), "--count", &count, "--size", "64x64", "--out", out.to_str().unwrap()]);
+    let (code, stdout, stderr) = marrow(&[
+        "crowd",
+        file.to_str().unwrap(),
+        "--count",
+        &count,
+        "--size",
+        "64x64",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_ne!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
     assert!(
         stderr.contains(&format!("a crowd frame of {count} instances asks 3273000000 skinned vertices"))

@@ -151,10 +151,14 @@ fn a_crowd_of_forty_clips_opens_and_one_past_the_adapters_budget_is_left_out_and
     assert_eq!(w.crowd(crowd).map(|c| c.placements.len()), Some(1300));
     let log = &h.state().log;
     let refused = log.count_containing("crowds not drawn");
-    let errors: Vec<_> = log.entries().iter().filter(|e| e.source == "viewport").map(|e| e.text.clone()).collect();
+    let errors: Vec<_> =
+        log.entries().iter().filter(|e| e.source == "viewport").map(|e| e.text.clone()).collect();
     if cpu {
         assert_eq!(refused, 1, "one Log line over twelve frames: {errors:?}");
-        assert!(errors[0].contains("1300 instances") && errors[0].contains("limit there is 4000000"), "{errors:?}");
+        assert!(
+            errors[0].contains("1300 instances") && errors[0].contains("limit there is 4000000"),
+            "{errors:?}"
+        );
     } else {
         assert_eq!(refused, 0, "{errors:?}");
     }

@@ -380,7 +380,11 @@ fn every_sample_project_exports_and_imports_back() {
             "particle_figure" => assert!(skipped.contains("particle cloud is not exported"), "{skipped}"),
             "locomotion" => {
                 assert!(skipped.contains("graph"), "{skipped}");
-                assert_eq!(back.animations.len(), 8, "idle, stride, sprint, the strafes, jump, fall and land");
+                assert_eq!(
+                    back.animations.len(),
+                    8,
+                    "idle, stride, sprint, the strafes, jump, fall and land"
+                );
             }
             _ => {}
         }

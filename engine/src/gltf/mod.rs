@@ -143,8 +143,13 @@ impl Rig {
         let n = skeleton.bone_count();
         let joints: Vec<usize> = (0..n).collect();
         let inverse_bind = skeleton.inverse_bind.clone();
-        let skin =
-            Skin { name, joints: joints.clone(), inverse_bind: inverse_bind.clone(), skeleton_root: None, rig: 0 };
+        let skin = Skin {
+            name,
+            joints: joints.clone(),
+            inverse_bind: inverse_bind.clone(),
+            skeleton_root: None,
+            rig: 0,
+        };
         let rig = Rig {
             skeleton,
             skins: vec![0],

@@ -34,11 +34,11 @@ pub use compile::{
     ClipSource, GraphCache, GraphError, GraphProgram, GraphSource, MachinePlace, NoGraphs, compile,
     compile_in,
 };
-pub use eval::{AdditiveJob, EventKind, GraphAim, GraphIk, GraphPlant, GraphInstance, GraphMarkerEvent};
+pub use eval::{AdditiveJob, EventKind, GraphAim, GraphIk, GraphInstance, GraphMarkerEvent, GraphPlant};
 pub use file::{GRAPH_FILE_VERSION, GraphFile, GraphFileError, load_graph, save_graph};
 pub use kinds::{Family, FloatRange, InputPin, KINDS, KindInfo, Palette, SettingInfo, SettingType, Start};
 pub use model::{
-    AdjustEntry, AdjustOp, AnimGraph, BlendSample, BlendSample2D, Connection, Drive, LookLink, MAX_LOOK_LINKS, MaskSubtree, Node,
-    NodeId, NodeKind, ParamDecl, ParamValue, PinType,
+    AdjustEntry, AdjustOp, AnimGraph, BlendSample, BlendSample2D, Connection, Drive, LookLink,
+    MAX_LOOK_LINKS, MaskSubtree, Node, NodeId, NodeKind, ParamDecl, ParamValue, PinType,
 };
 pub use plane::{TriangulationError, plane_weights, triangulate};

@@ -306,7 +306,9 @@ pub fn import_model(path: &Path) -> Result<crate::gltf::ImportedScene, gltf::Imp
         faults: vec![gltf::Fault::new(gltf::Location::File, message)],
     };
     match ext.as_str() {
-        "bvh" => crate::bvh::import(path, &crate::bvh::BvhOptions::default()).map_err(|e| other(e.to_string())),
+        "bvh" => {
+            crate::bvh::import(path, &crate::bvh::BvhOptions::default()).map_err(|e| other(e.to_string()))
+        }
         #[cfg(feature = "fbx")]
         "fbx" => crate::fbx::import(path).map_err(|e| other(e.to_string())),
         _ => gltf::import(path),
@@ -429,7 +431,10 @@ impl Project {
         let m = &self.manifest;
         let mut out = vec![PROJECT_FILE.to_owned()];
         out.extend(
-            m.assets.iter().filter(|p| self.skeletons.contains_key(*p) || self.retargets.contains_key(*p)).cloned(),
+            m.assets
+                .iter()
+                .filter(|p| self.skeletons.contains_key(*p) || self.retargets.contains_key(*p))
+                .cloned(),
         );
         out.extend(m.clips.iter().filter(|p| self.clips.contains_key(*p)).cloned());
         out.extend(m.graphs.iter().filter(|p| self.graphs.contains_key(*p)).cloned());

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use super::file::{ClipAsset, Manifest, ProjectFile};
 use super::{Project, ProjectError, fs, parse_file};
 use crate::graph::AnimGraph;
-use crate::scene::SceneDesc;
 use crate::retarget::RetargetMap;
+use crate::scene::SceneDesc;
 use crate::skeleton::Skeleton;
 
 /// What kind of asset a project file is, by its name.

@@ -736,8 +736,10 @@ fn small_device(ctx: &GpuContext) -> GpuContext {
     let mut limits = wgpu::Limits::downlevel_defaults();
     limits.max_texture_dimension_2d = 2048;
     limits.max_storage_buffer_binding_size = 1 << 20;
-    limits.max_storage_buffers_per_shader_stage = ctx.adapter.limits().max_storage_buffers_per_shader_stage.min(8);
-    let descriptor = wgpu::DeviceDescriptor { label: Some("small"), required_limits: limits, ..Default::default() };
+    limits.max_storage_buffers_per_shader_stage =
+        ctx.adapter.limits().max_storage_buffers_per_shader_stage.min(8);
+    let descriptor =
+        wgpu::DeviceDescriptor { label: Some("small"), required_limits: limits, ..Default::default() };
     let (device, queue) = pollster::block_on(ctx.adapter.request_device(&descriptor)).unwrap();
     GpuContext::from_parts(ctx.instance.clone(), ctx.adapter.clone(), device, queue)
 }
@@ -768,17 +770,24 @@ fn a_render_past_a_small_gpus_limits_is_a_named_error_not_a_panic() {
     let placements = place(40, 40, Layout::Grid { spacing: 1.5 }, (0.7, 1.3), 3);
     let shaders = ShaderSource::Embedded;
     match render_crowd(&ctx, &scene, &baked, &placements, &[], 0.5, 64, 64, shaders) {
-        Err(RenderError::Limit(why)) => assert!(why.contains("MB in one buffer") && why.contains("at most 1 MB"), "{why}"),
+        Err(RenderError::Limit(why)) => {
+            assert!(why.contains("MB in one buffer") && why.contains("at most 1 MB"), "{why}")
+        }
         other => panic!("expected a limit error, got {:?}", other.map(|i| (i.width, i.height))),
     }
     // The same frames fit the full device.
-    let image = render_crowd(&big, &scene, &baked, &placements, &[], 0.5, 64, 64, ShaderSource::Embedded).unwrap();
+    let image =
+        render_crowd(&big, &scene, &baked, &placements, &[], 0.5, 64, 64, ShaderSource::Embedded).unwrap();
     assert_eq!((image.width, image.height), (64, 64));
 }
 
 /// CesiumMan's project world, walked to `t`, rendered with `ghosts` (onion skins) through the
 /// world extraction, framed on the bind-pose character so both renders share one camera.
-fn render_world_with_ghosts(ctx: &GpuContext, ghosts_at: &[f32], palettes: bool) -> (Vec<u8>, FrameData, usize) {
+fn render_world_with_ghosts(
+    ctx: &GpuContext,
+    ghosts_at: &[f32],
+    palettes: bool,
+) -> (Vec<u8>, FrameData, usize) {
     use marrow_engine::project::{Library, Project};
     use marrow_engine::render::{Ghost, WorldRenderer};
     use marrow_engine::scene::World;
@@ -796,7 +805,12 @@ fn render_world_with_ghosts(ctx: &GpuContext, ghosts_at: &[f32], palettes: bool)
         .iter()
         .map(|t| {
             let (model, palette) = world.pose_and_palette_at(rig, *t).unwrap();
-            Ghost { rig, model, palette: if palettes { palette } else { Vec::new() }, color: [0.35, 0.55, 1.0, 0.8] }
+            Ghost {
+                rig,
+                model,
+                palette: if palettes { palette } else { Vec::new() },
+                color: [0.35, 0.55, 1.0, 0.8],
+            }
         })
         .collect();
     let mut pool = MeshPool::new();
@@ -810,7 +824,8 @@ fn render_world_with_ghosts(ctx: &GpuContext, ghosts_at: &[f32], palettes: bool)
         .filter_map(|o| o.bounds)
         .reduce(marrow_engine::skinning::Aabb::union)
         .unwrap();
-    let grown = marrow_engine::skinning::Aabb { min: b.min - Vec3::splat(0.3), max: b.max + Vec3::splat(0.3) };
+    let grown =
+        marrow_engine::skinning::Aabb { min: b.min - Vec3::splat(0.3), max: b.max + Vec3::splat(0.3) };
     frame.camera = Camera::framing(grown, 1.0);
     let mut renderer = Renderer::new(ctx, RendererSettings::default()).unwrap();
     let target = renderer.create_target(128, 128);
@@ -833,8 +848,13 @@ fn onion_skin_ghosts_draw_the_rigs_meshes_translucent_in_their_tint_at_their_pos
     assert_eq!(frame.ghosts.len(), 2 * skinned, "one ghost draw per skinned primitive per ghost");
     let bones = frame.palette.len() / 3;
     assert_eq!(frame.palette.len(), 3 * bones, "the rig's palette and one per ghost");
-    assert!(frame.ghosts.iter().all(|g| g.palette_offset as usize >= bones && !g.casts_shadow && g.pick_id == 0));
-    assert!(frame.ghosts.iter().all(|g| g.color[3] < 0.8 && g.color[3] > 0.0), "ghost meshes are translucent");
+    assert!(
+        frame.ghosts.iter().all(|g| g.palette_offset as usize >= bones && !g.casts_shadow && g.pick_id == 0)
+    );
+    assert!(
+        frame.ghosts.iter().all(|g| g.color[3] < 0.8 && g.color[3] > 0.0),
+        "ghost meshes are translucent"
+    );
     if let Ok(d) = std::env::var("MARROW_DUMP") {
         for (n, img) in [("plain", &plain), ("lines", &lines), ("ghosted", &ghosted)] {
             std::fs::write(format!("{d}/{n}.rgba"), img).unwrap();

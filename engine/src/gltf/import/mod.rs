@@ -36,11 +36,8 @@ pub const MAX_FILE_BYTES: u64 = DECODE_BUDGET_BYTES as u64;
 /// [`ImportError::Io`] saying what it is.
 pub fn import(path: impl AsRef<Path>) -> Result<ImportedScene, ImportError> {
     let path = path.as_ref();
-    let bytes = crate::project::fs::read_regular_file(path, MAX_FILE_BYTES).map_err(|source| ImportError::Io {
-        file: path.to_owned(),
-        what: "the file".into(),
-        source,
-    })?;
+    let bytes = crate::project::fs::read_regular_file(path, MAX_FILE_BYTES)
+        .map_err(|source| ImportError::Io { file: path.to_owned(), what: "the file".into(), source })?;
     import_slice(&bytes, path, path.parent())
 }
 
