@@ -87,6 +87,29 @@ impl Clip {
             .sum()
     }
 
+    /// The key-time array of every track (translation, rotation and scale of every bone, in
+    /// bone order; missing tracks skipped).
+    pub fn key_time_arrays(&self) -> impl Iterator<Item = &[f32]> + '_ {
+        self.channels.iter().flat_map(|c| {
+            [
+                c.translation.as_ref().map(|t| t.times()),
+                c.rotation.as_ref().map(|t| t.times()),
+                c.scale.as_ref().map(|t| t.times()),
+            ]
+            .into_iter()
+            .flatten()
+        })
+    }
+
+    /// Every finite key time of every track, sorted, without repeats.
+    pub fn key_times(&self) -> Vec<f32> {
+        let mut keys: Vec<f32> =
+            self.key_time_arrays().flatten().copied().filter(|t| t.is_finite()).collect();
+        keys.sort_by(f32::total_cmp);
+        keys.dedup();
+        keys
+    }
+
     /// Bytes the authored tracks and markers hold (the compiled form is counted by
     /// [`CompiledClip::bytes`]).
     pub fn bytes(&self) -> usize {

@@ -115,6 +115,7 @@ pub mod clock;
 // embedder uses `Clip`, `Animator`, `World` and the jobs (see `prelude`).
 #[doc(hidden)]
 pub mod compiled_clip;
+pub mod compressed;
 pub mod crowd;
 pub mod easing;
 #[cfg(feature = "fbx")]

@@ -92,7 +92,7 @@ pub struct SimplifyReport {
 /// Indices of the keys to keep of `n` keys (times `t`), by Ramer-Douglas-Peucker with
 /// `deviation(i, a, b)`: how far key `i` lies from the interpolation between kept keys `a` and
 /// `b`.
-fn rdp(n: usize, tolerance: f32, deviation: impl Fn(usize, usize, usize) -> f32) -> Vec<usize> {
+pub(crate) fn rdp(n: usize, tolerance: f32, deviation: impl Fn(usize, usize, usize) -> f32) -> Vec<usize> {
     if n <= 2 {
         return (0..n).collect();
     }
@@ -111,7 +111,8 @@ fn rdp(n: usize, tolerance: f32, deviation: impl Fn(usize, usize, usize) -> f32)
                 (worst, at) = (d, i);
             }
         }
-        if !(worst <= tolerance) {
+        // `at > a`: a key was found (a negative tolerance with every key on the line finds none).
+        if !(worst <= tolerance) && at > a {
             keep[at] = true;
             stack.push((a, at));
             stack.push((at, b));
@@ -150,14 +151,14 @@ fn reduce<T: crate::track::Animatable>(
 
 /// The angle of the rotation between two unit quaternions (radians), from their chord on one
 /// hemisphere: exact to f32's precision for small angles, where `2 acos(|a . b|)` is not.
-fn angle(a: Quat, b: Quat) -> f32 {
+pub(crate) fn angle(a: Quat, b: Quat) -> f32 {
     let chord = if a.dot(b) >= 0.0 { (a - b).length() } else { (a + b).length() };
     4.0 * (0.5 * chord).min(1.0).asin()
 }
 
 /// Per bone: its depth below the root and its lever arm (the farthest descendant origin in the
 /// bind pose; for a leaf, the length of the bone leading to it), with the deepest depth.
-fn levers(skeleton: &Skeleton) -> (Vec<f32>, usize) {
+pub(crate) fn levers(skeleton: &Skeleton) -> (Vec<f32>, usize) {
     let n = skeleton.bone_count();
     let mut model = vec![Mat4::IDENTITY; n];
     let _ = LocalToModelJob {
@@ -207,22 +208,8 @@ pub fn shell_distance_error(a: &Mat4, b: &Mat4, shell: f32) -> f32 {
 /// The times the error is measured at: every key time of every track and three evenly between
 /// each two consecutive ones (sorted, without repeats), or evenly spaced ones when that would
 /// exceed [`MAX_MEASURED_POSES`] poses.
-fn measurement_times(clip: &Clip, bones: usize) -> Vec<f32> {
-    let mut keys: Vec<f32> = Vec::new();
-    for c in clip.channels() {
-        for t in [
-            c.translation.as_ref().map(|t| t.times()),
-            c.rotation.as_ref().map(|t| t.times()),
-            c.scale.as_ref().map(|t| t.times()),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            keys.extend(t.iter().copied().filter(|x| x.is_finite()));
-        }
-    }
-    keys.sort_by(f32::total_cmp);
-    keys.dedup();
+pub(crate) fn measurement_times(clip: &Clip, bones: usize) -> Vec<f32> {
+    let keys = clip.key_times();
     let budget = (MAX_MEASURED_POSES / bones.max(1)).max(2);
     if keys.len() * 4 > budget {
         let (first, last) = (keys.first().copied().unwrap_or(0.0), keys.last().copied().unwrap_or(0.0));
@@ -247,7 +234,7 @@ fn measurement_times(clip: &Clip, bones: usize) -> Vec<f32> {
 
 /// Model-space poses of `clip` at `times` (bone-major per time: `times.len() * bones`); `None`
 /// when a job refuses (the clip does not fit the skeleton).
-fn model_poses(clip: &Clip, skeleton: &Skeleton, times: &[f32]) -> Option<Vec<Mat4>> {
+pub(crate) fn model_poses(clip: &Clip, skeleton: &Skeleton, times: &[f32]) -> Option<Vec<Mat4>> {
     let n = skeleton.bone_count();
     let mut local = skeleton.bind_pose.clone();
     let mut ctx = SamplingContext::new(n);

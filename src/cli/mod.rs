@@ -4,6 +4,7 @@
 //! fallback taken) go to standard error through [`crate::logger`].
 
 mod check;
+mod cook;
 mod crowd;
 mod edit;
 mod export;
@@ -51,6 +52,9 @@ pub enum Command {
     Crowd(crowd::CrowdArgs),
     /// Remove the keys a glTF model's animation can do without, within a model-space tolerance.
     Simplify(simplify::SimplifyArgs),
+    /// Write every clip of a project in the compressed runtime form a game ships (`*.clip.bin`),
+    /// within a shell-error tolerance, with bytes before and after and the worst error.
+    Cook(cook::CookArgs),
     /// Export a project scene or a glTF file as glTF (.glb or .gltf + .bin): rigs, skins, meshes,
     /// sockets, clips with their keys as held (eased segments baked) and markers.
     Export(export::ExportArgs),
@@ -83,6 +87,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Particles(args)) => particles::run(&args),
         Some(Command::Crowd(args)) => crowd::run(&args),
         Some(Command::Simplify(args)) => simplify::run(&args),
+        Some(Command::Cook(args)) => cook::run(&args),
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Play(args)) => play::run(&args),
         Some(Command::Import(args)) => import::run(&args),

@@ -19,6 +19,7 @@ mod bvh;
 mod clip_file;
 mod clip_repair;
 mod compiled_clip;
+mod compressed;
 mod crowd;
 mod easing;
 mod fbx;

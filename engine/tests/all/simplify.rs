@@ -21,26 +21,7 @@ use support::gltf_dir;
 /// between each two: computed here with the jobs and `Mat4::transform_point3`, not with the
 /// reducer's own measurement.
 fn independent_worst_error(sk: &Skeleton, a: &Clip, b: &Clip, shell: f32) -> (f32, usize, f32) {
-    let mut keys: Vec<f32> = a
-        .channels()
-        .iter()
-        .flat_map(|c| {
-            let mut t = Vec::new();
-            t.extend(c.translation.iter().flat_map(|x| x.times().to_vec()));
-            t.extend(c.rotation.iter().flat_map(|x| x.times().to_vec()));
-            t.extend(c.scale.iter().flat_map(|x| x.times().to_vec()));
-            t
-        })
-        .collect();
-    keys.sort_by(f32::total_cmp);
-    keys.dedup();
-    let mut times = Vec::new();
-    for w in keys.windows(2) {
-        for j in 0..4 {
-            times.push(w[0] + (w[1] - w[0]) * j as f32 / 4.0);
-        }
-    }
-    times.extend(keys.last());
+    let times = support::four_times_key_rate(a);
     let n = sk.bone_count();
     let pose = |clip: &Clip, time: f32| {
         let (mut local, mut model) = (sk.bind_pose.clone(), vec![Mat4::IDENTITY; n]);

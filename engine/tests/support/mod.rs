@@ -23,6 +23,20 @@ pub fn project_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects").join(name)
 }
 
+/// Every key time of `clip` and three times evenly between each two (four times the key rate):
+/// where the key-reduction and compression tests measure errors independently.
+pub fn four_times_key_rate(clip: &Clip) -> Vec<f32> {
+    let keys = clip.key_times();
+    let mut times = Vec::new();
+    for w in keys.windows(2) {
+        for j in 0..4 {
+            times.push(w[0] + (w[1] - w[0]) * j as f32 / 4.0);
+        }
+    }
+    times.extend(keys.last());
+    times
+}
+
 /// A one-scene sample project's files in memory (`project.ron`, `scenes/main.scene.ron`), the
 /// scene's text passed through `scene` (to break it on purpose).
 pub fn one_scene_files(name: &str, scene: impl Fn(String) -> String) -> Vec<(String, String)> {

@@ -1,0 +1,336 @@
+//! Decoding: the bit reader, a segment's per-track layout, dequantization (shared with the
+//! encoder, so what it measures is what plays) and the per-head [`CompressedContext`].
+
+use glam::{Quat, Vec4};
+
+use super::{AnimatedTrack, CompressedClip, KEYED_FLAG, RAW_BITS, SEGMENT_FRAMES, TrackKind};
+use crate::math::{self, Transform};
+
+/// How close to a frame (in frames) a sample time is taken as that frame.
+const FRAME_SNAP: f32 = 1e-3;
+
+/// `bits` bits of `data` from bit `at` (LSB first). The data is padded, so the 8-byte load
+/// stays inside it for every bit the segments hold.
+#[inline(always)]
+pub(crate) fn read_bits(data: &[u8], at: usize, bits: u32) -> u32 {
+    let byte = at >> 3;
+    let word = match data.get(byte..byte + 8) {
+        Some(b) => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        None => 0,
+    };
+    ((word >> (at & 7)) & ((1u64 << bits) - 1)) as u32
+}
+
+/// How one animated track is stored in one segment, as the decoder reads it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct SegTrack {
+    /// Bits per component (0..=16, or [`RAW_BITS`]).
+    pub bits: u8,
+    /// Which frames of the segment are stored (bit `i`: frame `first + i`); all of them for a
+    /// uniform segment.
+    pub mask: u32,
+    /// The absolute bit offset of its first stored value in the clip's data.
+    pub bit: u32,
+    /// Dequantization: `offset + scale * q` per component.
+    pub offset: Vec4,
+    /// See `offset`.
+    pub scale: Vec4,
+}
+
+/// The dequantization factors of a track's segment: `offset + scale * q` gives the component
+/// for the quantized value `q` of `bits` bits, in the segment range `min8/255 ..
+/// (min8 + ext8)/255` of the clip range. For 0 bits, `value16` (the components at 16 bits in the
+/// clip range) is the value of every frame. Shared by the encoder and the decoder.
+#[inline]
+pub(crate) fn seg_affine(track: &AnimatedTrack, bits: u8, range: [u8; 6]) -> (Vec4, Vec4) {
+    let min = Vec4::new(track.min[0], track.min[1], track.min[2], 0.0);
+    let ext = Vec4::new(track.extent[0], track.extent[1], track.extent[2], 0.0);
+    if bits == 0 {
+        let v = Vec4::new(
+            u16::from_le_bytes([range[0], range[1]]) as f32,
+            u16::from_le_bytes([range[2], range[3]]) as f32,
+            u16::from_le_bytes([range[4], range[5]]) as f32,
+            0.0,
+        );
+        (min + ext * (v / 65535.0), Vec4::ZERO)
+    } else {
+        let smin = Vec4::new(range[0] as f32, range[1] as f32, range[2] as f32, 0.0) / 255.0;
+        let sext = Vec4::new(range[3] as f32, range[4] as f32, range[5] as f32, 0.0) / 255.0;
+        let maxq = ((1u32 << bits) - 1) as f32;
+        (min + ext * smin, ext * sext / maxq)
+    }
+}
+
+/// Bytes of a segment header for a track: the header byte, the range (6 bytes unless raw) and
+/// the mask (2 bytes when keyed).
+#[inline]
+pub(crate) fn header_bytes(header: u8) -> usize {
+    let bits = header & !KEYED_FLAG;
+    1 + if bits == RAW_BITS { 0 } else { 6 } + if header & KEYED_FLAG != 0 { 2 } else { 0 }
+}
+
+/// Bits one stored value takes: three components of `bits`, or four raw floats (a raw rotation
+/// keeps its `w`, so raw segments reproduce the keys exactly).
+#[inline]
+pub(crate) fn value_bits(bits: u8) -> usize {
+    if bits == RAW_BITS { 128 } else { 3 * bits as usize }
+}
+
+/// Frames in segment `s` of a clip of `frames` frames.
+#[inline]
+pub(crate) fn segment_frames(frames: u32, s: usize) -> usize {
+    (frames as usize - s * SEGMENT_FRAMES).min(SEGMENT_FRAMES)
+}
+
+/// Parses segment `s`'s headers into `out` (one entry per animated track). The clip was
+/// validated when it was built or loaded, so every header is whole and every value inside the
+/// data.
+pub(crate) fn parse_segment(clip: &CompressedClip, s: usize, out: &mut [SegTrack]) {
+    let data = &clip.data[..];
+    let mut at = clip.segment_offsets[s] as usize;
+    let full_mask = (1u32 << segment_frames(clip.frames, s)) - 1;
+    let mut sizes = 0usize;
+    for (track, seg) in clip.tracks.iter().zip(out.iter_mut()) {
+        let header = data[at];
+        let bits = header & !KEYED_FLAG;
+        let mut range = [0u8; 6];
+        let mut p = at + 1;
+        if bits != RAW_BITS {
+            range.copy_from_slice(&data[p..p + 6]);
+            p += 6;
+        }
+        let mask = if header & KEYED_FLAG != 0 {
+            let m = u16::from_le_bytes([data[p], data[p + 1]]) as u32;
+            p += 2;
+            m
+        } else {
+            full_mask
+        };
+        let (offset, scale) =
+            if bits == RAW_BITS { (Vec4::ZERO, Vec4::ZERO) } else { seg_affine(track, bits, range) };
+        *seg = SegTrack { bits, mask, bit: sizes as u32, offset, scale };
+        sizes += mask.count_ones() as usize * value_bits(bits);
+        at = p;
+    }
+    let base = at * 8;
+    for seg in out.iter_mut() {
+        seg.bit += base as u32;
+    }
+}
+
+/// The stored value number `index` of a track's segment, dequantized, in full form (a
+/// quantized rotation's `w` rebuilt; `w = 0` for translations and scales).
+#[inline(always)]
+pub(crate) fn decode_value(data: &[u8], seg: &SegTrack, index: u32, rotation: bool) -> Vec4 {
+    let bits = seg.bits as u32;
+    if seg.bits == RAW_BITS {
+        let at = seg.bit as usize + index as usize * 128;
+        return Vec4::new(
+            f32::from_bits(read_bits(data, at, 32)),
+            f32::from_bits(read_bits(data, at + 32, 32)),
+            f32::from_bits(read_bits(data, at + 64, 32)),
+            f32::from_bits(read_bits(data, at + 96, 32)),
+        );
+    }
+    let v = if bits == 0 {
+        seg.offset
+    } else {
+        let at = seg.bit as usize + index as usize * 3 * bits as usize;
+        let q = Vec4::new(
+            read_bits(data, at, bits) as f32,
+            read_bits(data, at + bits as usize, bits) as f32,
+            read_bits(data, at + 2 * bits as usize, bits) as f32,
+            0.0,
+        );
+        seg.offset + seg.scale * q
+    };
+    if rotation { with_w(v) } else { v }
+}
+
+/// A rotation's full quaternion from its stored `x, y, z` (`w >= 0` rebuilt).
+#[inline(always)]
+pub(crate) fn with_w(v: Vec4) -> Vec4 {
+    let w2 = 1.0 - (v.x * v.x + v.y * v.y + v.z * v.z);
+    Vec4::new(v.x, v.y, v.z, w2.max(0.0).sqrt())
+}
+
+/// The rotation between `a` and `b` at `u` (both full quaternions), as the sampling job
+/// interpolates: on `a`'s hemisphere, slerp weights, renormalized.
+#[inline(always)]
+pub(crate) fn slerp_parts(a: Vec4, b: Vec4, u: f32) -> Quat {
+    let mut d = a.dot(b);
+    let mut e = b;
+    if d < 0.0 {
+        e = -b;
+        d = -d;
+    }
+    let (wa, wb) = math::slerp_weights(u, d.min(1.0));
+    math::renormalize(a * wa + e * wb)
+}
+
+/// The sampling cache of one playing head over a [`CompressedClip`]: the two segments around
+/// the playhead parsed, and per animated track the frames and decoded values of the two keys it
+/// interpolates between. Tied to the clip it last sampled (another clip, or the same one rebuilt,
+/// starts it over); correct at any time, fastest forward. Size it for the largest clip it samples
+/// ([`CompressedContext::new`]); sampling allocates nothing.
+#[derive(Clone, Debug, Default)]
+pub struct CompressedContext {
+    max_bones: usize,
+    clip: u64,
+    /// The segments parsed in `slots[0]` and `slots[1]` (`usize::MAX`: none).
+    segs: [usize; 2],
+    slots: [Vec<SegTrack>; 2],
+    /// Per animated track: the frames of the two keys (`fa <= f < fb`, or `fa == fb` held at
+    /// the last frame) and their values.
+    fa: Vec<u32>,
+    fb: Vec<u32>,
+    a: Vec<Vec4>,
+    b: Vec<Vec4>,
+}
+
+impl CompressedContext {
+    /// A context for clips of up to `max_bones` bones (three tracks each).
+    pub fn new(max_bones: usize) -> Self {
+        let mut c = CompressedContext::default();
+        c.resize(max_bones);
+        c
+    }
+
+    /// Bones of the largest clip it serves.
+    pub fn max_bones(&self) -> usize {
+        self.max_bones
+    }
+
+    /// Resizes for clips of up to `max_bones` bones (allocates; not a per-frame call).
+    pub fn resize(&mut self, max_bones: usize) {
+        let tracks = max_bones * 3;
+        self.max_bones = max_bones;
+        for slot in &mut self.slots {
+            slot.resize(tracks, SegTrack::default());
+        }
+        self.fa.resize(tracks, 0);
+        self.fb.resize(tracks, 0);
+        self.a.resize(tracks, Vec4::ZERO);
+        self.b.resize(tracks, Vec4::ZERO);
+        self.invalidate();
+    }
+
+    /// Forgets every parsed segment and decoded key.
+    pub fn invalidate(&mut self) {
+        self.clip = 0;
+        self.segs = [usize::MAX; 2];
+        self.fa.fill(u32::MAX);
+        self.fb.fill(0);
+    }
+
+    /// Bytes this context holds.
+    pub fn bytes(&self) -> usize {
+        self.slots.iter().map(|s| s.len() * std::mem::size_of::<SegTrack>()).sum::<usize>()
+            + self.fa.len() * 8
+            + self.a.len() * 32
+    }
+
+    /// The slot holding segment `s` parsed (parses it into the other slot when neither does;
+    /// `keep` is the slot not to overwrite).
+    #[inline]
+    fn slot_for(&mut self, clip: &CompressedClip, s: usize, keep: usize) -> usize {
+        if self.segs[0] == s {
+            return 0;
+        }
+        if self.segs[1] == s {
+            return 1;
+        }
+        // The other slot than `keep`; with none to keep, the one not holding the segment after.
+        let k = match keep {
+            0 => 1,
+            1 => 0,
+            _ => usize::from(self.segs[0] == s + 1),
+        };
+        let n = clip.tracks.len();
+        parse_segment(clip, s, &mut self.slots[k][..n]);
+        self.segs[k] = s;
+        k
+    }
+
+    /// Samples `clip` at `time` into `out` (one entry per bone; inputs validated by the job).
+    pub(crate) fn sample(
+        &mut self,
+        clip: &CompressedClip,
+        bind: &[Transform],
+        time: f32,
+        out: &mut [Transform],
+    ) {
+        if self.clip != clip.id {
+            self.invalidate();
+            self.clip = clip.id;
+        }
+        out.copy_from_slice(bind);
+        for c in &clip.constants {
+            if let Some(o) = out.get_mut(c.bone as usize) {
+                let v = Vec4::from_array(c.value);
+                match c.kind {
+                    TrackKind::Translation => o.translation = v.truncate(),
+                    TrackKind::Rotation => o.rotation = Quat::from_vec4(v),
+                    TrackKind::Scale => o.scale = v.truncate(),
+                }
+            }
+        }
+        if clip.tracks.is_empty() {
+            return;
+        }
+        let last = clip.frames - 1;
+        let mut p = ((time - clip.start) * clip.rate).clamp(0.0, last as f32);
+        // A time within a thousandth of a frame of one is that frame: a key time of the original
+        // lands on its frame exactly, whatever the rounding of `time * rate` (a capture's
+        // neighbouring keys can be half a turn apart, where a 1e-5 step of `u` shows).
+        let nearest = p.round();
+        if (p - nearest).abs() < FRAME_SNAP {
+            p = nearest;
+        }
+        let f = (p as u32).min(last);
+        let s = f as usize / SEGMENT_FRAMES;
+        let first = (s * SEGMENT_FRAMES) as u32;
+        let data = &clip.data[..];
+        let mut here = usize::MAX;
+        for (i, track) in clip.tracks.iter().enumerate() {
+            if !(self.fa[i] <= f && (f < self.fb[i] || (self.fa[i] == f && f == last))) {
+                if here == usize::MAX || self.segs[here] != s {
+                    here = self.slot_for(clip, s, usize::MAX);
+                }
+                let seg = self.slots[here][i];
+                let local = f - first;
+                // The key at or before f (bit 0 is always set), then the next one.
+                let below = seg.mask & ((2u32 << local) - 1);
+                let ka = 31 - below.leading_zeros();
+                let above = seg.mask & !((2u32 << local) - 1);
+                let fa = first + ka;
+                let rotation = track.kind == TrackKind::Rotation;
+                let a = decode_value(data, &seg, below.count_ones() - 1, rotation);
+                let (fb, b) = if f == last {
+                    (fa, a)
+                } else if above != 0 {
+                    let kb = above.trailing_zeros();
+                    (first + kb, decode_value(data, &seg, below.count_ones(), rotation))
+                } else {
+                    // The next segment's first frame (always stored).
+                    let next = self.slot_for(clip, s + 1, here);
+                    let nseg = self.slots[next][i];
+                    (first + SEGMENT_FRAMES as u32, decode_value(data, &nseg, 0, rotation))
+                };
+                self.fa[i] = fa;
+                self.fb[i] = fb;
+                self.a[i] = a;
+                self.b[i] = b;
+            }
+            let (fa, fb) = (self.fa[i], self.fb[i]);
+            let u = if fb > fa { (p - fa as f32) / (fb - fa) as f32 } else { 0.0 };
+            let (a, b) = (self.a[i], self.b[i]);
+            let Some(o) = out.get_mut(track.bone as usize) else { continue };
+            match track.kind {
+                TrackKind::Translation => o.translation = (a + (b - a) * u).truncate(),
+                TrackKind::Rotation => o.rotation = slerp_parts(a, b, u),
+                TrackKind::Scale => o.scale = (a + (b - a) * u).truncate(),
+            }
+        }
+    }
+}
