@@ -9,6 +9,16 @@ use crate::math::{self, Transform};
 /// How close to a frame (in frames) a sample time is taken as that frame.
 const FRAME_SNAP: f32 = 1e-3;
 
+/// The 64 bits of `data` from bit `at` on, shifted down (the top `at % 8` bits are zero).
+#[inline(always)]
+pub(crate) fn read_bits64(data: &[u8], at: usize) -> u64 {
+    let byte = at >> 3;
+    match data.get(byte..byte + 8) {
+        Some(b) => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]) >> (at & 7),
+        None => 0,
+    }
+}
+
 /// `bits` bits of `data` from bit `at` (LSB first). The data is padded, so the 8-byte load
 /// stays inside it for every bit the segments hold.
 #[inline(always)]
@@ -135,16 +145,34 @@ pub(crate) fn decode_value(data: &[u8], seg: &SegTrack, index: u32, rotation: bo
     let v = if bits == 0 {
         seg.offset
     } else {
+        // Three components of at most 16 bits and a shift under 8: one 64-bit load holds them.
         let at = seg.bit as usize + index as usize * 3 * bits as usize;
-        let q = Vec4::new(
-            read_bits(data, at, bits) as f32,
-            read_bits(data, at + bits as usize, bits) as f32,
-            read_bits(data, at + 2 * bits as usize, bits) as f32,
-            0.0,
-        );
+        let word = read_bits64(data, at);
+        let m = (1u64 << bits) - 1;
+        let q =
+            Vec4::new((word & m) as f32, ((word >> bits) & m) as f32, ((word >> (2 * bits)) & m) as f32, 0.0);
         seg.offset + seg.scale * q
     };
-    if rotation { with_w(v) } else { v }
+    // A quantized rotation's `w` is rebuilt where the rotations are interpolated, four at a
+    // time ([`REBUILD_W`] marks it; raw rotations keep theirs, always `>= 0`).
+    if rotation { v.truncate().extend(REBUILD_W) } else { v }
+}
+
+/// The `w` of a decoded rotation whose `w` is still to be rebuilt from `x, y, z`.
+pub(crate) const REBUILD_W: f32 = -1.0;
+
+/// `w` rebuilt where [`REBUILD_W`] marks it, four lanes at once: `x`, `y`, `z`, `w` of four
+/// rotations. The arithmetic is [`with_w`]'s, lane by lane (the same bits).
+#[inline(always)]
+fn rebuild_w4(x: Vec4, y: Vec4, z: Vec4, w: Vec4) -> Vec4 {
+    let w2 = Vec4::ONE - (x * x + y * y + z * z);
+    Vec4::select(w.cmplt(Vec4::ZERO), w2.max(Vec4::ZERO).sqrt(), w)
+}
+
+/// [`rebuild_w4`] for one rotation.
+#[inline(always)]
+pub(crate) fn full_rotation(v: Vec4) -> Vec4 {
+    if v.w < 0.0 { with_w(v) } else { v }
 }
 
 /// A rotation's full quaternion from its stored `x, y, z` (`w >= 0` rebuilt).
@@ -168,6 +196,34 @@ pub(crate) fn slerp_parts(a: Vec4, b: Vec4, u: f32) -> Quat {
     math::renormalize(a * wa + e * wb)
 }
 
+/// The slot of `slots` holding segment `s` parsed (parsed into the other slot than `keep` when
+/// neither does).
+#[inline]
+fn slot_for(
+    segs: &mut [usize; 2],
+    slots: &mut [Vec<SegTrack>; 2],
+    clip: &CompressedClip,
+    s: usize,
+    keep: usize,
+) -> usize {
+    if segs[0] == s {
+        return 0;
+    }
+    if segs[1] == s {
+        return 1;
+    }
+    // With none to keep, the slot not holding the segment after.
+    let k = match keep {
+        0 => 1,
+        1 => 0,
+        _ => usize::from(segs[0] == s + 1),
+    };
+    let n = clip.tracks.len();
+    parse_segment(clip, s, &mut slots[k][..n]);
+    segs[k] = s;
+    k
+}
+
 /// The sampling cache of one playing head over a [`CompressedClip`]: the two segments around
 /// the playhead parsed, and per animated track the frames and decoded values of the two keys it
 /// interpolates between. Tied to the clip it last sampled (another clip, or the same one rebuilt,
@@ -180,12 +236,30 @@ pub struct CompressedContext {
     /// The segments parsed in `slots[0]` and `slots[1]` (`usize::MAX`: none).
     segs: [usize; 2],
     slots: [Vec<SegTrack>; 2],
-    /// Per animated track: the frames of the two keys (`fa <= f < fb`, or `fa == fb` held at
-    /// the last frame) and their values.
-    fa: Vec<u32>,
-    fb: Vec<u32>,
-    a: Vec<Vec4>,
-    b: Vec<Vec4>,
+    /// Per animated track: the two keys it interpolates between.
+    keys: Vec<Keys>,
+    /// The rotations of this sample, gathered for the four-wide slerp.
+    rotations: Vec<RotationLane>,
+}
+
+/// The two keys a track interpolates between: frames `fa <= f < fb` (or `fa == fb`, held at the
+/// last frame) and their values in full form.
+#[derive(Clone, Copy, Debug, Default)]
+struct Keys {
+    fa: u32,
+    fb: u32,
+    a: Vec4,
+    b: Vec4,
+}
+
+/// One rotation to interpolate: its bone, its ends as decoded (`w` maybe still to rebuild) and
+/// the parameter.
+#[derive(Clone, Copy, Debug, Default)]
+struct RotationLane {
+    bone: u32,
+    a: Vec4,
+    b: Vec4,
+    u: f32,
 }
 
 impl CompressedContext {
@@ -208,10 +282,8 @@ impl CompressedContext {
         for slot in &mut self.slots {
             slot.resize(tracks, SegTrack::default());
         }
-        self.fa.resize(tracks, 0);
-        self.fb.resize(tracks, 0);
-        self.a.resize(tracks, Vec4::ZERO);
-        self.b.resize(tracks, Vec4::ZERO);
+        self.keys.resize(tracks, Keys::default());
+        self.rotations.resize(tracks, RotationLane::default());
         self.invalidate();
     }
 
@@ -219,37 +291,14 @@ impl CompressedContext {
     pub fn invalidate(&mut self) {
         self.clip = 0;
         self.segs = [usize::MAX; 2];
-        self.fa.fill(u32::MAX);
-        self.fb.fill(0);
+        self.keys.fill(Keys { fa: u32::MAX, ..Keys::default() });
     }
 
     /// Bytes this context holds.
     pub fn bytes(&self) -> usize {
         self.slots.iter().map(|s| s.len() * std::mem::size_of::<SegTrack>()).sum::<usize>()
-            + self.fa.len() * 8
-            + self.a.len() * 32
-    }
-
-    /// The slot holding segment `s` parsed (parses it into the other slot when neither does;
-    /// `keep` is the slot not to overwrite).
-    #[inline]
-    fn slot_for(&mut self, clip: &CompressedClip, s: usize, keep: usize) -> usize {
-        if self.segs[0] == s {
-            return 0;
-        }
-        if self.segs[1] == s {
-            return 1;
-        }
-        // The other slot than `keep`; with none to keep, the one not holding the segment after.
-        let k = match keep {
-            0 => 1,
-            1 => 0,
-            _ => usize::from(self.segs[0] == s + 1),
-        };
-        let n = clip.tracks.len();
-        parse_segment(clip, s, &mut self.slots[k][..n]);
-        self.segs[k] = s;
-        k
+            + self.keys.len() * std::mem::size_of::<Keys>()
+            + self.rotations.len() * std::mem::size_of::<RotationLane>()
     }
 
     /// Samples `clip` at `time` into `out` (one entry per bone; inputs validated by the job).
@@ -292,10 +341,12 @@ impl CompressedContext {
         let first = (s * SEGMENT_FRAMES) as u32;
         let data = &clip.data[..];
         let mut here = usize::MAX;
-        for (i, track) in clip.tracks.iter().enumerate() {
-            if !(self.fa[i] <= f && (f < self.fb[i] || (self.fa[i] == f && f == last))) {
+        let mut rotations = 0usize;
+        let n = clip.tracks.len();
+        for (i, (track, keys)) in clip.tracks.iter().zip(&mut self.keys[..n]).enumerate() {
+            if !(keys.fa <= f && (f < keys.fb || (keys.fa == f && f == last))) {
                 if here == usize::MAX || self.segs[here] != s {
-                    here = self.slot_for(clip, s, usize::MAX);
+                    here = slot_for(&mut self.segs, &mut self.slots, clip, s, usize::MAX);
                 }
                 let seg = self.slots[here][i];
                 let local = f - first;
@@ -313,24 +364,48 @@ impl CompressedContext {
                     (first + kb, decode_value(data, &seg, below.count_ones(), rotation))
                 } else {
                     // The next segment's first frame (always stored).
-                    let next = self.slot_for(clip, s + 1, here);
+                    let next = slot_for(&mut self.segs, &mut self.slots, clip, s + 1, here);
                     let nseg = self.slots[next][i];
                     (first + SEGMENT_FRAMES as u32, decode_value(data, &nseg, 0, rotation))
                 };
-                self.fa[i] = fa;
-                self.fb[i] = fb;
-                self.a[i] = a;
-                self.b[i] = b;
+                *keys = Keys { fa, fb, a, b };
             }
-            let (fa, fb) = (self.fa[i], self.fb[i]);
+            let Keys { fa, fb, a, b } = *keys;
             let u = if fb > fa { (p - fa as f32) / (fb - fa) as f32 } else { 0.0 };
-            let (a, b) = (self.a[i], self.b[i]);
-            let Some(o) = out.get_mut(track.bone as usize) else { continue };
             match track.kind {
-                TrackKind::Translation => o.translation = (a + (b - a) * u).truncate(),
-                TrackKind::Rotation => o.rotation = slerp_parts(a, b, u),
-                TrackKind::Scale => o.scale = (a + (b - a) * u).truncate(),
+                TrackKind::Translation => out[track.bone as usize].translation = (a + (b - a) * u).truncate(),
+                TrackKind::Scale => out[track.bone as usize].scale = (a + (b - a) * u).truncate(),
+                TrackKind::Rotation => {
+                    self.rotations[rotations] = RotationLane { bone: track.bone as u32, a, b, u };
+                    rotations += 1;
+                }
             }
+        }
+        // Rotations four lanes at a time (their `w` rebuilt, the far end brought to the near
+        // end's hemisphere, slerp weights), as the sampling job interpolates loose ones.
+        let lanes = &self.rotations[..rotations];
+        let mut chunks = lanes.chunks_exact(4);
+        for c in &mut chunks {
+            let col = |f: fn(&RotationLane) -> Vec4, k: usize| {
+                Vec4::new(f(&c[0])[k], f(&c[1])[k], f(&c[2])[k], f(&c[3])[k])
+            };
+            let (ax, ay, az) = (col(|r| r.a, 0), col(|r| r.a, 1), col(|r| r.a, 2));
+            let (bx, by, bz) = (col(|r| r.b, 0), col(|r| r.b, 1), col(|r| r.b, 2));
+            let aw = rebuild_w4(ax, ay, az, col(|r| r.a, 3));
+            let bw = rebuild_w4(bx, by, bz, col(|r| r.b, 3));
+            let dot = ((ax * bx + ay * by) + az * bz) + aw * bw;
+            let sign = Vec4::select(dot.cmplt(Vec4::ZERO), Vec4::NEG_ONE, Vec4::ONE);
+            let u = Vec4::new(c[0].u, c[1].u, c[2].u, c[3].u);
+            let (wa, wb) = math::slerp_weights4(u, (dot * sign).min(Vec4::ONE));
+            let wb = wb * sign;
+            for (k, r) in c.iter().enumerate() {
+                let a = Vec4::new(ax[k], ay[k], az[k], aw[k]);
+                let b = Vec4::new(bx[k], by[k], bz[k], bw[k]);
+                out[r.bone as usize].rotation = math::renormalize(a * wa[k] + b * wb[k]);
+            }
+        }
+        for r in chunks.remainder() {
+            out[r.bone as usize].rotation = slerp_parts(full_rotation(r.a), full_rotation(r.b), r.u);
         }
     }
 }
