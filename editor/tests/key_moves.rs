@@ -11,6 +11,7 @@ mod support;
 
 use egui::Pos2;
 use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
 use marrow_editor::EditorApp;
 use marrow_editor::panels::timeline::model::{KeyId, RowKind};
 use marrow_engine::clip::Channel;
@@ -211,4 +212,55 @@ fn real_motion_capture_every_other_frame_dragged_ten_frames_and_back_keeps_every
     }
     assert_eq!(h.state().doc.head(), 2, "two drags, two steps");
     undo_all_redo_all(&mut h, dir.path(), &original);
+}
+
+/// The Timeline's header states the clip's bytes at each runtime precision: the compressed form
+/// is measured in the background and shown when ready (under the compact key blocks, which are
+/// under the full ones), without an edit; an edit of the clip measures the new clip.
+#[test]
+fn the_timeline_header_shows_the_clips_bytes_at_each_precision_without_an_edit() {
+    use marrow_editor::panels::timeline::clip_size::Compressed;
+    let dir = mocap_project();
+    let mut h = open(&dir);
+    let wait = |h: &mut Harness<'static, EditorApp>| {
+        for _ in 0..600 {
+            let done =
+                h.state().panels.timeline.sizes.last().and_then(|s| s.compressed.lock().unwrap().clone());
+            if let Some(c) = done {
+                return c;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            h.run();
+        }
+        panic!("the compressed size was not measured within 12 s");
+    };
+    let Compressed::Done { bytes, error } = wait(&mut h) else { panic!("the capture compresses") };
+    settle(&mut h);
+    let s = h.state().panels.timeline.sizes.last().unwrap().clone();
+    assert!(s.compact < s.full, "compact {} under full {}", s.compact, s.full);
+    assert!(bytes * 2 < s.compact, "compressed {bytes} under half the compact {}", s.compact);
+    assert!(error <= 1e-4, "within ACL's default error: {error}");
+    let label = h.get_by_label_contains("· compressed ");
+    let node = label.accesskit_node();
+    let text = [node.label(), node.value()].into_iter().flatten().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("KB"), "{text}");
+    assert_eq!(h.state().doc.head(), 0, "showing sizes is no edit");
+    // An edit makes a new clip: measured anew (the moved keys sit 3.3 us off the capture's
+    // grid beside a ten-frame jump, which the grid form cannot place within 0.01 cm: the header
+    // then says why instead of a size).
+    let before = clip(&h).clip.clone();
+    drag_summary_key(&mut h, 100.0 * FRAME_TIME, 10.0);
+    assert_eq!(h.state().doc.head(), 1);
+    assert!(!std::sync::Arc::ptr_eq(&before, &clip(&h).clip));
+    let again = wait(&mut h);
+    settle(&mut h);
+    let shown = h.get_by_label_contains("· compressed").accesskit_node();
+    let text = [shown.label(), shown.value()].into_iter().flatten().collect::<Vec<_>>().join(" ");
+    match again {
+        Compressed::Done { .. } => assert!(text.contains("KB"), "{text}"),
+        Compressed::Failed(why) => {
+            assert!(why.contains("shell error"), "{why}");
+            assert!(text.contains("n/a"), "{text}");
+        }
+    }
 }

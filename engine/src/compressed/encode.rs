@@ -174,6 +174,21 @@ fn grid(clip: &Clip, rate_floor: f32) -> Result<Grid, CompressError> {
     }
     let authored = if clip.frame_rate.is_finite() && clip.frame_rate > 0.0 { clip.frame_rate } else { 30.0 };
     let keyed = if gap.is_finite() { 1.0 / gap } else { 0.0 };
+    if !(first.is_finite() && last > first) {
+        let rate = authored.max(rate_floor).min(MAX_RATE);
+        return Ok(Grid {
+            start: if first.is_finite() { first } else { 0.0 },
+            rate,
+            frames: 1,
+            aligned: true,
+        });
+    }
+    let span = last - first;
+    // A rate as the whole frames it puts over the keyed span: the grid then ends on the last key.
+    let fitted = |rate: f32| {
+        let frames = (span as f64 * rate.min(MAX_RATE) as f64).round().max(1.0);
+        (frames / span as f64) as f32
+    };
     let on_grid = |rate: f32| {
         rate > 0.0
             && clip.key_time_arrays().flatten().all(|&t| {
@@ -181,6 +196,7 @@ fn grid(clip: &Clip, rate_floor: f32) -> Result<Grid, CompressError> {
                 (f - f.round()).abs() < 1e-3
             })
     };
+    let (keyed, authored) = (fitted(keyed), fitted(authored));
     let chosen = if on_grid(keyed) {
         keyed
     } else if on_grid(authored) {
@@ -188,16 +204,7 @@ fn grid(clip: &Clip, rate_floor: f32) -> Result<Grid, CompressError> {
     } else {
         authored.max(keyed)
     };
-    let nominal = chosen.max(rate_floor).min(MAX_RATE);
-    if !(first.is_finite() && last > first) {
-        return Ok(Grid {
-            start: if first.is_finite() { first } else { 0.0 },
-            rate: nominal,
-            frames: 1,
-            aligned: true,
-        });
-    }
-    let span = last - first;
+    let nominal = if rate_floor > chosen { fitted(rate_floor) } else { chosen };
     let frames = (span as f64 * nominal as f64).round() + 1.0;
     if frames > MAX_FRAMES as f64 {
         return Err(CompressError::TooManyFrames {

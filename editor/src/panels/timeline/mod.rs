@@ -34,6 +34,7 @@
 //!
 //! Not here: what the edits do (`crate::document::clip_ops`).
 
+pub mod clip_size;
 pub mod curves;
 pub mod dope;
 pub mod dope_draw;
@@ -217,6 +218,8 @@ pub struct TimelinePanel {
     /// The imported clip shown read-only, and the clip-file form it is drawn from.
     viewed: Option<(Arc<marrow_engine::clip::Clip>, Arc<ClipAsset>)>,
     key_marks: dope_draw::KeyCache,
+    /// The shown clip's bytes at each precision.
+    pub sizes: clip_size::SizeCache,
 }
 
 /// What the Timeline says beside an imported clip.
@@ -255,6 +258,7 @@ impl Default for TimelinePanel {
             layout: Layout::default(),
             viewed: None,
             key_marks: dope_draw::KeyCache::default(),
+            sizes: clip_size::SizeCache::default(),
         }
     }
 }
