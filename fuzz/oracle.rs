@@ -80,6 +80,41 @@ pub fn bvh_bytes(data: &[u8]) -> Result<(), String> {
     }
 }
 
+/// Cooked clip bytes (`*.clip.bin`) through the loader: refused by name, or loaded and sampled
+/// finite at its start, middle, end and past it, forward and back (contexts sized for clips
+/// of up to 4,096 bones; a larger one is only loaded).
+pub fn cooked_clip(data: &[u8]) -> Result<(), String> {
+    use marrow_engine::compressed::{CompressedClip, CompressedContext, CompressedSamplingJob};
+    let clip = match CompressedClip::from_cooked(data) {
+        Ok(c) => c,
+        Err(e) if e.to_string().is_empty() => return Err("a refusal without words".into()),
+        Err(_) => return Ok(()),
+    };
+    let n = clip.bone_count();
+    if n > 4096 {
+        return Ok(());
+    }
+    let bind = vec![Transform::IDENTITY; n];
+    let mut out = bind.clone();
+    let mut context = CompressedContext::new(n);
+    let (s, d) = (clip.start(), clip.duration());
+    for t in [s, s + d * 0.37, s + d, s + d + 1.0, s + d * 0.5, s - 1.0] {
+        CompressedSamplingJob {
+            clip: &clip,
+            bind_pose: &bind,
+            time: t,
+            context: &mut context,
+            output: &mut out,
+        }
+        .run()
+        .map_err(|e| format!("loaded, yet sampling at {t} fails: {e}"))?;
+        if let Some(b) = out.iter().position(|x| !x.is_finite()) {
+            return Err(format!("loaded, yet bone {b} samples non-finite at {t}"));
+        }
+    }
+    Ok(())
+}
+
 /// FBX bytes through the importer, then played as [`gltf_scene`] plays a glTF scene: refused by
 /// name, or imported and finite.
 pub fn fbx_bytes(data: &[u8]) -> Result<(), String> {

@@ -4,7 +4,7 @@
 # out-of-memory inputs are kept going past (fork mode) and saved under fuzz/artifacts/TARGET/;
 # each one becomes a file in fuzz/regressions/TARGET/ that `cargo test` replays.
 #
-#   bash fuzz/run.sh gltf_import|bvh_import|gltf_structured|project_files|graph_compile [SECONDS]
+#   bash fuzz/run.sh gltf_import|bvh_import|gltf_structured|project_files|graph_compile|cooked_clip [SECONDS]
 #
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
 set -euo pipefail

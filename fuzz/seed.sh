@@ -3,7 +3,7 @@
 # not committed; libFuzzer adds what it finds to them). Run from anywhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p fuzz/corpus/gltf_import fuzz/corpus/bvh_import fuzz/corpus/gltf_structured fuzz/corpus/project_files fuzz/corpus/graph_compile
+mkdir -p fuzz/corpus/gltf_import fuzz/corpus/bvh_import fuzz/corpus/gltf_structured fuzz/corpus/project_files fuzz/corpus/graph_compile fuzz/corpus/cooked_clip
 # glTF: every sample that carries its data inside (GLB or data: URIs); CesiumMan's texture makes
 # it too large to mutate quickly, so it is left out.
 for f in assets/gltf/*/*.glb assets/gltf/*/*.gltf; do
@@ -28,3 +28,5 @@ cp projects/locomotion/graphs/locomotion.graph.ron fuzz/corpus/graph_compile/see
 for f in assets/gltf/*/*.glb assets/gltf/*/*.gltf; do
   head -c 1024 "$f" >"fuzz/corpus/gltf_structured/seed-$(basename "$f")"
 done
+# Cooked clips: the regression files (a sound one and damaged ones).
+cp fuzz/regressions/cooked_clip/*.clip.bin fuzz/corpus/cooked_clip/

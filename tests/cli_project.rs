@@ -130,3 +130,90 @@ fn gen_runner_into_a_file_says_it_needs_a_folder() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x", "the file is untouched");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Runs `marrow` with `args`: the exit status, and standard output then standard error.
+fn marrow_all(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_marrow")).args(args).output().unwrap();
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// Every file under `dir`, by relative path, with its bytes.
+fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn cook_writes_every_clip_as_a_cooked_file_that_loads_and_reports_bytes_and_the_worst_error() {
+    let project = projects().join("locomotion");
+    let before = tree(&project);
+    let out = temp("cook");
+    let (code, text) = marrow_all(&["cook", project.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    let written = tree(&out);
+    let clips = before.keys().filter(|p| p.to_string_lossy().ends_with(".clip.ron")).count();
+    assert_eq!(written.len(), clips, "one cooked file per clip file: {:?}", written.keys());
+    for (path, bytes) in &written {
+        assert!(path.to_string_lossy().ends_with(".clip.bin"), "{}", path.display());
+        let clip = marrow_engine::compressed::CompressedClip::from_cooked(bytes)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(clip.skeleton, "runner");
+        let stem = path.file_name().unwrap().to_string_lossy().replace(".clip.bin", "");
+        let line =
+            text.lines().find(|l| l.contains(&format!("clips/{stem}.clip.ron"))).expect("a line per clip");
+        assert!(
+            line.contains(" bytes (") && line.contains("worst error") && line.contains("at bone"),
+            "{line}"
+        );
+    }
+    assert!(text.contains(&format!("cooked {clips} clip(s)")), "{text}");
+    assert_eq!(tree(&project), before, "the project is only read");
+    // A bad tolerance is refused by name, nothing written.
+    let out2 = temp("cook-bad");
+    let (code, text) =
+        marrow_all(&["cook", project.to_str().unwrap(), "--out", out2.to_str().unwrap(), "--tolerance=nan"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("--tolerance"), "{text}");
+    assert!(!out2.exists() || tree(&out2).is_empty());
+}
+
+/// A clip whose rig is in inches cannot meet 0.01 model units' ten-thousandth: it is named with
+/// the reason and the status is 1, and the project's other clips are cooked all the same.
+#[test]
+fn cook_names_a_clip_it_cannot_compress_and_cooks_the_rest() {
+    let out = temp("cook-mocap");
+    let (code, text) =
+        marrow_all(&["cook", projects().join("mocap").to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("assets/cmu_131_01.bvh#cmu_131_01") && text.contains("in the rig's own units"),
+        "{text}"
+    );
+    let written = tree(&out);
+    assert_eq!(written.len(), 2, "CesiumMan's clip and the retargeted capture: {:?}", written.keys());
+    // With a tolerance in inches (0.01 cm), every clip cooks.
+    let out = temp("cook-mocap-inches");
+    let (code, text) = marrow_all(&[
+        "cook",
+        projects().join("mocap").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--tolerance",
+        "0.0039",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(tree(&out).len(), 3);
+}

@@ -371,6 +371,18 @@ fn validate(clip: &CompressedClip) -> Result<(), CookedError> {
         );
     }
     let bones = clip.bone_names.len();
+    // At most one track of each kind per bone (the sampling context holds three per bone).
+    let mut seen = vec![false; 3 * bones];
+    for (bone, kind) in
+        clip.constants.iter().map(|c| (c.bone, c.kind)).chain(clip.tracks.iter().map(|t| (t.bone, t.kind)))
+    {
+        let Some(slot) = seen.get_mut(3 * bone as usize + kind as usize) else {
+            return bad("track", 0, format!("{} of bone {bone}; the clip has {bones} bones", kind.name()));
+        };
+        if std::mem::replace(slot, true) {
+            return bad("track", 0, format!("a second {} track for bone {bone}", kind.name()));
+        }
+    }
     for c in &clip.constants {
         if c.bone as usize >= bones {
             return bad("constant track", 0, format!("bone {} of {bones}", c.bone));

@@ -387,6 +387,37 @@ fn hostile_cooked_files_are_named_errors_never_a_panic() {
     reseal(&mut huge);
     let e = CompressedClip::from_cooked(&huge).unwrap_err();
     assert!(matches!(e, CookedError::Truncated { what: "bone names", .. }), "{e}");
+    // More tracks than the bones hold (a second rotation track for bone 0), resealed.
+    let sk2 = chain_skeleton(2);
+    let mut two = Clip::new("two", &sk2);
+    for ch in two.channels_mut() {
+        ch.rotation = Track::from_keys(
+            Interpolation::Linear,
+            vec![0.0, 1.0],
+            vec![Quat::IDENTITY, Quat::from_rotation_z(1.0)],
+        )
+        .ok();
+    }
+    let (p2, _) = CompressedClip::compress(&two, &sk2, &CompressOptions::default()).unwrap();
+    assert_eq!(p2.animated_tracks().len(), 2);
+    let mut dup = p2.to_cooked();
+    // The second track's bone (after the names, the clip fields and the track count) set to 0.
+    let at = 32
+        + 4
+        + 3
+        + 4
+        + sk2.name.len()
+        + 4
+        + sk2.bone_names.iter().map(|b| 4 + b.len()).sum::<usize>()
+        + 20
+        + 4
+        + 4
+        + 28;
+    assert_eq!(dup[at..at + 2], 1u16.to_le_bytes());
+    dup[at..at + 2].copy_from_slice(&0u16.to_le_bytes());
+    reseal(&mut dup);
+    let e = CompressedClip::from_cooked(&dup).unwrap_err();
+    assert!(e.to_string().contains("a second rotation track for bone 0"), "{e}");
     // A declared payload past the file.
     let mut long = good.clone();
     long[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
@@ -434,4 +465,22 @@ fn hostile_cooked_files_are_named_errors_never_a_panic() {
         }
     }
     assert!(refused > 0 && loaded > 0, "refused {refused}, loaded {loaded}");
+}
+
+/// Writes the cooked clip the fuzz corpus and its regressions start from
+/// (`fuzz/regressions/cooked_clip/sound-walk.clip.bin`) when `MARROW_BLESS=1`; otherwise checks
+/// the committed one loads and names the capture-shaped rig it was cooked for.
+#[test]
+fn the_cooked_seed_file_loads() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/cooked_clip/sound-walk.clip.bin");
+    if std::env::var_os("MARROW_BLESS").is_some() {
+        let sk = mocap_skeleton();
+        let clip = mocap_like_clip(&sk, "walk", 40, 120.0, 9);
+        let (packed, _) = CompressedClip::compress(&clip, &sk, &CompressOptions::new(1e-3)).unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, packed.to_cooked()).unwrap();
+    }
+    let clip = CompressedClip::from_cooked(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!((clip.name.as_str(), clip.skeleton.as_str(), clip.frame_count()), ("walk", "cmu31", 40));
 }

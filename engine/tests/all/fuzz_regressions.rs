@@ -65,6 +65,18 @@ fn fbx_import_regressions_import_or_refuse_and_play_finite() {
 }
 
 #[test]
+fn cooked_clip_regressions_load_or_refuse_and_sample_finite() {
+    assert!(replay("cooked_clip", oracle::cooked_clip) >= 5);
+    // The sound one loads; every other one is refused by name.
+    for p in inputs("cooked_clip") {
+        let data = std::fs::read(&p).unwrap();
+        let r = marrow_engine::compressed::CompressedClip::from_cooked(&data);
+        let sound = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("sound-"));
+        assert_eq!(r.is_ok(), sound, "{}: {:?}", p.display(), r.err().map(|e| e.to_string()));
+    }
+}
+
+#[test]
 fn project_files_regressions_check_or_play_clean() {
     replay("project_files", oracle::project);
 }
