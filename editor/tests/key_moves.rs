@@ -246,8 +246,7 @@ fn the_timeline_header_shows_the_clips_bytes_at_each_precision_without_an_edit()
     assert!(text.contains("KB"), "{text}");
     assert_eq!(h.state().doc.head(), 0, "showing sizes is no edit");
     // An edit makes a new clip: measured anew (the moved keys sit 3.3 us off the capture's
-    // grid beside a ten-frame jump, which the grid form cannot place within 0.01 cm: the header
-    // then says why instead of a size).
+    // grid beside a ten-frame jump: the compressed form keeps their time).
     let before = clip(&h).clip.clone();
     drag_summary_key(&mut h, 100.0 * FRAME_TIME, 10.0);
     assert_eq!(h.state().doc.head(), 1);
@@ -256,11 +255,6 @@ fn the_timeline_header_shows_the_clips_bytes_at_each_precision_without_an_edit()
     settle(&mut h);
     let shown = h.get_by_label_contains("· compressed").accesskit_node();
     let text = [shown.label(), shown.value()].into_iter().flatten().collect::<Vec<_>>().join(" ");
-    match again {
-        Compressed::Done { .. } => assert!(text.contains("KB"), "{text}"),
-        Compressed::Failed(why) => {
-            assert!(why.contains("shell error"), "{why}");
-            assert!(text.contains("n/a"), "{text}");
-        }
-    }
+    assert!(matches!(again, Compressed::Done { error, .. } if error <= 1e-4), "{again:?}");
+    assert!(text.contains("KB"), "{text}");
 }

@@ -17,7 +17,8 @@
 //! `u32` length and UTF-8 bytes); `start`, `rate` (`f32`), `frames` (`u32`), `duration`
 //! (`f32`), `looping` (`u8`) and 3 zero bytes; the constant tracks (`u32` count; each `u16`
 //! bone, `u8` kind, `u8` 0, four `f32`); the animated tracks (`u32` count; each `u16` bone,
-//! `u8` kind, `u8` 0, three `f32` minimums, three `f32` extents); the segments (`u32` count,
+//! `u8` kind, `u8` 0, three `f32` minimums, three `f32` extents); the kept frame times (`u32`
+//! count; each a `u32` frame and an `f32` time); the segments (`u32` count,
 //! then count + 1 `u32` byte offsets into the data); the data (`u32` length, then the bytes).
 //!
 //! Reading checks everything before it is used: a short file, a wrong magic, byte order,
@@ -142,6 +143,11 @@ impl CompressedClip {
             for v in t.min.iter().chain(&t.extent) {
                 p.extend_from_slice(&v.to_le_bytes());
             }
+        }
+        p.extend_from_slice(&(self.frame_times.len() as u32).to_le_bytes());
+        for (f, t) in &self.frame_times {
+            p.extend_from_slice(&f.to_le_bytes());
+            p.extend_from_slice(&t.to_le_bytes());
         }
         p.extend_from_slice(&(self.segment_count() as u32).to_le_bytes());
         for o in &self.segment_offsets {
@@ -318,6 +324,12 @@ impl<'a> Reader<'a> {
             }
             tracks.push(AnimatedTrack { bone, kind, min, extent });
         }
+        let n = self.count("frame times", 8)?;
+        let mut frame_times = Vec::with_capacity(n);
+        for _ in 0..n {
+            let f = self.u32("frame time")?;
+            frame_times.push((f, self.f32("frame time")?));
+        }
         let segments_at = HEADER + self.at;
         let segments = self.count("segments", 4)?;
         if segments != (frames as usize).div_ceil(SEGMENT_FRAMES) {
@@ -353,6 +365,7 @@ impl<'a> Reader<'a> {
             looping,
             constants,
             tracks,
+            frame_times,
             segment_offsets,
             data,
             id: CompressedClip::next_id(),
@@ -369,6 +382,19 @@ fn validate(clip: &CompressedClip) -> Result<(), CookedError> {
             0,
             format!("rate {} and duration {} (a rate > 0, a duration >= 0)", clip.rate, clip.duration),
         );
+    }
+    // Kept frame times: frames in order inside the clip, every frame's time after the one before.
+    let mut last = None;
+    for &(f, _) in &clip.frame_times {
+        if f >= clip.frames || last.is_some_and(|l| f <= l) {
+            return bad("frame times", 0, format!("frame {f} (of {}) out of order or range", clip.frames));
+        }
+        last = Some(f);
+        for g in [f.checked_sub(1), Some(f)].into_iter().flatten() {
+            if g + 1 < clip.frames && !(clip.frame_time(g) < clip.frame_time(g + 1)) {
+                return bad("frame times", 0, format!("frame {} is not after frame {g}", g + 1));
+            }
+        }
     }
     let bones = clip.bone_names.len();
     // At most one track of each kind per bone (the sampling context holds three per bone).

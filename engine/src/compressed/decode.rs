@@ -242,12 +242,34 @@ pub struct CompressedContext {
     rotations: Vec<RotationLane>,
 }
 
+/// The parameter between two keys at times `ta` and `tb`, `frames` apart: from the times (as
+/// the original's sampler computes it), snapped to an end within [`FRAME_SNAP`] of a frame.
+#[inline]
+fn exact_u(time: f32, ta: f32, tb: f32, frames: u32) -> f32 {
+    let d = tb - ta;
+    if !(d > 0.0) {
+        return 0.0;
+    }
+    let u = ((time - ta) / d).clamp(0.0, 1.0);
+    let snap = FRAME_SNAP / frames as f32;
+    if u < snap {
+        0.0
+    } else if u > 1.0 - snap {
+        1.0
+    } else {
+        u
+    }
+}
+
 /// The two keys a track interpolates between: frames `fa <= f < fb` (or `fa == fb`, held at the
-/// last frame) and their values in full form.
+/// last frame), their times where the clip keeps exact frame times, and their values in full
+/// form.
 #[derive(Clone, Copy, Debug, Default)]
 struct Keys {
     fa: u32,
     fb: u32,
+    ta: f32,
+    tb: f32,
     a: Vec4,
     b: Vec4,
 }
@@ -336,7 +358,17 @@ impl CompressedContext {
         if (p - nearest).abs() < FRAME_SNAP {
             p = nearest;
         }
-        let f = (p as u32).min(last);
+        let mut f = (p as u32).min(last);
+        // Frames that keep an off-grid key's exact time: the frame is the one whose time span
+        // holds `time`, and the parameter comes from those times (the original's arithmetic).
+        let exact = !clip.frame_times.is_empty();
+        if exact {
+            if f > 0 && time < clip.frame_time(f) {
+                f -= 1;
+            } else if f < last && time >= clip.frame_time(f + 1) {
+                f += 1;
+            }
+        }
         let s = f as usize / SEGMENT_FRAMES;
         let first = (s * SEGMENT_FRAMES) as u32;
         let data = &clip.data[..];
@@ -368,10 +400,17 @@ impl CompressedContext {
                     let nseg = self.slots[next][i];
                     (first + SEGMENT_FRAMES as u32, decode_value(data, &nseg, 0, rotation))
                 };
-                *keys = Keys { fa, fb, a, b };
+                let (ta, tb) = if exact { (clip.frame_time(fa), clip.frame_time(fb)) } else { (0.0, 0.0) };
+                *keys = Keys { fa, fb, ta, tb, a, b };
             }
-            let Keys { fa, fb, a, b } = *keys;
-            let u = if fb > fa { (p - fa as f32) / (fb - fa) as f32 } else { 0.0 };
+            let Keys { fa, fb, ta, tb, a, b } = *keys;
+            let u = if fb <= fa {
+                0.0
+            } else if exact {
+                exact_u(time, ta, tb, fb - fa)
+            } else {
+                (p - fa as f32) / (fb - fa) as f32
+            };
             match track.kind {
                 TrackKind::Translation => out[track.bone as usize].translation = (a + (b - a) * u).truncate(),
                 TrackKind::Scale => out[track.bone as usize].scale = (a + (b - a) * u).truncate(),

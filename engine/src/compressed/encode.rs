@@ -439,6 +439,7 @@ struct Encoder<'a> {
     start: f32,
     rate: f32,
     frames: u32,
+    off_grid: Vec<(u32, f32)>,
     sources: Vec<Source>,
     codes: Vec<Vec<SegCode>>,
 }
@@ -561,6 +562,7 @@ fn assemble(
         looping: enc.clip.looping,
         constants,
         tracks,
+        frame_times: enc.off_grid.clone(),
         segment_offsets: offsets,
         data,
         id: CompressedClip::next_id(),
@@ -591,13 +593,24 @@ impl BitWriter<'_> {
 /// thousandth of a frame of a key time samples at that key time, so a key on the grid is stored
 /// as it is, not a rounding step away along the segment (which a capture's half-turn jumps
 /// between keys would magnify).
-fn sources(clip: &Clip, skeleton: &Skeleton, start: f32, rate: f32, frames: u32, arm: &[f32]) -> Vec<Source> {
+///
+/// Also returns the frames whose key time is off the grid by more than rounding ([`is_off_grid`]):
+/// the clip keeps their exact times ([`CompressedClip::frame_time`]).
+fn sources(
+    clip: &Clip,
+    skeleton: &Skeleton,
+    start: f32,
+    rate: f32,
+    frames: u32,
+    arm: &[f32],
+) -> (Vec<Source>, Vec<(u32, f32)>) {
     let n = skeleton.bone_count();
     let mut ctx = SamplingContext::new(n);
     let mut local = skeleton.bind_pose.clone();
     let mut per_frame: Vec<Transform> = Vec::with_capacity(frames as usize * n);
     let keys = clip.key_times();
     let mut next = 0usize;
+    let mut off_grid = Vec::new();
     for f in 0..frames {
         let mut time = start + f as f32 / rate;
         while next < keys.len() && keys[next] < time - 1e-3 / rate {
@@ -606,6 +619,9 @@ fn sources(clip: &Clip, skeleton: &Skeleton, start: f32, rate: f32, frames: u32,
         if let Some(&k) = keys.get(next)
             && (k - time).abs() < 1e-3 / rate
         {
+            if is_off_grid(k, time) {
+                off_grid.push((f, k));
+            }
             time = k;
         }
         let _ =
@@ -640,7 +656,15 @@ fn sources(clip: &Clip, skeleton: &Skeleton, start: f32, rate: f32, frames: u32,
             }
         }
     }
-    out
+    (out, off_grid)
+}
+
+/// Whether key time `key` sits off its frame's grid time `grid` by more than f32 rounding (four
+/// ulps of the time: a 120 Hz capture's key times, multiples of a frame time written to seven
+/// digits, land within that of the fitted grid), so that the clip keeps its exact time (a key
+/// moved by a few microseconds, beside a jump the move made, shows that much).
+fn is_off_grid(key: f32, grid: f32) -> bool {
+    (key - grid).abs() > 4.0 * f32::EPSILON * key.abs().max(grid.abs()).max(1e-3)
 }
 
 /// The measurement: the times, and the original's model poses there.
@@ -756,7 +780,7 @@ impl CompressedClip {
                 )));
             };
             let m = Measure { times, reference };
-            let srcs = sources(clip, skeleton, start, rate, frames, &arm);
+            let (srcs, off_grid) = sources(clip, skeleton, start, rate, frames, &arm);
             let segments = (frames as usize).div_ceil(SEGMENT_FRAMES);
             let mut enc = Encoder {
                 clip,
@@ -764,6 +788,7 @@ impl CompressedClip {
                 start,
                 rate,
                 frames,
+                off_grid,
                 codes: vec![Vec::new(); srcs.len()],
                 sources: srcs,
             };

@@ -158,6 +158,9 @@ pub struct CompressedClip {
     pub(crate) duration: f32,
     /// Whether the original loops (for players).
     pub looping: bool,
+    /// Frames whose time is not the grid's (`start + frame / rate`): a key of the original off
+    /// the grid by more than rounding keeps its exact time (frame, time; sorted by frame).
+    pub(crate) frame_times: Vec<(u32, f32)>,
     pub(crate) constants: Vec<ConstantTrack>,
     pub(crate) tracks: Vec<AnimatedTrack>,
     /// The byte offset of each segment in `data`, and the end of the last (`segments + 1`
@@ -198,6 +201,15 @@ impl CompressedClip {
         self.duration
     }
 
+    /// The time of frame `f`: its kept key time, or the grid's.
+    #[inline]
+    pub fn frame_time(&self, f: u32) -> f32 {
+        match self.frame_times.binary_search_by_key(&f, |&(g, _)| g) {
+            Ok(i) => self.frame_times[i].1,
+            Err(_) => self.start + f as f32 / self.rate,
+        }
+    }
+
     /// The constant tracks.
     pub fn constant_tracks(&self) -> &[ConstantTrack] {
         &self.constants
@@ -218,6 +230,7 @@ impl CompressedClip {
     pub fn bytes(&self) -> usize {
         self.data.len()
             + self.segment_offsets.len() * 4
+            + self.frame_times.len() * 8
             + self.constants.len() * std::mem::size_of::<ConstantTrack>()
             + self.tracks.len() * std::mem::size_of::<AnimatedTrack>()
             + std::mem::size_of::<Self>()
