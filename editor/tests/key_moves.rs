@@ -215,8 +215,9 @@ fn real_motion_capture_every_other_frame_dragged_ten_frames_and_back_keeps_every
 }
 
 /// The Timeline's header states the clip's bytes at each runtime precision: the compressed form
-/// is measured in the background and shown when ready (under the compact key blocks, which are
-/// under the full ones), without an edit; an edit of the clip measures the new clip.
+/// is measured in the background once the clip has settled and shown when ready (under the
+/// compact key blocks, which are under the full ones), without an edit; an edit of the clip
+/// measures the new clip once the drag has ended.
 #[test]
 fn the_timeline_header_shows_the_clips_bytes_at_each_precision_without_an_edit() {
     use marrow_editor::panels::timeline::clip_size::Compressed;
@@ -224,19 +225,17 @@ fn the_timeline_header_shows_the_clips_bytes_at_each_precision_without_an_edit()
     let mut h = open(&dir);
     let wait = |h: &mut Harness<'static, EditorApp>| {
         for _ in 0..600 {
-            let done =
-                h.state().panels.timeline.sizes.last().and_then(|s| s.compressed.lock().unwrap().clone());
-            if let Some(c) = done {
-                return c;
+            if let Some(s) = h.state().panels.timeline.sizes.last() {
+                return s;
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
             h.run();
         }
         panic!("the compressed size was not measured within 12 s");
     };
-    let Compressed::Done { bytes, error } = wait(&mut h) else { panic!("the capture compresses") };
+    let s = wait(&mut h);
+    let Compressed::Done { bytes, error } = s.compressed else { panic!("the capture compresses") };
     settle(&mut h);
-    let s = h.state().panels.timeline.sizes.last().unwrap().clone();
     assert!(s.compact < s.full, "compact {} under full {}", s.compact, s.full);
     assert!(bytes * 2 < s.compact, "compressed {bytes} under half the compact {}", s.compact);
     assert!(error <= 1e-4, "within ACL's default error: {error}");
@@ -251,7 +250,7 @@ fn the_timeline_header_shows_the_clips_bytes_at_each_precision_without_an_edit()
     drag_summary_key(&mut h, 100.0 * FRAME_TIME, 10.0);
     assert_eq!(h.state().doc.head(), 1);
     assert!(!std::sync::Arc::ptr_eq(&before, &clip(&h).clip));
-    let again = wait(&mut h);
+    let again = wait(&mut h).compressed;
     settle(&mut h);
     let shown = h.get_by_label_contains("· compressed").accesskit_node();
     let text = [shown.label(), shown.value()].into_iter().flatten().collect::<Vec<_>>().join(" ");

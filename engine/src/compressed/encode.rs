@@ -874,6 +874,10 @@ impl CompressedClip {
     }
 }
 
+/// The gentlest tightening a failure brings (a budget times at most this): on the CMU capture at
+/// 1e-4, 0.7 gave 75,856 bytes in 3 passes, 0.85 74,944 in 6, 0.95 74,563 in 9.
+const TIGHTEN_AT_MOST: f32 = 0.85;
+
 /// Tightens the budgets of each failing bone and its ancestors in the segments around each
 /// failing time, by how far over the tolerance the error was.
 fn tighten(
@@ -891,7 +895,7 @@ fn tighten(
         let f = (((time - start) * rate).max(0.0) as usize).min(frames as usize - 1);
         let s0 = f / SEGMENT_FRAMES;
         let s1 = ((f + 1).min(frames as usize - 1)) / SEGMENT_FRAMES;
-        let k = (tolerance / error).clamp(0.05, 0.7);
+        let k = (tolerance / error).clamp(0.05, TIGHTEN_AT_MOST);
         let mut b = bone as u16;
         while b != NO_PARENT {
             for s in [s0, s1] {

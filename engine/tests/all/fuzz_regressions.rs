@@ -148,3 +148,61 @@ fn the_structured_gltf_generator_feeds_the_oracle() {
     assert!(refused >= 60, "only {refused} of 600 generated documents are refused");
     assert!(budget >= 5, "only {budget} of 600 generated documents reach a cost limit");
 }
+
+/// A random-mutation run of the `cooked_clip` oracle on stable Rust, for machines without
+/// cargo-fuzz: the seed files changed by 1 to 8 random byte writes, cuts and splices, the
+/// checksum resealed so that the payload checks are reached, for `MARROW_MUTATION_SECONDS`
+/// (default 5). Ignored by default (`cargo test -- --ignored cooked_clip_random`); FUZZING.md
+/// has its figures.
+#[test]
+#[ignore]
+fn cooked_clip_random_mutations_load_or_refuse_and_sample_finite() {
+    let seconds: u64 =
+        std::env::var("MARROW_MUTATION_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
+    let seeds: Vec<Vec<u8>> = inputs("cooked_clip").iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rnd = move |n: usize| {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n.max(1)
+    };
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    let (mut runs, mut loaded) = (0u64, 0u64);
+    while std::time::Instant::now() < end {
+        let mut m = seeds[rnd(seeds.len())].clone();
+        for _ in 0..1 + rnd(8) {
+            match rnd(4) {
+                0 | 1 if !m.is_empty() => {
+                    let i = rnd(m.len());
+                    m[i] = rnd(256) as u8;
+                }
+                2 if m.len() > 1 => m.truncate(rnd(m.len())),
+                _ => {
+                    let other = &seeds[rnd(seeds.len())];
+                    let (a, b) = (rnd(other.len()), rnd(other.len()));
+                    let at = rnd(m.len() + 1);
+                    let piece = other[a.min(b)..a.max(b)].to_vec();
+                    m.splice(at..at, piece);
+                }
+            }
+        }
+        if m.len() >= 32 {
+            let mut h = 0xcbf2_9ce4_8422_2325u64;
+            for &b in &m[32..] {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x100_0000_01b3);
+            }
+            m[24..32].copy_from_slice(&h.to_le_bytes());
+        }
+        if let Err(broken) = oracle::cooked_clip(&m) {
+            panic!("mutation {runs}: {broken}");
+        }
+        loaded += marrow_engine::compressed::CompressedClip::from_cooked(&m).is_ok() as u64;
+        runs += 1;
+    }
+    eprintln!(
+        "cooked_clip mutations: {runs} inputs in {seconds} s, {loaded} loaded and sampled finite, the rest refused by name"
+    );
+    assert!(runs > 0);
+}

@@ -2,17 +2,23 @@
 //! tracks, the compiled key blocks at full and at compact precision, and the compressed form a
 //! game ships (`marrow cook`) at ACL's default error (0.01 cm at a 3 cm shell).
 //!
-//! The compiled sizes are built at once; the compressed one is measured on a worker thread (a
-//! long capture takes a noticeable fraction of a second) and shown when it is ready. Each is
-//! computed once per clip state (the clip's `Arc`: an edit makes a new one). UI state only:
-//! nothing here is saved or edits the document.
+//! Measured on a worker thread (compressing a long capture takes a noticeable fraction of a
+//! second), once per clip state (the clip's `Arc`: an edit makes a new one), and only once the
+//! clip has stayed the same for [`SETTLE`] with no other measurement running: a key drag, which
+//! makes a new clip state every frame, starts none until it ends. UI state only: nothing here
+//! is saved or edits the document.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use marrow_engine::clip::Clip;
 use marrow_engine::compiled_clip::{CompiledClip, Precision};
 use marrow_engine::compressed::{CompressOptions, CompressedClip};
 use marrow_engine::skeleton::Skeleton;
+
+/// How long a clip state must last before it is measured.
+pub const SETTLE: Duration = Duration::from_millis(250);
 
 /// What the compressed measurement found.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,7 +35,7 @@ pub enum Compressed {
 }
 
 /// The sizes of one clip state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ClipSizes {
     /// The authored tracks and markers.
     pub authored: usize,
@@ -37,14 +43,41 @@ pub struct ClipSizes {
     pub full: usize,
     /// Compiled at compact precision.
     pub compact: usize,
-    /// The compressed form, once measured.
-    pub compressed: Arc<Mutex<Option<Compressed>>>,
+    /// The compressed form.
+    pub compressed: Compressed,
+}
+
+impl ClipSizes {
+    /// Measures `clip` on `skeleton` (the worker's job).
+    pub fn measure(clip: &Clip, skeleton: &Skeleton) -> Self {
+        let compressed = match CompressedClip::compress(clip, skeleton, &CompressOptions::default()) {
+            Ok((_, r)) => Compressed::Done { bytes: r.bytes, error: r.max_error },
+            Err(e) => Compressed::Failed(e.to_string()),
+        };
+        ClipSizes {
+            authored: clip.bytes(),
+            full: CompiledClip::build_with(clip.channels(), Precision::Full).bytes(),
+            compact: CompiledClip::build_with(clip.channels(), Precision::Compact).bytes(),
+            compressed,
+        }
+    }
+}
+
+/// The clip state last shown and its measurement.
+#[derive(Debug)]
+struct Shown {
+    clip: Arc<Clip>,
+    since: Instant,
+    started: bool,
+    sizes: Arc<Mutex<Option<ClipSizes>>>,
 }
 
 /// The sizes of the clip last shown, keyed by its `Arc`.
 #[derive(Debug, Default)]
 pub struct SizeCache {
-    of: Option<(Arc<Clip>, ClipSizes)>,
+    shown: Option<Shown>,
+    /// A worker is measuring.
+    busy: Arc<AtomicBool>,
 }
 
 /// `n` bytes in B, KB or MB.
@@ -59,51 +92,49 @@ fn show(n: usize) -> String {
 }
 
 impl SizeCache {
-    /// The sizes of `clip` on `skeleton` (measuring the compressed form in the background the
-    /// first time).
-    pub fn sizes(&mut self, clip: &Arc<Clip>, skeleton: &Skeleton) -> &ClipSizes {
-        let fresh = !matches!(&self.of, Some((c, _)) if Arc::ptr_eq(c, clip));
-        if fresh {
-            let compressed = Arc::new(Mutex::new(None));
-            let (slot, job_clip, job_skeleton) = (compressed.clone(), clip.clone(), skeleton.clone());
-            std::thread::spawn(move || {
-                let result =
-                    match CompressedClip::compress(&job_clip, &job_skeleton, &CompressOptions::default()) {
-                        Ok((_, r)) => Compressed::Done { bytes: r.bytes, error: r.max_error },
-                        Err(e) => Compressed::Failed(e.to_string()),
-                    };
-                if let Ok(mut s) = slot.lock() {
-                    *s = Some(result);
-                }
+    /// Follows the clip shown: a new state restarts the wait; a state that has settled is
+    /// measured on a worker when none is running. Returns the measurement once there is one.
+    pub fn poll(&mut self, clip: &Arc<Clip>, skeleton: &Skeleton) -> Option<ClipSizes> {
+        if !matches!(&self.shown, Some(s) if Arc::ptr_eq(&s.clip, clip)) {
+            self.shown = Some(Shown {
+                clip: clip.clone(),
+                since: Instant::now(),
+                started: false,
+                sizes: Arc::new(Mutex::new(None)),
             });
-            let sizes = ClipSizes {
-                authored: clip.bytes(),
-                full: CompiledClip::build_with(clip.channels(), Precision::Full).bytes(),
-                compact: CompiledClip::build_with(clip.channels(), Precision::Compact).bytes(),
-                compressed,
-            };
-            self.of = Some((clip.clone(), sizes));
         }
-        &self.of.as_ref().expect("set above").1
+        let s = self.shown.as_mut().expect("set above");
+        if !s.started && s.since.elapsed() >= SETTLE && !self.busy.swap(true, Ordering::AcqRel) {
+            s.started = true;
+            let (slot, busy, clip, skeleton) =
+                (s.sizes.clone(), self.busy.clone(), clip.clone(), skeleton.clone());
+            std::thread::spawn(move || {
+                let sizes = ClipSizes::measure(&clip, &skeleton);
+                if let Ok(mut s) = slot.lock() {
+                    *s = Some(sizes);
+                }
+                busy.store(false, Ordering::Release);
+            });
+        }
+        s.sizes.lock().ok().and_then(|s| s.clone())
     }
 
     /// The header's size label for `clip` on `skeleton`, with the table in its hover.
     pub fn ui(&mut self, ui: &mut egui::Ui, clip: &Arc<Clip>, skeleton: &Skeleton) {
-        let s = self.sizes(clip, skeleton);
-        let compressed = s.compressed.lock().ok().and_then(|c| c.clone());
-        let (short, long) = match &compressed {
-            Some(Compressed::Done { bytes, error }) => (
+        let Some(s) = self.poll(clip, skeleton) else {
+            ui.ctx().request_repaint_after(Duration::from_millis(100));
+            ui.weak("size …").on_hover_text("Measuring this clip's bytes at each precision…");
+            return;
+        };
+        let (short, long) = match &s.compressed {
+            Compressed::Done { bytes, error } => (
                 format!("compressed {}", show(*bytes)),
                 format!(
                     "compressed {} (worst shell error {error:.1e}, tolerance 1e-4 at a 3 cm shell)",
                     show(*bytes)
                 ),
             ),
-            Some(Compressed::Failed(why)) => ("compressed: n/a".to_owned(), format!("compressed: {why}")),
-            None => {
-                ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
-                ("compressed …".to_owned(), "compressed: measuring…".to_owned())
-            }
+            Compressed::Failed(why) => ("compressed: n/a".to_owned(), format!("compressed: {why}")),
         };
         ui.weak(format!("runtime {} · {short}", show(s.authored + s.full))).on_hover_text(format!(
             "Bytes of this clip at each runtime precision (playing it holds the authored tracks and \
@@ -116,8 +147,8 @@ impl SizeCache {
         ));
     }
 
-    /// The sizes of the clip last shown, if any (for the probe and tests).
-    pub fn last(&self) -> Option<&ClipSizes> {
-        self.of.as_ref().map(|(_, s)| s)
+    /// The measurement of the clip state last shown, once there is one (for tests).
+    pub fn last(&self) -> Option<ClipSizes> {
+        self.shown.as_ref().and_then(|s| s.sizes.lock().ok().and_then(|s| s.clone()))
     }
 }
