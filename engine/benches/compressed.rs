@@ -37,6 +37,33 @@ fn clips() -> Vec<(&'static str, Skeleton, Clip)> {
     vec![("cmu31", cmu.0, cmu.1), ("dense64", sk, dense)]
 }
 
+/// `NAME/FORM_forward` (the playhead advancing 1/60 s, wrapping at `duration`) and
+/// `NAME/FORM_seek` (a scrambled time each sample), both through `sample`.
+fn forward_and_seek(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    form: &str,
+    n: usize,
+    duration: f32,
+    mut sample: impl FnMut(f32),
+) {
+    let mut t = 0.0f32;
+    g.bench_function(BenchmarkId::new(format!("{name}/{form}_forward"), n), |b| {
+        b.iter(|| {
+            t = (t + DT) % duration;
+            sample(t);
+        })
+    });
+    let times = scrambled(duration);
+    let mut k = 0usize;
+    g.bench_function(BenchmarkId::new(format!("{name}/{form}_seek"), n), |b| {
+        b.iter(|| {
+            k = (k + 1) % times.len();
+            sample(times[k]);
+        })
+    });
+}
+
 fn compressed(c: &mut Criterion) {
     eprintln!("SIMD level: {} (CPU: {})", marrow_engine::simd::level(), marrow_engine::simd::detected());
     let mut g = c.benchmark_group("compressed");
@@ -64,48 +91,9 @@ fn compressed(c: &mut Criterion) {
             let mut ctx = SamplingContext::new(n);
             ctx.prepare(c);
             let mut out = vec![Transform::IDENTITY; n];
-            let mut t = 0.0f32;
-            g.bench_function(BenchmarkId::new(format!("{name}/{form}_forward"), n), |b| {
-                b.iter(|| {
-                    t = (t + DT) % d;
-                    SamplingJob {
-                        clip: c,
-                        bind_pose: &sk.bind_pose,
-                        time: t,
-                        context: &mut ctx,
-                        output: &mut out,
-                    }
-                    .run()
-                    .unwrap();
-                    black_box(&out);
-                })
-            });
-            let times = scrambled(d);
-            let mut k = 0usize;
-            g.bench_function(BenchmarkId::new(format!("{name}/{form}_seek"), n), |b| {
-                b.iter(|| {
-                    k = (k + 1) % times.len();
-                    SamplingJob {
-                        clip: c,
-                        bind_pose: &sk.bind_pose,
-                        time: times[k],
-                        context: &mut ctx,
-                        output: &mut out,
-                    }
-                    .run()
-                    .unwrap();
-                    black_box(&out);
-                })
-            });
-        }
-        let mut ctx = CompressedContext::new(n);
-        let mut out = vec![Transform::IDENTITY; n];
-        let mut t = 0.0f32;
-        g.bench_function(BenchmarkId::new(format!("{name}/compressed_forward"), n), |b| {
-            b.iter(|| {
-                t = (t + DT) % d;
-                CompressedSamplingJob {
-                    clip: &packed,
+            forward_and_seek(&mut g, name, form, n, d, |t| {
+                SamplingJob {
+                    clip: c,
                     bind_pose: &sk.bind_pose,
                     time: t,
                     context: &mut ctx,
@@ -114,24 +102,21 @@ fn compressed(c: &mut Criterion) {
                 .run()
                 .unwrap();
                 black_box(&out);
-            })
-        });
-        let times = scrambled(d);
-        let mut k = 0usize;
-        g.bench_function(BenchmarkId::new(format!("{name}/compressed_seek"), n), |b| {
-            b.iter(|| {
-                k = (k + 1) % times.len();
-                CompressedSamplingJob {
-                    clip: &packed,
-                    bind_pose: &sk.bind_pose,
-                    time: times[k],
-                    context: &mut ctx,
-                    output: &mut out,
-                }
-                .run()
-                .unwrap();
-                black_box(&out);
-            })
+            });
+        }
+        let mut ctx = CompressedContext::new(n);
+        let mut out = vec![Transform::IDENTITY; n];
+        forward_and_seek(&mut g, name, "compressed", n, d, |t| {
+            CompressedSamplingJob {
+                clip: &packed,
+                bind_pose: &sk.bind_pose,
+                time: t,
+                context: &mut ctx,
+                output: &mut out,
+            }
+            .run()
+            .unwrap();
+            black_box(&out);
         });
     }
     g.finish();

@@ -62,14 +62,25 @@ pub(crate) fn seg_affine(track: &AnimatedTrack, bits: u8, range: [u8; 6]) -> (Ve
             u16::from_le_bytes([range[4], range[5]]) as f32,
             0.0,
         );
-        (min + ext * (v / 65535.0), Vec4::ZERO)
+        (min + ext * (v * (1.0 / 65535.0)), Vec4::ZERO)
     } else {
-        let smin = Vec4::new(range[0] as f32, range[1] as f32, range[2] as f32, 0.0) / 255.0;
-        let sext = Vec4::new(range[3] as f32, range[4] as f32, range[5] as f32, 0.0) / 255.0;
-        let maxq = ((1u32 << bits) - 1) as f32;
-        (min + ext * smin, ext * sext / maxq)
+        let smin = Vec4::new(range[0] as f32, range[1] as f32, range[2] as f32, 0.0) * (1.0 / 255.0);
+        let sext = Vec4::new(range[3] as f32, range[4] as f32, range[5] as f32, 0.0) * (1.0 / 255.0);
+        (min + ext * smin, ext * sext * INV_MAXQ.get(bits as usize).copied().unwrap_or(0.0))
     }
 }
+
+/// `1 / (2^bits - 1)` for 1 to 16 bits: the segment parse multiplies instead of dividing (a
+/// seek parses every track's header of one or two segments).
+const INV_MAXQ: [f32; 17] = {
+    let mut t = [0.0f32; 17];
+    let mut b = 1;
+    while b < 17 {
+        t[b] = 1.0 / ((1u32 << b) - 1) as f32;
+        b += 1;
+    }
+    t
+};
 
 /// Bytes of a segment header for a track: the header byte, the range (6 bytes unless raw) and
 /// the mask (2 bytes when keyed).
