@@ -40,7 +40,7 @@ pub(crate) struct SegTrack {
     /// uniform segment.
     pub mask: u32,
     /// The absolute bit offset of its first stored value in the clip's data.
-    pub bit: u32,
+    pub bit: usize,
     /// Dequantization: `offset + scale * q` per component.
     pub offset: Vec4,
     /// See `offset`.
@@ -129,13 +129,13 @@ pub(crate) fn parse_segment(clip: &CompressedClip, s: usize, out: &mut [SegTrack
         };
         let (offset, scale) =
             if bits == RAW_BITS { (Vec4::ZERO, Vec4::ZERO) } else { seg_affine(track, bits, range) };
-        *seg = SegTrack { bits, mask, bit: sizes as u32, offset, scale };
+        *seg = SegTrack { bits, mask, bit: sizes, offset, scale };
         sizes += mask.count_ones() as usize * value_bits(bits);
         at = p;
     }
     let base = at * 8;
     for seg in out.iter_mut() {
-        seg.bit += base as u32;
+        seg.bit += base;
     }
 }
 
@@ -145,7 +145,7 @@ pub(crate) fn parse_segment(clip: &CompressedClip, s: usize, out: &mut [SegTrack
 pub(crate) fn decode_value(data: &[u8], seg: &SegTrack, index: u32, rotation: bool) -> Vec4 {
     let bits = seg.bits as u32;
     if seg.bits == RAW_BITS {
-        let at = seg.bit as usize + index as usize * 128;
+        let at = seg.bit + index as usize * 128;
         return Vec4::new(
             f32::from_bits(read_bits(data, at, 32)),
             f32::from_bits(read_bits(data, at + 32, 32)),
@@ -157,7 +157,7 @@ pub(crate) fn decode_value(data: &[u8], seg: &SegTrack, index: u32, rotation: bo
         seg.offset
     } else {
         // Three components of at most 16 bits and a shift under 8: one 64-bit load holds them.
-        let at = seg.bit as usize + index as usize * 3 * bits as usize;
+        let at = seg.bit + index as usize * 3 * bits as usize;
         let word = read_bits64(data, at);
         let m = (1u64 << bits) - 1;
         let q =
