@@ -115,11 +115,16 @@ pub enum JobError {
     },
 }
 
-fn check_out(job: &'static str, output: &'static str, needed: usize, got: usize) -> Result<(), JobError> {
+pub(crate) fn check_out(
+    job: &'static str,
+    output: &'static str,
+    needed: usize,
+    got: usize,
+) -> Result<(), JobError> {
     if got < needed { Err(JobError::OutputTooSmall { job, output, needed, got }) } else { Ok(()) }
 }
 
-fn check_in(
+pub(crate) fn check_in(
     job: &'static str,
     input: impl Into<String>,
     expected: usize,

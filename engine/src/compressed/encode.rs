@@ -810,7 +810,7 @@ impl CompressedClip {
                     tolerance,
                 });
             }
-            let report = |packed: &CompressedClip, worst: Worst, passes: usize, enc: &Encoder| {
+            let report = |packed: &CompressedClip, worst: Worst, passes: usize| {
                 let mut r = CompressReport {
                     raw_bytes: n * frames as usize * 40,
                     bytes: packed.bytes(),
@@ -853,22 +853,19 @@ impl CompressedClip {
                         values += count;
                     }
                 }
-                let _ = enc;
                 r.mean_bits = bits as f32 / values.max(1) as f32;
                 r
             };
-            enc.codes = vec![Vec::new(); enc.sources.len()];
             for pass in 1..=MAX_PASSES {
                 let packed = enc.encode(&budgets, false);
                 let (worst, over) = check(&packed, skeleton, &m, shell, tolerance);
                 if over.is_empty() {
-                    let r = report(&packed, worst, pass, &enc);
+                    let r = report(&packed, worst, pass);
                     return Ok((packed, r));
                 }
                 tighten(&mut budgets, skeleton, &over, tolerance, start, rate, frames);
             }
-            let (worst, _) = check(&raw, skeleton, &m, shell, tolerance);
-            let r = report(&raw, worst, MAX_PASSES + 1, &enc);
+            let r = report(&raw, raw_worst, MAX_PASSES + 1);
             return Ok((raw, r));
         }
     }

@@ -264,22 +264,8 @@ impl CompressedSamplingJob<'_> {
     /// Checks that the inputs fit together, naming the first that does not.
     pub fn validate(&self) -> Result<(), JobError> {
         let n = self.clip.bone_count();
-        if self.bind_pose.len() != n {
-            return Err(JobError::InputLength {
-                job: "compressed sampling job",
-                input: "bind_pose".into(),
-                expected: n,
-                got: self.bind_pose.len(),
-            });
-        }
-        if self.output.len() < n {
-            return Err(JobError::OutputTooSmall {
-                job: "compressed sampling job",
-                output: "output",
-                needed: n,
-                got: self.output.len(),
-            });
-        }
+        crate::pose::check_in("compressed sampling job", "bind_pose", n, self.bind_pose.len())?;
+        crate::pose::check_out("compressed sampling job", "output", n, self.output.len())?;
         if self.context.max_bones() < n {
             return Err(JobError::ContextTooSmall {
                 clip: self.clip.name.clone(),
