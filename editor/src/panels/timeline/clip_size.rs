@@ -136,7 +136,7 @@ impl SizeCache {
             ),
             Compressed::Failed(why) => ("compressed: n/a".to_owned(), format!("compressed: {why}")),
         };
-        ui.weak(format!("runtime {} · {short}", show(s.authored + s.full))).on_hover_text(format!(
+        ui.weak(format!("· runtime {} · {short}", show(s.authored + s.full))).on_hover_text(format!(
             "Bytes of this clip at each runtime precision (playing it holds the authored tracks and \
              the compiled form; key blocks copy the keys they group):\nauthored tracks {}\n\
              compiled, full precision {}\ncompiled, compact (half floats, 16-bit rotations) {}\n{long}\n\

@@ -355,6 +355,9 @@ impl TimelinePanel {
         if let Some(v) = &viewed {
             ui.horizontal_wrapped(|ui| {
                 ui.label(format!("{} fps", v.clip.frame_rate));
+                if let Some(sk) = skeleton.as_deref() {
+                    self.sizes.ui(ui, &v.clip, sk);
+                }
                 ui.weak(READ_ONLY_HINT);
             });
         }
