@@ -415,6 +415,33 @@ fn keys_copied_with_ctrl_c_and_pasted_with_ctrl_v_are_saved_and_ctrl_z_restores_
     assert!(ed.file(STRIDE) == original, "undo and save give the original bytes");
 }
 
+/// The sample capture (CesiumMan playing CMU 131_01 retargeted: a key every 0.0083333 s, so
+/// the keys of the frame at 4 s sit 16 us before it): a frame's keys copied with Ctrl+C and
+/// pasted at 4 s with Ctrl+V replace that frame's keys instead of sitting 16 us beside them.
+#[test]
+fn a_capture_frame_copied_with_ctrl_c_and_pasted_with_ctrl_v_replaces_the_frame_it_lands_on() {
+    if !tools("a_capture_frame_copied_with_ctrl_c_and_pasted_with_ctrl_v_replaces_the_frame_it_lands_on") {
+        return;
+    }
+    const CAPTURE: &str = "clips/cmu_131_01_Armature.clip.ron";
+    let (tmp, project) = sample("mocap");
+    let before = key_count(&project, CAPTURE);
+    let ed = Editor::start(tmp, project.clone());
+    ed.select_entity("CesiumMan");
+    let (y, keys) = ed.dope();
+    let k = keys.iter().min_by(|a, b| (a.0 - 0.5).abs().total_cmp(&(b.0 - 0.5).abs())).expect("keys");
+    ed.click(k.1, y);
+    ed.wait("keys selected", |p| p["keys_selected"].as_u64().is_some_and(|n| n > 0));
+    ed.key("ctrl+c");
+    ed.seek(4.0);
+    ed.key("ctrl+v");
+    ed.wait_steps(1, "Ctrl+V");
+    ed.save();
+    assert_eq!(key_count(&project, CAPTURE), before, "the pasted keys replaced the keys of their frame");
+    let times = key_times(&project, CAPTURE);
+    assert!(times.windows(2).all(|w| w[1] - w[0] > 0.004), "no key a fraction of a frame beside another");
+}
+
 #[test]
 fn keys_duplicated_deleted_cut_and_pasted_from_the_edit_menu_in_the_real_window() {
     if !tools("keys_duplicated_deleted_cut_and_pasted_from_the_edit_menu_in_the_real_window") {

@@ -257,3 +257,77 @@ fn the_timeline_header_shows_the_clips_bytes_at_each_precision_without_an_edit()
     assert!(matches!(again, Compressed::Done { error, .. } if error <= 1e-4), "{again:?}");
     assert!(text.contains("KB"), "{text}");
 }
+
+/// The sample capture (`projects/mocap`: CesiumMan playing CMU 131_01 retargeted, 19,880 keys
+/// every 0.0083333 s): one frame's keys copied with Ctrl+C and pasted at 4 s with Ctrl+V replace
+/// that frame's keys at 4 s, one undo step, as on a hand-keyed clip.
+#[test]
+fn a_frame_of_the_sample_capture_copied_and_pasted_at_four_seconds_replaces_that_frames_keys() {
+    const RETARGETED: &str = "clips/cmu_131_01_Armature.clip.ron";
+    let dir = sample("mocap");
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click_row(&mut h, "CesiumMan");
+    let c = (*h.state().doc.project().clips[RETARGETED]).clone();
+    let total = keys(&c).len();
+    let frame = 0.0083333f32;
+    let sel: std::collections::BTreeSet<KeyId> = keys(&c)
+        .iter()
+        .filter(|(_, _, t, _)| (t / frame).round() as usize == 60)
+        .map(|(b, ch, t, _)| KeyId::new(*b, *ch, *t))
+        .collect();
+    let n = sel.len();
+    assert!(n >= 16, "a frame of the capture keys every bone: {n}");
+    // A click on the summary row's key at that frame selects the frame (and focuses the
+    // Timeline, as in the real window).
+    let t = sel.iter().next().unwrap().t();
+    let p = h.state().panels.timeline.layout.key(RowKind::Summary, t).expect("the summary row is drawn");
+    h.hover_at(p);
+    h.run();
+    h.drag_at(p);
+    h.drop_at(p);
+    settle(&mut h);
+    assert_eq!(h.state().panels.timeline.selection, sel, "the click selects the frame's keys");
+    let text = copy(&mut h).expect("the copied keys go to the system clipboard");
+    assert!(text.starts_with(&format!("Marrow keys ({n})")), "{text}");
+    h.state_mut().send(marrow_editor::command::Command::Seek { rig: "CesiumMan".into(), time: 4.0 });
+    settle(&mut h);
+    paste(&mut h, &text);
+    assert_eq!(h.state().doc.head(), 1, "the paste is one undo step: {:?}", h.state().doc.undo_label());
+    let after = (*h.state().doc.project().clips[RETARGETED]).clone();
+    assert_eq!(keys(&after).len(), total, "the pasted keys replace the frame at 4 s");
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}
+
+/// A second of the real capture dragged three seconds on: across 360 frames this capture's
+/// timing drifts 12 us off its own frames, so a moved key lands beside the key of its frame
+/// rather than on it; it replaces that key (a key dropped within half a frame of another of its
+/// channel takes its place), leaving no two keys of a channel a fraction of a frame apart.
+#[test]
+fn real_motion_capture_a_second_dragged_three_seconds_on_replaces_the_frames_it_lands_on() {
+    let dir = real_project();
+    let mut h = open(&dir);
+    let c = clip(&h);
+    let total = keys(&c).len();
+    let n = select(&mut h, &c, |frame| frame < 120);
+    drag_summary_key(&mut h, 60.0 * FRAME_TIME, 360.0);
+    let after = clip(&h);
+    assert!(closest_pair(&after) > 0.004, "no key left a fraction of a frame beside another");
+    assert_eq!(keys(&after).len(), total - n, "each moved key replaced the key of its frame");
+    assert_eq!(
+        h.state().doc.undo_label().as_deref(),
+        Some(format!("Move {} keys ({} replaced)", thousands(n), thousands(n)).as_str())
+    );
+}
+
+fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

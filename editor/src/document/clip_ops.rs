@@ -235,13 +235,28 @@ fn explode<T: TangentLanes>(t: &Track<T>) -> Vec<EditKey<T>> {
         .collect()
 }
 
-/// Sorts the keys and resolves collisions (a moved key replaces a resting one; a written value
-/// keeps the tangents and mode of the key it replaces), recomputes the tangents of computed
-/// modes (CUBICSPLINE); returns the track and how many keys were replaced.
+/// How close a moved or written key must land to a resting key of its channel to replace it:
+/// under half a frame at the clip's `frame_rate`, so that a key dropped on a frame replaces the
+/// key of that frame even where a capture's own timing has drifted off the exact frame grid (a
+/// BVH `Frame Time` of 0.008333 s drifts 0.33 ms per thousand frames; two keys of one channel
+/// 16 us apart is never what a paste or a drag means). Two keys that are both moved, or both
+/// resting, collide only at the same instant ([`SAME_INSTANT`]).
+pub fn landing_distance(frame_rate: f32) -> f32 {
+    if frame_rate.is_finite() && frame_rate > 0.0 { 0.499 / frame_rate } else { SAME_INSTANT }
+}
+
+/// Two keys closer than this are at the same instant (f32 rounding of a time).
+const SAME_INSTANT: f32 = if MIN_SEGMENT > 1e-5 { MIN_SEGMENT } else { 1e-5 };
+
+/// Sorts the keys and resolves collisions (a moved key replaces the resting keys it lands
+/// within `land` of; a written value keeps the tangents and mode of the key it replaces),
+/// recomputes the tangents of computed modes (CUBICSPLINE); returns the track and how many keys
+/// were replaced.
 fn assemble<T: TangentLanes>(
     interp: Interpolation,
     default: Ease,
     mut keys: Vec<EditKey<T>>,
+    land: f32,
 ) -> Result<(Option<Track<T>>, usize), EditError> {
     if keys.iter().any(|k| !k.time.is_finite() || !k.value.is_finite_value()) {
         return Err(EditError::Invalid("a key time or value is not finite".into()));
@@ -253,8 +268,10 @@ fn assemble<T: TangentLanes>(
     let mut out: Vec<EditKey<T>> = Vec::with_capacity(keys.len());
     let mut replaced = 0;
     for k in keys {
+        let reach =
+            |last: &EditKey<T>| if k.moved == last.moved { SAME_INSTANT } else { land.max(SAME_INSTANT) };
         match out.last_mut() {
-            Some(last) if (k.time - last.time).abs() < MIN_SEGMENT.max(1e-5) => {
+            Some(last) if (k.time - last.time).abs() < reach(last) => {
                 // The moved key wins; two resting keys cannot collide (the track was sound).
                 if k.moved || !last.moved {
                     let kept = *last;
@@ -328,6 +345,7 @@ fn edit_tracks(
     pairs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
     pairs.dedup();
     let mut replaced = 0;
+    let land = landing_distance(c.clip.frame_rate);
     for (bone, ch) in pairs {
         let i = c
             .bones
@@ -345,7 +363,7 @@ fn edit_tracks(
                     .map_or((fresh, Ease::default()), |t| (t.interpolation(), t.default_easing()));
                 let mut keys = slot.as_ref().map(explode).unwrap_or_default();
                 f(&bone, ch, &mut keys, &mut Vec::new())?;
-                let (t, r) = assemble(interp, default, keys)?;
+                let (t, r) = assemble(interp, default, keys, land)?;
                 *slot = t;
                 replaced += r;
             }
@@ -355,7 +373,7 @@ fn edit_tracks(
                     .map_or((fresh, Ease::default()), |t| (t.interpolation(), t.default_easing()));
                 let mut keys = slot.as_ref().map(explode).unwrap_or_default();
                 f(&bone, ch, &mut Vec::new(), &mut keys)?;
-                let (t, r) = assemble(interp, default, keys)?;
+                let (t, r) = assemble(interp, default, keys, land)?;
                 *slot = t;
                 replaced += r;
             }
@@ -768,7 +786,7 @@ fn set_interpolation(
             {
                 keys.iter_mut().for_each(|k| k.mode = TangentMode::AutoClamped);
             }
-            *slot = assemble(interpolation, t.default_easing(), keys)?.0;
+            *slot = assemble(interpolation, t.default_easing(), keys, SAME_INSTANT)?.0;
         }
         AnyTrack::Quat(slot) => {
             let t = slot.as_ref().ok_or_else(|| EditError::Invalid("no such track".into()))?;
@@ -777,7 +795,7 @@ fn set_interpolation(
             {
                 keys.iter_mut().for_each(|k| k.mode = TangentMode::AutoClamped);
             }
-            *slot = assemble(interpolation, t.default_easing(), keys)?.0;
+            *slot = assemble(interpolation, t.default_easing(), keys, SAME_INSTANT)?.0;
         }
     }
     Ok(())
@@ -907,4 +925,70 @@ fn euler_filter(c: &mut ClipAsset, bones: &[String]) -> Result<usize, EditError>
         Ok(())
     })?;
     Ok(flipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use marrow_engine::clip::Clip;
+    use marrow_engine::synthetic::chain_skeleton;
+
+    /// A 30 fps clip whose first bone has translation keys at `times` (x = index).
+    fn clip(times: &[f32]) -> ClipAsset {
+        let skeleton = chain_skeleton(2);
+        let mut c = Clip::new("c", &skeleton);
+        c.length = 2.0;
+        let values = (0..times.len()).map(|i| Vec3::new(i as f32, 0.0, 0.0)).collect();
+        c.channels_mut()[0].translation =
+            Some(Track::from_keys(Interpolation::Linear, times.to_vec(), values).unwrap());
+        ClipAsset { clip: Arc::new(c), bones: skeleton.bone_names.clone() }
+    }
+
+    fn times(c: &ClipAsset) -> Vec<f32> {
+        c.clip.channels()[0].translation.as_ref().unwrap().times().to_vec()
+    }
+
+    fn write(c: &ClipAsset, t: f32, x: f32) -> (ClipAsset, String) {
+        let bone = c.bones[0].clone();
+        let keys = vec![KeyWrite {
+            key: KeyRef::new(bone, Channel::Translation, t),
+            value: KeyValue::Vec3(Vec3::X * x),
+        }];
+        ClipOp::InsertKeys { keys, kind: InsertKind::Paste }.apply(c, Interpolation::Linear).unwrap()
+    }
+
+    #[test]
+    fn a_key_written_within_half_a_frame_of_a_key_replaces_it_and_one_further_sits_beside_it() {
+        let frame = 1.0 / 30.0;
+        // A capture-like key 16 us before the frame at 1 s: a key written on the frame takes
+        // its place (and its time), one written 0.6 frame on is a key of its own.
+        let c = clip(&[0.0, 1.0 - 16e-6, 1.5]);
+        let (pasted, _) = write(&c, 1.0, 9.0);
+        assert_eq!(times(&pasted), [0.0, 1.0, 1.5]);
+        let (beside, _) = write(&c, 1.0 + 0.6 * frame, 9.0);
+        assert_eq!(times(&beside).len(), 4);
+        // Within half a frame on either side; the resting keys themselves never merge.
+        let (before, _) = write(&c, 1.5 - 0.45 * frame, 9.0);
+        assert_eq!(times(&before), [0.0, 1.0 - 16e-6, 1.5 - 0.45 * frame]);
+        assert_eq!(landing_distance(0.0), SAME_INSTANT, "no frame rate: the same instant only");
+    }
+
+    #[test]
+    fn keys_moved_together_keep_their_spacing_and_replace_only_resting_keys() {
+        let frame = 1.0 / 30.0;
+        let c = clip(&[0.0, 0.2 * frame, 1.0, 1.0 + 16e-6 + frame]);
+        let bone = c.bones[0].clone();
+        // Two keys a fifth of a frame apart (a free, Alt placement) move a second and a frame
+        // on: the first lands 16 us from the capture-like key past that frame and replaces it;
+        // the second stays its own key (keys moved together never merge), and so does the
+        // resting key at 1 s, a whole frame from both.
+        let keys = vec![
+            KeyRef::new(bone.clone(), Channel::Translation, 0.0),
+            KeyRef::new(bone, Channel::Translation, 0.2 * frame),
+        ];
+        let (moved, label) =
+            ClipOp::MoveKeys { keys, delta: 1.0 + frame }.apply(&c, Interpolation::Linear).unwrap();
+        assert_eq!(times(&moved), [1.0, 1.0 + frame, 1.0 + 1.2 * frame]);
+        assert_eq!(label, "Move 2 keys (1 replaced)");
+    }
 }
