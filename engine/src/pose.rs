@@ -16,7 +16,7 @@
 //! Playback state (time, fades, events) is not here; see [`crate::animator`].
 
 #[cfg(target_arch = "x86_64")]
-mod avx;
+pub(crate) mod avx;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 
@@ -407,14 +407,19 @@ impl BlendingJob<'_> {
             let inv = 1.0 / (a.weight + b.weight);
             let (wa, wb) = (a.weight * inv, b.weight * inv);
             // Four bones at a time: with AVX-512F in place (the four rotations gathered into one
-            // register, bit for bit `blend2_one`), else rotations in SoA lanes (x, y, z, w of
-            // four quaternions), as ozz keeps them. The rest one by one.
+            // register, bit for bit `blend2_one`), with AVX two pairs (two rotations to a
+            // register), else rotations in SoA lanes (x, y, z, w of four quaternions), as ozz
+            // keeps them. The rest one by one.
             let four = n / 4 * 4;
             let (fa, fb, fo) = (&a.pose[..four], &b.pose[..four], &mut self.output[..four]);
             #[cfg(target_arch = "x86_64")]
             if avx512::BLEND_LAYOUT && crate::simd::avx512() {
                 // SAFETY: AVX-512F and the layout checked just above; equal lengths, a multiple of 4.
                 unsafe { avx512::blend2(fa, fb, wa, wb, fo) };
+            } else if avx512::BLEND_LAYOUT && crate::simd::avx2() {
+                // SAFETY: AVX (the avx2 level) and the layout checked just above; equal lengths,
+                // a multiple of 4.
+                unsafe { avx::blend2(fa, fb, wa, wb, fo) };
             } else {
                 blend2_soa(fa, fb, wa, wb, fo);
             }
@@ -941,6 +946,10 @@ impl PaletteJob<'_> {
         if crate::simd::avx512() {
             // SAFETY: the level is avx512, so the CPU has AVX-512F; the lengths match (`validate`).
             unsafe { avx512::palette(self.model, self.inverse_bind, self.output) };
+            return Ok(());
+        } else if crate::simd::avx2() {
+            // SAFETY: the level is avx2 or above, so the CPU has AVX; the lengths match.
+            unsafe { avx::palette(self.model, self.inverse_bind, self.output) };
             return Ok(());
         }
         for ((o, m), ib) in self.output.iter_mut().zip(self.model).zip(self.inverse_bind) {

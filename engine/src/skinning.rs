@@ -550,9 +550,44 @@ mod avx {
         _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1))
     }
 
+    /// Eight directions (the first three lanes of each of `d`) normalized together and stored
+    /// in `out`, the scalar path's rule (`n / |n|`, the length squared summed
+    /// `(x * x + y * y) + z * z` as [`store_unit`] sums it; a length squared not above 1e-20,
+    /// or NaN, keeps the input `fallback`): transposed to x, y, z rows of eight, so one square
+    /// root and three divisions serve eight normals.
+    ///
+    /// # Safety
+    /// The CPU must support AVX; `out` and `fallback` hold eight entries.
+    #[inline]
+    #[target_feature(enable = "avx")]
+    unsafe fn store_units8(d: &[__m128; 8], fallback: &[[f32; 3]], out: &mut [[f32; 3]]) {
+        let transpose = crate::pose::avx::transpose;
+        let [x, y, z, _] = transpose([0, 1, 2, 3].map(|k| _mm256_set_m128(d[k + 4], d[k])));
+        let l2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(x, x), _mm256_mul_ps(y, y)), _mm256_mul_ps(z, z));
+        let keep = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(l2, _mm256_set1_ps(1e-20)));
+        let s = _mm256_sqrt_ps(l2);
+        let u =
+            transpose([_mm256_div_ps(x, s), _mm256_div_ps(y, s), _mm256_div_ps(z, s), _mm256_setzero_ps()]);
+        for (k, u) in u.into_iter().enumerate() {
+            // SAFETY: `out` holds eight entries (k + 4 < 8).
+            unsafe {
+                store3(out.get_unchecked_mut(k), _mm256_castps256_ps128(u));
+                store3(out.get_unchecked_mut(k + 4), _mm256_extractf128_ps::<1>(u));
+            }
+        }
+        if keep != 0xff {
+            for k in 0..8 {
+                if keep & (1 << k) == 0 {
+                    out[k] = fallback[k];
+                }
+            }
+        }
+    }
+
     /// Positions and normals with AVX2 + FMA: the blended matrix as two 256-bit halves (as
-    /// [`positions`]), the point through all four columns, the normal through the first three,
-    /// then normalized (`n / |n|`, the scalar path's rule; a zero-length result keeps the input).
+    /// [`positions`]), the point through all four columns, the normal through the first three;
+    /// eight vertices' normals then normalized together ([`store_units8`]), the last vertices'
+    /// one at a time ([`store_unit`]: the same bits).
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA; every joint index must be below `palette.len()`; the
@@ -571,17 +606,27 @@ mod avx {
         let base = palette.as_ptr() as *const f32;
         let n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
         let n = n.min(normals.len()).min(out_normals.len());
-        for i in 0..n {
-            // SAFETY: i < n, and the caller guarantees the joint indices and the CPU features.
+        // One vertex: its position stored, its normal (not yet normalized) returned.
+        let vertex = |i: usize, out: &mut [[f32; 3]]| {
+            // SAFETY: the callers pass i < n; the caller guarantees the joint indices and the
+            // CPU features.
             unsafe {
-                let j = joints.get_unchecked(i);
-                let w = weights.get_unchecked(i);
-                let p = positions.get_unchecked(i);
-                let nv = normals.get_unchecked(i);
-                let (lo, hi) = blend_halves(base, j, w);
-                store3(out.get_unchecked_mut(i), transform_halves(lo, hi, p, 1.0));
-                store_unit(out_normals.get_unchecked_mut(i), transform_halves(lo, hi, nv, 0.0), nv);
+                let (lo, hi) = blend_halves(base, joints.get_unchecked(i), weights.get_unchecked(i));
+                store3(out.get_unchecked_mut(i), transform_halves(lo, hi, positions.get_unchecked(i), 1.0));
+                transform_halves(lo, hi, normals.get_unchecked(i), 0.0)
             }
+        };
+        let blocks = n / 8;
+        for b in 0..blocks {
+            let d: [__m128; 8] = std::array::from_fn(|k| vertex(8 * b + k, out));
+            let r = 8 * b..8 * b + 8;
+            // SAFETY: AVX (the caller's AVX2); eight entries in each range (8 * b + 8 <= n).
+            unsafe { store_units8(&d, &normals[r.clone()], &mut out_normals[r]) };
+        }
+        for i in 8 * blocks..n {
+            let d = vertex(i, out);
+            // SAFETY: i < n; SSE4.1 (the caller's AVX2).
+            unsafe { store_unit(out_normals.get_unchecked_mut(i), d, normals.get_unchecked(i)) };
         }
     }
 
@@ -774,6 +819,60 @@ mod tests {
             assert_eq!(p_only[i], p[i], "position {i}, positions only");
             assert!(Vec3::from(nr[i]).abs_diff_eq(Vec3::from(want_n[i]), 1e-5), "normal {i}");
         }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx2_eight_vertex_blocks_match_one_vertex_at_a_time_to_the_bit() {
+        if !crate::simd::test_gate(crate::simd::SimdLevel::Avx2, "the AVX2 skinning loops' test") {
+            return;
+        }
+        // 43 vertices: five blocks of eight and a tail of three; zero-length and NaN normals in
+        // both halves of a block's registers and in the tail keep their inputs.
+        let palette = palette_of(16, |i| {
+            (0.5 + i * 0.1, Quat::from_rotation_z(i * 0.4), Vec3::new(i * 0.3, -1.5, 2.0))
+        });
+        let n = 43;
+        let joints: Vec<[u16; 4]> = (0..n).map(|i| [(i % 16) as u16, ((i * 5) % 16) as u16, 3, 15]).collect();
+        let weights: Vec<[f32; 4]> = (0..n).map(|i| [0.4, 0.3 - (i % 7) as f32 * 0.01, 0.2, 0.1]).collect();
+        let positions: Vec<[f32; 3]> =
+            (0..n).map(|i| [(i as f32 * 0.37).sin(), i as f32 * 0.01, 1.0]).collect();
+        let mut normals: Vec<[f32; 3]> = (0..n)
+            .map(|i| Vec3::new((i as f32).cos(), 0.3, (i as f32).sin()).normalize().to_array())
+            .collect();
+        for i in [1, 6, 15, 41] {
+            normals[i] = [0.0; 3];
+        }
+        normals[20] = [f32::NAN, 0.0, 1.0];
+        let run = |r: std::ops::Range<usize>| {
+            let m = r.len();
+            let (mut p, mut nr) = (vec![[0.0f32; 3]; m], vec![[0.0f32; 3]; m]);
+            // SAFETY: AVX2 and FMA checked above; every joint below 16; the slices of one length.
+            unsafe {
+                avx::positions_normals(
+                    &palette,
+                    &joints[r.clone()],
+                    &weights[r.clone()],
+                    &positions[r.clone()],
+                    &normals[r],
+                    &mut p,
+                    &mut nr,
+                )
+            };
+            (p, nr)
+        };
+        let bits = |v: &[[f32; 3]]| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let (p, nr) = run(0..n);
+        for i in 0..n {
+            let (p1, n1) = run(i..i + 1);
+            assert_eq!(bits(&p[i..i + 1]), bits(&p1), "position {i}");
+            assert_eq!(bits(&nr[i..i + 1]), bits(&n1), "normal {i}");
+        }
+        for i in [1, 6, 15, 20, 41] {
+            assert_eq!(bits(&nr[i..i + 1]), bits(&normals[i..i + 1]), "normal {i} kept");
+        }
+        let len = Vec3::from(nr[30]).length();
+        assert!((len - 1.0).abs() < 1e-6, "normal 30 has length {len}");
     }
 
     #[test]
