@@ -5,7 +5,7 @@
 //! | level | CPU features it needs | what runs |
 //! |---|---|---|
 //! | `portable` | none | the portable loops (glam's SSE2 on x86-64) |
-//! | `avx2` | AVX, AVX2 and FMA | the eight-lane paths (sampling pairs, local matrices eight at a time, skinning one vertex to a register) |
+//! | `avx2` | AVX, AVX2 and FMA | the eight-lane paths (sampling pairs, the two-layer blend eight bones at a time, local matrices eight at a time, the palette two registers to a bone, skinning one vertex to a register with normals normalized eight at a time) |
 //! | `avx512` | the above and AVX-512F | the sixteen-lane paths (key apply, blend four transforms in place, local matrices sixteen at a time, palette, skinning sixteen vertices at a time) |
 //!
 //! `MARROW_SIMD=portable|avx2|avx512` lowers the level (never above what the CPU has: a higher
