@@ -524,7 +524,10 @@ mod avx {
     unsafe fn blend_halves(base: *const f32, j: &[u16; 4], w: &[f32; 4]) -> (__m256, __m256) {
         // SAFETY: the caller guarantees the joints index the palette at `base`.
         unsafe {
-            let m = |k: usize| base.add(16 * j[k] as usize);
+            // The four indices as one 64-bit read split in general registers (a vector load
+            // and lane extracts cost more on the way to the addresses).
+            let jj = u64::from_le_bytes(std::mem::transmute::<[u16; 4], [u8; 8]>(*j));
+            let m = |k: usize| base.add(16 * ((jj >> (16 * k)) & 0xFFFF) as usize);
             let mut lo = _mm256_mul_ps(_mm256_loadu_ps(m(0)), _mm256_set1_ps(w[0]));
             let mut hi = _mm256_mul_ps(_mm256_loadu_ps(m(0).add(8)), _mm256_set1_ps(w[0]));
             for (k, &wk) in w.iter().enumerate().skip(1) {
@@ -550,24 +553,34 @@ mod avx {
         _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1))
     }
 
-    /// Eight directions (the first three lanes of each of `d`) normalized together and stored
-    /// in `out`, the scalar path's rule (`n / |n|`, the length squared summed
-    /// `(x * x + y * y) + z * z` as [`store_unit`] sums it; a length squared not above 1e-20,
-    /// or NaN, keeps the input `fallback`): transposed to x, y, z rows of eight, so one square
-    /// root and three divisions serve eight normals.
-    ///
-    /// # Safety
-    /// The CPU must support AVX; `out` and `fallback` hold eight entries.
+    /// Eight directions (the first three lanes of each of `d`) normalized together, the scalar
+    /// path's rule (`n / |n|`, the length squared summed `(x * x + y * y) + z * z` as
+    /// [`store_unit`] sums it; a length squared not above 1e-20, or NaN, is not kept):
+    /// transposed to x, y, z rows of eight, so one square root and three divisions serve eight
+    /// normals. Returns four registers of two `[x, y, z, 0]` (directions `k` and `k + 4`) and
+    /// the mask of the lanes kept, for [`store_normalized8`].
     #[inline]
     #[target_feature(enable = "avx")]
-    unsafe fn store_units8(d: &[__m128; 8], fallback: &[[f32; 3]], out: &mut [[f32; 3]]) {
+    fn normalize8(d: &[__m128; 8]) -> ([__m256; 4], i32) {
         let transpose = crate::pose::avx::transpose;
         let [x, y, z, _] = transpose([0, 1, 2, 3].map(|k| _mm256_set_m128(d[k + 4], d[k])));
         let l2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(x, x), _mm256_mul_ps(y, y)), _mm256_mul_ps(z, z));
         let keep = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(l2, _mm256_set1_ps(1e-20)));
         let s = _mm256_sqrt_ps(l2);
-        let u =
-            transpose([_mm256_div_ps(x, s), _mm256_div_ps(y, s), _mm256_div_ps(z, s), _mm256_setzero_ps()]);
+        (
+            transpose([_mm256_div_ps(x, s), _mm256_div_ps(y, s), _mm256_div_ps(z, s), _mm256_setzero_ps()]),
+            keep,
+        )
+    }
+
+    /// Stores [`normalize8`]'s eight directions in `out`; a lane not kept takes the input
+    /// normal from `fallback`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX; `out` and `fallback` hold eight entries.
+    #[inline]
+    #[target_feature(enable = "avx")]
+    unsafe fn store_normalized8((u, keep): ([__m256; 4], i32), fallback: &[[f32; 3]], out: &mut [[f32; 3]]) {
         for (k, u) in u.into_iter().enumerate() {
             // SAFETY: `out` holds eight entries (k + 4 < 8).
             unsafe {
@@ -586,8 +599,9 @@ mod avx {
 
     /// Positions and normals with AVX2 + FMA: the blended matrix as two 256-bit halves (as
     /// [`positions`]), the point through all four columns, the normal through the first three;
-    /// eight vertices' normals then normalized together ([`store_units8`]), the last vertices'
-    /// one at a time ([`store_unit`]: the same bits).
+    /// eight vertices' normals then normalized together ([`normalize8`]) while the next eight
+    /// vertices are skinned, then stored; the last vertices' one at a time ([`store_unit`]: the
+    /// same bits).
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA; every joint index must be below `palette.len()`; the
@@ -617,11 +631,17 @@ mod avx {
             }
         };
         let blocks = n / 8;
-        for b in 0..blocks {
-            let d: [__m128; 8] = std::array::from_fn(|k| vertex(8 * b + k, out));
-            let r = 8 * b..8 * b + 8;
-            // SAFETY: AVX (the caller's AVX2); eight entries in each range (8 * b + 8 <= n).
-            unsafe { store_units8(&d, &normals[r.clone()], &mut out_normals[r]) };
+        // Software-pipelined: a block's normals are normalized while the next block's vertices
+        // are skinned (the square root and divisions overlap that work), then stored.
+        let mut pending: Option<[__m128; 8]> = None;
+        for b in 0..=blocks {
+            let done = pending.map(|d| normalize8(&d));
+            pending = (b < blocks).then(|| std::array::from_fn(|k| vertex(8 * b + k, out)));
+            if let Some(u) = done {
+                let r = 8 * (b - 1)..8 * b;
+                // SAFETY: AVX (the caller's AVX2); eight entries in each range (8 * b <= n).
+                unsafe { store_normalized8(u, &normals[r.clone()], &mut out_normals[r]) };
+            }
         }
         for i in 8 * blocks..n {
             let d = vertex(i, out);
