@@ -1116,9 +1116,9 @@ impl PoseBuffer {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use glam::{Quat, Vec3};
+    use glam::{Mat4, Quat, Vec3};
 
-    use super::{blend2_one, blend2_soa};
+    use super::{affine_product, blend2_one, blend2_soa};
     use crate::math::Transform;
 
     /// `n` varied transforms (signed zeros in the scales), as the blend tests use them.
@@ -1139,6 +1139,89 @@ pub(crate) mod tests {
     pub(crate) fn bits(t: &Transform) -> Vec<u32> {
         let (x, y, z) = (t.translation.to_array(), t.rotation.to_array(), t.scale.to_array());
         x.iter().chain(&y).chain(&z).map(|v| v.to_bits()).collect()
+    }
+
+    /// A two-layer blend kernel (`a`, `b`, `wa`, `wb`, `out`).
+    pub(crate) type Blend2Kernel = unsafe fn(&[Transform], &[Transform], f32, f32, &mut [Transform]);
+
+    /// Runs a two-layer blend kernel over 44 bones (groups and what is left after them) with
+    /// every branch of the rotation blend (opposite hemispheres, a zero sum, NaN) and signed zeros
+    /// and infinities in translations and scales, at four weight pairs, and asserts every bone is
+    /// [`blend2_one`]'s to the bit.
+    ///
+    /// # Safety
+    /// The CPU must support what `kernel` needs.
+    pub(crate) unsafe fn check_blend2_kernel(kernel: Blend2Kernel) {
+        let n = 44;
+        let (mut a, mut b) = (test_pose(n, 0.0), test_pose(n, 1.7));
+        b[5].rotation = -a[5].rotation;
+        b[6].rotation = Quat::from_xyzw(-0.0, 0.0, 0.0, 0.0);
+        a[6].rotation = Quat::from_xyzw(0.0, -0.0, 0.0, 0.0);
+        a[9].rotation = Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0);
+        b[10].translation = Vec3::new(-0.0, f32::INFINITY, 0.0);
+        b[11].scale = Vec3::new(-0.0, 1.0, f32::NAN);
+        b[12].rotation = -a[12].rotation;
+        // The same past the last group of eight (or four).
+        b[41].rotation = -a[41].rotation;
+        a[43].rotation = Quat::from_xyzw(0.0, f32::NAN, 0.0, 1.0);
+        for &(wa, wb) in &[(0.5f32, 0.5f32), (0.1, 0.9), (0.93, 0.07000001), (1.0, 0.0)] {
+            let mut out = vec![Transform::IDENTITY; n];
+            // SAFETY: the caller's CPU guarantee; equal lengths, a multiple of four.
+            unsafe { kernel(&a, &b, wa, wb, &mut out) };
+            for i in 0..n {
+                let want = blend2_one(&a[i], &b[i], wa, wb);
+                assert_eq!(
+                    bits(&out[i]),
+                    bits(&want),
+                    "bone {i}, weights {wa} {wb}: {:?} vs {want:?}",
+                    out[i]
+                );
+            }
+        }
+    }
+
+    /// A palette kernel (`model`, `inverse_bind`, `out`).
+    pub(crate) type PaletteKernel = unsafe fn(&[Mat4], &[Mat4], &mut [Mat4]);
+
+    /// Runs a palette kernel over 37 bones (signed zeros included) and asserts every entry is
+    /// [`affine_product`]'s to the bit.
+    ///
+    /// # Safety
+    /// The CPU must support what `kernel` needs.
+    pub(crate) unsafe fn check_palette_kernel(kernel: PaletteKernel) {
+        let mut model = Vec::new();
+        let mut ib = Vec::new();
+        for i in 0..37 {
+            let f = i as f32;
+            model.push(Mat4::from_scale_rotation_translation(
+                Vec3::new(1.0 + f * 0.01, 0.9, 1.1),
+                Quat::from_rotation_y(f * 0.3) * Quat::from_rotation_x(f * 0.11),
+                Vec3::new(f, -0.5 * f, 0.25),
+            ));
+            ib.push(
+                Mat4::from_scale_rotation_translation(
+                    Vec3::splat(0.5),
+                    Quat::from_rotation_z(f * 0.2),
+                    Vec3::new(-f, 0.0, 2.0),
+                )
+                .inverse(),
+            );
+        }
+        // Signed zeros survive: a column of -0.0 times zeros stays -0.0 where the scalar path's does.
+        model[3] = Mat4::from_cols_array(&[
+            -0.0, 0.0, -0.0, 0.0, 0.0, -0.0, 0.0, 0.0, -0.0, 0.0, -0.0, 0.0, -0.0, -0.0, -0.0, 1.0,
+        ]);
+        ib[3] = Mat4::IDENTITY;
+        let mut out = vec![Mat4::ZERO; model.len()];
+        // SAFETY: the caller's CPU guarantee; equal lengths.
+        unsafe { kernel(&model, &ib, &mut out) };
+        for i in 0..model.len() {
+            let want = affine_product(&model[i], &ib[i]);
+            let (a, b) = (out[i].to_cols_array(), want.to_cols_array());
+            for k in 0..16 {
+                assert_eq!(a[k].to_bits(), b[k].to_bits(), "bone {i} element {k}: {} vs {}", a[k], b[k]);
+            }
+        }
     }
 
     #[test]
