@@ -180,12 +180,6 @@ fn rebuild_w4(x: Vec4, y: Vec4, z: Vec4, w: Vec4) -> Vec4 {
     Vec4::select(w.cmplt(Vec4::ZERO), w2.max(Vec4::ZERO).sqrt(), w)
 }
 
-/// [`rebuild_w4`] for one rotation.
-#[inline(always)]
-pub(crate) fn full_rotation(v: Vec4) -> Vec4 {
-    if v.w < 0.0 { with_w(v) } else { v }
-}
-
 /// A rotation's full quaternion from its stored `x, y, z` (`w >= 0` rebuilt).
 #[inline(always)]
 pub(crate) fn with_w(v: Vec4) -> Vec4 {
@@ -316,7 +310,8 @@ impl CompressedContext {
             slot.resize(tracks, SegTrack::default());
         }
         self.keys.resize(tracks, Keys::default());
-        self.rotations.resize(tracks, RotationLane::default());
+        // Room for a last group of four filled up with copies (see `sample`).
+        self.rotations.resize(tracks + 3, RotationLane::default());
         self.invalidate();
     }
 
@@ -433,9 +428,14 @@ impl CompressedContext {
         }
         // Rotations four lanes at a time (their `w` rebuilt, the far end brought to the near
         // end's hemisphere, slerp weights), as the sampling job interpolates loose ones.
-        let lanes = &self.rotations[..rotations];
-        let mut chunks = lanes.chunks_exact(4);
-        for c in &mut chunks {
+        // A last group of fewer than four filled up with copies of its last lane (which write
+        // the same rotation to the same bone again): every rotation goes four lanes at a time.
+        let padded = rotations.div_ceil(4) * 4;
+        if padded > rotations {
+            let last = self.rotations[rotations - 1];
+            self.rotations[rotations..padded].fill(last);
+        }
+        for c in self.rotations[..padded].chunks_exact(4) {
             let col = |f: fn(&RotationLane) -> Vec4, k: usize| {
                 Vec4::new(f(&c[0])[k], f(&c[1])[k], f(&c[2])[k], f(&c[3])[k])
             };
@@ -448,14 +448,23 @@ impl CompressedContext {
             let u = Vec4::new(c[0].u, c[1].u, c[2].u, c[3].u);
             let (wa, wb) = math::slerp_weights4(u, (dot * sign).min(Vec4::ONE));
             let wb = wb * sign;
+            // `renormalize(a * wa + b * wb)` for the four lanes at once: the same products, sums
+            // and length (glam's `(x + z) + (y + w)`), lane by lane (the same bits).
+            let (rx, ry, rz, rw) =
+                (ax * wa + bx * wb, ay * wa + by * wb, az * wa + bz * wb, aw * wa + bw * wb);
+            let len2 = (rx * rx + rz * rz) + (ry * ry + rw * rw);
+            let near = (len2 - Vec4::ONE).abs().cmplt(Vec4::splat(1e-3));
+            let q = if near.all() {
+                let f = Vec4::splat(1.5) - Vec4::splat(0.5) * len2;
+                glam::Mat4::from_cols(rx * f, ry * f, rz * f, rw * f).transpose()
+            } else {
+                let (f, l) = (Vec4::splat(1.5) - Vec4::splat(0.5) * len2, len2.sqrt());
+                let pick = |v: Vec4| Vec4::select(near, v * f, v / l);
+                glam::Mat4::from_cols(pick(rx), pick(ry), pick(rz), pick(rw)).transpose()
+            };
             for (k, r) in c.iter().enumerate() {
-                let a = Vec4::new(ax[k], ay[k], az[k], aw[k]);
-                let b = Vec4::new(bx[k], by[k], bz[k], bw[k]);
-                out[r.bone as usize].rotation = math::renormalize(a * wa[k] + b * wb[k]);
+                out[r.bone as usize].rotation = Quat::from_vec4(q.col(k));
             }
-        }
-        for r in chunks.remainder() {
-            out[r.bone as usize].rotation = slerp_parts(full_rotation(r.a), full_rotation(r.b), r.u);
         }
     }
 }
