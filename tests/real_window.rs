@@ -96,16 +96,40 @@ impl Drop for Editor {
     fn drop(&mut self) {
         let _ = self.app.kill();
         let _ = self.app.wait();
+        // SIGTERM first: Xvfb then removes its lock file and socket (a SIGKILL leaves them, and
+        // runs of these tests used up every display number that way).
+        let pid = self.xvfb.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(2) {
+            if let Ok(Some(_)) = self.xvfb.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.xvfb.kill();
         let _ = self.xvfb.wait();
     }
 }
 
+/// A display number no X server holds: no lock file, or a stale one (its process gone, as a
+/// killed server leaves it), whose lock and socket are then removed, as an X server itself
+/// does on start.
 fn free_display() -> u32 {
     (91..400)
         .find(|n| {
-            !Path::new(&format!("/tmp/.X{n}-lock")).exists()
-                && !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+            let (lock, socket) = (format!("/tmp/.X{n}-lock"), format!("/tmp/.X11-unix/X{n}"));
+            match std::fs::read_to_string(&lock) {
+                Err(_) => !Path::new(&socket).exists(),
+                Ok(pid) => {
+                    let alive =
+                        pid.trim().parse::<u32>().is_ok_and(|p| Path::new(&format!("/proc/{p}")).exists());
+                    !alive && std::fs::remove_file(&lock).is_ok() && {
+                        let _ = std::fs::remove_file(&socket);
+                        true
+                    }
+                }
+            }
         })
         .expect("a free X display number")
 }
