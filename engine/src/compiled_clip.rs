@@ -1121,18 +1121,7 @@ fn slerp_lanes(a: &[Vec4], b: &[Vec4], u: Vec4) -> [Quat; 4] {
     let (bx, by, bz, bw) = (b[0] * sign, b[1] * sign, b[2] * sign, b[3] * sign);
     let (wa, wb) = math::slerp_weights4(u, (d * sign).min(Vec4::ONE));
     let (x, y, z, w) = (ax * wa + bx * wb, ay * wa + by * wb, az * wa + bz * wb, aw * wa + bw * wb);
-    let len2 = x * x + y * y + z * z + w * w;
-    // `math::renormalize`, per lane: one Newton step near unit length, else an exact division.
-    let near = (len2 - Vec4::ONE).abs().cmplt(Vec4::splat(1e-3));
-    if near.all() {
-        let f = Vec4::splat(1.5) - Vec4::splat(0.5) * len2;
-        lanes4(x * f, y * f, z * f, w * f)
-    } else {
-        let f = Vec4::splat(1.5) - Vec4::splat(0.5) * len2;
-        let len = len2.sqrt();
-        let pick = |c: Vec4| Vec4::select(near, c * f, c / len);
-        lanes4(pick(x), pick(y), pick(z), pick(w))
-    }
+    math::renormalize4([x, y, z, w], x * x + y * y + z * z + w * w)
 }
 
 /// The lazily built compiled form held inside a [`Clip`](crate::clip::Clip): derived state, so a clone starts

@@ -145,6 +145,24 @@ fn series4<const N: usize>(t: Vec4, x: Vec4, mu: f32) -> (Vec4, Vec4) {
     (s * as_, t * at)
 }
 
+/// [`renormalize`] for four quaternions in SoA rows (`q[0]` the x of all four, then y, z, w),
+/// given their squared lengths `len2` (summed in whichever order the caller's scalar reference
+/// sums them): per lane one Newton step near unit length, else an exact division. Returns the
+/// four quaternions.
+#[inline(always)]
+pub fn renormalize4(q: [Vec4; 4], len2: Vec4) -> [Quat; 4] {
+    let near = (len2 - Vec4::ONE).abs().cmplt(Vec4::splat(1e-3));
+    let f = Vec4::splat(1.5) - Vec4::splat(0.5) * len2;
+    let rows = if near.all() {
+        q.map(|c| c * f)
+    } else {
+        let len = len2.sqrt();
+        q.map(|c| Vec4::select(near, c * f, c / len))
+    };
+    let m = glam::Mat4::from_cols(rows[0], rows[1], rows[2], rows[3]).transpose();
+    [m.x_axis, m.y_axis, m.z_axis, m.w_axis].map(Quat::from_vec4)
+}
+
 /// Normalizes a quaternion that is already close to unit length with one Newton step of
 /// `1/sqrt` about 1 (`(3 - |q|^2) / 2`: error ~1e-12 when `| |q|^2 - 1 | < 1e-3`), falling back
 /// to an exact normalization otherwise.

@@ -217,6 +217,20 @@ mod avx {
         (joints.as_flattened().iter().copied().max().unwrap_or(0) as usize) < limit
     }
 
+    /// The palette matrices of a vertex's four joints (`base` + 16 floats per joint): the four
+    /// indices read as one `u64` and split with shifts, integer work, so the compiler does not
+    /// widen them in a vector register and extract each lane again on the way to the addresses.
+    ///
+    /// # Safety
+    /// `base` must point at a palette holding every joint in `j`.
+    #[inline(always)]
+    unsafe fn matrices(base: *const f32, j: &[u16; 4]) -> [*const f32; 4] {
+        // SAFETY: `[u16; 4]` and `[u8; 8]` have the same size and any bits are valid for both.
+        let bits = u64::from_le_bytes(unsafe { std::mem::transmute::<[u16; 4], [u8; 8]>(*j) });
+        // SAFETY: the caller guarantees every joint indexes the palette.
+        std::array::from_fn(|k| unsafe { base.add(16 * ((bits >> (16 * k)) & 0xffff) as usize) })
+    }
+
     /// The four influences' palette matrices blended by their weights, in one 512-bit register.
     ///
     /// # Safety
@@ -226,10 +240,8 @@ mod avx {
     unsafe fn blend512(base: *const f32, j: &[u16; 4], w: &[f32; 4]) -> __m512 {
         // SAFETY: the caller guarantees the joints index the palette at `base`.
         unsafe {
-            // The four indices read as one u64 and split with shifts: integer work, so the
-            // compiler does not widen them in vector registers and extract each one again.
-            let bits = u64::from_le_bytes(std::mem::transmute::<[u16; 4], [u8; 8]>(*j));
-            let m = |k: usize| _mm512_loadu_ps(base.add(16 * ((bits >> (16 * k)) & 0xffff) as usize));
+            let rows = matrices(base, j);
+            let m = |k: usize| _mm512_loadu_ps(rows[k]);
             let mut acc = _mm512_mul_ps(m(0), _mm512_set1_ps(w[0]));
             acc = _mm512_fmadd_ps(m(1), _mm512_set1_ps(w[1]), acc);
             acc = _mm512_fmadd_ps(m(2), _mm512_set1_ps(w[2]), acc);
@@ -524,10 +536,8 @@ mod avx {
     unsafe fn blend_halves(base: *const f32, j: &[u16; 4], w: &[f32; 4]) -> (__m256, __m256) {
         // SAFETY: the caller guarantees the joints index the palette at `base`.
         unsafe {
-            // The four indices as one 64-bit read split in general registers (a vector load
-            // and lane extracts cost more on the way to the addresses).
-            let jj = u64::from_le_bytes(std::mem::transmute::<[u16; 4], [u8; 8]>(*j));
-            let m = |k: usize| base.add(16 * ((jj >> (16 * k)) & 0xFFFF) as usize);
+            let rows = matrices(base, j);
+            let m = |k: usize| rows[k];
             let mut lo = _mm256_mul_ps(_mm256_loadu_ps(m(0)), _mm256_set1_ps(w[0]));
             let mut hi = _mm256_mul_ps(_mm256_loadu_ps(m(0).add(8)), _mm256_set1_ps(w[0]));
             for (k, &wk) in w.iter().enumerate().skip(1) {

@@ -242,7 +242,11 @@ fn explode<T: TangentLanes>(t: &Track<T>) -> Vec<EditKey<T>> {
 /// 16 us apart is never what a paste or a drag means). Two keys that are both moved, or both
 /// resting, collide only at the same instant ([`SAME_INSTANT`]).
 pub fn landing_distance(frame_rate: f32) -> f32 {
-    if frame_rate.is_finite() && frame_rate > 0.0 { 0.499 / frame_rate } else { SAME_INSTANT }
+    if frame_rate.is_finite() && frame_rate > 0.0 {
+        (0.499 / frame_rate).max(SAME_INSTANT)
+    } else {
+        SAME_INSTANT
+    }
 }
 
 /// Two keys closer than this are at the same instant (f32 rounding of a time).
@@ -268,8 +272,7 @@ fn assemble<T: TangentLanes>(
     let mut out: Vec<EditKey<T>> = Vec::with_capacity(keys.len());
     let mut replaced = 0;
     for k in keys {
-        let reach =
-            |last: &EditKey<T>| if k.moved == last.moved { SAME_INSTANT } else { land.max(SAME_INSTANT) };
+        let reach = |last: &EditKey<T>| if k.moved == last.moved { SAME_INSTANT } else { land };
         match out.last_mut() {
             Some(last) if (k.time - last.time).abs() < reach(last) => {
                 // The moved key wins; two resting keys cannot collide (the track was sound).

@@ -452,18 +452,9 @@ impl CompressedContext {
             // and length (glam's `(x + z) + (y + w)`), lane by lane (the same bits).
             let (rx, ry, rz, rw) =
                 (ax * wa + bx * wb, ay * wa + by * wb, az * wa + bz * wb, aw * wa + bw * wb);
-            let len2 = (rx * rx + rz * rz) + (ry * ry + rw * rw);
-            let near = (len2 - Vec4::ONE).abs().cmplt(Vec4::splat(1e-3));
-            let q = if near.all() {
-                let f = Vec4::splat(1.5) - Vec4::splat(0.5) * len2;
-                glam::Mat4::from_cols(rx * f, ry * f, rz * f, rw * f).transpose()
-            } else {
-                let (f, l) = (Vec4::splat(1.5) - Vec4::splat(0.5) * len2, len2.sqrt());
-                let pick = |v: Vec4| Vec4::select(near, v * f, v / l);
-                glam::Mat4::from_cols(pick(rx), pick(ry), pick(rz), pick(rw)).transpose()
-            };
-            for (k, r) in c.iter().enumerate() {
-                out[r.bone as usize].rotation = Quat::from_vec4(q.col(k));
+            let q = math::renormalize4([rx, ry, rz, rw], (rx * rx + rz * rz) + (ry * ry + rw * rw));
+            for (r, q) in c.iter().zip(q) {
+                out[r.bone as usize].rotation = q;
             }
         }
     }
