@@ -1,5 +1,10 @@
 //! IK job benchmarks: `cargo bench -p marrow-engine --bench ik`.
 //!
+//! `ik/two_bone/chains64` and `ik/aim/joints64`: the same 64 chains (heads) solved by one
+//! many-chain job (`TwoBoneIkChainsJob`, `AimJointsJob`: sixteen lanes side by side, compiled for
+//! AVX2 at the `avx2` level and above), so the time per chain is the reported time / 64;
+//! `ik/two_bone/chains4`: four of them in one job (a character's limbs; one four-lane group), time
+//! per chain / 4. These run at the SIMD level `MARROW_SIMD` picks.
 //! `ik/two_bone/chain`: one iteration is one two-bone chain solved (`TwoBoneIkJob::run`, validation included): a leg
 //! (hip, knee, ankle) with 64 targets in turn around it, inside and beyond reach, so the
 //! straight, bent and softened cases all run. The CPU's SIMD level does not matter here: the job
@@ -15,14 +20,17 @@
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use glam::{Mat4, Quat, Vec3};
 use marrow_engine::animator::{Animator, AnimatorSettings};
 use marrow_engine::graph::{AnimGraph, LookLink, NodeKind, compile};
-use marrow_engine::ik::{AimJob, AimLimits, TwoBoneIkJob};
+use marrow_engine::ik::{
+    AimJob, AimJoint, AimJointsJob, AimLimits, AimSolution, TwoBoneIkChain, TwoBoneIkChainsJob, TwoBoneIkJob,
+    TwoBoneIkSolution,
+};
 use marrow_engine::math::Transform;
 use marrow_engine::pose::RigPoseMut;
 use marrow_engine::root_motion::RootMotion;
@@ -172,6 +180,47 @@ fn bench(c: &mut Criterion) {
             black_box((start, mid, reached))
         })
     });
+    // The same leg and targets as 64 chains solved by one many-chain job: one iteration is 64
+    // chains, so the time per chain is the reported time / 64.
+    let chains: Vec<TwoBoneIkChain> = targets
+        .iter()
+        .map(|&target| TwoBoneIkChain {
+            start: &hip,
+            mid: &knee,
+            end: &ankle,
+            target,
+            pole: Vec3::Z,
+            mid_axis: Vec3::X,
+            weight: 1.0,
+            soften: 0.95,
+            twist: 0.0,
+        })
+        .collect();
+    let mut solutions = vec![TwoBoneIkSolution::default(); chains.len()];
+    let mut group = c.benchmark_group("ik/two_bone");
+    group.throughput(Throughput::Elements(chains.len() as u64));
+    group.bench_function("chains64", |b| {
+        b.iter(|| {
+            TwoBoneIkChainsJob { chains: black_box(&chains), solutions: &mut solutions }
+                .run()
+                .expect("valid");
+            black_box(&solutions);
+        })
+    });
+    // A character's four limbs in one job (one group of four lanes): time per chain is / 4.
+    let mut four = [TwoBoneIkSolution::default(); 4];
+    let mut k4 = 0;
+    group.throughput(Throughput::Elements(4));
+    group.bench_function("chains4", |b| {
+        b.iter(|| {
+            k4 = (k4 + 4) % chains.len();
+            TwoBoneIkChainsJob { chains: black_box(&chains[k4..k4 + 4]), solutions: &mut four }
+                .run()
+                .expect("valid");
+            black_box(&four);
+        })
+    });
+    group.finish();
     let head = Mat4::from_rotation_translation(Quat::from_rotation_y(0.3), Vec3::new(0.0, 1.6, 0.0));
     let mut k = 0;
     c.bench_function("ik/aim/joint", |b| {
@@ -196,6 +245,32 @@ fn bench(c: &mut Criterion) {
             black_box((correction, reached))
         })
     });
+    // The same head and targets as 64 joints aimed by one many-joint job (time per joint: the
+    // reported time / 64).
+    let aims: Vec<AimJoint> = targets
+        .iter()
+        .map(|&t| AimJoint {
+            joint: &head,
+            target: t * 4.0 + Vec3::Z,
+            forward: Vec3::Z,
+            offset: Vec3::new(0.0, 0.08, 0.1),
+            up: Vec3::Y,
+            pole: Vec3::Y,
+            twist: 0.0,
+            limits: AimLimits { yaw: 1.2, pitch: 0.6 },
+            weight: 1.0,
+        })
+        .collect();
+    let mut aimed = vec![AimSolution::default(); aims.len()];
+    let mut group = c.benchmark_group("ik/aim");
+    group.throughput(Throughput::Elements(aims.len() as u64));
+    group.bench_function("joints64", |b| {
+        b.iter(|| {
+            AimJointsJob { joints: black_box(&aims), solutions: &mut aimed }.run().expect("valid");
+            black_box(&aimed);
+        })
+    });
+    group.finish();
 }
 
 criterion_group!(benches, bench, character_ticks);

@@ -1018,14 +1018,27 @@ fn apply_foot_plant(
         local[hips].translation += moved;
     }
     LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()?;
-    for (leg, (target, _)) in plant.legs.iter().zip(goals) {
-        let [h, k, a] = leg.map(usize::from);
-        // The knee keeps pointing where it points: away from the hip-ankle line.
-        let solved =
-            crate::ik::solve_keeping_bend([&model[h], &model[k], &model[a]], target, plant.mid_axis, Vec3::Z);
-        if let Some((start, mid)) = solved {
-            local[h].rotation = (local[h].rotation * start).normalize();
-            local[k].rotation = (local[k].rotation * mid).normalize();
+    // Both legs solved together (one many-chain job), each knee kept pointing where it points:
+    // away from its hip-ankle line. A leg the job refuses is left out and changes nothing.
+    let chain = |k: usize| {
+        let [h, m, a] = plant.legs[k].map(usize::from);
+        crate::ik::keeping_bend([&model[h], &model[m], &model[a]], goals[k].0, plant.mid_axis, Vec3::Z)
+    };
+    let (mut chains, mut legs, mut count) = ([chain(0), chain(0)], [0usize; 2], 0);
+    for k in 0..2 {
+        let c = chain(k);
+        if c.validate().is_ok() {
+            (chains[count], legs[count]) = (c, k);
+            count += 1;
+        }
+    }
+    let mut solved = [crate::ik::TwoBoneIkSolution::default(); 2];
+    let job = crate::ik::TwoBoneIkChainsJob { chains: &chains[..count], solutions: &mut solved[..count] };
+    if job.run().is_ok() {
+        for (&k, s) in legs[..count].iter().zip(&solved) {
+            let [h, m, _] = plant.legs[k].map(usize::from);
+            local[h].rotation = (local[h].rotation * s.start_correction).normalize();
+            local[m].rotation = (local[m].rotation * s.mid_correction).normalize();
         }
     }
     LocalToModelJob { parents: &sk.parents, local, adjusts, output: model }.run()?;

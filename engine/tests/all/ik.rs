@@ -133,7 +133,7 @@ fn every_bad_input_is_named() {
         (
             "weight above 1",
             Setup { weight: 1.5, ..Default::default() },
-            IkError::OutOfRange { job: "two-bone IK job", input: "weight", value: 1.5 },
+            IkError::OutOfRange { job: "two-bone IK job", input: "weight", value: 1.5, most: 1.0 },
         ),
         (
             "weight NaN",
@@ -143,7 +143,7 @@ fn every_bad_input_is_named() {
         (
             "soften negative",
             Setup { soften: -0.1, ..Default::default() },
-            IkError::OutOfRange { job: "two-bone IK job", input: "soften", value: -0.1 },
+            IkError::OutOfRange { job: "two-bone IK job", input: "soften", value: -0.1, most: 1.0 },
         ),
         (
             "twist infinite",
@@ -398,16 +398,26 @@ fn every_bad_aim_input_is_named() {
         (Aim { twist: f32::NAN, ..Default::default() }, named("twist")),
         (
             Aim { weight: -1.0, ..Default::default() },
-            IkError::OutOfRange { job: "aim job", input: "weight", value: -1.0 },
+            IkError::OutOfRange { job: "aim job", input: "weight", value: -1.0, most: 1.0 },
         ),
         (
             Aim { limits: AimLimits { yaw: 4.0, pitch: 1.0 }, ..Default::default() },
-            IkError::OutOfRange { job: "aim job", input: "limits.yaw", value: 4.0 },
+            IkError::OutOfRange {
+                job: "aim job",
+                input: "limits.yaw",
+                value: 4.0,
+                most: std::f32::consts::PI,
+            },
         ),
     ];
     for (a, want) in cases {
         assert_eq!(aim(&j, &a).unwrap_err(), want);
     }
+    let limit = Aim { limits: AimLimits { yaw: 1.0, pitch: -0.5 }, ..Default::default() };
+    assert_eq!(
+        aim(&j, &limit).unwrap_err().to_string(),
+        "aim job: input limits.pitch is -0.5, outside [0, 3.1415927]"
+    );
     let mut bad = head();
     bad.x_axis.y = f32::NAN;
     assert_eq!(aim(&bad, &Aim::default()).unwrap_err(), named("joint"));
