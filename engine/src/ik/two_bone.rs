@@ -257,7 +257,7 @@ fn soften_distances<const N: usize>(distance: F<N>, full: F<N>, soften: F<N>) ->
     let span = full - start;
     let plain = distance.le(start).or(span.le(F::splat(EPSILON)));
     let x = -(distance - start) / span;
-    let fade = F::from_fn(|i| if plain.0[i] { 0.0 } else { x.0[i].exp() });
+    let fade = x.exp_to_zero();
     plain.select(distance, start + span * (F::splat(1.0) - fade))
 }
 
