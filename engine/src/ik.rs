@@ -256,7 +256,7 @@ fn twisted<const N: usize>(turn: Q<N>, line: V3<N>, twist: F<N>) -> Q<N> {
     if !twisting.any() {
         return turn;
     }
-    let half = F::<N>::from_fn(|i| if twisting.0[i] { twist.0[i] * 0.5 } else { 0.0 });
+    let half = F::<N>::from_fn(|i| if twisting.lane(i) { twist.0[i] * 0.5 } else { 0.0 });
     let (sin, cos) = (F::from_fn(|i| half.0[i].sin()), F::from_fn(|i| half.0[i].cos()));
     Q::select(twisting, abouts(line, (cos, sin)).mul(turn), turn)
 }

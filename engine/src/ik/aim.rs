@@ -265,7 +265,7 @@ pub(super) fn solve_aim<const N: usize>(a: [&AimJoint; N], out: &mut [AimSolutio
     for (i, o) in out.iter_mut().enumerate().take(N) {
         *o = AimSolution {
             correction: weighted(limited.lane(i), a[i].weight),
-            reached: reached.0[i] && a[i].weight >= 1.0,
+            reached: reached.lane(i) && a[i].weight >= 1.0,
         };
     }
 }

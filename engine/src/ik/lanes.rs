@@ -21,9 +21,10 @@ use glam::{Quat, Vec3};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct F<const N: usize>(pub [f32; N]);
 
-/// `N` conditions, one per lane.
+/// `N` conditions, one per lane, each all ones (holds) or all zeros, as the CPU's vector
+/// comparisons write them, so that comparing, combining and selecting stay vector instructions.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct M<const N: usize>(pub [bool; N]);
+pub(crate) struct M<const N: usize>([u32; N]);
 
 /// `[f(0), .., f(N - 1)]`, written into a zeroed array (which the compiler keeps in registers;
 /// `std::array::from_fn`'s partly initialised array and drop guard measured 20% of a one-lane
@@ -73,7 +74,7 @@ macro_rules! compare {
         #[doc = concat!("Lane by lane `self ", stringify!($op), " o`.")]
         #[inline(always)]
         pub(crate) fn $name(self, o: F<N>) -> M<N> {
-            M(std::array::from_fn(|i| self.0[i] $op o.0[i]))
+            M(each(|i| if self.0[i] $op o.0[i] { u32::MAX } else { 0 }))
         }
     };
 }
@@ -118,7 +119,7 @@ impl<const N: usize> F<N> {
     /// Whether each lane is neither NaN nor infinite.
     #[inline(always)]
     pub(crate) fn finite(self) -> M<N> {
-        M(std::array::from_fn(|i| self.0[i].is_finite()))
+        M(each(|i| if self.0[i].is_finite() { u32::MAX } else { 0 }))
     }
     /// The sine and cosine of each lane, an angle in `[0, PI]`, from a polynomial (within 2e-7
     /// of the true values): pure arithmetic, so the same bits in every lane and at every `N`.
@@ -172,35 +173,41 @@ impl<const N: usize> F<N> {
 }
 
 impl<const N: usize> M<N> {
-    /// Lane by lane: `a` where the condition holds, else `b`.
+    /// Lane `i`'s condition.
+    #[inline(always)]
+    pub(crate) fn lane(self, i: usize) -> bool {
+        self.0[i] != 0
+    }
+    /// Lane by lane: `a` where the condition holds, else `b` (a NaN on the side not taken never
+    /// reaches the result).
     #[inline(always)]
     pub(crate) fn select(self, a: F<N>, b: F<N>) -> F<N> {
-        F(each(|i| if self.0[i] { a.0[i] } else { b.0[i] }))
+        F(each(|i| f32::from_bits((a.0[i].to_bits() & self.0[i]) | (b.0[i].to_bits() & !self.0[i]))))
     }
     /// Both conditions.
     #[inline(always)]
     pub(crate) fn and(self, o: M<N>) -> M<N> {
-        M(std::array::from_fn(|i| self.0[i] & o.0[i]))
+        M(each(|i| self.0[i] & o.0[i]))
     }
     /// Either condition.
     #[inline(always)]
     pub(crate) fn or(self, o: M<N>) -> M<N> {
-        M(std::array::from_fn(|i| self.0[i] | o.0[i]))
+        M(each(|i| self.0[i] | o.0[i]))
     }
     /// The opposite condition.
     #[inline(always)]
     pub(crate) fn not(self) -> M<N> {
-        M(self.0.map(|b| !b))
+        M(each(|i| !self.0[i]))
     }
     /// Whether every lane holds.
     #[inline(always)]
     pub(crate) fn all(self) -> bool {
-        self.0.iter().all(|&b| b)
+        self.0.iter().fold(u32::MAX, |a, &b| a & b) != 0
     }
     /// Whether any lane holds.
     #[inline(always)]
     pub(crate) fn any(self) -> bool {
-        self.0.iter().any(|&b| b)
+        self.0.iter().fold(0, |a, &b| a | b) != 0
     }
 }
 
@@ -423,6 +430,8 @@ mod tests {
         assert_eq!(s.0[2], 3.0);
         assert_eq!(s.0[3], 4.0);
         assert!(m.any());
-        assert!(!M([false; 4]).any());
+        assert!(!F::<4>::splat(1.0).lt(F::splat(0.0)).any());
+        assert!(F::<4>::splat(1.0).gt(F::splat(0.0)).all());
+        assert!(!m.all());
     }
 }
