@@ -1,6 +1,6 @@
 //! Live assets: which files of a project folder count as assets ([`asset_kind`]), reading one
 //! changed file fresh into its authored value ([`read_asset_file`], [`Project::reload_file`]),
-//! and (feature `watch`) the [`AssetWatcher`] that reports the files changed outside Marrow.
+//! and (feature `watch`) the `AssetWatcher` that reports the files changed outside Marrow.
 //!
 //! A game embedding the engine reloads a clip in place with three calls: the watcher names the
 //! changed path, [`Project::reload_file`] reads it, [`super::Library::replace_clips`] and

@@ -13,7 +13,7 @@ use super::*;
 
 /// How many bytes of built data (vertex streams, indices, skins, tracks, markers) one import
 /// may hold, counted per use: a file whose accessors decode within
-/// [`super::DECODE_BUDGET_BYTES`] (f64 values) and are each used once builds at most half
+/// `DECODE_BUDGET_BYTES` (f64 values) and are each used once builds at most half
 /// that (f32 values).
 pub const BUILD_BUDGET_BYTES: u64 = 512 << 20;
 

@@ -32,7 +32,7 @@ use crate::track::{Animatable, Interpolation, Track};
 pub const MAX_FILE_BYTES: u64 = DECODE_BUDGET_BYTES as u64;
 
 /// Imports a `.gltf` or `.glb` file (buffers are resolved relative to its folder). Only a regular
-/// file of at most [`MAX_FILE_BYTES`] is read: a FIFO, a device or a folder is an
+/// file of at most `MAX_FILE_BYTES` is read: a FIFO, a device or a folder is an
 /// [`ImportError::Io`] saying what it is.
 pub fn import(path: impl AsRef<Path>) -> Result<ImportedScene, ImportError> {
     let path = path.as_ref();
