@@ -240,7 +240,7 @@ fn explode<T: TangentLanes>(t: &Track<T>) -> Vec<EditKey<T>> {
 /// key of that frame even where a capture's own timing has drifted off the exact frame grid (a
 /// BVH `Frame Time` of 0.008333 s drifts 0.33 ms per thousand frames; two keys of one channel
 /// 16 us apart is never what a paste or a drag means). Two keys that are both moved, or both
-/// resting, collide only at the same instant ([`SAME_INSTANT`]).
+/// resting, collide only at the same instant (`SAME_INSTANT`).
 pub fn landing_distance(frame_rate: f32) -> f32 {
     if frame_rate.is_finite() && frame_rate > 0.0 {
         (0.499 / frame_rate).max(SAME_INSTANT)
