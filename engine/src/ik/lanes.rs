@@ -1,17 +1,22 @@
 //! Lane arithmetic for the IK solves: `N` independent problems side by side, one `f32` of each
 //! in a lane, so that one solve written once runs one chain (`N = 1`, the single-chain jobs) or
-//! eight (the many-chain jobs, which the compiler turns into SSE/AVX instructions on the
-//! target's baseline).
+//! four or sixteen (the many-chain jobs, which the compiler turns into SSE or AVX instructions).
 //!
 //! Every operation is the same IEEE operation in every lane, in the same order whatever `N` is
-//! (no fused multiply-add, no reassociation), so a chain solved among seven others gets the very
+//! (no fused multiply-add, no reassociation), so a chain solved among fifteen others gets the very
 //! bits it gets alone: the many-chain jobs are tested against the single-chain ones bit for bit.
-//! Branches of the scalar solve become [`F::select`]: both sides are computed in every lane and
+//! Branches of the scalar solve become [`M::select`]: both sides are computed in every lane and
 //! the lane's condition picks one, so a side that would divide by zero in a lane that does not
-//! take it may hold NaN there, never in the result.
+//! take it may hold NaN there, never in the result. A branch that only some inputs take (a
+//! non-uniform scale, a half turn, a twist) is computed only when some lane takes it, the same
+//! value either way.
 //!
-//! Not here: anything transcendental (the solves call `f32::exp`, `sin_cos` and glam's slerp
-//! lane by lane, the same functions either way) or any IK logic.
+//! The transcendental functions the solves need on their common paths are polynomials here
+//! ([`F::exp_to_zero`], [`F::sin_cos_to_pi`]), pure arithmetic like the rest; the rare ones (a
+//! twist's sine and cosine, a fractional weight's slerp) are the standard library's and glam's,
+//! called lane by lane, the same functions either way.
+//!
+//! Not here: any IK logic.
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
@@ -28,7 +33,7 @@ pub(crate) struct M<const N: usize>([u32; N]);
 
 /// `[f(0), .., f(N - 1)]`, written into a zeroed array (which the compiler keeps in registers;
 /// `std::array::from_fn`'s partly initialised array and drop guard measured 20% of a one-lane
-/// solve). The float lanes use it; the masks keep `from_fn` (no difference measured there).
+/// solve).
 #[inline(always)]
 fn each<T: Copy + Default, const N: usize>(f: impl Fn(usize) -> T) -> [T; N] {
     let mut out = [T::default(); N];

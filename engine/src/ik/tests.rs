@@ -7,6 +7,7 @@ use super::{
     AimJob, AimJoint, AimJointsJob, AimLimits, AimSolution, IkError, TwoBoneIkChain, TwoBoneIkChainsJob,
     TwoBoneIkJob, TwoBoneIkSolution, aim, two_bone,
 };
+#[cfg(target_arch = "x86_64")]
 use crate::simd::{SimdLevel, test_gate};
 
 /// A small deterministic generator (xorshift), so failures reproduce.
