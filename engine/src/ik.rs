@@ -125,7 +125,7 @@ fn weighted(correction: Quat, weight: f32) -> Quat {
 }
 
 /// Joint frames' rotations as their three unit axes, a lane each ([`frames`]): enough to turn
-/// vectors into and out of the joints' frames without building quaternions.
+/// vectors into the joints' frames without building quaternions.
 #[derive(Clone, Copy)]
 struct Frames<const N: usize> {
     x: V3<N>,
@@ -163,13 +163,32 @@ fn frames<const N: usize>(ms: [&Mat4; N]) -> Frames<N> {
     }
 }
 
-impl<const N: usize> Frames<N> {
-    /// `v` (joint space) in model space.
-    #[inline(always)]
-    fn out_of(&self, v: V3<N>) -> V3<N> {
-        self.x.scale(v.x) + self.y.scale(v.y) + self.z.scale(v.z)
-    }
+/// `v` (joint space, not zero) as a unit direction in model space: `v` through [`frames`]' axes
+/// made unit, without the frames' square root and division on the way for a uniformly scaled joint
+/// (the usual case: its scale divides out when the result is made unit). The direction of `v`
+/// itself for a joint [`frames`] reads as the identity.
+#[inline(always)]
+fn directions_out_of<const N: usize>(ms: [&Mat4; N], v: V3<N>) -> V3<N> {
+    let x = V3::from_fn(|i| ms[i].x_axis.truncate());
+    let y = V3::from_fn(|i| ms[i].y_axis.truncate());
+    let z = V3::from_fn(|i| ms[i].z_axis.truncate());
+    let (sx, sy, sz) = (x.length_squared(), y.length_squared(), z.length_squared());
+    let (lo, hi) = (sx.min(sy).min(sz), sx.max(sy).max(sz));
+    let one = F::splat(1.0);
+    let flip = x.cross(y).dot(z).lt(F::splat(0.0)).select(F::splat(-1.0), one);
+    let uniform = (hi - lo).le(hi * 1e-6);
+    let along_x = v.x * flip;
+    let (ax, ay, az) = if uniform.all() {
+        (along_x, v.y, v.z)
+    } else {
+        let (ix, iy, iz) = (one / sx.sqrt(), one / sy.sqrt(), one / sz.sqrt());
+        (uniform.select(along_x, along_x * ix), uniform.select(v.y, v.y * iy), uniform.select(v.z, v.z * iz))
+    };
+    let d = unit(x.scale(ax) + y.scale(ay) + z.scale(az));
+    V3::select(lo.gt(F::splat(EPSILON * EPSILON)).and(d.finite()), d, unit(v))
+}
 
+impl<const N: usize> Frames<N> {
     /// `v` (model space) in joint space.
     #[inline(always)]
     fn inward(&self, v: V3<N>) -> V3<N> {
@@ -209,14 +228,17 @@ fn abouts<const N: usize>(axis: V3<N>, (w, k): (F<N>, F<N>)) -> Q<N> {
     Q::new(axis.scale(k), w)
 }
 
-/// The shortest rotations taking unit `from` onto unit `to` (half a turn about a vector square
-/// to `from` when they are opposite; the identity when they agree).
+/// The shortest rotations taking `from` (of length `from_length`, not zero) onto unit `to`, not
+/// yet normalized (half a turn about a vector square to `from` when they are opposite; the
+/// identity when they agree; both unit). `from` need not be unit: the quaternion
+/// `(from × to, |from| + from · to)` is normalized by the caller anyway, and a caller that only
+/// needs a direction turned by it can use [`Q::sandwich`] without waiting for that.
 #[inline(always)]
-fn arcs<const N: usize>(from: V3<N>, to: V3<N>) -> Q<N> {
+fn arcs<const N: usize>(from: V3<N>, from_length: F<N>, to: V3<N>) -> Q<N> {
     let d = from.dot(to);
-    let general = Q::new(from.cross(to), F::splat(1.0) + d).normalize();
+    let general = Q::new(from.cross(to), from_length + d);
     let eps = 2.0 * f32::EPSILON;
-    let opposed = d.lt(F::splat(-1.0 + eps));
+    let opposed = d.lt(from_length * (-1.0 + eps));
     let turned = if opposed.any() {
         // Any vector square to `from`: built from its two larger components.
         let wide = from.x.abs().gt(from.y.abs());
@@ -230,22 +252,30 @@ fn arcs<const N: usize>(from: V3<N>, to: V3<N>) -> Q<N> {
     } else {
         general
     };
-    Q::select(d.gt(F::splat(1.0 - eps)), Q::identity(), turned)
+    Q::select(d.gt(from_length * (1.0 - eps)), Q::identity(), turned)
 }
 
 /// `turn` followed by the turns about unit `line` that take `lean` (a direction already turned
-/// by `turn`) toward `pole`, in the plane square to the line: the knee toward its pole, the
-/// head's up toward its. Lanes where either has no part across the line keep `turn`.
+/// by `turn`, of any length) toward `pole`, in the plane square to the line: the knee toward its pole, the
+/// head's up toward its. The half angle comes from the two directions' dot and cross products
+/// scaled by `|lean| |pole|` ([`half_angles`]' rule without dividing by that first: the
+/// normalization divides it out). Lanes where either has no part across the line, or whose
+/// numbers overflow, keep `turn`.
 #[inline(always)]
 fn toward_pole<const N: usize>(turn: Q<N>, line: V3<N>, lean: V3<N>, pole: V3<N>) -> Q<N> {
     let lean_off = lean - line.scale(lean.dot(line));
     let pole_off = pole - line.scale(pole.dot(line));
     let (l2, p2) = (lean_off.length_squared(), pole_off.length_squared());
-    let r = F::splat(1.0) / (l2 * p2).sqrt(); // 1 / (|lean_off| |pole_off|)
-    let (cos, sin) = (lean_off.dot(pole_off) * r, lean_off.cross(pole_off).dot(line) * r);
-    let swing = abouts(line, half_angles(cos, sin)).mul(turn);
+    let ab = (l2 * p2).sqrt(); // |lean_off| |pole_off|
+    let (d, c) = (lean_off.dot(pole_off), lean_off.cross(pole_off).dot(line));
+    // (1 + cos, sin) or, past a quarter turn, (sin, 1 - cos), each times |lean_off| |pole_off|.
+    let zero = F::splat(0.0);
+    let front = d.ge(zero);
+    let (w, k) = (front.select(ab + d, c), front.select(c, ab - d));
+    let r = F::splat(1.0) / (w * w + k * k).sqrt();
+    let swing = abouts(line, (w * r, k * r)).mul(turn);
     let tiny = F::splat(EPSILON * EPSILON);
-    Q::select(l2.gt(tiny).and(p2.gt(tiny)).and(r.finite()), swing, turn)
+    Q::select(l2.gt(tiny).and(p2.gt(tiny)).and(r.finite()).and(r.gt(zero)), swing, turn)
 }
 
 /// `turn` followed by `twist` radians about unit `line` (lanes with no twist keep `turn`; the

@@ -253,10 +253,11 @@ pub(super) fn solve_aim<const N: usize>(a: [&AimJoint; N], out: &mut [AimSolutio
     let aimed = V3::select(on_ray, offset + forward.scale(root - along), forward);
 
     let line = local.scale(one / distance);
-    let turn = arcs(unit(aimed), line);
-    let turn = toward_pole(turn, line, turn.rotate(up), frame.inward(V3::from_fn(|i| a[i].pole)));
+    let aimed_length = aimed.length();
+    let arc = arcs(aimed, aimed_length, line);
+    let turn = toward_pole(arc.normalize(), line, arc.sandwich(up), frame.inward(V3::from_fn(|i| a[i].pole)));
     let turn = twisted(turn, line, F::from_fn(|i| a[i].twist));
-    let solvable = distance.gt(eps).and(aimed.length().gt(eps));
+    let solvable = distance.gt(eps).and(aimed_length.gt(eps));
     let turn = Q::select(solvable, turn, Q::identity());
     let limits = (F::from_fn(|i| a[i].limits.yaw), F::from_fn(|i| a[i].limits.pitch));
     let (limited, clamped) = limit(turn, forward, up, limits);
@@ -307,6 +308,6 @@ fn limit<const N: usize>(turn: Q<N>, forward: V3<N>, up: V3<N>, (yaw, pitch): (F
     let pitch_side = dy.ge(zero).select(pitch_sin, -pitch_sin);
     let (pc, ps) = (pitch_ok.select(h * ir, pitch_cos), pitch_ok.select(dy * ir, pitch_side));
     let held = (x.scale(ys) + z.scale(yc)).scale(pc) + y.scale(ps);
-    let limited = arcs(d, held).mul(turn);
+    let limited = arcs(d, one, held).normalize().mul(turn);
     (Q::select(clamped, limited, turn), clamped)
 }

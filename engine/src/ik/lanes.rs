@@ -354,6 +354,15 @@ impl<const N: usize> Q<N> {
         let t = c + c;
         v + t.scale(self.w) + q.cross(t)
     }
+    /// `q v q*`: `v` turned by this quaternion's rotation and scaled by its squared length, so
+    /// a quaternion not yet normalized gives the turned direction without waiting for its
+    /// normalization.
+    #[inline(always)]
+    pub(crate) fn sandwich(self, v: V3<N>) -> V3<N> {
+        let q = self.xyz();
+        let (qq, qv) = (q.dot(q), q.dot(v));
+        v.scale(self.w * self.w - qq) + q.scale(qv * 2.0) + q.cross(v).scale(self.w * 2.0)
+    }
     /// Divided by its length.
     #[inline(always)]
     pub(crate) fn normalize(self) -> Q<N> {
@@ -393,6 +402,9 @@ mod tests {
         for i in 0..4 {
             assert!(turned.lane(i).abs_diff_eq(qs[i] * vs[i], 1e-5), "lane {i}");
             assert!(product.lane(i).abs_diff_eq(qs[i] * qs[(i + 1) % 4], 1e-6), "lane {i}");
+            // Twice the length: four times the turned vector.
+            let doubled = Q::new(q4.xyz().scale(F::splat(2.0)), q4.w * 2.0).sandwich(v4);
+            assert!((doubled.lane(i) / 4.0).abs_diff_eq(qs[i] * vs[i], 1e-5), "lane {i}");
             // One lane alone gets the same bits as among four.
             let one = Q::<1>::from_fn(|_| qs[i]).rotate(V3::from_fn(|_| vs[i]));
             assert_eq!(one.lane(0).to_array(), turned.lane(i).to_array(), "lane {i}");

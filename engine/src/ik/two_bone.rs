@@ -5,8 +5,8 @@ use glam::{Mat4, Quat, Vec3};
 
 use super::lanes::{F, Q, V3};
 use super::{
-    EPSILON, IkError, abouts, arcs, axis_in, finite_in, frames, half_angles, in_groups, ratio_in,
-    toward_pole, twisted, unit, weighted,
+    EPSILON, IkError, abouts, arcs, axis_in, directions_out_of, finite_in, frames, half_angles, in_groups,
+    ratio_in, toward_pole, twisted, unit, weighted,
 };
 
 const JOB: &str = "two-bone IK job";
@@ -283,7 +283,7 @@ pub(super) fn solve_two_bone<const N: usize>(c: [&TwoBoneIkChain; N], out: &mut 
 
     // Mid joint: the bend that puts the end at `wanted` from the start (as a cosine and sine:
     // the solve needs no trigonometry).
-    let bend_axis = unit(frames(std::array::from_fn(|i| c[i].mid)).out_of(mid_axis));
+    let bend_axis = directions_out_of(std::array::from_fn(|i| c[i].mid), mid_axis);
     let (cos, sin) = mid_turns(s - m, e - m, bend_axis, wanted);
     let bones = upper.gt(eps).and(lower.gt(eps));
     let half = half_angles(bones.select(cos, one), bones.select(sin, zero));
@@ -292,10 +292,14 @@ pub(super) fn solve_two_bone<const N: usize>(c: [&TwoBoneIkChain; N], out: &mut 
     // Start joint: the end onto the start-to-target line, the mid joint toward the pole, then
     // the twist, all about the start joint.
     let line = to_target.scale(one / distance);
-    let turn = arcs(unit(end_bent - s), line);
+    let reach_now = end_bent - s;
+    let reach_length = reach_now.length();
+    // (The mid joint turned by the normalized arc, not by `Q::sandwich` of the raw one: that
+    // measured 13% slower sixteen lanes at a time and no faster for one chain.)
+    let turn = arcs(reach_now, reach_length, line).normalize();
     let turn = toward_pole(turn, line, turn.rotate(m - s), V3::from_fn(|i| c[i].pole));
     let turn = twisted(turn, line, F::from_fn(|i| c[i].twist));
-    let solvable = distance.gt(eps).and((end_bent - s).length().gt(eps));
+    let solvable = distance.gt(eps).and(reach_length.gt(eps));
     let turn = Q::select(solvable, turn, Q::identity());
     let end_solved = s + turn.rotate(end_bent - s);
 
