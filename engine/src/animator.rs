@@ -1024,9 +1024,9 @@ fn apply_foot_plant(
         let [h, m, a] = plant.legs[k].map(usize::from);
         crate::ik::keeping_bend([&model[h], &model[m], &model[a]], goals[k].0, plant.mid_axis, Vec3::Z)
     };
-    let (mut chains, mut legs, mut count) = ([chain(0), chain(0)], [0usize; 2], 0);
-    for k in 0..2 {
-        let c = chain(k);
+    let both = [chain(0), chain(1)];
+    let (mut chains, mut legs, mut count) = (both, [0usize; 2], 0);
+    for (k, c) in both.into_iter().enumerate() {
         if c.validate().is_ok() {
             (chains[count], legs[count]) = (c, k);
             count += 1;

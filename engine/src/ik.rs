@@ -34,7 +34,7 @@ pub use two_bone::{
     TwoBoneIkChain, TwoBoneIkChainsJob, TwoBoneIkJob, TwoBoneIkSolution, keeping_bend, solve_keeping_bend,
 };
 
-use lanes::{F, Q, V3};
+use lanes::{F, M, Q, V3};
 
 /// An input of an IK job that cannot be used. Every variant names the job and the input.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -133,29 +133,66 @@ struct Frames<const N: usize> {
     z: V3<N>,
 }
 
-/// The frames of `ms` (the matrices' columns with their scale divided out, x flipped for a
-/// mirrored matrix so the frame stays a rotation), the identity for a matrix with a zero axis.
+/// Joint matrices' axes as they stand (scaled), with what [`frames`] and [`directions_out_of`]
+/// both read from them: the axes' squared lengths, the smallest, whether the matrix mirrors and
+/// whether its scale is uniform.
+struct Axes<const N: usize> {
+    x: V3<N>,
+    y: V3<N>,
+    z: V3<N>,
+    /// Squared lengths of the three axes.
+    squares: (F<N>, F<N>, F<N>),
+    /// The smallest of them: a matrix whose smallest is not above `EPSILON^2` has no frame.
+    lo: F<N>,
+    /// -1 for a mirroring matrix (x flipped to keep the frame a rotation), else 1.
+    flip: F<N>,
+    /// Whether the three lengths agree to 1e-6.
+    uniform: M<N>,
+}
+
+/// The axes of `ms`.
 #[inline(always)]
-fn frames<const N: usize>(ms: [&Mat4; N]) -> Frames<N> {
+fn axes<const N: usize>(ms: [&Mat4; N]) -> Axes<N> {
     let x = V3::from_fn(|i| ms[i].x_axis.truncate());
     let y = V3::from_fn(|i| ms[i].y_axis.truncate());
     let z = V3::from_fn(|i| ms[i].z_axis.truncate());
     let (sx, sy, sz) = (x.length_squared(), y.length_squared(), z.length_squared());
     let (lo, hi) = (sx.min(sy).min(sz), sx.max(sy).max(sz));
-    let one = F::splat(1.0);
-    let flip = x.cross(y).dot(z).lt(F::splat(0.0)).select(F::splat(-1.0), one);
-    // A uniform scale (the usual case) is divided out with one square root.
-    let uniform = (hi - lo).le(hi * 1e-6);
-    let ix = one / sx.sqrt();
-    // The other two axes' scales only where some lane's scale is not uniform (the same values
-    // either way: a uniform lane takes `ix`).
-    let (iy, iz) = if uniform.all() {
-        (ix, ix)
-    } else {
-        (uniform.select(ix, one / sy.sqrt()), uniform.select(ix, one / sz.sqrt()))
-    };
-    let f = Frames { x: x.scale(flip * ix), y: y.scale(iy), z: z.scale(iz) };
-    let ok = lo.gt(F::splat(EPSILON * EPSILON)).and(f.x.finite()).and(f.y.finite()).and(f.z.finite());
+    let flip = x.cross(y).dot(z).lt(F::splat(0.0)).select(F::splat(-1.0), F::splat(1.0));
+    Axes { x, y, z, squares: (sx, sy, sz), lo, flip, uniform: (hi - lo).le(hi * 1e-6) }
+}
+
+impl<const N: usize> Axes<N> {
+    /// Whether a lane has a frame ([`Axes::lo`]).
+    #[inline(always)]
+    fn framed(&self) -> M<N> {
+        self.lo.gt(F::splat(EPSILON * EPSILON))
+    }
+
+    /// One over each axis's length; a uniform scale (the usual case) with one square root, the
+    /// other two only where some lane's scale is not uniform (the same values either way: a
+    /// uniform lane takes the first).
+    #[inline(always)]
+    fn inverse_lengths(&self) -> (F<N>, F<N>, F<N>) {
+        let one = F::splat(1.0);
+        let (sx, sy, sz) = self.squares;
+        let ix = one / sx.sqrt();
+        if self.uniform.all() {
+            (ix, ix, ix)
+        } else {
+            (ix, self.uniform.select(ix, one / sy.sqrt()), self.uniform.select(ix, one / sz.sqrt()))
+        }
+    }
+}
+
+/// The frames of `ms` (the matrices' columns with their scale divided out, x flipped for a
+/// mirrored matrix so the frame stays a rotation), the identity for a matrix with a zero axis.
+#[inline(always)]
+fn frames<const N: usize>(ms: [&Mat4; N]) -> Frames<N> {
+    let a = axes(ms);
+    let (ix, iy, iz) = a.inverse_lengths();
+    let f = Frames { x: a.x.scale(a.flip * ix), y: a.y.scale(iy), z: a.z.scale(iz) };
+    let ok = a.framed().and(f.x.finite()).and(f.y.finite()).and(f.z.finite());
     Frames {
         x: V3::select(ok, f.x, V3::splat(Vec3::X)),
         y: V3::select(ok, f.y, V3::splat(Vec3::Y)),
@@ -164,28 +201,22 @@ fn frames<const N: usize>(ms: [&Mat4; N]) -> Frames<N> {
 }
 
 /// `v` (joint space, not zero) as a unit direction in model space: `v` through [`frames`]' axes
-/// made unit, without the frames' square root and division on the way for a uniformly scaled joint
-/// (the usual case: its scale divides out when the result is made unit). The direction of `v`
-/// itself for a joint [`frames`] reads as the identity.
+/// made unit, without the frames' square root and division on the way for a uniformly scaled
+/// joint (the usual case: its scale divides out when the result is made unit). The direction of
+/// `v` itself for a joint [`frames`] reads as the identity.
 #[inline(always)]
 fn directions_out_of<const N: usize>(ms: [&Mat4; N], v: V3<N>) -> V3<N> {
-    let x = V3::from_fn(|i| ms[i].x_axis.truncate());
-    let y = V3::from_fn(|i| ms[i].y_axis.truncate());
-    let z = V3::from_fn(|i| ms[i].z_axis.truncate());
-    let (sx, sy, sz) = (x.length_squared(), y.length_squared(), z.length_squared());
-    let (lo, hi) = (sx.min(sy).min(sz), sx.max(sy).max(sz));
-    let one = F::splat(1.0);
-    let flip = x.cross(y).dot(z).lt(F::splat(0.0)).select(F::splat(-1.0), one);
-    let uniform = (hi - lo).le(hi * 1e-6);
-    let along_x = v.x * flip;
-    let (ax, ay, az) = if uniform.all() {
+    let a = axes(ms);
+    let along_x = v.x * a.flip;
+    let (ax, ay, az) = if a.uniform.all() {
         (along_x, v.y, v.z)
     } else {
-        let (ix, iy, iz) = (one / sx.sqrt(), one / sy.sqrt(), one / sz.sqrt());
-        (uniform.select(along_x, along_x * ix), uniform.select(v.y, v.y * iy), uniform.select(v.z, v.z * iz))
+        let (ix, iy, iz) = a.inverse_lengths();
+        let u = a.uniform;
+        (u.select(along_x, along_x * ix), u.select(v.y, v.y * iy), u.select(v.z, v.z * iz))
     };
-    let d = unit(x.scale(ax) + y.scale(ay) + z.scale(az));
-    V3::select(lo.gt(F::splat(EPSILON * EPSILON)).and(d.finite()), d, unit(v))
+    let d = unit(a.x.scale(ax) + a.y.scale(ay) + a.z.scale(az));
+    V3::select(a.framed().and(d.finite()), d, unit(v))
 }
 
 impl<const N: usize> Frames<N> {
@@ -256,8 +287,8 @@ fn arcs<const N: usize>(from: V3<N>, from_length: F<N>, to: V3<N>) -> Q<N> {
 }
 
 /// `turn` followed by the turns about unit `line` that take `lean` (a direction already turned
-/// by `turn`, of any length) toward `pole`, in the plane square to the line: the knee toward its pole, the
-/// head's up toward its. The half angle comes from the two directions' dot and cross products
+/// by `turn`, of any length) toward `pole`, in the plane square to the line: the knee toward its
+/// pole, the head's up toward its. The half angle comes from the two directions' dot and cross products
 /// scaled by `|lean| |pole|` ([`half_angles`]' rule without dividing by that first: the
 /// normalization divides it out). Lanes where either has no part across the line, or whose
 /// numbers overflow, keep `turn`.
@@ -289,6 +320,24 @@ fn twisted<const N: usize>(turn: Q<N>, line: V3<N>, twist: F<N>) -> Q<N> {
     let half = F::<N>::from_fn(|i| if twisting.lane(i) { twist.0[i] * 0.5 } else { 0.0 });
     let (sin, cos) = (F::from_fn(|i| half.0[i].sin()), F::from_fn(|i| half.0[i].cos()));
     Q::select(twisting, abouts(line, (cos, sin)).mul(turn), turn)
+}
+
+/// A many-input job's checks: as many outputs as inputs, then each input's own `check`, the first
+/// failure named with `what` and its index.
+fn validate_each<T>(
+    job: &'static str,
+    what: &'static str,
+    inputs: &[T],
+    outputs: usize,
+    check: impl Fn(&T) -> Result<(), IkError>,
+) -> Result<(), IkError> {
+    if inputs.len() != outputs {
+        return Err(IkError::Count { job, inputs: inputs.len(), outputs });
+    }
+    for (index, input) in inputs.iter().enumerate() {
+        check(input).map_err(|error| IkError::Item { what, index, error: Box::new(error) })?;
+    }
+    Ok(())
 }
 
 /// Runs `solve` over `inputs` and `outputs` (the same length) in groups: sixteen lanes at a time,

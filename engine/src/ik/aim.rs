@@ -8,7 +8,7 @@ use glam::{Mat4, Quat, Vec3};
 use super::lanes::{F, M, Q, V3};
 use super::{
     EPSILON, IkError, arcs, axis_in, finite_in, frames, in_groups, ratio_in, toward_pole, twisted, unit,
-    weighted,
+    validate_each, weighted,
 };
 
 const AIM: &str = "aim job";
@@ -189,17 +189,7 @@ impl AimJointsJob<'_> {
     /// Checks the inputs: as many solutions as joints, and every joint's inputs (the first
     /// failure named with its joint's index).
     pub fn validate(&self) -> Result<(), IkError> {
-        if self.joints.len() != self.solutions.len() {
-            return Err(IkError::Count {
-                job: AIMS,
-                inputs: self.joints.len(),
-                outputs: self.solutions.len(),
-            });
-        }
-        for (index, j) in self.joints.iter().enumerate() {
-            j.validate().map_err(|error| IkError::Item { what: "joint", index, error: Box::new(error) })?;
-        }
-        Ok(())
+        validate_each(AIMS, "joint", self.joints, self.solutions.len(), AimJoint::validate)
     }
 
     /// Validates and writes every solution. On error the outputs are untouched.

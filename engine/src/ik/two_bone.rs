@@ -6,7 +6,7 @@ use glam::{Mat4, Quat, Vec3};
 use super::lanes::{F, Q, V3};
 use super::{
     EPSILON, IkError, abouts, arcs, axis_in, directions_out_of, finite_in, frames, half_angles, in_groups,
-    ratio_in, toward_pole, twisted, unit, weighted,
+    ratio_in, toward_pole, twisted, unit, validate_each, weighted,
 };
 
 const JOB: &str = "two-bone IK job";
@@ -179,17 +179,7 @@ impl TwoBoneIkChainsJob<'_> {
     /// Checks the inputs: as many solutions as chains, and every chain's inputs (the first
     /// failure named with its chain's index).
     pub fn validate(&self) -> Result<(), IkError> {
-        if self.chains.len() != self.solutions.len() {
-            return Err(IkError::Count {
-                job: JOBS,
-                inputs: self.chains.len(),
-                outputs: self.solutions.len(),
-            });
-        }
-        for (index, c) in self.chains.iter().enumerate() {
-            c.validate().map_err(|error| IkError::Item { what: "chain", index, error: Box::new(error) })?;
-        }
-        Ok(())
+        validate_each(JOBS, "chain", self.chains, self.solutions.len(), TwoBoneIkChain::validate)
     }
 
     /// Validates and writes every solution. On error the outputs are untouched.
