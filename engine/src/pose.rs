@@ -407,16 +407,16 @@ impl BlendingJob<'_> {
             let inv = 1.0 / (a.weight + b.weight);
             let (wa, wb) = (a.weight * inv, b.weight * inv);
             // Four bones at a time: with AVX-512F in place (the four rotations gathered into one
-            // register, bit for bit `blend2_one`), with AVX two pairs (two rotations to a
-            // register), else rotations in SoA lanes (x, y, z, w of four quaternions), as ozz
-            // keeps them. The rest one by one.
+            // register, bit for bit `blend2_one`), with AVX eight at a time (rotations in rows of
+            // eight, translations and scales one unaligned access a bone), else rotations in SoA
+            // lanes (x, y, z, w of four quaternions), as ozz keeps them. The rest one by one.
             let four = n / 4 * 4;
             let (fa, fb, fo) = (&a.pose[..four], &b.pose[..four], &mut self.output[..four]);
             #[cfg(target_arch = "x86_64")]
             if avx512::BLEND_LAYOUT && crate::simd::avx512() {
                 // SAFETY: AVX-512F and the layout checked just above; equal lengths, a multiple of 4.
                 unsafe { avx512::blend2(fa, fb, wa, wb, fo) };
-            } else if avx512::BLEND_LAYOUT && crate::simd::avx2() {
+            } else if avx::LINEAR_LAYOUT && crate::simd::avx2() {
                 // SAFETY: AVX (the avx2 level) and the layout checked just above; equal lengths,
                 // a multiple of 4.
                 unsafe { avx::blend2(fa, fb, wa, wb, fo) };
@@ -1161,6 +1161,9 @@ pub(crate) mod tests {
         b[10].translation = Vec3::new(-0.0, f32::INFINITY, 0.0);
         b[11].scale = Vec3::new(-0.0, 1.0, f32::NAN);
         b[12].rotation = -a[12].rotation;
+        // A zero sum in the high half of a group of eight's registers (bone 7 of group 2).
+        a[23].rotation = Quat::from_xyzw(0.0, 0.0, -0.0, 0.0);
+        b[23].rotation = Quat::from_xyzw(0.0, 0.0, 0.0, -0.0);
         // The same past the last group of eight (or four).
         b[41].rotation = -a[41].rotation;
         a[43].rotation = Quat::from_xyzw(0.0, f32::NAN, 0.0, 1.0);

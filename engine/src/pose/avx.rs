@@ -13,12 +13,13 @@
 //! result is the scalar path's to the bit.
 //!
 //! **Two-layer blend**: eight bones at a time, rotations transposed to x, y, z, w rows of
-//! eight; translations and scales blended in place, two transforms (96 bytes) to three
-//! registers read with masked loads (the structs' padding is never read) and written whole
-//! (the padding lanes hold zeros), so the pose keeps its array-of-structs layout. The hemisphere
-//! test, the weighted sum and the normalization run in [`super::blend2_one`]'s order (dots
-//! `(x + z) + (y + w)`, separate products and sums, a division by the length), so the result is
-//! the scalar path's to the bit.
+//! eight (one square root and four divisions serve eight bones), the next group's sums issued
+//! before this group's divisions; a bone's translation and scale blended with one unaligned
+//! eight-float access from its rotation's z (the six floats after the rotation, where the
+//! compiler puts them: [`LINEAR_LAYOUT`]), so the pose keeps its array-of-structs layout and
+//! the struct's padding is never read or written. The hemisphere test, the weighted sum and the
+//! normalization run in [`super::blend2_one`]'s order (dots `(x + z) + (y + w)`, separate
+//! products and sums, a division by the length), so the result is the scalar path's to the bit.
 //!
 //! Not here: choosing the path (see [`super::LocalToModelJob::run`], [`super::PaletteJob::run`]
 //! and [`super::BlendingJob::run`]).
@@ -64,38 +65,17 @@ pub(super) unsafe fn palette(model: &[Mat4], inverse_bind: &[Mat4], out: &mut [M
     }
 }
 
-/// The float lanes of two consecutive transforms (24 floats) that hold `len` floats at byte
-/// `offset` of each, as bits of a 24-bit mask.
-const fn lanes_of_two(offset: usize, len: usize) -> u32 {
-    let mut mask = 0u32;
-    let mut k = 0;
-    while k < 2 {
-        let mut j = 0;
-        while j < len {
-            mask |= 1 << (12 * k + offset / 4 + j);
-            j += 1;
-        }
-        k += 1;
-    }
-    mask
-}
+/// True when a transform's translation and scale fill the six floats after its rotation: the
+/// rotation at byte 0, the translation and the scale at bytes 16 and 28 (in either order), 48
+/// bytes in all. Then the eight floats from byte 8 are the rotation's z and w and those six, and
+/// [`blend2`] reads and writes a transform's translation and scale with one unaligned access each,
+/// never touching the struct's padding (bytes 40-47).
+pub(super) const LINEAR_LAYOUT: bool = size_of::<Transform>() == 48
+    && offset_of!(Transform, rotation) == 0
+    && matches!((offset_of!(Transform, translation), offset_of!(Transform, scale)), (16, 28) | (28, 16));
 
-/// The lanes of a pair's translations and scales (not their rotations, not the padding).
-const TS_LANES: u32 =
-    lanes_of_two(offset_of!(Transform, translation), 3) | lanes_of_two(offset_of!(Transform, scale), 3);
-
-/// The 8 lanes of `mask` that register `j` of a pair covers.
-const fn part(mask: u32, j: usize) -> i32 {
-    ((mask >> (8 * j)) & 0xFF) as i32
-}
-
-/// A maskload mask: all ones in the lanes of `bits`.
-#[inline]
-#[target_feature(enable = "avx")]
-fn lane_mask(bits: i32) -> __m256i {
-    let on = |k: i32| if bits & (1 << k) != 0 { -1 } else { 0 };
-    _mm256_setr_epi32(on(0), on(1), on(2), on(3), on(4), on(5), on(6), on(7))
-}
+/// Where a transform's eight-float window of translation and scale starts (the rotation's z).
+const LINEAR_AT: usize = 2;
 
 /// In every 128-bit half, the sum of its four floats in glam's `Vec4::dot` order
 /// (`(x + z) + (y + w)`), in all four places.
@@ -106,76 +86,111 @@ fn half_sums(p: __m256) -> __m256 {
     _mm256_add_ps(s, _mm256_permute_ps::<0b10_11_00_01>(s))
 }
 
-/// `out[i] = blend2_one(a[i], b[i], wa, wb)` for every bone; the lengths are even.
-///
-/// Eight bones at a time: their rotations read straight into the halves of four registers
-/// (bones `k` and `k + 4` share one), transposed in-lane to x, y, z, w rows of eight (as ozz
-/// keeps them), so one square root and four divisions serve eight bones; while those run, the
-/// four pairs' translations and scales are blended where they lie (three registers per pair,
-/// the rotation lanes written as zeros), and the rotations are then written over the zeros.
-/// Bones left over after the last group of eight go one pair to a register.
+/// The first half of eight bones' rotation blend (bones `8g` to `8g + 7`, from float `base`):
+/// the rotations read into the halves of four registers (bones `k` and `k + 4` share one),
+/// transposed to x, y, z, w rows of eight, flipped into `a`'s hemisphere and weighted; returns
+/// the weighted sums' rows and their lengths (the square root under way).
 ///
 /// # Safety
-/// The CPU must support AVX; [`super::avx512::BLEND_LAYOUT`] must hold; the three slices must
-/// have the same length, a multiple of two.
+/// The CPU must support AVX; the 96 floats from `base` lie inside both inputs.
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn rotation_sums(pa: *const f32, pb: *const f32, base: usize, w: &Weights) -> ([__m256; 4], __m256) {
+    // SAFETY: rotations of bones 0-7 of the group, inside both inputs (the caller's guarantee).
+    let load = |p: *const f32, k: usize| unsafe {
+        _mm256_loadu2_m128(p.add(base + 12 * (k + 4)), p.add(base + 12 * k))
+    };
+    let qa = transpose([0, 1, 2, 3].map(|k| load(pa, k)));
+    let qb = transpose([0, 1, 2, 3].map(|k| load(pb, k)));
+    let dot = |p: [__m256; 4], q: [__m256; 4]| {
+        let m = |k: usize| _mm256_mul_ps(p[k], q[k]);
+        _mm256_add_ps(_mm256_add_ps(m(0), m(2)), _mm256_add_ps(m(1), m(3)))
+    };
+    let flip = _mm256_cmp_ps::<_CMP_LT_OQ>(dot(qa, qb), w.zero);
+    let wq = _mm256_blendv_ps(w.b, w.nb, flip);
+    let r = [0, 1, 2, 3].map(|k| _mm256_add_ps(_mm256_mul_ps(qa[k], w.a), _mm256_mul_ps(qb[k], wq)));
+    let len = _mm256_sqrt_ps(dot(r, r));
+    (r, len)
+}
+
+/// Bone `t`'s translation and scale blended, written with the eight-float window from its
+/// rotation's z ([`LINEAR_LAYOUT`]): the rotation's z and w are written too, with a value the
+/// caller overwrites afterwards.
+///
+/// # Safety
+/// The CPU must support AVX; [`LINEAR_LAYOUT`] must hold; bone `t` lies inside all three slices.
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn linear(pa: *const f32, pb: *const f32, po: *mut f32, t: usize, w: &Weights) {
+    let at = 12 * t + LINEAR_AT;
+    // SAFETY: floats 2-9 of bone t: its rotation's z and w, translation and scale, no padding.
+    unsafe {
+        let lin = _mm256_add_ps(
+            _mm256_mul_ps(_mm256_loadu_ps(pa.add(at)), w.a),
+            _mm256_mul_ps(_mm256_loadu_ps(pb.add(at)), w.b),
+        );
+        _mm256_storeu_ps(po.add(at), lin);
+    }
+}
+
+/// `out[i] = blend2_one(a[i], b[i], wa, wb)` for every bone; the lengths are even.
+///
+/// Eight bones at a time ([`rotation_sums`]: rotations transposed to rows of eight, as ozz keeps
+/// them, so one square root and four divisions serve eight bones), software-pipelined: the next
+/// group's sums and square root are issued before this group's translations and scales (one
+/// unaligned eight-float access per bone, [`LINEAR_LAYOUT`]) and divisions, so the divider's
+/// latency is hidden behind independent work. A length not above 1e-12 (`b`'s rotation is
+/// taken) is rare: it is set after the group's stores. Bones left over after the last group of
+/// eight go one pair to a register.
+///
+/// # Safety
+/// The CPU must support AVX; [`LINEAR_LAYOUT`] must hold; the three slices must have the same
+/// length, a multiple of two.
 #[target_feature(enable = "avx")]
 pub(super) unsafe fn blend2(a: &[Transform], b: &[Transform], wa: f32, wb: f32, out: &mut [Transform]) {
     let n = out.len().min(a.len()).min(b.len()) / 2 * 2;
     let (pa, pb) = (a.as_ptr() as *const f32, b.as_ptr() as *const f32);
     let po = out.as_mut_ptr() as *mut f32;
-    let data = [0, 1, 2].map(|j| lane_mask(part(TS_LANES, j)));
     let w = Weights::new(wa, wb);
-    // The translations and scales of pair `g`, blended where they lie; its rotation lanes are
-    // written as zeros, for the rotation pass to overwrite.
-    let pair = |g: usize| {
-        // SAFETY: the callers pass g < n / 2, so the pair's 24 floats lie inside each slice;
-        // only the lanes of the translations and scales are read (`data`); the whole pair is
-        // written, rotations and padding as zeros, which the output slice owns.
-        unsafe {
-            let load = |p: *const f32| [0, 1, 2].map(|j| _mm256_maskload_ps(p.add(24 * g + 8 * j), data[j]));
-            let (xa, xb) = (load(pa), load(pb));
-            let o = po.add(24 * g);
-            for j in 0..3 {
-                let lin = _mm256_add_ps(_mm256_mul_ps(xa[j], w.a), _mm256_mul_ps(xb[j], w.b));
-                _mm256_storeu_ps(o.add(8 * j), lin);
+    let groups = n / 8;
+    if groups > 0 {
+        // SAFETY: group 0's 96 floats lie inside both inputs (groups > 0).
+        let (mut r, mut len) = unsafe { rotation_sums(pa, pb, 0, &w) };
+        for g in 0..groups {
+            let base = 96 * g;
+            // SAFETY: g + 1 < groups, so the next group lies inside both inputs.
+            let next =
+                if g + 1 < groups { unsafe { rotation_sums(pa, pb, base + 96, &w) } } else { (r, len) };
+            for t in 8 * g..8 * g + 8 {
+                // SAFETY: t < 8 * groups <= n; LINEAR_LAYOUT is the caller's guarantee.
+                unsafe { linear(pa, pb, po, t, &w) };
             }
-        }
-    };
-    let at = |t: usize| 12 * t + offset_of!(Transform, rotation) / 4;
-    let eights = n / 8;
-    for g in 0..eights {
-        // SAFETY: g < eights, so the eight rotations (four floats each, at `at`) lie inside
-        // each slice.
-        unsafe {
-            let load =
-                |p: *const f32, k: usize| _mm256_loadu2_m128(p.add(at(8 * g + k + 4)), p.add(at(8 * g + k)));
-            let qa = transpose([0, 1, 2, 3].map(|k| load(pa, k)));
-            let qb = transpose([0, 1, 2, 3].map(|k| load(pb, k)));
-            let dot = |p: [__m256; 4], q: [__m256; 4]| {
-                let m = |k: usize| _mm256_mul_ps(p[k], q[k]);
-                _mm256_add_ps(_mm256_add_ps(m(0), m(2)), _mm256_add_ps(m(1), m(3)))
-            };
-            let flip = _mm256_cmp_ps::<_CMP_LT_OQ>(dot(qa, qb), w.zero);
-            let wq = _mm256_blendv_ps(w.b, w.nb, flip);
-            let r = [0, 1, 2, 3].map(|k| _mm256_add_ps(_mm256_mul_ps(qa[k], w.a), _mm256_mul_ps(qb[k], wq)));
-            let len = _mm256_sqrt_ps(dot(r, r));
-            let ok = _mm256_cmp_ps::<_CMP_GT_OQ>(len, w.tiny);
-            let q = transpose([0, 1, 2, 3].map(|k| _mm256_blendv_ps(qb[k], _mm256_div_ps(r[k], len), ok)));
-            // The group's translations and scales, independent of the rotations: the core
-            // runs them while the square root and divisions are under way.
-            for k in 0..4 {
-                pair(4 * g + k);
-            }
+            let ok = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(len, w.tiny));
+            let q = transpose([0, 1, 2, 3].map(|k| _mm256_div_ps(r[k], len)));
             for (k, q) in q.into_iter().enumerate() {
-                _mm256_storeu2_m128(po.add(at(8 * g + k + 4)), po.add(at(8 * g + k)), q);
+                // SAFETY: bones 8g + k and 8g + k + 4 lie inside the output; written after
+                // their translations and scales, over the rotation lanes `linear` wrote.
+                unsafe { _mm256_storeu2_m128(po.add(base + 12 * (k + 4)), po.add(base + 12 * k), q) };
             }
+            if ok != 0xFF {
+                // Register k held bones k and k + 4 in its halves, so lane k of the rows is
+                // bone k of the group.
+                for t in (0..8).filter(|k| ok & (1 << k) == 0).map(|k| 8 * g + k) {
+                    // SAFETY: t < n; written through the output's pointer, as every store here.
+                    unsafe { (*(po as *mut Transform).add(t)).rotation = b[t].rotation };
+                }
+            }
+            (r, len) = next;
         }
     }
-    for g in eights * 4..n / 2 {
-        pair(g);
-        // SAFETY: g < n / 2, so the pair's two rotations lie inside each slice.
+    for p in groups * 4..n / 2 {
+        let (t0, t1) = (2 * p, 2 * p + 1);
+        // SAFETY: t1 < n, so both bones lie inside each slice; their translations and scales
+        // are written before their rotations.
         unsafe {
-            let load = |p: *const f32| _mm256_loadu2_m128(p.add(at(2 * g + 1)), p.add(at(2 * g)));
+            linear(pa, pb, po, t0, &w);
+            linear(pa, pb, po, t1, &w);
+            let load = |p: *const f32| _mm256_loadu2_m128(p.add(12 * t1), p.add(12 * t0));
             let (qa, qb) = (load(pa), load(pb));
             let flip = _mm256_cmp_ps::<_CMP_LT_OQ>(half_sums(_mm256_mul_ps(qa, qb)), w.zero);
             let wq = _mm256_blendv_ps(w.b, w.nb, flip);
@@ -183,7 +198,7 @@ pub(super) unsafe fn blend2(a: &[Transform], b: &[Transform], wa: f32, wb: f32, 
             let len = _mm256_sqrt_ps(half_sums(_mm256_mul_ps(r, r)));
             let ok = _mm256_cmp_ps::<_CMP_GT_OQ>(len, w.tiny);
             let q = _mm256_blendv_ps(qb, _mm256_div_ps(r, len), ok);
-            _mm256_storeu2_m128(po.add(at(2 * g + 1)), po.add(at(2 * g)), q);
+            _mm256_storeu2_m128(po.add(12 * t1), po.add(12 * t0), q);
         }
     }
 }
@@ -269,8 +284,11 @@ mod tests {
 
     #[test]
     fn the_avx_blend_is_the_scalar_two_layer_blend_to_the_bit() {
+        // The AVX blend runs only where this holds: a layout change would silently take the
+        // portable path.
+        const { assert!(super::LINEAR_LAYOUT, "a transform's translation and scale should follow its rotation") };
         if crate::simd::test_gate(crate::simd::SimdLevel::Avx2, "this AVX kernel test") {
-            // SAFETY: AVX checked just above; the layout holds (pose::avx512's layout test).
+            // SAFETY: AVX checked just above; the layout asserted above.
             unsafe { super::super::tests::check_blend2_kernel(super::blend2) };
         }
     }
