@@ -154,15 +154,11 @@ impl SkinningJob<'_> {
                 return done.map_err(first_bad);
             }
             if crate::simd::avx2() {
-                // The AVX2 loops take the joint indices checked in one vectorizable pass first
-                // (the AVX-512 loops' per-block check over the whole array), so they read the
-                // palette without per-influence bounds checks.
-                if !avx::in_range(self.joints, palette.len()) {
-                    return Err(first_bad(0));
-                }
-                // SAFETY: the level is avx2 or above (AVX2 and FMA, `simd::level`), every joint index below
-                // `palette.len()` (checked just above), the slices' lengths by `validate`.
-                unsafe {
+                // The AVX2 loops check the joint indices a block ahead of their palette reads,
+                // as the AVX-512 loops check theirs (no separate pass over the array).
+                // SAFETY: the level is avx2 or above (AVX2 and FMA, `simd::level`); the slices'
+                // lengths by `validate`.
+                let done = unsafe {
                     if has_n {
                         avx::positions_normals(
                             palette,
@@ -177,7 +173,7 @@ impl SkinningJob<'_> {
                         avx::positions(palette, self.joints, self.weights, self.positions, self.out_positions)
                     }
                 };
-                return Ok(());
+                return done.map_err(first_bad);
             }
         }
         // Tangents, or a CPU without the SIMD paths: one vertex at a time, bounds checked.
@@ -549,26 +545,97 @@ mod avx {
         }
     }
 
-    /// The blended matrix (as [`blend_halves`] gives it) times `(v, w)`: `w = 1` places a point,
-    /// `w = 0` turns a direction. `[x_axis | y_axis] * [vx | vy] + [z_axis | w_axis] * [vz | w]`.
+    /// The joint index check of the AVX2 loops, run a block ahead of the palette reads (the
+    /// indices are then in cache: no separate pass over the array).
+    struct JointCheck<'a> {
+        joints: &'a [[u16; 4]],
+        limit: usize,
+        /// The largest valid index, in every 16-bit lane (65535 for a palette of 65536 or more,
+        /// where every index is valid).
+        last: __m256i,
+    }
+
+    impl<'a> JointCheck<'a> {
+        /// The check of `joints` against a palette of `limit` (at least one) matrices.
+        #[inline]
+        #[target_feature(enable = "avx2")]
+        fn new(joints: &'a [[u16; 4]], limit: usize) -> Self {
+            let last = (limit.min(1 << 16) - 1) as u16;
+            Self { joints, limit, last: _mm256_set1_epi16(last as i16) }
+        }
+
+        /// True when every joint of vertices `from..to` (`to <= joints.len()`) is below the limit:
+        /// eight vertices (64 bytes) at once with an unsigned maximum and a saturating
+        /// difference, fewer by [`in_range`].
+        #[inline]
+        #[target_feature(enable = "avx2")]
+        fn vertices(&self, from: usize, to: usize) -> bool {
+            if to - from == 8 {
+                // SAFETY: vertices from..from + 8 lie in `joints`: 64 bytes, two 32-byte reads.
+                let (a, b) = unsafe {
+                    let p = self.joints.as_ptr().add(from) as *const __m256i;
+                    (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)))
+                };
+                let over = _mm256_subs_epu16(_mm256_max_epu16(a, b), self.last);
+                _mm256_testz_si256(over, over) == 1
+            } else {
+                in_range(&self.joints[from..to], self.limit)
+            }
+        }
+    }
+
+    /// The blended matrix (as [`blend_halves`] gives it) times the point `(p, 1)`, in 128-bit
+    /// columns: `c0 * x + (c1 * y + (c2 * z + c3))`, each coordinate broadcast straight from
+    /// memory (no shuffle to build the factors). Lane 3 is the matrix's `w` row sum (unused).
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn transform_halves(lo: __m256, hi: __m256, v: &[f32; 3], w: f32) -> __m128 {
-        let xy = _mm256_set_m128(_mm_set1_ps(v[1]), _mm_set1_ps(v[0]));
-        let zw = _mm256_set_m128(_mm_set1_ps(w), _mm_set1_ps(v[2]));
-        let t = _mm256_fmadd_ps(lo, xy, _mm256_mul_ps(hi, zw));
-        _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1))
+    unsafe fn point(lo: __m256, hi: __m256, p: &[f32; 3]) -> __m128 {
+        let (c0, c1) = (_mm256_castps256_ps128(lo), _mm256_extractf128_ps::<1>(lo));
+        let (c2, c3) = (_mm256_castps256_ps128(hi), _mm256_extractf128_ps::<1>(hi));
+        let b = |k: usize| _mm_broadcast_ss(&p[k]);
+        _mm_fmadd_ps(c0, b(0), _mm_fmadd_ps(c1, b(1), _mm_fmadd_ps(c2, b(2), c3)))
     }
 
-    /// Eight directions (the first three lanes of each of `d`) normalized together, the scalar
-    /// path's rule (`n / |n|`, the length squared summed `(x * x + y * y) + z * z` as
-    /// [`store_unit`] sums it; a length squared not above 1e-20, or NaN, is not kept):
-    /// transposed to x, y, z rows of eight, so one square root and three divisions serve eight
-    /// normals. Returns four registers of two `[x, y, z, 0]` (directions `k` and `k + 4`) and
-    /// the mask of the lanes kept, for [`store_normalized8`].
+    /// The blended matrix's upper 3x3 times the direction `d`: `c0 * x + (c1 * y + c2 * z)`,
+    /// as [`point`] (not normalized).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn direction(lo: __m256, hi: __m256, d: &[f32; 3]) -> __m128 {
+        let (c0, c1) = (_mm256_castps256_ps128(lo), _mm256_extractf128_ps::<1>(lo));
+        let c2 = _mm256_castps256_ps128(hi);
+        let b = |k: usize| _mm_broadcast_ss(&d[k]);
+        _mm_fmadd_ps(c0, b(0), _mm_fmadd_ps(c1, b(1), _mm_mul_ps(c2, b(2))))
+    }
+
+    /// [`point`] and [`direction`] of one vertex together (the same bits as each alone), both
+    /// computed before the point is stored: measured 3-5% faster than storing the point first.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn point_and_direction(lo: __m256, hi: __m256, p: &[f32; 3], d: &[f32; 3]) -> (__m128, __m128) {
+        let (c0, c1) = (_mm256_castps256_ps128(lo), _mm256_extractf128_ps::<1>(lo));
+        let (c2, c3) = (_mm256_castps256_ps128(hi), _mm256_extractf128_ps::<1>(hi));
+        let (bp, bd) = (|k: usize| _mm_broadcast_ss(&p[k]), |k: usize| _mm_broadcast_ss(&d[k]));
+        (
+            _mm_fmadd_ps(c0, bp(0), _mm_fmadd_ps(c1, bp(1), _mm_fmadd_ps(c2, bp(2), c3))),
+            _mm_fmadd_ps(c0, bd(0), _mm_fmadd_ps(c1, bd(1), _mm_mul_ps(c2, bd(2)))),
+        )
+    }
+
+    /// Eight directions (the first three lanes of each of `d`) normalized together: transposed
+    /// to x, y, z rows of eight, the length squared summed `(x * x + y * y) + z * z`, then each
+    /// row multiplied by one reciprocal of the length (`n * (1 / |n|)`, glam's `normalize`:
+    /// one square root and one division serve eight normals); a length squared not above
+    /// 1e-20, or NaN, is not kept. Returns four registers of two `[x, y, z, 0]` (directions `k`
+    /// and `k + 4`) and the mask of the lanes kept, for [`store_normalized8`].
     #[inline]
     #[target_feature(enable = "avx")]
     fn normalize8(d: &[__m128; 8]) -> ([__m256; 4], i32) {
@@ -576,46 +643,186 @@ mod avx {
         let [x, y, z, _] = transpose([0, 1, 2, 3].map(|k| _mm256_set_m128(d[k + 4], d[k])));
         let l2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(x, x), _mm256_mul_ps(y, y)), _mm256_mul_ps(z, z));
         let keep = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(l2, _mm256_set1_ps(1e-20)));
-        let s = _mm256_sqrt_ps(l2);
+        let r = _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_sqrt_ps(l2));
         (
-            transpose([_mm256_div_ps(x, s), _mm256_div_ps(y, s), _mm256_div_ps(z, s), _mm256_setzero_ps()]),
+            transpose([_mm256_mul_ps(x, r), _mm256_mul_ps(y, r), _mm256_mul_ps(z, r), _mm256_setzero_ps()]),
             keep,
         )
     }
 
-    /// Stores [`normalize8`]'s eight directions in `out`; a lane not kept takes the input
+    /// Stores [`normalize8`]'s eight directions at `out` (24 floats, and the first float after
+    /// them): each as sixteen bytes in vertex order, its fourth lane landing on the next
+    /// vertex's x, which that vertex's store then overwrites (one store a vertex; the float
+    /// after the eighth belongs to a vertex written later). A lane not kept takes the input
     /// normal from `fallback`.
     ///
     /// # Safety
-    /// The CPU must support AVX; `out` and `fallback` hold eight entries.
+    /// The CPU must support AVX; 25 floats at `out`, eight entries at `fallback`.
     #[inline]
     #[target_feature(enable = "avx")]
-    unsafe fn store_normalized8((u, keep): ([__m256; 4], i32), fallback: &[[f32; 3]], out: &mut [[f32; 3]]) {
-        for (k, u) in u.into_iter().enumerate() {
-            // SAFETY: `out` holds eight entries (k + 4 < 8).
-            unsafe {
-                store3(out.get_unchecked_mut(k), _mm256_castps256_ps128(u));
-                store3(out.get_unchecked_mut(k + 4), _mm256_extractf128_ps::<1>(u));
+    unsafe fn store_normalized8((u, keep): ([__m256; 4], i32), fallback: *const [f32; 3], out: *mut f32) {
+        // SAFETY: the caller guarantees 25 floats at `out` and eight entries at `fallback`.
+        unsafe {
+            for (k, u) in u.iter().enumerate() {
+                _mm_storeu_ps(out.add(3 * k), _mm256_castps256_ps128(*u));
             }
-        }
-        if keep != 0xff {
-            for k in 0..8 {
-                if keep & (1 << k) == 0 {
-                    out[k] = fallback[k];
+            for (k, u) in u.iter().enumerate() {
+                _mm_storeu_ps(out.add(3 * (k + 4)), _mm256_extractf128_ps::<1>(*u));
+            }
+            if keep != 0xff {
+                for k in (0..8).filter(|k| keep & (1 << k) == 0) {
+                    *(out as *mut [f32; 3]).add(k) = *fallback.add(k);
                 }
             }
         }
     }
 
-    /// Positions and normals with AVX2 + FMA: the blended matrix as two 256-bit halves (as
-    /// [`positions`]), the point through all four columns, the normal through the first three;
-    /// eight vertices' normals then normalized together ([`normalize8`]) while the next eight
-    /// vertices are skinned, then stored; the last vertices' one at a time ([`store_unit`]: the
-    /// same bits).
+    /// One vertex alone (the loops' last vertices), with the blocks' arithmetic: its point
+    /// stored in `out`, its normal (when given) normalized by [`normalize8`] with the vertex in
+    /// every lane, so it has the bits it would have in a block.
     ///
     /// # Safety
-    /// The CPU must support AVX2 and FMA; every joint index must be below `palette.len()`; the
-    /// six other slices must hold at least as many entries as `out`.
+    /// The CPU must support AVX2 and FMA; `base` must point at a palette holding every joint in `j`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn one_vertex(
+        base: *const f32,
+        (j, w): (&[u16; 4], &[f32; 4]),
+        p: &[f32; 3],
+        out: &mut [f32; 3],
+        normal: Option<(&[f32; 3], &mut [f32; 3])>,
+    ) {
+        // SAFETY: the caller's guarantees; `eight` holds 27 floats (the 25 stored).
+        unsafe {
+            let (lo, hi) = blend_halves(base, j, w);
+            store3(out, point(lo, hi, p));
+            if let Some((d, o)) = normal {
+                let mut eight = [[0.0f32; 3]; 9];
+                let u = normalize8(&[direction(lo, hi, d); 8]);
+                store_normalized8(u, d as *const [f32; 3], eight.as_mut_ptr() as *mut f32);
+                *o = if u.1 & 1 != 0 { eight[0] } else { *d };
+            }
+        }
+    }
+
+    /// Skins eight vertices at a time with AVX2 + FMA, the blended matrix as two 256-bit halves
+    /// ([`blend_halves`]) computed two vertices ahead of its use (the palette reads and the
+    /// four-deep multiply-add chain of one vertex overlap the transforms of the two before it),
+    /// points through all four columns ([`point`]) stored sixteen bytes a vertex (the fourth
+    /// lane lands on the next vertex's x, which that vertex then overwrites); with normals,
+    /// a block's eight normals are normalized together ([`normalize8`]) while the next block is
+    /// skinned, then stored the same way ([`store_normalized8`]). The last vertex (which has no vertex after it) and those after
+    /// the last block go one at a time ([`one_vertex`]: the same bits).
+    ///
+    /// Joint indices are checked a block ahead of the palette reads ([`JointCheck`]); the loop
+    /// stops before reading a block that names a joint past the palette and returns a vertex
+    /// with no such joint before it (the outputs from some vertex before it on are not
+    /// written).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; the other slices must hold at least as many entries
+    /// as `out` (with `NORMALS`, `normals` and `out_normals` too; without, they are not read).
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn skin8<const NORMALS: bool>(
+        palette: &[Mat4],
+        joints: &[[u16; 4]],
+        weights: &[[f32; 4]],
+        positions: &[[f32; 3]],
+        normals: &[[f32; 3]],
+        out: &mut [[f32; 3]],
+        out_normals: &mut [[f32; 3]],
+    ) -> Result<(), usize> {
+        let with_normals = NORMALS;
+        let mut n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
+        if with_normals {
+            n = n.min(normals.len()).min(out_normals.len());
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        if palette.is_empty() {
+            return Err(0);
+        }
+        let check = JointCheck::new(joints, palette.len());
+        // Vertices 0..min(16, n) checked; at the start of block b, block b + 1 (or the last
+        // vertices) is checked, so every vertex is checked before its blend is read, two ahead.
+        if !check.vertices(0, n.min(8)) {
+            return Err(0);
+        }
+        if n > 8 && !check.vertices(8, n.min(16)) {
+            return Err(8);
+        }
+        let base = palette.as_ptr() as *const f32;
+        let (op, on) = (out.as_mut_ptr() as *mut f32, out_normals.as_mut_ptr() as *mut f32);
+        // SAFETY (the closure): the callers pass i < n, a checked vertex; the CPU features
+        // are the caller's guarantee.
+        let blend =
+            |i: usize| unsafe { blend_halves(base, joints.get_unchecked(i), weights.get_unchecked(i)) };
+        let blocks = (n - 1) / 8;
+        let (mut next, mut after) = (blend(0), blend(1.min(n - 1)));
+        let mut pending = [_mm_setzero_ps(); 8];
+        for b in 0..=blocks {
+            let done = (with_normals && b > 0).then(|| normalize8(&pending));
+            if b < blocks {
+                let ahead = 8 * b + 16;
+                if ahead - 8 < n && !check.vertices(ahead - 8, n.min(ahead)) {
+                    return Err(ahead - 8);
+                }
+                // One vertex of the block: its matrix was blended two vertices ago; the one
+                // two ahead (checked: at most vertex 8b + 9 < 8b + 16) is blended now.
+                macro_rules! vertex {
+                    ($k:expr) => {{
+                        let i = 8 * b + $k;
+                        let (lo, hi) = next;
+                        (next, after) = (after, blend((i + 2).min(n - 1)));
+                        // SAFETY: i < 8 * blocks <= n - 1, so vertex i + 1 exists and the
+                        // sixteen-byte store stays in `out`; the vertex's inputs are in their
+                        // slices.
+                        unsafe {
+                            if with_normals {
+                                let (p, d) = point_and_direction(
+                                    lo,
+                                    hi,
+                                    positions.get_unchecked(i),
+                                    normals.get_unchecked(i),
+                                );
+                                _mm_storeu_ps(op.add(3 * i), p);
+                                pending[$k] = d;
+                            } else {
+                                _mm_storeu_ps(op.add(3 * i), point(lo, hi, positions.get_unchecked(i)));
+                            }
+                        }
+                    }};
+                }
+                vertex!(0);
+                vertex!(1);
+                vertex!(2);
+                vertex!(3);
+                vertex!(4);
+                vertex!(5);
+                vertex!(6);
+                vertex!(7);
+            }
+            if let Some(u) = done {
+                // SAFETY: block b - 1's eight normals and the float after them (vertex 8b,
+                // below n) lie in `out_normals`; its fallbacks in `normals`.
+                unsafe { store_normalized8(u, normals.as_ptr().add(8 * (b - 1)), on.add(24 * (b - 1))) };
+            }
+        }
+        for i in 8 * blocks..n {
+            let normal = with_normals.then(|| (&normals[i], &mut out_normals[i]));
+            // SAFETY: vertex i was checked (the last block's look-ahead, or the first check).
+            unsafe { one_vertex(base, (&joints[i], &weights[i]), &positions[i], &mut out[i], normal) };
+        }
+        Ok(())
+    }
+
+    /// Positions and normals with AVX2 + FMA ([`skin8`]).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; the six other slices must hold at least as many
+    /// entries as `out`.
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn positions_normals(
@@ -626,43 +833,19 @@ mod avx {
         normals: &[[f32; 3]],
         out: &mut [[f32; 3]],
         out_normals: &mut [[f32; 3]],
-    ) {
-        let base = palette.as_ptr() as *const f32;
-        let n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
-        let n = n.min(normals.len()).min(out_normals.len());
-        // One vertex: its position stored, its normal (not yet normalized) returned.
-        let vertex = |i: usize, out: &mut [[f32; 3]]| {
-            // SAFETY: the callers pass i < n; the caller guarantees the joint indices and the
-            // CPU features.
-            unsafe {
-                let (lo, hi) = blend_halves(base, joints.get_unchecked(i), weights.get_unchecked(i));
-                store3(out.get_unchecked_mut(i), transform_halves(lo, hi, positions.get_unchecked(i), 1.0));
-                transform_halves(lo, hi, normals.get_unchecked(i), 0.0)
-            }
-        };
-        let blocks = n / 8;
-        // Software-pipelined: a block's normals are normalized while the next block's vertices
-        // are skinned (the square root and divisions overlap that work), then stored.
-        let mut pending: Option<[__m128; 8]> = None;
-        for b in 0..=blocks {
-            let done = pending.map(|d| normalize8(&d));
-            pending = (b < blocks).then(|| std::array::from_fn(|k| vertex(8 * b + k, out)));
-            if let Some(u) = done {
-                let r = 8 * (b - 1)..8 * b;
-                // SAFETY: AVX (the caller's AVX2); eight entries in each range (8 * b <= n).
-                unsafe { store_normalized8(u, &normals[r.clone()], &mut out_normals[r]) };
-            }
-        }
-        for i in 8 * blocks..n {
-            let d = vertex(i, out);
-            // SAFETY: i < n; SSE4.1 (the caller's AVX2).
-            unsafe { store_unit(out_normals.get_unchecked_mut(i), d, normals.get_unchecked(i)) };
+    ) -> Result<(), usize> {
+        let n = out.len().min(normals.len()).min(out_normals.len());
+        // SAFETY: the caller's guarantees; `normals` trimmed to the output's length.
+        unsafe {
+            skin8::<true>(palette, joints, weights, positions, &normals[..n], &mut out[..n], out_normals)
         }
     }
 
+    /// Positions with AVX2 + FMA ([`skin8`] without normals: the same points).
+    ///
     /// # Safety
-    /// The CPU must support AVX2 and FMA; every joint index must be below `palette.len()`; the
-    /// four other slices must hold at least as many entries as `out`.
+    /// The CPU must support AVX2 and FMA; the four other slices must hold at least as many
+    /// entries as `out`.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn positions(
         palette: &[Mat4],
@@ -670,19 +853,9 @@ mod avx {
         weights: &[[f32; 4]],
         positions: &[[f32; 3]],
         out: &mut [[f32; 3]],
-    ) {
-        let base = palette.as_ptr() as *const f32;
-        let n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
-        for i in 0..n {
-            // SAFETY: i < n, and the caller guarantees the joint indices and the CPU features.
-            unsafe {
-                let j = joints.get_unchecked(i);
-                let w = weights.get_unchecked(i);
-                let p = positions.get_unchecked(i);
-                let (lo, hi) = blend_halves(base, j, w);
-                store3(out.get_unchecked_mut(i), transform_halves(lo, hi, p, 1.0));
-            }
-        }
+    ) -> Result<(), usize> {
+        // SAFETY: the caller's guarantees.
+        unsafe { skin8::<false>(palette, joints, weights, positions, &[], out, &mut []) }
     }
 }
 
@@ -841,8 +1014,9 @@ mod tests {
         let (mut p, mut nr, mut p_only) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
         // SAFETY: AVX2 and FMA checked above; every joint below 32; the slices of one length.
         unsafe {
-            avx::positions_normals(&palette, &joints, &weights, &positions, &normals, &mut p, &mut nr);
-            avx::positions(&palette, &joints, &weights, &positions, &mut p_only);
+            avx::positions_normals(&palette, &joints, &weights, &positions, &normals, &mut p, &mut nr)
+                .unwrap();
+            avx::positions(&palette, &joints, &weights, &positions, &mut p_only).unwrap();
         }
         for i in 0..n {
             assert!(Vec3::from(p[i]).abs_diff_eq(Vec3::from(want_p[i]), 1e-4), "position {i}");
@@ -888,6 +1062,7 @@ mod tests {
                     &mut p,
                     &mut nr,
                 )
+                .unwrap()
             };
             (p, nr)
         };
@@ -903,6 +1078,49 @@ mod tests {
         }
         let len = Vec3::from(nr[30]).length();
         assert!((len - 1.0).abs() < 1e-6, "normal 30 has length {len}");
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx2_loops_stop_before_reading_a_joint_past_the_palette_wherever_it_falls() {
+        if !crate::simd::test_gate(crate::simd::SimdLevel::Avx2, "the AVX2 skinning loops' test") {
+            return;
+        }
+        // 43 vertices: blocks of eight read joints two vertices ahead and check a block ahead,
+        // so a bad joint is planted at each position of a block, at the block edges, in the
+        // look-ahead of the last block and in the tail. The loops must return a vertex from
+        // which the first bad joint is the planted one (nothing bad before it is skipped).
+        let palette = vec![Mat4::IDENTITY; 8];
+        let n = 43;
+        let (positions, normals, weights) =
+            (vec![[1.0, 2.0, 3.0]; n], vec![[0.0, 1.0, 0.0]; n], vec![[0.25; 4]; n]);
+        let first_bad_from =
+            |joints: &[[u16; 4]], from: usize| (from..n).find(|&i| joints[i].iter().any(|&j| j >= 8));
+        for (vertex, joint) in (0..n).map(|v| (v, if v % 3 == 0 { u16::MAX } else { 8 + v as u16 })) {
+            let mut joints = vec![[1u16, 2, 3, 7]; n];
+            joints[vertex][vertex % 4] = joint;
+            let (mut p, mut nr) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+            // SAFETY: AVX2 and FMA checked above; the slices of one length.
+            let (with, without) = unsafe {
+                (
+                    avx::positions_normals(
+                        &palette, &joints, &weights, &positions, &normals, &mut p, &mut nr,
+                    ),
+                    avx::positions(&palette, &joints, &weights, &positions, &mut p),
+                )
+            };
+            for (what, got) in [("with normals", with), ("positions only", without)] {
+                let from = got.expect_err(what);
+                assert!(from <= vertex, "{what}: vertex {vertex} planted, stopped at {from}");
+                assert_eq!(first_bad_from(&joints, from), Some(vertex), "{what}: vertex {vertex}");
+            }
+        }
+        let (mut p, mut nr) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+        let joints = vec![[0u16; 4]; n];
+        // SAFETY: AVX2 and FMA checked above; the slices of one length.
+        let got =
+            unsafe { avx::positions_normals(&[], &joints, &weights, &positions, &normals, &mut p, &mut nr) };
+        assert_eq!(got, Err(0), "an empty palette");
     }
 
     #[test]
