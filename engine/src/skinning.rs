@@ -235,7 +235,9 @@ fn aligned_palette<'a>(
 /// The SIMD loops. With AVX-512F a vertex's blended matrix is one 512-bit register; sixteen
 /// vertices go together, four at a time through the column sums, their points stored as three
 /// full registers and their normals normalized sixteen-wide. With AVX2 + FMA a palette matrix is
-/// two 256-bit halves (columns 0-1 and 2-3) and vertices go one at a time.
+/// two 256-bit halves (columns 0-1 and 2-3), vertices go eight to a block ([`avx::skin8`]: each
+/// matrix blended two vertices ahead, points and normals through 128-bit columns, a block's
+/// normals normalized together).
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::*;
