@@ -406,15 +406,16 @@ impl BlendingJob<'_> {
             // general loop below (pre-normalized weights), without its per-layer branches.
             let inv = 1.0 / (a.weight + b.weight);
             let (wa, wb) = (a.weight * inv, b.weight * inv);
-            // Four bones at a time: with AVX-512F in place (the four rotations gathered into one
-            // register, bit for bit `blend2_one`), with AVX eight at a time (rotations in rows of
-            // eight, translations and scales one unaligned access a bone), else rotations in SoA
-            // lanes (x, y, z, w of four quaternions), as ozz keeps them. The rest one by one.
+            // With AVX-512F sixteen bones at a time, with AVX eight (rotations in rows of sixteen
+            // or eight, translations and scales one unaligned access a bone; bit for bit
+            // `blend2_one`), else four at a time with rotations in SoA lanes (x, y, z, w of four
+            // quaternions), as ozz keeps them. The rest one by one.
             let four = n / 4 * 4;
             let (fa, fb, fo) = (&a.pose[..four], &b.pose[..four], &mut self.output[..four]);
             #[cfg(target_arch = "x86_64")]
-            if avx512::BLEND_LAYOUT && crate::simd::avx512() {
-                // SAFETY: AVX-512F and the layout checked just above; equal lengths, a multiple of 4.
+            if avx::LINEAR_LAYOUT && crate::simd::avx512() {
+                // SAFETY: AVX-512F (and AVX, which the avx512 level implies) and the layout
+                // checked just above; equal lengths, a multiple of 4.
                 unsafe { avx512::blend2(fa, fb, wa, wb, fo) };
             } else if avx::LINEAR_LAYOUT && crate::simd::avx2() {
                 // SAFETY: AVX (the avx2 level) and the layout checked just above; equal lengths,
