@@ -651,23 +651,6 @@ mod avx {
         _mm_fmadd_ps(c0, b(0), _mm_fmadd_ps(c1, b(1), _mm_mul_ps(c2, b(2))))
     }
 
-    /// [`point`] and [`direction`] of one vertex together (the same bits as each alone), both
-    /// computed before the point is stored: measured 3-5% faster than storing the point first.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn point_and_direction(lo: __m256, hi: __m256, p: &[f32; 3], d: &[f32; 3]) -> (__m128, __m128) {
-        let (c0, c1) = (_mm256_castps256_ps128(lo), _mm256_extractf128_ps::<1>(lo));
-        let (c2, c3) = (_mm256_castps256_ps128(hi), _mm256_extractf128_ps::<1>(hi));
-        let (bp, bd) = (|k: usize| _mm_broadcast_ss(&p[k]), |k: usize| _mm_broadcast_ss(&d[k]));
-        (
-            _mm_fmadd_ps(c0, bp(0), _mm_fmadd_ps(c1, bp(1), _mm_fmadd_ps(c2, bp(2), c3))),
-            _mm_fmadd_ps(c0, bd(0), _mm_fmadd_ps(c1, bd(1), _mm_mul_ps(c2, bd(2)))),
-        )
-    }
-
     /// Eight directions (the first three lanes of each of `d`) normalized together: transposed
     /// to x, y, z rows of eight, the length squared summed `(x * x + y * y) + z * z`, then each
     /// row multiplied by one reciprocal of the length (`n * (1 / |n|)`, glam's `normalize`:
@@ -819,11 +802,11 @@ mod avx {
                         // slices.
                         unsafe {
                             if with_normals {
-                                let (p, d) = point_and_direction(
-                                    lo,
-                                    hi,
-                                    positions.get_unchecked(i),
-                                    normals.get_unchecked(i),
+                                // Both before the point's store: measured 3-5% faster than
+                                // storing the point first.
+                                let (p, d) = (
+                                    point(lo, hi, positions.get_unchecked(i)),
+                                    direction(lo, hi, normals.get_unchecked(i)),
                                 );
                                 _mm_storeu_ps(op.add(3 * i), p);
                                 pending[$k] = d;

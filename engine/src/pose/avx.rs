@@ -113,21 +113,28 @@ unsafe fn rotation_sums(pa: *const f32, pb: *const f32, base: usize, w: &Weights
     (r, len)
 }
 
-/// Bone `t`'s translation and scale blended, written with the eight-float window from its
-/// rotation's z ([`LINEAR_LAYOUT`]): the rotation's z and w are written too, with a value the
-/// caller overwrites afterwards.
+/// Bone `t`'s translation and scale blended (`a * wa + b * wb`, the weights splat in `wa`,
+/// `wb`), written with the eight-float window from its rotation's z ([`LINEAR_LAYOUT`]): the
+/// rotation's z and w are written too, with a value the caller overwrites afterwards. Shared
+/// with the AVX-512 kernel.
 ///
 /// # Safety
 /// The CPU must support AVX; [`LINEAR_LAYOUT`] must hold; bone `t` lies inside all three slices.
 #[inline]
 #[target_feature(enable = "avx")]
-unsafe fn linear(pa: *const f32, pb: *const f32, po: *mut f32, t: usize, w: &Weights) {
+pub(super) unsafe fn linear(
+    pa: *const f32,
+    pb: *const f32,
+    po: *mut f32,
+    t: usize,
+    (wa, wb): (__m256, __m256),
+) {
     let at = 12 * t + LINEAR_AT;
     // SAFETY: floats 2-9 of bone t: its rotation's z and w, translation and scale, no padding.
     unsafe {
         let lin = _mm256_add_ps(
-            _mm256_mul_ps(_mm256_loadu_ps(pa.add(at)), w.a),
-            _mm256_mul_ps(_mm256_loadu_ps(pb.add(at)), w.b),
+            _mm256_mul_ps(_mm256_loadu_ps(pa.add(at)), wa),
+            _mm256_mul_ps(_mm256_loadu_ps(pb.add(at)), wb),
         );
         _mm256_storeu_ps(po.add(at), lin);
     }
@@ -163,7 +170,7 @@ pub(super) unsafe fn blend2(a: &[Transform], b: &[Transform], wa: f32, wb: f32, 
                 if g + 1 < groups { unsafe { rotation_sums(pa, pb, base + 96, &w) } } else { (r, len) };
             for t in 8 * g..8 * g + 8 {
                 // SAFETY: t < 8 * groups <= n; LINEAR_LAYOUT is the caller's guarantee.
-                unsafe { linear(pa, pb, po, t, &w) };
+                unsafe { linear(pa, pb, po, t, (w.a, w.b)) };
             }
             let ok = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(len, w.tiny));
             let q = transpose([0, 1, 2, 3].map(|k| _mm256_div_ps(r[k], len)));
@@ -188,8 +195,8 @@ pub(super) unsafe fn blend2(a: &[Transform], b: &[Transform], wa: f32, wb: f32, 
         // SAFETY: t1 < n, so both bones lie inside each slice; their translations and scales
         // are written before their rotations.
         unsafe {
-            linear(pa, pb, po, t0, &w);
-            linear(pa, pb, po, t1, &w);
+            linear(pa, pb, po, t0, (w.a, w.b));
+            linear(pa, pb, po, t1, (w.a, w.b));
             let load = |p: *const f32| _mm256_loadu2_m128(p.add(12 * t1), p.add(12 * t0));
             let (qa, qb) = (load(pa), load(pb));
             let flip = _mm256_cmp_ps::<_CMP_LT_OQ>(half_sums(_mm256_mul_ps(qa, qb)), w.zero);

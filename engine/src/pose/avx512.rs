@@ -128,18 +128,10 @@ pub(super) unsafe fn blend2(a: &[Transform], b: &[Transform], wa: f32, wb: f32, 
             // SAFETY: g + 1 < groups, so the next group lies inside both inputs.
             let next =
                 if g + 1 < groups { unsafe { rotation_sums(pa, pb, base + 192, &w) } } else { (r, len) };
-            for k in 0..16 {
-                // SAFETY: floats 2-9 of bone 16g + k (< n): its rotation's z and w, translation
-                // and scale (LINEAR_LAYOUT, the caller's guarantee), no padding; the rotation
-                // lanes written here are overwritten below.
-                unsafe {
-                    let at = base + 12 * k + 2;
-                    let lin = _mm256_add_ps(
-                        _mm256_mul_ps(_mm256_loadu_ps(pa.add(at)), w.a8),
-                        _mm256_mul_ps(_mm256_loadu_ps(pb.add(at)), w.b8),
-                    );
-                    _mm256_storeu_ps(po.add(at), lin);
-                }
+            for t in 16 * g..16 * g + 16 {
+                // SAFETY: t < 16 * groups <= n; AVX and LINEAR_LAYOUT are the caller's
+                // guarantees; the rotation lanes written here are overwritten below.
+                unsafe { super::avx::linear(pa, pb, po, t, (w.a8, w.b8)) };
             }
             let ok = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(len, w.tiny);
             let q = transpose16([0, 1, 2, 3].map(|k| _mm512_div_ps(r[k], len)));
