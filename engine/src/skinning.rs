@@ -651,56 +651,57 @@ mod avx {
         _mm_fmadd_ps(c0, b(0), _mm_fmadd_ps(c1, b(1), _mm_mul_ps(c2, b(2))))
     }
 
-    /// Eight directions (the first three lanes of each of `d`) normalized together: transposed
-    /// to x, y, z rows of eight, the length squared summed `(x * x + y * y) + z * z`, then each
-    /// row multiplied by one reciprocal of the length (`n * (1 / |n|)`, glam's `normalize`:
-    /// one square root and one division serve eight normals); a length squared not above
-    /// 1e-20, or NaN, is not kept. Returns four registers of two `[x, y, z, 0]` (directions `k`
-    /// and `k + 4`) and the mask of the lanes kept, for [`store_normalized8`].
-    #[inline]
-    #[target_feature(enable = "avx")]
-    fn normalize8(d: &[__m128; 8]) -> ([__m256; 4], i32) {
-        let transpose = crate::pose::avx::transpose;
-        let [x, y, z, _] = transpose([0, 1, 2, 3].map(|k| _mm256_set_m128(d[k + 4], d[k])));
-        let l2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(x, x), _mm256_mul_ps(y, y)), _mm256_mul_ps(z, z));
-        let keep = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(l2, _mm256_set1_ps(1e-20)));
-        let r = _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_sqrt_ps(l2));
-        (
-            transpose([_mm256_mul_ps(x, r), _mm256_mul_ps(y, r), _mm256_mul_ps(z, r), _mm256_setzero_ps()]),
-            keep,
-        )
-    }
-
-    /// Stores [`normalize8`]'s eight directions at `out` (24 floats, and the first float after
-    /// them): each as sixteen bytes in vertex order, its fourth lane landing on the next
-    /// vertex's x, which that vertex's store then overwrites (one store a vertex; the float
-    /// after the eighth belongs to a vertex written later). A lane not kept takes the input
-    /// normal from `fallback`.
+    /// Normalizes, in place, the eight directions at `p` (24 floats, `[x, y, z]` a vertex, as the
+    /// loop stored them): loaded as three pairs of sixteen-byte halves and split into x, y and z
+    /// rows of eight with five shuffles (no transpose of eight registers), the length squared
+    /// summed `(x * x + y * y) + z * z`, each row multiplied by the reciprocal square root of
+    /// it (the CPU's approximation `r0` and one Newton step, `r0 * (1.5 - (l2 / 2) r0 r0)`:
+    /// within two units in the last place of `1 / |n|`, and no divider on the loop's path),
+    /// then put back in vertex order with five shuffles and stored as three pairs of halves. A
+    /// length squared not above 1e-20, or NaN, takes the input normal from `fallback`.
+    ///
+    /// The approximation's bits are the CPU's own (they can differ between CPU makers in the
+    /// last place, never between this loop's blocks and [`one_vertex`] on one machine).
     ///
     /// # Safety
-    /// The CPU must support AVX; 25 floats at `out`, eight entries at `fallback`.
+    /// The CPU must support AVX and FMA; 24 floats at `p`, eight entries at `fallback`.
     #[inline]
-    #[target_feature(enable = "avx")]
-    unsafe fn store_normalized8((u, keep): ([__m256; 4], i32), fallback: *const [f32; 3], out: *mut f32) {
-        // SAFETY: the caller guarantees 25 floats at `out` and eight entries at `fallback`.
+    #[target_feature(enable = "avx,fma")]
+    unsafe fn normalize8_in_place(fallback: *const [f32; 3], p: *mut f32) {
+        // SAFETY: the caller guarantees 24 floats at `p` and eight entries at `fallback`.
         unsafe {
-            for (k, u) in u.iter().enumerate() {
-                _mm_storeu_ps(out.add(3 * k), _mm256_castps256_ps128(*u));
-            }
-            for (k, u) in u.iter().enumerate() {
-                _mm_storeu_ps(out.add(3 * (k + 4)), _mm256_extractf128_ps::<1>(*u));
-            }
+            let halves = |a: usize| _mm256_loadu2_m128(p.add(a + 12), p.add(a));
+            // Per 128-bit half (vertices 0-3, 4-7): [x0 y0 z0 x1], [y1 z1 x2 y2], [z2 x3 y3 z3].
+            let (m0, m1, m2) = (halves(0), halves(4), halves(8));
+            let xy = _mm256_shuffle_ps::<0b10_01_11_10>(m1, m2); // x2 y2 x3 y3
+            let yz = _mm256_shuffle_ps::<0b01_00_10_01>(m0, m1); // y0 z0 y1 z1
+            let x = _mm256_shuffle_ps::<0b10_00_11_00>(m0, xy);
+            let y = _mm256_shuffle_ps::<0b11_01_10_00>(yz, xy);
+            let z = _mm256_shuffle_ps::<0b11_00_11_01>(yz, m2);
+            let l2 =
+                _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(x, x), _mm256_mul_ps(y, y)), _mm256_mul_ps(z, z));
+            let keep = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(l2, _mm256_set1_ps(1e-20)));
+            let r0 = _mm256_rsqrt_ps(l2);
+            let h = _mm256_mul_ps(_mm256_mul_ps(l2, _mm256_set1_ps(0.5)), r0);
+            let r = _mm256_mul_ps(r0, _mm256_fnmadd_ps(h, r0, _mm256_set1_ps(1.5)));
+            let (x, y, z) = (_mm256_mul_ps(x, r), _mm256_mul_ps(y, r), _mm256_mul_ps(z, r));
+            let xy = _mm256_shuffle_ps::<0b10_00_10_00>(x, y); // x0 x2 y0 y2
+            let yz = _mm256_shuffle_ps::<0b11_01_11_01>(y, z); // y1 y3 z1 z3
+            let zx = _mm256_shuffle_ps::<0b11_01_10_00>(z, x); // z0 z2 x1 x3
+            _mm256_storeu2_m128(p.add(12), p, _mm256_shuffle_ps::<0b10_00_10_00>(xy, zx));
+            _mm256_storeu2_m128(p.add(16), p.add(4), _mm256_shuffle_ps::<0b11_01_10_00>(yz, xy));
+            _mm256_storeu2_m128(p.add(20), p.add(8), _mm256_shuffle_ps::<0b11_01_11_01>(zx, yz));
             if keep != 0xff {
                 for k in (0..8).filter(|k| keep & (1 << k) == 0) {
-                    *(out as *mut [f32; 3]).add(k) = *fallback.add(k);
+                    *(p as *mut [f32; 3]).add(k) = *fallback.add(k);
                 }
             }
         }
     }
 
     /// One vertex alone (the loops' last vertices), with the blocks' arithmetic: its point
-    /// stored in `out`, its normal (when given) normalized by [`normalize8`] with the vertex in
-    /// every lane, so it has the bits it would have in a block.
+    /// stored in `out`, its normal (when given) normalized by [`normalize8_in_place`] with the
+    /// vertex in all eight places, so it has the bits it would have in a block.
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA; `base` must point at a palette holding every joint in `j`.
@@ -713,15 +714,16 @@ mod avx {
         out: &mut [f32; 3],
         normal: Option<(&[f32; 3], &mut [f32; 3])>,
     ) {
-        // SAFETY: the caller's guarantees; `eight` holds 27 floats (the 25 stored).
+        // SAFETY: the caller's guarantees; `eight` holds 24 floats, `fallback` eight entries.
         unsafe {
             let (lo, hi) = blend_halves(base, j, w);
             store3(out, point(lo, hi, p));
             if let Some((d, o)) = normal {
-                let mut eight = [[0.0f32; 3]; 9];
-                let u = normalize8(&[direction(lo, hi, d); 8]);
-                store_normalized8(u, d as *const [f32; 3], eight.as_mut_ptr() as *mut f32);
-                *o = if u.1 & 1 != 0 { eight[0] } else { *d };
+                let mut eight = [[0.0f32; 3]; 8];
+                store3(&mut eight[0], direction(lo, hi, d));
+                eight = [eight[0]; 8];
+                normalize8_in_place([*d; 8].as_ptr(), eight.as_mut_ptr() as *mut f32);
+                *o = eight[0];
             }
         }
     }
@@ -731,14 +733,16 @@ mod avx {
     /// four-deep multiply-add chain of one vertex overlap the transforms of the two before it),
     /// points through all four columns ([`point`]) stored sixteen bytes a vertex (the fourth
     /// lane lands on the next vertex's x, which that vertex then overwrites); with normals,
-    /// a block's eight normals are normalized together ([`normalize8`]) while the next block is
-    /// skinned, then stored the same way ([`store_normalized8`]). The last vertex (which has no vertex after it) and those after
-    /// the last block go one at a time ([`one_vertex`]: the same bits).
+    /// a normal is stored the same way as it leaves the matrix, and a block's eight normals
+    /// are normalized in place ([`normalize8_in_place`]) after the next block's vertices (by
+    /// then their stores have left the store buffer, and the normals are in the first-level
+    /// cache). The last vertex (which has no vertex after it) and those after the last block
+    /// go one at a time ([`one_vertex`]: the same bits).
     ///
     /// Joint indices are checked a block ahead of the palette reads ([`JointCheck`]); the loop
     /// stops before reading a block that names a joint past the palette and returns a vertex
     /// with no such joint before it (the outputs from some vertex before it on are not
-    /// written).
+    /// written, or their normals not yet normalized).
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA; the other slices must hold at least as many entries
@@ -782,9 +786,7 @@ mod avx {
             |i: usize| unsafe { blend_halves(base, joints.get_unchecked(i), weights.get_unchecked(i)) };
         let blocks = (n - 1) / 8;
         let (mut next, mut after) = (blend(0), blend(1.min(n - 1)));
-        let mut pending = [_mm_setzero_ps(); 8];
         for b in 0..=blocks {
-            let done = (with_normals && b > 0).then(|| normalize8(&pending));
             if b < blocks {
                 let ahead = 8 * b + 16;
                 if ahead - 8 < n && !check.vertices(ahead - 8, n.min(ahead)) {
@@ -798,8 +800,8 @@ mod avx {
                         let (lo, hi) = next;
                         (next, after) = (after, blend((i + 2).min(n - 1)));
                         // SAFETY: i < 8 * blocks <= n - 1, so vertex i + 1 exists and the
-                        // sixteen-byte store stays in `out`; the vertex's inputs are in their
-                        // slices.
+                        // sixteen-byte stores stay in `out` and `out_normals`; the vertex's
+                        // inputs are in their slices.
                         unsafe {
                             if with_normals {
                                 // Both before the point's store: measured 3-5% faster than
@@ -809,7 +811,7 @@ mod avx {
                                     direction(lo, hi, normals.get_unchecked(i)),
                                 );
                                 _mm_storeu_ps(op.add(3 * i), p);
-                                pending[$k] = d;
+                                _mm_storeu_ps(on.add(3 * i), d);
                             } else {
                                 _mm_storeu_ps(op.add(3 * i), point(lo, hi, positions.get_unchecked(i)));
                             }
@@ -825,10 +827,10 @@ mod avx {
                 vertex!(6);
                 vertex!(7);
             }
-            if let Some(u) = done {
-                // SAFETY: block b - 1's eight normals and the float after them (vertex 8b,
-                // below n) lie in `out_normals`; its fallbacks in `normals`.
-                unsafe { store_normalized8(u, normals.as_ptr().add(8 * (b - 1)), on.add(24 * (b - 1))) };
+            if with_normals && b > 0 {
+                // SAFETY: block b - 1's eight normals lie in `out_normals` (8b <= n - 1), its
+                // fallbacks in `normals`; the CPU features are the caller's guarantee.
+                unsafe { normalize8_in_place(normals.as_ptr().add(8 * (b - 1)), on.add(24 * (b - 1))) };
             }
         }
         for i in 8 * blocks..n {
