@@ -148,6 +148,45 @@ struct Grid {
     frames: u32,
     /// Whether every key of the clip lies on a frame.
     aligned: bool,
+    /// The frames that sample at a key time instead of their grid time, with that time (sorted
+    /// by frame; see [`snap_keys`]).
+    snapped: Vec<(u32, f32)>,
+}
+
+/// How far (in frames) a key time may lie from a frame and still count as on it (rounding of
+/// the times a file writes).
+const ON_FRAME: f64 = 1e-3;
+
+/// The frame each key time of `keys` (sorted, distinct) samples at on the grid `first + f /
+/// rate` of `frames` frames: its nearest frame, where the key time then replaces the frame's
+/// grid time, so a key between frames (pasted at a playhead, dragged with snapping off) is
+/// stored at its own time instead of being interpolated over. Times within [`ON_FRAME`] of an
+/// earlier one count as that one. With `half_frame` false, only keys within [`ON_FRAME`] of a
+/// frame are placed (the first of them where several are), and it never fails; with it true,
+/// every key is placed, and `None` says two different key times share a nearest frame (a finer
+/// grid is needed). Also returns how many placed keys are off their frame by more than
+/// [`ON_FRAME`].
+fn snap_keys(keys: &[f32], first: f32, rate: f32, frames: u32, half_frame: bool) -> Option<(Vec<(u32, f32)>, usize)> {
+    let (mut out, mut off): (Vec<(u32, f32)>, usize) = (Vec::new(), 0);
+    for &k in keys {
+        let x = (k - first) as f64 * rate as f64;
+        let f = x.round().clamp(0.0, frames.saturating_sub(1) as f64);
+        let far = (x - f).abs() >= ON_FRAME;
+        if far && !half_frame {
+            continue;
+        }
+        if let Some(&(g, t)) = out.last()
+            && g == f as u32
+        {
+            if !half_frame || ((k - t) as f64 * rate as f64).abs() < ON_FRAME {
+                continue;
+            }
+            return None;
+        }
+        out.push((f as u32, k));
+        off += usize::from(far);
+    }
+    Some((out, off))
 }
 
 /// Each bone's first error budget, as a share of the tolerance (measured on the CMU capture:
@@ -181,6 +220,7 @@ fn grid(clip: &Clip, rate_floor: f32) -> Result<Grid, CompressError> {
             rate,
             frames: 1,
             aligned: true,
+            snapped: Vec::new(),
         });
     }
     let span = last - first;
@@ -189,23 +229,44 @@ fn grid(clip: &Clip, rate_floor: f32) -> Result<Grid, CompressError> {
         let frames = (span as f64 * rate.min(MAX_RATE) as f64).round().max(1.0);
         (frames / span as f64) as f32
     };
-    let on_grid = |rate: f32| {
-        rate > 0.0
-            && clip.key_time_arrays().flatten().all(|&t| {
-                let f = (t - first) as f64 * rate as f64;
-                (f - f.round()).abs() < 1e-3
-            })
+    let frames_at = |rate: f32| (span as f64 * rate as f64).round() + 1.0;
+    let keys = clip.key_times();
+    // Every key placed on its nearest frame, and how many sit between frames.
+    let placed = |rate: f32| {
+        let frames = frames_at(rate);
+        if frames > MAX_FRAMES as f64 {
+            return None;
+        }
+        let exact = (frames.max(2.0) - 1.0) as f32 / span;
+        snap_keys(&keys, first, exact, frames.max(2.0) as u32, true)
     };
+    // The finest key spacing's grid where every key lies on it, else the authored rate's; else
+    // the typical (median) key spacing's where at most one key in a hundred lies between frames
+    // and each of those can keep its own time (a capture with a frame's keys pasted or dragged
+    // off its frames keeps its rate); else the finer of the first two.
     let (keyed, authored) = (fitted(keyed), fitted(authored));
-    let chosen = if on_grid(keyed) {
-        keyed
-    } else if on_grid(authored) {
-        authored
+    let exact = |rate: f32| placed(rate).is_some_and(|(_, off)| off == 0);
+    let typical = || {
+        let mut gaps: Vec<f32> = keys.windows(2).map(|w| w[1] - w[0]).filter(|&d| d > 1e-6).collect();
+        if gaps.is_empty() {
+            return None;
+        }
+        let mid = gaps.len() / 2;
+        let median = *gaps.select_nth_unstable_by(mid, f32::total_cmp).1;
+        let rate = fitted(1.0 / median);
+        let (_, off) = placed(rate)?;
+        (off <= (keys.len() / 100).max(1)).then_some(rate)
+    };
+    // (The rate, whether every key lies on its grid, whether keys between frames keep their times.)
+    let (chosen, on, between) = if exact(keyed) {
+        (keyed, true, false)
+    } else if exact(authored) {
+        (authored, true, false)
     } else {
-        authored.max(keyed)
+        typical().map_or((authored.max(keyed), false, false), |rate| (rate, false, true))
     };
     let nominal = if rate_floor > chosen { fitted(rate_floor) } else { chosen };
-    let frames = (span as f64 * nominal as f64).round() + 1.0;
+    let frames = frames_at(nominal);
     if frames > MAX_FRAMES as f64 {
         return Err(CompressError::TooManyFrames {
             clip: clip.name.clone(),
@@ -216,12 +277,16 @@ fn grid(clip: &Clip, rate_floor: f32) -> Result<Grid, CompressError> {
         });
     }
     let frames = frames.max(2.0) as u32;
-    Ok(Grid {
-        start: first,
-        rate: (frames - 1) as f32 / span,
-        frames,
-        aligned: nominal == chosen && on_grid(chosen),
-    })
+    let rate = (frames - 1) as f32 / span;
+    // Keys between frames keep their times on a capture's grid (at any floor: a finer grid
+    // does not bring a pasted key onto a frame); elsewhere (hand-keyed clips on a grid their
+    // easing needs) they are interpolated over as the measurement allows.
+    let (snapped, _) = between
+        .then(|| snap_keys(&keys, first, rate, frames, true))
+        .flatten()
+        .or_else(|| snap_keys(&keys, first, rate, frames, false))
+        .expect("placing only the keys on frames never fails");
+    Ok(Grid { start: first, rate, frames, aligned: nominal == chosen && on, snapped })
 }
 
 /// One track's samples on the grid (rotations with `w >= 0`), with its bone's lever arm.
@@ -589,36 +654,33 @@ impl BitWriter<'_> {
     }
 }
 
-/// The grid samples of every track the clip has (rotations with `w >= 0`). A frame within a
-/// thousandth of a frame of a key time samples at that key time, so a key on the grid is stored
-/// as it is, not a rounding step away along the segment (which a capture's half-turn jumps
-/// between keys would magnify).
+/// The grid samples of every track the clip has (rotations with `w >= 0`). A frame that
+/// `snapped` places a key on ([`snap_keys`]: within a thousandth of a frame of it, or its
+/// nearest frame when the grid keeps keys between frames) samples at that key time, so a key is
+/// stored as it is, not a rounding step away along the segment (which a capture's half-turn
+/// jumps between keys would magnify).
 ///
 /// Also returns the frames whose key time is off the grid by more than rounding ([`is_off_grid`]):
 /// the clip keeps their exact times ([`CompressedClip::frame_time`]).
 fn sources(
     clip: &Clip,
     skeleton: &Skeleton,
-    start: f32,
-    rate: f32,
-    frames: u32,
+    (start, rate, frames): (f32, f32, u32),
+    snapped: &[(u32, f32)],
     arm: &[f32],
 ) -> (Vec<Source>, Vec<(u32, f32)>) {
     let n = skeleton.bone_count();
     let mut ctx = SamplingContext::new(n);
     let mut local = skeleton.bind_pose.clone();
     let mut per_frame: Vec<Transform> = Vec::with_capacity(frames as usize * n);
-    let keys = clip.key_times();
-    let mut next = 0usize;
+    let mut next = snapped.iter().peekable();
     let mut off_grid = Vec::new();
     for f in 0..frames {
         let mut time = start + f as f32 / rate;
-        while next < keys.len() && keys[next] < time - 1e-3 / rate {
-            next += 1;
-        }
-        if let Some(&k) = keys.get(next)
-            && (k - time).abs() < 1e-3 / rate
+        if let Some(&&(g, k)) = next.peek()
+            && g == f
         {
+            next.next();
             if is_off_grid(k, time) {
                 off_grid.push((f, k));
             }
@@ -771,7 +833,7 @@ impl CompressedClip {
             (0..n).map(|b| lever.get(b).copied().unwrap_or(0.0).max(shell).max(1e-6)).collect();
         let mut rate_floor = 0.0f32;
         loop {
-            let Grid { start, rate, frames, aligned } = grid(clip, rate_floor)?;
+            let Grid { start, rate, frames, aligned, snapped } = grid(clip, rate_floor)?;
             let times = measure_times(clip, n, start, rate, frames, aligned);
             let Some(reference) = simplify::model_poses(clip, skeleton, &times) else {
                 return Err(CompressError::Fault(format!(
@@ -780,7 +842,7 @@ impl CompressedClip {
                 )));
             };
             let m = Measure { times, reference };
-            let (srcs, off_grid) = sources(clip, skeleton, start, rate, frames, &arm);
+            let (srcs, off_grid) = sources(clip, skeleton, (start, rate, frames), &snapped, &arm);
             let segments = (frames as usize).div_ceil(SEGMENT_FRAMES);
             let mut enc = Encoder {
                 clip,

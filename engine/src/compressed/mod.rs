@@ -14,7 +14,10 @@
 //!
 //! **How it is stored** (ACL's approach, with ozz-animation's key stripping where it is smaller):
 //! - The clip is sampled on a uniform grid of frames at its rate (the rate its keys are on: a
-//!   120 Hz capture keeps its 120 Hz frames exactly; see [`CompressOptions`]).
+//!   120 Hz capture keeps its 120 Hz frames exactly; see [`CompressOptions`]). A few keys
+//!   between the frames (a frame's keys pasted at a playhead, dragged with snapping off) do not
+//!   change the rate: each gives its nearest frame its own time, which the clip keeps
+//!   ([`CompressedClip::frame_time`]).
 //! - A track (translation, rotation or scale of one bone) that stays within its error budget of
 //!   the bind pose is a **default** track and stores nothing; one that stays within it of one
 //!   value is a **constant** track, stored once as full floats.

@@ -512,3 +512,39 @@ fn a_key_moved_off_the_captures_grid_keeps_its_time_and_the_promise() {
     let back = CompressedClip::from_cooked(&packed.to_cooked()).unwrap();
     assert_eq!(back.frame_time(110), packed.frame_time(110));
 }
+
+/// The capture of the test above with one frame's keys (every track's) replaced by those of
+/// another frame, `off` frames past the captures' grid: 0.0015 frames is what pasting a frame's
+/// keys at a playhead on true 1/120 s frames leaves in a capture whose key times are 7-digit
+/// 1/120 s (found in the editor: the clip could not be compressed at all, "no grid up to 960 Hz"),
+/// 0.3 and -0.45 frames a key dragged with snapping off. The grid stays the capture's 120 Hz,
+/// that frame keeps the pasted keys' exact time, and the promise holds at 0.01 cm.
+#[test]
+fn keys_pasted_between_the_captures_frames_keep_their_time_and_the_promise() {
+    let sk = mocap_skeleton();
+    let base = mocap_like_clip(&sk, "capture", 300, 1.0 / 0.008333, 131);
+    for off in [0.0015f32, 0.3, -0.45] {
+        let mut clip = base.clone();
+        let pasted = (120.0 + off) * 0.008333;
+        fn replace<T: marrow_engine::track::Animatable>(track: &Track<T>, at: f32) -> Track<T> {
+            let (mut t, mut v) = (track.times().to_vec(), track.values().to_vec());
+            (t[120], v[120]) = (at, v[40]);
+            Track::from_keys(Interpolation::Linear, t, v).unwrap()
+        }
+        for ch in clip.channels_mut() {
+            ch.rotation = ch.rotation.as_ref().map(|r| replace(r, pasted));
+            ch.translation = ch.translation.as_ref().map(|r| replace(r, pasted));
+        }
+        let (packed, r) = compress_and_check(&sk, &clip, 1e-4);
+        assert_eq!((r.frames, r.rate.round()), (300, 120.0), "{off} frames off: the capture's grid kept");
+        assert_eq!(packed.frame_time(120), pasted, "{off} frames off: the pasted keys' time kept");
+        for f in [119, 121] {
+            assert!((packed.frame_time(f) - f as f32 * 0.008333).abs() < 1e-6, "{off}: frame {f}");
+        }
+        let back = CompressedClip::from_cooked(&packed.to_cooked()).unwrap();
+        assert_eq!(
+            sample_bits(&sk, &back, &[pasted, 1.0, pasted - 0.004]),
+            sample_bits(&sk, &packed, &[pasted, 1.0, pasted - 0.004])
+        );
+    }
+}
