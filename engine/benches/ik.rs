@@ -7,9 +7,11 @@
 //! per chain / 4. These run at the SIMD level `MARROW_SIMD` picks.
 //! `ik/two_bone/chain`: one iteration is one two-bone chain solved (`TwoBoneIkJob::run`, validation included): a leg
 //! (hip, knee, ankle) with 64 targets in turn around it, inside and beyond reach, so the
-//! straight, bent and softened cases all run. The CPU's SIMD level does not matter here: the job
-//! is scalar glam code. `ik/aim/joint`: one head aimed (`AimJob::run`) from an eye offset at 64
-//! targets in turn, with its up axis toward a pole and yaw and pitch limits. Target (#27): at most
+//! straight, bent and softened cases all run (the single job is one lane of the lane solve,
+//! compiled for AVX2 at the `avx2` level and above). `ik/aim/joint`: one head aimed (`AimJob::run`) from an eye offset at 64
+//! targets in turn, with its up axis toward a pole and yaw and pitch limits;
+//! `ik/aim/joint_no_limits` the same without limits (`AimLimits::NONE`: ozz-animation's
+//! `IKAimJob` has none, so this is the row to set beside it). Target (#27): at most
 //! 60 ns per chain or joint on one thread. `ik/character/*`: one Animator tick (advance and
 //! evaluate: sample, compose, palette) of the 31-joint capture rig walking through a graph, with
 //! and without a two-foot FootPlant on a slope and a LookAt on the head shared by the chest and
@@ -236,6 +238,28 @@ fn bench(c: &mut Criterion) {
                 pole: Vec3::Y,
                 twist: 0.0,
                 limits: AimLimits { yaw: 1.2, pitch: 0.6 },
+                weight: 1.0,
+                correction: &mut correction,
+                reached: &mut reached,
+            }
+            .run()
+            .expect("valid");
+            black_box((correction, reached))
+        })
+    });
+    c.bench_function("ik/aim/joint_no_limits", |b| {
+        b.iter(|| {
+            k = (k + 1) % targets.len();
+            let (mut correction, mut reached) = (Quat::IDENTITY, false);
+            AimJob {
+                joint: black_box(&head),
+                target: black_box(targets[k] * 4.0 + Vec3::Z),
+                forward: Vec3::Z,
+                offset: Vec3::new(0.0, 0.08, 0.1),
+                up: Vec3::Y,
+                pole: Vec3::Y,
+                twist: 0.0,
+                limits: AimLimits::NONE,
                 weight: 1.0,
                 correction: &mut correction,
                 reached: &mut reached,

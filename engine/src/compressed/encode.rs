@@ -166,7 +166,13 @@ const ON_FRAME: f64 = 1e-3;
 /// every key is placed, and `None` says two different key times share a nearest frame (a finer
 /// grid is needed). Also returns how many placed keys are off their frame by more than
 /// [`ON_FRAME`].
-fn snap_keys(keys: &[f32], first: f32, rate: f32, frames: u32, half_frame: bool) -> Option<(Vec<(u32, f32)>, usize)> {
+fn snap_keys(
+    keys: &[f32],
+    first: f32,
+    rate: f32,
+    frames: u32,
+    half_frame: bool,
+) -> Option<(Vec<(u32, f32)>, usize)> {
     let (mut out, mut off): (Vec<(u32, f32)>, usize) = (Vec::new(), 0);
     for &k in keys {
         let x = (k - first) as f64 * rate as f64;

@@ -278,16 +278,25 @@ fn limit<const N: usize>(turn: Q<N>, forward: V3<N>, up: V3<N>, (yaw, pitch): (F
     let y = z.cross(x);
     let d = turn.rotate(forward);
     let (dx, dy, dz) = (d.dot(x), d.dot(y), d.dot(z));
-    let h = (dx * dx + dz * dz).sqrt();
-    let r = (h * h + dy * dy).sqrt();
     let (yaw_sin, yaw_cos) = yaw.sin_cos_to_pi();
     let (pitch_sin, pitch_cos) = pitch.sin_cos_to_pi();
-    let yaw_ok = yaw.ge(F::splat(PI)).or(dz.ge(yaw_cos * h));
-    let pitch_ok = pitch.ge(F::splat(FRAC_PI_2)).or(h.ge(pitch_cos * r));
+    // `dz >= yaw_cos h` and `h >= pitch_cos r` (h = |(dx, dz)|, r = |d|) compared squared, so
+    // the common case (within both limits) waits on no square root: for a limit under a
+    // quarter turn (`yaw_cos >= 0`) dz must be ahead and dz^2 >= yaw_cos^2 h^2; past it, dz
+    // ahead or dz^2 <= yaw_cos^2 h^2; a pitch under a quarter turn has pitch_cos >= 0.
+    let h2 = dx * dx + dz * dz;
+    let r2 = h2 + dy * dy;
+    let (ahead, dz2, yc2) = (dz.ge(F::splat(0.0)), dz * dz, yaw_cos * yaw_cos * h2);
+    let narrow = yaw_cos.ge(F::splat(0.0));
+    let yaw_within = narrow.and(ahead.and(dz2.ge(yc2))).or(narrow.not().and(ahead.or(dz2.le(yc2))));
+    let yaw_ok = yaw.ge(F::splat(PI)).or(yaw_within);
+    let pitch_ok = pitch.ge(F::splat(FRAC_PI_2)).or(h2.ge(pitch_cos * pitch_cos * r2));
     let clamped = side_length.ge(F::splat(EPSILON)).and(yaw_ok.and(pitch_ok).not());
     if !clamped.any() {
         return (turn, clamped);
     }
+    let h = h2.sqrt();
+    let r = (h * h + dy * dy).sqrt();
     // The held direction's yaw (as a sine and cosine): its own within the limit (forward for a
     // direction straight along up), else the limit on its side.
     let flat = h.gt(zero);

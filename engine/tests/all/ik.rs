@@ -475,6 +475,41 @@ fn aim_limits_hold_yaw_and_pitch_and_weight_zero_is_the_identity() {
     assert!((half.angle_between(Quat::IDENTITY) - 0.5 * full.angle_between(Quat::IDENTITY)).abs() < 1e-4);
 }
 
+/// Yaw limits under and past a quarter turn, pitch limits, targets all the way round: a
+/// direction within both limits is aimed at exactly (and reached), one past a limit is held on
+/// it, on its own side. Limits past a quarter turn hold targets behind the joint (the comparison
+/// of the forward part against the limit's cosine changes sign there).
+#[test]
+fn aim_limits_hold_all_the_way_round_under_and_past_a_quarter_turn() {
+    let j = Mat4::from_translation(Vec3::new(0.0, 1.6, 0.0));
+    let at = j.w_axis.truncate();
+    for (yaw_limit, pitch_limit) in [(0.3f32, 0.2f32), (1.2, 0.6), (2.0, 1.0), (2.8, 1.4)] {
+        let limits = AimLimits { yaw: yaw_limit, pitch: pitch_limit };
+        for k in 0..72 {
+            // Yaw from -pi to pi in 5-degree steps (offset half a step: never exactly a limit),
+            // pitch a third of the limit inside or 0.3 outside it (under a quarter turn).
+            let yaw = -std::f32::consts::PI + (k as f32 + 0.5) * std::f32::consts::PI / 36.0;
+            for pitch in [pitch_limit / 3.0, -(pitch_limit + 0.3).min(1.5)] {
+                let dir = Vec3::new(yaw.sin() * pitch.cos(), pitch.sin(), yaw.cos() * pitch.cos());
+                let a = Aim { target: at + dir * 3.0, limits, ..Default::default() };
+                let (c, reached) = aim(&j, &a).unwrap();
+                let d = c * Vec3::Z;
+                let (got_yaw, got_pitch) = (d.x.atan2(d.z), d.y.atan2((d.x * d.x + d.z * d.z).sqrt()));
+                let inside = yaw.abs() <= yaw_limit && pitch.abs() <= pitch_limit;
+                let want_yaw = yaw.clamp(-yaw_limit, yaw_limit);
+                let want_pitch = pitch.clamp(-pitch_limit, pitch_limit);
+                let what = format!("limits {yaw_limit}/{pitch_limit}, target yaw {yaw} pitch {pitch}");
+                assert_eq!(reached, inside, "{what}");
+                assert!((got_yaw - want_yaw).abs() < 1e-4, "{what}: yaw {got_yaw}, want {want_yaw}");
+                assert!(
+                    (got_pitch - want_pitch).abs() < 1e-4,
+                    "{what}: pitch {got_pitch}, want {want_pitch}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn hostile_aims_give_finite_corrections() {
     let j = head();
