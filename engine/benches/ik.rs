@@ -224,51 +224,33 @@ fn bench(c: &mut Criterion) {
     });
     group.finish();
     let head = Mat4::from_rotation_translation(Quat::from_rotation_y(0.3), Vec3::new(0.0, 1.6, 0.0));
-    let mut k = 0;
-    c.bench_function("ik/aim/joint", |b| {
-        b.iter(|| {
-            k = (k + 1) % targets.len();
-            let (mut correction, mut reached) = (Quat::IDENTITY, false);
-            AimJob {
-                joint: black_box(&head),
-                target: black_box(targets[k] * 4.0 + Vec3::Z),
-                forward: Vec3::Z,
-                offset: Vec3::new(0.0, 0.08, 0.1),
-                up: Vec3::Y,
-                pole: Vec3::Y,
-                twist: 0.0,
-                limits: AimLimits { yaw: 1.2, pitch: 0.6 },
-                weight: 1.0,
-                correction: &mut correction,
-                reached: &mut reached,
-            }
-            .run()
-            .expect("valid");
-            black_box((correction, reached))
-        })
-    });
-    c.bench_function("ik/aim/joint_no_limits", |b| {
-        b.iter(|| {
-            k = (k + 1) % targets.len();
-            let (mut correction, mut reached) = (Quat::IDENTITY, false);
-            AimJob {
-                joint: black_box(&head),
-                target: black_box(targets[k] * 4.0 + Vec3::Z),
-                forward: Vec3::Z,
-                offset: Vec3::new(0.0, 0.08, 0.1),
-                up: Vec3::Y,
-                pole: Vec3::Y,
-                twist: 0.0,
-                limits: AimLimits::NONE,
-                weight: 1.0,
-                correction: &mut correction,
-                reached: &mut reached,
-            }
-            .run()
-            .expect("valid");
-            black_box((correction, reached))
-        })
-    });
+    for (name, limits) in
+        [("ik/aim/joint", AimLimits { yaw: 1.2, pitch: 0.6 }), ("ik/aim/joint_no_limits", AimLimits::NONE)]
+    {
+        let mut k = 0;
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                k = (k + 1) % targets.len();
+                let (mut correction, mut reached) = (Quat::IDENTITY, false);
+                AimJob {
+                    joint: black_box(&head),
+                    target: black_box(targets[k] * 4.0 + Vec3::Z),
+                    forward: Vec3::Z,
+                    offset: Vec3::new(0.0, 0.08, 0.1),
+                    up: Vec3::Y,
+                    pole: Vec3::Y,
+                    twist: 0.0,
+                    limits,
+                    weight: 1.0,
+                    correction: &mut correction,
+                    reached: &mut reached,
+                }
+                .run()
+                .expect("valid");
+                black_box((correction, reached))
+            })
+        });
+    }
     // The same head and targets as 64 joints aimed by one many-joint job (time per joint: the
     // reported time / 64).
     let aims: Vec<AimJoint> = targets
