@@ -270,6 +270,11 @@ pub(super) fn solve_aim<const N: usize>(a: [&AimJoint; N], out: &mut [AimSolutio
 #[inline(always)]
 fn limit<const N: usize>(turn: Q<N>, forward: V3<N>, up: V3<N>, (yaw, pitch): (F<N>, F<N>)) -> (Q<N>, M<N>) {
     let (zero, one) = (F::splat(0.0), F::<N>::splat(1.0));
+    // No lane limited at all (`AimLimits::NONE`, or wider): nothing to hold.
+    let free = yaw.ge(F::splat(PI)).and(pitch.ge(F::splat(FRAC_PI_2)));
+    if free.all() {
+        return (turn, free.not());
+    }
     // A frame at rest: x to the side, y up (made square to forward), z forward.
     let z = forward;
     let side = up.cross(z);
