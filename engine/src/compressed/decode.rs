@@ -169,6 +169,22 @@ pub(crate) fn decode_value(data: &[u8], seg: &SegTrack, index: u32, rotation: bo
     if rotation { v.truncate().extend(REBUILD_W) } else { v }
 }
 
+/// Whether the decoder runs its AVX2 build: the `avx2` SIMD level or above, on a CPU with the
+/// bit-counting instructions (every AVX2 CPU has them).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn bit_counting() -> bool {
+    crate::simd::avx2() && cpu_bit_counting()
+}
+
+/// Whether this CPU has the bit-counting instructions `sample_avx2` is compiled for, whatever
+/// the SIMD level says.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn cpu_bit_counting() -> bool {
+    use std::arch::is_x86_feature_detected as has;
+    has!("popcnt") && has!("lzcnt") && has!("bmi1") && has!("bmi2")
+}
+
 /// The `w` of a decoded rotation whose `w` is still to be rebuilt from `x, y, z`.
 pub(crate) const REBUILD_W: f32 = -1.0;
 
@@ -330,7 +346,40 @@ impl CompressedContext {
     }
 
     /// Samples `clip` at `time` into `out` (one entry per bone; inputs validated by the job).
+    /// At the `avx2` level and above the same code is compiled for AVX2 with the bit-counting
+    /// instructions (a segment mask's keys are counted per track): the same operations in the
+    /// same order (no fused multiply-add: Rust never contracts), so the same bits.
     pub(crate) fn sample(
+        &mut self,
+        clip: &CompressedClip,
+        bind: &[Transform],
+        time: f32,
+        out: &mut [Transform],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if bit_counting() {
+            // SAFETY: `bit_counting()` says this CPU has every feature `sample_avx2` enables.
+            return unsafe { self.sample_avx2(clip, bind, time, out) };
+        }
+        self.sample_with(clip, bind, time, out)
+    }
+
+    /// [`Self::sample_with`] compiled for AVX2, POPCNT, LZCNT and BMI1.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx,avx2,popcnt,lzcnt,bmi1,bmi2")]
+    pub(crate) fn sample_avx2(
+        &mut self,
+        clip: &CompressedClip,
+        bind: &[Transform],
+        time: f32,
+        out: &mut [Transform],
+    ) {
+        self.sample_with(clip, bind, time, out)
+    }
+
+    /// The sample itself (see [`Self::sample`]); the portable build where called directly.
+    #[inline(always)]
+    pub(super) fn sample_with(
         &mut self,
         clip: &CompressedClip,
         bind: &[Transform],

@@ -46,9 +46,11 @@
 //! each track's two decoded keys, so forward playback decodes only the keys it passes and
 //! parses each segment once; a random seek parses at most two segments (found by a per-segment
 //! offset table, no search) and decodes two keys per track: the same work as the forward sample
-//! that enters a segment. Nothing is allocated per sample. The decoder is portable (scalar bit
-//! reads into `glam` vectors); there is no per-level SIMD path, so every level samples the same
-//! bits.
+//! that enters a segment. Nothing is allocated per sample. The decoder is one piece of code (scalar
+//! bit reads into `glam` vectors, rotations four lanes at a time) built twice: for the target's
+//! baseline, and at the `avx2` SIMD level and above for AVX2 with the bit-counting instructions
+//! (a keyed segment's mask is counted per track); the same operations in the same order, so
+//! every level samples the same bits (tested against each other).
 //!
 //! It is derived and never edited: the editor keeps editing the authored clip, and `marrow cook`
 //! writes this form for every clip of a project. It does not blend, loop or decide times
@@ -56,6 +58,8 @@
 
 mod decode;
 mod encode;
+#[cfg(test)]
+mod tests;
 
 pub mod cooked;
 
