@@ -364,7 +364,7 @@ impl CompressedContext {
         self.sample_with(clip, bind, time, out)
     }
 
-    /// [`Self::sample_with`] compiled for AVX2, POPCNT, LZCNT and BMI1.
+    /// [`Self::sample_with`] compiled for AVX2, POPCNT, LZCNT, BMI1 and BMI2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx,avx2,popcnt,lzcnt,bmi1,bmi2")]
     pub(crate) fn sample_avx2(
