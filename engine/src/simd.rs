@@ -5,7 +5,7 @@
 //! | level | CPU features it needs | what runs |
 //! |---|---|---|
 //! | `portable` | none | the portable loops (glam's SSE2 on x86-64) |
-//! | `avx2` | AVX, AVX2 and FMA | the eight-lane paths (sampling pairs, the two-layer blend eight bones at a time, local matrices eight at a time, the palette two registers to a bone, skinning one vertex to a register with normals normalized eight at a time) |
+//! | `avx2` | AVX, AVX2 and FMA, with the bit-manipulation set every such CPU has (POPCNT, LZCNT, BMI1, BMI2) | the eight-lane paths (sampling pairs, the two-layer blend eight bones at a time, local matrices eight at a time, the palette two registers to a bone, skinning one vertex to a register with normals normalized eight at a time, the compressed-clip decoder's bit counting) |
 //! | `avx512` | the above and AVX-512F | the sixteen-lane paths (key apply, blend four transforms in place, local matrices sixteen at a time, palette, skinning sixteen vertices at a time) |
 //!
 //! `MARROW_SIMD=portable|avx2|avx512` lowers the level (never above what the CPU has: a higher
@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 pub enum SimdLevel {
     /// No vector extension beyond the target's baseline (SSE2 on x86-64).
     Portable,
-    /// AVX, AVX2 and FMA.
+    /// AVX, AVX2 and FMA (with POPCNT, LZCNT, BMI1 and BMI2).
     Avx2,
     /// AVX2, FMA and AVX-512F.
     Avx512,
@@ -79,7 +79,13 @@ pub fn detected() -> SimdLevel {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::is_x86_feature_detected as has;
-        let avx2 = has!("avx") && has!("avx2") && has!("fma");
+        let avx2 = has!("avx")
+            && has!("avx2")
+            && has!("fma")
+            && has!("popcnt")
+            && has!("lzcnt")
+            && has!("bmi1")
+            && has!("bmi2");
         if avx2 && has!("avx512f") {
             return SimdLevel::Avx512;
         }

@@ -169,22 +169,6 @@ pub(crate) fn decode_value(data: &[u8], seg: &SegTrack, index: u32, rotation: bo
     if rotation { v.truncate().extend(REBUILD_W) } else { v }
 }
 
-/// Whether the decoder runs its AVX2 build: the `avx2` SIMD level or above, on a CPU with the
-/// bit-counting instructions (every AVX2 CPU has them).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-pub(crate) fn bit_counting() -> bool {
-    crate::simd::avx2() && cpu_bit_counting()
-}
-
-/// Whether this CPU has the bit-counting instructions `sample_avx2` is compiled for, whatever
-/// the SIMD level says.
-#[cfg(target_arch = "x86_64")]
-pub(crate) fn cpu_bit_counting() -> bool {
-    use std::arch::is_x86_feature_detected as has;
-    has!("popcnt") && has!("lzcnt") && has!("bmi1") && has!("bmi2")
-}
-
 /// The `w` of a decoded rotation whose `w` is still to be rebuilt from `x, y, z`.
 pub(crate) const REBUILD_W: f32 = -1.0;
 
@@ -357,8 +341,8 @@ impl CompressedContext {
         out: &mut [Transform],
     ) {
         #[cfg(target_arch = "x86_64")]
-        if bit_counting() {
-            // SAFETY: `bit_counting()` says this CPU has every feature `sample_avx2` enables.
+        if crate::simd::avx2() {
+            // SAFETY: the `avx2` level needs every feature `sample_avx2` enables.
             return unsafe { self.sample_avx2(clip, bind, time, out) };
         }
         self.sample_with(clip, bind, time, out)

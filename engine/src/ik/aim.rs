@@ -300,8 +300,7 @@ fn limit<const N: usize>(turn: Q<N>, forward: V3<N>, up: V3<N>, (yaw, pitch): (F
     if !clamped.any() {
         return (turn, clamped);
     }
-    let h = h2.sqrt();
-    let r = (h * h + dy * dy).sqrt();
+    let (h, r) = (h2.sqrt(), r2.sqrt());
     // The held direction's yaw (as a sine and cosine): its own within the limit (forward for a
     // direction straight along up), else the limit on its side.
     let flat = h.gt(zero);
