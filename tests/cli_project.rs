@@ -190,30 +190,40 @@ fn cook_writes_every_clip_as_a_cooked_file_that_loads_and_reports_bytes_and_the_
     assert!(!out2.exists() || tree(&out2).is_empty());
 }
 
-/// A clip whose rig is in inches cannot meet 0.01 model units' ten-thousandth: it is named with
-/// the reason and the status is 1, and the project's other clips are cooked all the same.
+/// The mocap sample cooks whole: its capture (in the file's units) sits under a scale of 0.056444,
+/// so the tolerance and shell (world units) are divided by it for that rig and its worst error is
+/// reported in world units, under the tolerance. A copy whose scene places the capture at scale
+/// 1 asks 0.01 cm of a rig in the file's units: that clip is named with the reason, the status is
+/// 1, and the project's other clips are cooked all the same.
 #[test]
-fn cook_names_a_clip_it_cannot_compress_and_cooks_the_rest() {
+fn cook_takes_the_tolerance_on_screen_and_names_a_clip_it_cannot_compress() {
     let out = temp("cook-mocap");
     let (code, text) =
         marrow_all(&["cook", projects().join("mocap").to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(tree(&out).len(), 3, "CesiumMan's clip, the capture and the retargeted capture: {text}");
+    let line =
+        text.lines().find(|l| l.starts_with("assets/cmu_131_01.bvh#cmu_131_01:")).expect("the capture");
+    assert!(line.contains("place rig \"cmu_131_01\" at scale 0.056444"), "{line}");
+    let worst: f32 = line.split("worst error ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(worst > 0.0 && worst <= 1e-4, "world units, within the tolerance: {line}");
+    // The same project with the capture at scale 1.
+    let copy = temp("cook-mocap-unscaled");
+    for (rel, bytes) in tree(&projects().join("mocap")) {
+        let to = copy.join(&rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, bytes).unwrap();
+    }
+    let scene = copy.join("scenes/main.scene.ron");
+    let text = std::fs::read_to_string(&scene).unwrap();
+    assert_eq!(text.matches("0.056444").count(), 3);
+    std::fs::write(&scene, text.replace("0.056444", "1.0")).unwrap();
+    let out = temp("cook-mocap-unscaled-out");
+    let (code, text) = marrow_all(&["cook", copy.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(code, 1, "{text}");
     assert!(
-        text.contains("assets/cmu_131_01.bvh#cmu_131_01") && text.contains("in the rig's own units"),
+        text.contains("assets/cmu_131_01.bvh#cmu_131_01") && text.contains("the shell error reaches"),
         "{text}"
     );
-    let written = tree(&out);
-    assert_eq!(written.len(), 2, "CesiumMan's clip and the retargeted capture: {:?}", written.keys());
-    // With a tolerance in inches (0.01 cm), every clip cooks.
-    let out = temp("cook-mocap-inches");
-    let (code, text) = marrow_all(&[
-        "cook",
-        projects().join("mocap").to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--tolerance",
-        "0.0039",
-    ]);
-    assert_eq!(code, 0, "{text}");
-    assert_eq!(tree(&out).len(), 3);
+    assert_eq!(tree(&out).len(), 2, "CesiumMan's clip and the retargeted capture: {text}");
 }

@@ -3,7 +3,10 @@
 //! file (`*.clip.bin`, see `marrow_engine::compressed::cooked`) each, to a shell-error tolerance
 //! (`--tolerance`, 0.01 cm by default, ACL's; `--shell`, 3 cm). For each clip it reports the
 //! bytes before (raw samples, the full and compact compiled forms) and after, and the worst error
-//! with its bone and time. The project is only read; each file is written atomically. A clip that
+//! with its bone and time. The tolerance and the shell are in world units (the scenes' metres):
+//! a rig the project's scenes place at another scale (a capture in inches under a scale of
+//! 0.0254) gets both divided by the largest such scale, so the error allowed is the same on
+//! screen for every rig, and the worst error is reported in world units too. The project is only read; each file is written atomically. A clip that
 //! cannot be compressed (another rig's, or keys no grid up to 960 Hz follows within the
 //! tolerance) is reported by name and the command ends with status 1 after cooking the rest.
 
@@ -26,10 +29,10 @@ pub struct CookArgs {
     /// The folder the cooked files go to (created if missing).
     #[arg(long)]
     pub out: PathBuf,
-    /// The largest distance a shell vertex of a bone may move, in model units.
+    /// The largest distance a shell vertex of a bone may move, in world units (divided by the scale the scenes place each rig at).
     #[arg(long, default_value_t = CompressOptions::DEFAULT_TOLERANCE)]
     pub tolerance: f32,
-    /// How far each bone's virtual shell vertices lie from its origin (model units).
+    /// How far each bone's virtual shell vertices lie from its origin (world units, divided the same way).
     #[arg(long, default_value_t = marrow_engine::simplify::SimplifyOptions::DEFAULT_SHELL)]
     pub shell: f32,
 }
@@ -76,6 +79,7 @@ pub fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
     let library = Library::load(&project, &root).with_context(|| format!("loading {}", root.display()))?;
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     let options = CompressOptions { tolerance: args.tolerance, shell_distance: args.shell };
+    let scales = library.rig_scales(&project);
     let mut seen: Vec<*const Clip> = Vec::new();
     let mut taken = BTreeSet::new();
     let (mut cooked, mut failed) = (0usize, Vec::new());
@@ -96,10 +100,21 @@ pub fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
                 failed.push(reference.to_owned());
                 continue;
             };
-            let (packed, r) = match CompressedClip::compress(clip, skeleton, &options) {
+            // The tolerance is on screen: a rig placed at scale 0.05 gets 20 times more in its units.
+            let scale = scales.get(&skeleton.name).copied().unwrap_or(1.0);
+            let in_rig = options.in_rig_units(scale);
+            let units = if scale == 1.0 {
+                String::new()
+            } else {
+                format!(
+                    "; the project's scenes place rig {:?} at scale {scale}: tolerance {:e}, shell {} in its units",
+                    skeleton.name, in_rig.tolerance, in_rig.shell_distance
+                )
+            };
+            let (packed, r) = match CompressedClip::compress(clip, skeleton, &in_rig) {
                 Ok(v) => v,
                 Err(e) => {
-                    eprintln!("{reference}: {e}");
+                    eprintln!("{reference}: {e}{units}");
                     failed.push(reference.to_owned());
                     continue;
                 }
@@ -113,13 +128,13 @@ pub fn run(args: &CookArgs) -> anyhow::Result<ExitCode> {
                 None => "(no error)".to_owned(),
             };
             println!(
-                "{reference}: clip {:?} on {:?}: {} -> {} bytes ({:.2}:1 against raw f32 samples; compiled full {full}, compact {compact}), worst error {:e} {worst} (tolerance {:e}, shell {}; {} frames at {:.3} Hz, {} animated / {} constant / {} default tracks, {:.2} bits per value) -> {}",
+                "{reference}: clip {:?} on {:?}: {} -> {} bytes ({:.2}:1 against raw f32 samples; compiled full {full}, compact {compact}), worst error {:e} {worst} (tolerance {:e}, shell {}{units}; {} frames at {:.3} Hz, {} animated / {} constant / {} default tracks, {:.2} bits per value) -> {}",
                 clip.name,
                 skeleton.name,
                 r.raw_bytes,
                 r.bytes,
                 r.ratio(),
-                r.max_error,
+                r.max_error * scale,
                 args.tolerance,
                 args.shell,
                 r.frames,

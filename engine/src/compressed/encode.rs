@@ -32,6 +32,17 @@ impl CompressOptions {
     pub fn new(tolerance: f32) -> Self {
         CompressOptions { tolerance, shell_distance: simplify::SimplifyOptions::DEFAULT_SHELL }
     }
+
+    /// These options, given in world units, for a rig its scenes place at `scale`
+    /// ([`crate::project::Library::rig_scales`]): the tolerance and the shell distance divided
+    /// by it, so the error allowed is the same on screen whatever unit the rig was authored in.
+    /// A scale that is not finite and positive leaves them as they are.
+    pub fn in_rig_units(self, scale: f32) -> Self {
+        if !(scale.is_finite() && scale > 0.0) {
+            return self;
+        }
+        CompressOptions { tolerance: self.tolerance / scale, shell_distance: self.shell_distance / scale }
+    }
 }
 
 impl Default for CompressOptions {
@@ -120,7 +131,7 @@ pub enum CompressError {
     /// Even raw floats at the finest rate do not meet the tolerance (keys off any grid, or
     /// interpolation no grid follows).
     #[error(
-        "clip {clip:?}: even raw at {rate} Hz the shell error reaches {error:e} at bone {bone:?}, t = {time} s; the tolerance is {tolerance:e} (in the rig's own units: a rig in inches or centimetres needs its tolerance in them)"
+        "clip {clip:?}: even raw at {rate} Hz the shell error reaches {error:e} at bone {bone:?}, t = {time} s; the tolerance is {tolerance:e} (in the rig's model units)"
     )]
     Unreachable {
         /// The clip.

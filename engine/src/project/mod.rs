@@ -1014,6 +1014,32 @@ impl Library {
         self.skeletons.iter().find(|(_, s)| s.name == name).map(|(k, s)| (k.as_str(), s))
     }
 
+    /// The largest scale at which the scenes of `project` place each rig, by skeleton name: for
+    /// every Animator whose rig this library resolves, the product down its entity path of each
+    /// transform's largest absolute scale component (an upper bound on how much the entity
+    /// stretches a distance in the rig's model space). A rig no scene places is absent; a
+    /// non-finite or zero product is left out. What turns a distance on screen (a tolerance in
+    /// world units, as `marrow cook` takes it) into the rig's own units: a capture in inches,
+    /// placed at 0.0254 under a scene in metres, gets a tolerance 39.4 times larger in its units.
+    pub fn rig_scales(&self, project: &Project) -> BTreeMap<String, f32> {
+        let mut out: BTreeMap<String, f32> = BTreeMap::new();
+        for scene in project.scenes.values() {
+            let mut stack: Vec<(&EntityDesc, f32)> = scene.entities.iter().map(|e| (e, 1.0)).collect();
+            while let Some((e, above)) = stack.pop() {
+                let scale = above * e.transform.map_or(1.0, |t| t.scale.abs().max_element());
+                if let Some(sk) = e.animator.as_ref().and_then(|a| self.skeletons.get(&a.rig))
+                    && scale.is_finite()
+                    && scale > 0.0
+                {
+                    let s = out.entry(sk.name.clone()).or_insert(scale);
+                    *s = s.max(scale);
+                }
+                stack.extend(e.children.iter().map(|c| (c, scale)));
+            }
+        }
+        out
+    }
+
     /// Every clip reference.
     pub fn clip_refs(&self) -> impl Iterator<Item = &str> {
         self.clips.keys().map(String::as_str)

@@ -689,3 +689,38 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// `Library::rig_scales`: the capture in the mocap sample sits under a scale of 0.056444 (its
+/// file's units to metres) and CesiumMan at 1; a rig placed twice takes the larger scale, down
+/// nested entities, a negative (mirroring) scale counting by its size; a rig no scene places
+/// is absent.
+#[test]
+fn rig_scales_are_the_largest_scale_the_scenes_place_each_rig_at() {
+    let dir = projects_dir().join("mocap");
+    let mut p = Project::load(&dir).unwrap();
+    let lib = Library::load(&p, &dir).unwrap();
+    let scales = lib.rig_scales(&p);
+    assert_eq!(scales.len(), 2, "{scales:?}");
+    assert_eq!(scales["cmu_131_01"], 0.056444);
+    assert_eq!(scales["Armature"], 1.0);
+    // The capture placed again, deeper and larger: (2, -3, 1) under (0.5, 0.5, 0.5) is 1.5.
+    let path = "scenes/main.scene.ron";
+    let mut scene = (*p.scenes[path]).clone();
+    let capture = scene.entities.iter().find(|e| e.name == "cmu_131_01").unwrap().children[0].clone();
+    let mut inner = capture;
+    inner.name = "big".into();
+    inner.transform.as_mut().unwrap().scale = Vec3::new(2.0, -3.0, 1.0);
+    let mut outer = marrow_engine::scene::EntityDesc { name: "holder".into(), ..Default::default() };
+    outer.transform = Some(marrow_engine::math::Transform {
+        scale: Vec3::splat(0.5),
+        ..marrow_engine::math::Transform::IDENTITY
+    });
+    outer.children.push(inner);
+    scene.entities.push(outer);
+    // CesiumMan removed: its rig is placed nowhere.
+    scene.entities.retain(|e| e.name != "CesiumMan");
+    p.scenes.insert(path.into(), Arc::new(scene));
+    let scales = lib.rig_scales(&p);
+    assert_eq!(scales.len(), 1, "{scales:?}");
+    assert_eq!(scales["cmu_131_01"], 1.5);
+}

@@ -1,6 +1,9 @@
 //! The clip's bytes at each runtime precision, shown in the Timeline's header: the authored
 //! tracks, the compiled key blocks at full and at compact precision, and the compressed form a
-//! game ships (`marrow cook`) at ACL's default error (0.01 cm at a 3 cm shell).
+//! game ships (`marrow cook`) at ACL's default error (0.01 cm at a 3 cm shell), in world units
+//! as `marrow cook` takes them: a rig the scenes place at another scale (a capture in inches)
+//! is measured with the tolerance and shell in its own units
+//! ([`marrow_engine::project::Library::rig_scales`]).
 //!
 //! Measured on a worker thread (compressing a long capture takes a noticeable fraction of a
 //! second), once per clip state (the clip's `Arc`: an edit makes a new one), and only once the
@@ -23,7 +26,7 @@ pub const SETTLE: Duration = Duration::from_millis(250);
 /// What the compressed measurement found.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Compressed {
-    /// Bytes and the worst shell error reached (model units).
+    /// Bytes and the worst shell error reached (world units).
     Done {
         /// The compressed form's bytes.
         bytes: usize,
@@ -48,10 +51,11 @@ pub struct ClipSizes {
 }
 
 impl ClipSizes {
-    /// Measures `clip` on `skeleton` (the worker's job).
-    pub fn measure(clip: &Clip, skeleton: &Skeleton) -> Self {
-        let compressed = match CompressedClip::compress(clip, skeleton, &CompressOptions::default()) {
-            Ok((_, r)) => Compressed::Done { bytes: r.bytes, error: r.max_error },
+    /// Measures `clip` on `skeleton`, placed at `scale` in the scenes (the worker's job).
+    pub fn measure(clip: &Clip, skeleton: &Skeleton, scale: f32) -> Self {
+        let options = CompressOptions::default().in_rig_units(scale);
+        let compressed = match CompressedClip::compress(clip, skeleton, &options) {
+            Ok((_, r)) => Compressed::Done { bytes: r.bytes, error: r.max_error * scale },
             Err(e) => Compressed::Failed(e.to_string()),
         };
         ClipSizes {
@@ -67,6 +71,7 @@ impl ClipSizes {
 #[derive(Debug)]
 struct Shown {
     clip: Arc<Clip>,
+    scale: f32,
     since: Instant,
     started: bool,
     sizes: Arc<Mutex<Option<ClipSizes>>>,
@@ -92,12 +97,14 @@ fn show(n: usize) -> String {
 }
 
 impl SizeCache {
-    /// Follows the clip shown: a new state restarts the wait; a state that has settled is
-    /// measured on a worker when none is running. Returns the measurement once there is one.
-    pub fn poll(&mut self, clip: &Arc<Clip>, skeleton: &Skeleton) -> Option<ClipSizes> {
-        if !matches!(&self.shown, Some(s) if Arc::ptr_eq(&s.clip, clip)) {
+    /// Follows the clip shown (on a rig at `scale`): a new state restarts the wait; a state that
+    /// has settled is measured on a worker when none is running. Returns the measurement once
+    /// there is one.
+    pub fn poll(&mut self, clip: &Arc<Clip>, skeleton: &Skeleton, scale: f32) -> Option<ClipSizes> {
+        if !matches!(&self.shown, Some(s) if Arc::ptr_eq(&s.clip, clip) && s.scale == scale) {
             self.shown = Some(Shown {
                 clip: clip.clone(),
+                scale,
                 since: Instant::now(),
                 started: false,
                 sizes: Arc::new(Mutex::new(None)),
@@ -109,7 +116,7 @@ impl SizeCache {
             let (slot, busy, clip, skeleton) =
                 (s.sizes.clone(), self.busy.clone(), clip.clone(), skeleton.clone());
             std::thread::spawn(move || {
-                let sizes = ClipSizes::measure(&clip, &skeleton);
+                let sizes = ClipSizes::measure(&clip, &skeleton, scale);
                 if let Ok(mut s) = slot.lock() {
                     *s = Some(sizes);
                 }
@@ -119,9 +126,10 @@ impl SizeCache {
         s.sizes.lock().ok().and_then(|s| s.clone())
     }
 
-    /// The header's size label for `clip` on `skeleton`, with the table in its hover.
-    pub fn ui(&mut self, ui: &mut egui::Ui, clip: &Arc<Clip>, skeleton: &Skeleton) {
-        let Some(s) = self.poll(clip, skeleton) else {
+    /// The header's size label for `clip` on `skeleton` (placed at `scale` in the scenes), with
+    /// the table in its hover.
+    pub fn ui(&mut self, ui: &mut egui::Ui, clip: &Arc<Clip>, skeleton: &Skeleton, scale: f32) {
+        let Some(s) = self.poll(clip, skeleton, scale) else {
             ui.ctx().request_repaint_after(Duration::from_millis(100));
             ui.weak("size …").on_hover_text("Measuring this clip's bytes at each precision…");
             return;
@@ -130,8 +138,13 @@ impl SizeCache {
             Compressed::Done { bytes, error } => (
                 format!("compressed {}", show(*bytes)),
                 format!(
-                    "compressed {} (worst shell error {error:.1e}, tolerance 1e-4 at a 3 cm shell)",
-                    show(*bytes)
+                    "compressed {} (worst shell error {error:.1e}, tolerance 1e-4 at a 3 cm shell{})",
+                    show(*bytes),
+                    if scale == 1.0 {
+                        String::new()
+                    } else {
+                        format!(", on screen: the scene places this rig at scale {scale}")
+                    }
                 ),
             ),
             Compressed::Failed(why) => ("compressed: n/a".to_owned(), format!("compressed: {why}")),

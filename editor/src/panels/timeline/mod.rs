@@ -356,7 +356,7 @@ impl TimelinePanel {
             ui.horizontal_wrapped(|ui| {
                 ui.label(format!("{} fps", v.clip.frame_rate));
                 if let Some(sk) = skeleton.as_deref() {
-                    self.sizes.ui(ui, &v.clip, sk);
+                    self.sizes.ui(ui, &v.clip, sk, rig_scale(cx, sk));
                 }
                 ui.weak(READ_ONLY_HINT);
             });
@@ -553,4 +553,10 @@ pub struct Area {
     pub time: f32,
     /// The rig's skeleton.
     pub skeleton: Option<std::sync::Arc<Skeleton>>,
+}
+
+/// The largest scale the project's scenes place rig `sk` at (1 where none does): what the size
+/// label's compressed measurement divides its world-unit tolerance by.
+pub(crate) fn rig_scale(cx: &Cx, sk: &Skeleton) -> f32 {
+    cx.session.library().rig_scales(cx.doc.project()).get(&sk.name).copied().unwrap_or(1.0)
 }

@@ -120,7 +120,7 @@ impl TimelinePanel {
             default_interpolation(ui, cx, c, &path);
             ui.weak(format!("duration {:.3} s · {} keys", c.clip.duration(), self.index.key_count));
             if let Some(sk) = skeleton {
-                self.sizes.ui(ui, &c.clip, sk);
+                self.sizes.ui(ui, &c.clip, sk, super::rig_scale(cx, sk));
             }
             ui.separator();
             let rec = egui::Button::new(RichText::new("⏺ Auto Key").color(if cx.ui.auto_key {
