@@ -8,8 +8,20 @@
 //! A clip also carries its compiled form ([`Clip::compiled`], see [`crate::compiled_clip`]):
 //! derived from the channels on first use, dropped by [`Clip::channels_mut`], never saved.
 //!
+//! Or it plays its **compressed form** instead ([`Clip::compressed`], the third precision beside
+//! the compiled form's full and compact, see [`crate::compressed`]): attached by
+//! [`Clip::compress`] (built from the tracks for a skeleton, to a shell-error tolerance) or the
+//! whole of a clip made from a cooked file ([`Clip::from_compressed`], what a game ships: no
+//! tracks, the cooked markers and looping). Every player samples it through
+//! [`crate::pose::SamplingJob`] once [`crate::pose::SamplingContext::prepare`] has sized the
+//! context for it, and root motion reads its root bone from it. Never saved; an edit of the
+//! tracks drops it.
+//!
 //! Playback, blending and marker events are not here: see [`crate::pose`] and [`crate::animator`].
 
+use std::sync::Arc;
+
+use crate::compressed::{CompressError, CompressOptions, CompressReport, CompressedClip};
 use crate::math::Num;
 
 pub use crate::channels::BoneChannels;
@@ -52,6 +64,32 @@ pub struct Clip {
     markers: Vec<Marker>,
     /// Derived: the sampling form, built on first use ([`Clip::compiled`]).
     compiled: CompiledCache,
+    /// The compressed form played instead of the tracks ([`Clip::compressed`]).
+    shipped: Shipped,
+}
+
+/// The compressed form a clip plays, if any: shared on clone (a clip made from a cooked file has
+/// nothing else), compared by identity (two clips play the same form only if they share it).
+#[derive(Clone, Default)]
+struct Shipped(Option<Arc<CompressedClip>>);
+
+impl PartialEq for Shipped {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Debug for Shipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(c) => write!(f, "compressed ({} bytes)", c.bytes()),
+            None => f.write_str("tracks"),
+        }
+    }
 }
 
 impl Clip {
@@ -67,7 +105,51 @@ impl Clip {
             default_interpolation: None,
             markers: Vec::new(),
             compiled: CompiledCache::default(),
+            shipped: Shipped::default(),
         }
+    }
+
+    /// A clip that plays a compressed form (a loaded cooked file): its name, skeleton, looping,
+    /// duration (as `length`), rate (as `frame_rate`) and markers, one empty channel entry per
+    /// bone it was compressed for, and the form itself, which every player samples.
+    pub fn from_compressed(compressed: Arc<CompressedClip>) -> Self {
+        let c = &*compressed;
+        Self {
+            name: c.name.clone(),
+            skeleton: c.skeleton.clone(),
+            channels: vec![BoneChannels::default(); c.bone_count()],
+            looping: c.looping,
+            length: c.duration(),
+            frame_rate: c.rate(),
+            default_interpolation: None,
+            markers: c.markers.clone(),
+            compiled: CompiledCache::default(),
+            shipped: Shipped(Some(compressed)),
+        }
+    }
+
+    /// Compresses this clip's tracks for `skeleton` to `options` and plays that form from now on
+    /// (its tracks are kept: editing them drops the form). A clip that cannot be compressed keeps
+    /// playing its tracks.
+    pub fn compress(
+        &mut self,
+        skeleton: &Skeleton,
+        options: &CompressOptions,
+    ) -> Result<CompressReport, CompressError> {
+        let (packed, report) = CompressedClip::compress(self, skeleton, options)?;
+        self.shipped = Shipped(Some(Arc::new(packed)));
+        Ok(report)
+    }
+
+    /// The compressed form this clip plays instead of its tracks, if it has one.
+    pub fn compressed(&self) -> Option<&Arc<CompressedClip>> {
+        self.shipped.0.as_ref()
+    }
+
+    /// Plays the tracks again (drops the compressed form; a clip made from a cooked file then
+    /// plays its bind pose).
+    pub fn drop_compressed(&mut self) {
+        self.shipped = Shipped::default();
     }
 
     /// The channel table: one entry per bone of the clip's skeleton, in bone order.
@@ -122,9 +204,11 @@ impl Clip {
             + self.markers().iter().map(|m| m.name.len() + 4).sum::<usize>()
     }
 
-    /// The channel table, for editing. Drops the compiled form ([`Clip::compiled`] rebuilds it).
+    /// The channel table, for editing. Drops the compiled form ([`Clip::compiled`] rebuilds it)
+    /// and a compressed one.
     pub fn channels_mut(&mut self) -> &mut Vec<BoneChannels> {
         self.compiled.clear();
+        self.shipped = Shipped::default();
         &mut self.channels
     }
 
@@ -264,6 +348,19 @@ pub enum ClipFault {
         /// Clip duration.
         duration: f32,
     },
+    /// The clip's compressed form was made for a rig whose bones differ (a cooked file of an
+    /// earlier version of the rig).
+    #[error("clip {clip:?}: its compressed form's bone {bone} is {cooked:?}, the skeleton's is {rig:?}")]
+    CompressedBones {
+        /// The clip.
+        clip: String,
+        /// The first bone that differs.
+        bone: usize,
+        /// Its name in the compressed form.
+        cooked: String,
+        /// Its name in the skeleton.
+        rig: String,
+    },
     /// `length` is negative or not finite.
     #[error("clip {clip:?}: length {length} is not a finite, non-negative number of seconds")]
     BadLength {
@@ -289,6 +386,16 @@ pub fn find_clip_fault(clip: &Clip, skeleton: &Skeleton) -> Option<ClipFault> {
             channels: clip.channels.len(),
             skeleton: skeleton.name.clone(),
             bones: skeleton.bone_count(),
+        });
+    }
+    if let Some(c) = clip.compressed()
+        && let Some(bone) = (0..c.bone_count()).find(|&i| c.bone_names.get(i) != skeleton.bone_names.get(i))
+    {
+        return Some(ClipFault::CompressedBones {
+            clip: clip.name.clone(),
+            bone,
+            cooked: c.bone_names[bone].clone(),
+            rig: skeleton.bone_names.get(bone).cloned().unwrap_or_default(),
         });
     }
     if !clip.length.is_finite() || clip.length < 0.0 {

@@ -26,6 +26,7 @@ use glam::{Affine3A, Mat3, Mat4, Quat, Vec3, Vec4};
 
 use crate::clip::Clip;
 use crate::compiled_clip::{LooseBone, StreamSlots};
+use crate::compressed::CompressedContext;
 use crate::math::{self, Transform};
 use crate::skeleton::NO_PARENT;
 
@@ -69,6 +70,18 @@ pub enum JobError {
     /// The sample time is NaN or infinite.
     #[error("sampling job: time {0} is not finite")]
     NonFiniteTime(f32),
+    /// The clip plays a compressed form the context was not prepared for.
+    #[error(
+        "sampling job: clip {clip:?} plays a compressed form of {bones} bones; the context was prepared for {capacity} (call SamplingContext::prepare when it starts playing)"
+    )]
+    NotPrepared {
+        /// Clip name.
+        clip: String,
+        /// Bones of its compressed form.
+        bones: usize,
+        /// Bones the context's compressed decoder holds.
+        capacity: usize,
+    },
     /// A layer weight is negative, NaN or infinite.
     #[error("blending job: layer {layer} has weight {weight}, which is not a finite number >= 0")]
     BadWeight {
@@ -155,6 +168,9 @@ pub struct SamplingContext {
     all_loose: Vec<LooseBone>,
     /// The segments of the clip's streams this head is in (see [`crate::compiled_clip`]).
     streams: StreamSlots,
+    /// The decoder's cache for a clip that plays a compressed form ([`Clip::compressed`]),
+    /// made by [`SamplingContext::prepare`] (boxed: most heads never play one).
+    compressed: Option<Box<CompressedContext>>,
 }
 
 impl SamplingContext {
@@ -185,6 +201,14 @@ impl SamplingContext {
     /// a head not prepared samples the clip's stream tracks one by one instead (the same pose:
     /// translations and scales to the bit, rotations to rounding).
     pub fn prepare(&mut self, clip: &Clip) {
+        if let Some(c) = clip.compressed() {
+            // The compressed form plays instead of the tracks: no key blocks to build.
+            let cc = self.compressed.get_or_insert_with(Box::default);
+            if cc.max_bones() < c.bone_count() {
+                cc.resize(c.bone_count());
+            }
+            return;
+        }
         self.streams.reserve(clip.compiled());
     }
 
@@ -192,6 +216,9 @@ impl SamplingContext {
     pub fn invalidate(&mut self) {
         self.cursors.fill(0);
         self.streams.invalidate();
+        if let Some(cc) = &mut self.compressed {
+            cc.invalidate();
+        }
     }
 
     /// Bytes of per-head state this context holds (cursors, scratch and stream slots).
@@ -203,6 +230,7 @@ impl SamplingContext {
             + size_of_val(&self.rot_ux[..])
             + size_of_val(&self.all_loose[..])
             + self.streams.bytes()
+            + self.compressed.as_ref().map_or(0, |c| c.bytes())
     }
 }
 
@@ -237,10 +265,21 @@ impl SamplingJob<'_> {
         if !self.time.is_finite() {
             return Err(JobError::NonFiniteTime(self.time));
         }
+        if let Some(c) = self.clip.compressed() {
+            let capacity = self.context.compressed.as_ref().map_or(0, |c| c.max_bones());
+            if c.bone_count() != n || capacity < n {
+                return Err(JobError::NotPrepared {
+                    clip: self.clip.name.clone(),
+                    bones: c.bone_count(),
+                    capacity,
+                });
+            }
+        }
         Ok(())
     }
 
-    /// Validates, then samples. Tracks grouped into key blocks by the clip's compiled form
+    /// Validates, then samples. A clip that plays a compressed form ([`Clip::compressed`]) is
+    /// decoded from it ([`crate::compressed`]; the context prepared for it). Tracks grouped into key blocks by the clip's compiled form
     /// ([`Clip::compiled`]; call it once when the clip starts playing: the job reads only a form
     /// already built, and samples a clip without one track by track, allocating nothing either
     /// way) are sampled block by block, four bones per instruction; the rest
@@ -258,6 +297,12 @@ impl SamplingJob<'_> {
     fn sample(self) {
         let t = self.time;
         let n = self.clip.channels().len();
+        if let Some(c) = self.clip.compressed()
+            && let Some(cc) = &mut self.context.compressed
+        {
+            cc.sample(c, &self.bind_pose[..n], t, &mut self.output[..n]);
+            return;
+        }
         let compiled = self.clip.compiled_if_built();
         let ctx = &mut *self.context;
         let cursors = &mut ctx.cursors[..n * 3];

@@ -145,9 +145,15 @@ pub fn remove_motion(settings: &RootMotion, rest: &Transform, local: &mut Transf
     }
 }
 
-/// The root's local transform in `clip` at `time` (its channels, or the rest where it has none),
+/// The root's local transform in `clip` at `time` (its compressed form where it plays one, else
+/// its channels, or the rest where it has none),
 /// its tracks searched from `keys` (interval cursors, updated).
 fn sample_root(clip: &Clip, bone: usize, rest: &Transform, time: f32, keys: &mut [u32; 2]) -> Transform {
+    if let Some(c) = clip.compressed() {
+        // The form the pose plays (its own keys: no cursors to keep).
+        let t = c.sample_bone(bone, rest, time);
+        return Transform { scale: rest.scale, ..t };
+    }
     let Some(ch) = clip.channels().get(bone) else { return *rest };
     let [kt, kr] = keys;
     Transform {

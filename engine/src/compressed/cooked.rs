@@ -15,7 +15,8 @@
 //!
 //! Payload: the clip name, the skeleton name, the bone count and each bone name (strings are a
 //! `u32` length and UTF-8 bytes); `start`, `rate` (`f32`), `frames` (`u32`), `duration`
-//! (`f32`), `looping` (`u8`) and 3 zero bytes; the constant tracks (`u32` count; each `u16`
+//! (`f32`), `looping` (`u8`) and 3 zero bytes; the markers (`u32` count; each a name and an `f32`
+//! time inside the clip; from version 2: a version 1 file has none and is still read); the constant tracks (`u32` count; each `u16`
 //! bone, `u8` kind, `u8` 0, four `f32`); the animated tracks (`u32` count; each `u16` bone,
 //! `u8` kind, `u8` 0, three `f32` minimums, three `f32` extents); the kept frame times (`u32`
 //! count; each a `u32` frame and an `f32` time); the segments (`u32` count,
@@ -27,6 +28,8 @@
 //! named [`CookedError`] with the byte offset, never a panic and never an allocation past the
 //! file's own size. A clip that loads samples finite values.
 
+use crate::clip::Marker;
+
 use super::decode::{header_bytes, read_bits, segment_frames, value_bits};
 use super::{
     AnimatedTrack, CompressedClip, ConstantTrack, DATA_PADDING, KEYED_FLAG, MAX_FRAMES, RAW_BITS,
@@ -36,8 +39,9 @@ use super::{
 /// The file's first 8 bytes.
 pub const MAGIC: [u8; 8] = *b"MRWCLIP\x1a";
 
-/// The version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The version this build writes; it reads this one and version 1 (written before markers were
+/// kept: read with none).
+pub const VERSION: u32 = 2;
 
 /// The byte-order mark, as written.
 const BYTE_ORDER: u32 = 0x0A0B_0C0D;
@@ -128,6 +132,11 @@ impl CompressedClip {
             p.extend_from_slice(&x.to_le_bytes());
         }
         p.extend_from_slice(&[self.looping as u8, 0, 0, 0]);
+        p.extend_from_slice(&(self.markers.len() as u32).to_le_bytes());
+        for m in &self.markers {
+            put_str(&mut p, &m.name);
+            p.extend_from_slice(&m.time.to_le_bytes());
+        }
         p.extend_from_slice(&(self.constants.len() as u32).to_le_bytes());
         for c in &self.constants {
             p.extend_from_slice(&c.bone.to_le_bytes());
@@ -194,7 +203,7 @@ impl CompressedClip {
         if order != BYTE_ORDER {
             return Err(CookedError::ByteOrder { found: order });
         }
-        if version != VERSION {
+        if !(1..=VERSION).contains(&version) {
             return Err(CookedError::Version { found: version });
         }
         let len = u64_at(16);
@@ -219,7 +228,7 @@ impl CompressedClip {
         if stored != found {
             return Err(CookedError::Checksum { stored, found });
         }
-        let mut r = Reader { bytes: payload, at: 0 };
+        let mut r = Reader { bytes: payload, at: 0, version };
         let clip = r.clip()?;
         validate(&clip)?;
         Ok(clip)
@@ -230,6 +239,8 @@ impl CompressedClip {
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// The file's version (1 has no markers).
+    version: u32,
 }
 
 impl<'a> Reader<'a> {
@@ -304,6 +315,26 @@ impl<'a> Reader<'a> {
                 why: format!("{frames} frames (1 to {MAX_FRAMES})"),
             });
         }
+        let mut markers = Vec::new();
+        if self.version >= 2 {
+            let n = self.count("markers", 8)?;
+            markers.reserve(n);
+            for _ in 0..n {
+                let name = self.string("marker name")?;
+                let at = HEADER + self.at;
+                let time = self.f32("marker time")?;
+                if !(time >= 0.0 && time <= duration)
+                    || markers.last().is_some_and(|m: &Marker| m.time > time)
+                {
+                    return Err(CookedError::Invalid {
+                        what: "marker time",
+                        at,
+                        why: format!("{time} s: markers lie in order inside the clip (0 to {duration} s)"),
+                    });
+                }
+                markers.push(Marker { name, time });
+            }
+        }
         let n = self.count("constant tracks", 20)?;
         let mut constants = Vec::with_capacity(n);
         for _ in 0..n {
@@ -363,6 +394,7 @@ impl<'a> Reader<'a> {
             frames,
             duration,
             looping,
+            markers,
             constants,
             tracks,
             frame_times,

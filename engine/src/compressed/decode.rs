@@ -107,36 +107,68 @@ pub(crate) fn segment_frames(frames: u32, s: usize) -> usize {
 /// validated when it was built or loaded, so every header is whole and every value inside the
 /// data.
 pub(crate) fn parse_segment(clip: &CompressedClip, s: usize, out: &mut [SegTrack]) {
-    let data = &clip.data[..];
     let mut at = clip.segment_offsets[s] as usize;
     let full_mask = (1u32 << segment_frames(clip.frames, s)) - 1;
     let mut sizes = 0usize;
     for (track, seg) in clip.tracks.iter().zip(out.iter_mut()) {
-        let header = data[at];
-        let bits = header & !KEYED_FLAG;
-        let mut range = [0u8; 6];
-        let mut p = at + 1;
-        if bits != RAW_BITS {
-            range.copy_from_slice(&data[p..p + 6]);
-            p += 6;
-        }
-        let mask = if header & KEYED_FLAG != 0 {
-            let m = u16::from_le_bytes([data[p], data[p + 1]]) as u32;
-            p += 2;
-            m
-        } else {
-            full_mask
-        };
-        let (offset, scale) =
-            if bits == RAW_BITS { (Vec4::ZERO, Vec4::ZERO) } else { seg_affine(track, bits, range) };
-        *seg = SegTrack { bits, mask, bit: sizes, offset, scale };
-        sizes += mask.count_ones() as usize * value_bits(bits);
-        at = p;
+        let (header, next) = read_header(&clip.data, at, full_mask);
+        *seg = header.seg(track, sizes);
+        sizes += header.value_bits();
+        at = next;
     }
     let base = at * 8;
     for seg in out.iter_mut() {
         seg.bit += base;
     }
+}
+
+/// One track's header in a segment, as stored.
+#[derive(Clone, Copy)]
+struct Header {
+    bits: u8,
+    range: [u8; 6],
+    mask: u32,
+}
+
+impl Header {
+    /// Bits its stored values take.
+    #[inline(always)]
+    fn value_bits(&self) -> usize {
+        self.mask.count_ones() as usize * value_bits(self.bits)
+    }
+
+    /// Its layout for `track`, its values `bit` bits after the segment's headers.
+    #[inline(always)]
+    fn seg(&self, track: &AnimatedTrack, bit: usize) -> SegTrack {
+        let (offset, scale) = if self.bits == RAW_BITS {
+            (Vec4::ZERO, Vec4::ZERO)
+        } else {
+            seg_affine(track, self.bits, self.range)
+        };
+        SegTrack { bits: self.bits, mask: self.mask, bit, offset, scale }
+    }
+}
+
+/// The header at byte `at` of `data` (a uniform segment's mask is `full_mask`) and the byte
+/// after it.
+#[inline(always)]
+fn read_header(data: &[u8], at: usize, full_mask: u32) -> (Header, usize) {
+    let header = data[at];
+    let bits = header & !KEYED_FLAG;
+    let mut range = [0u8; 6];
+    let mut p = at + 1;
+    if bits != RAW_BITS {
+        range.copy_from_slice(&data[p..p + 6]);
+        p += 6;
+    }
+    let mask = if header & KEYED_FLAG != 0 {
+        let m = u16::from_le_bytes([data[p], data[p + 1]]) as u32;
+        p += 2;
+        m
+    } else {
+        full_mask
+    };
+    (Header { bits, range, mask }, p)
 }
 
 /// The stored value number `index` of a track's segment, dequantized, in full form (a
@@ -199,6 +231,111 @@ pub(crate) fn slerp_parts(a: Vec4, b: Vec4, u: f32) -> Quat {
     }
     let (wa, wb) = math::slerp_weights(u, d.min(1.0));
     math::renormalize(a * wa + e * wb)
+}
+
+/// The frame whose span holds `time` (`f`, at most the last), the position on the grid (`p`,
+/// in frames, clamped to the clip) and whether the clip keeps exact frame times (then the
+/// parameter between keys comes from their times).
+#[inline(always)]
+fn frame_at(clip: &CompressedClip, time: f32) -> (u32, f32, bool) {
+    let last = clip.frames - 1;
+    let mut p = ((time - clip.start) * clip.rate).clamp(0.0, last as f32);
+    // A time within a thousandth of a frame of one is that frame: a key time of the original
+    // lands on its frame exactly, whatever the rounding of `time * rate` (a capture's
+    // neighbouring keys can be half a turn apart, where a 1e-5 step of `u` shows).
+    let nearest = p.round();
+    if (p - nearest).abs() < FRAME_SNAP {
+        p = nearest;
+    }
+    let mut f = (p as u32).min(last);
+    // Frames that keep an off-grid key's exact time: the frame is the one whose time span
+    // holds `time`, and the parameter comes from those times (the original's arithmetic).
+    let exact = !clip.frame_times.is_empty();
+    if exact {
+        if f > 0 && time < clip.frame_time(f) {
+            f -= 1;
+        } else if f < last && time >= clip.frame_time(f + 1) {
+            f += 1;
+        }
+    }
+    (f, p, exact)
+}
+
+/// Track `i`'s header in segment `s`, parsed alone (the headers before it walked for the offset
+/// of its values): what [`parse_segment`] gives for it.
+fn segment_track(clip: &CompressedClip, s: usize, i: usize) -> SegTrack {
+    let mut at = clip.segment_offsets[s] as usize;
+    let full_mask = (1u32 << segment_frames(clip.frames, s)) - 1;
+    let (mut sizes, mut mine) = (0usize, SegTrack::default());
+    for (j, track) in clip.tracks.iter().enumerate() {
+        let (header, next) = read_header(&clip.data, at, full_mask);
+        if j == i {
+            mine = header.seg(track, sizes);
+        }
+        sizes += header.value_bits();
+        at = next;
+    }
+    mine.bit += at * 8;
+    mine
+}
+
+impl CompressedClip {
+    /// Bone `bone`'s local transform at `time` (`rest` where the clip stores nothing for it),
+    /// decoded alone with nothing cached and nothing allocated: what root motion reads of a
+    /// compressed clip (a step reads the root twice). The same keys and parameter as
+    /// [`CompressedContext`]'s sample; a rotation is interpolated one lane at a time, which may
+    /// differ from the four-lane pass in the last bit.
+    pub fn sample_bone(&self, bone: usize, rest: &Transform, time: f32) -> Transform {
+        let mut out = *rest;
+        for c in self.constants.iter().filter(|c| c.bone as usize == bone) {
+            let v = Vec4::from_array(c.value);
+            match c.kind {
+                TrackKind::Translation => out.translation = v.truncate(),
+                TrackKind::Rotation => out.rotation = Quat::from_vec4(v),
+                TrackKind::Scale => out.scale = v.truncate(),
+            }
+        }
+        if self.tracks.is_empty() || !time.is_finite() {
+            return out;
+        }
+        let last = self.frames - 1;
+        let (f, p, exact) = frame_at(self, time);
+        let s = f as usize / SEGMENT_FRAMES;
+        let first = (s * SEGMENT_FRAMES) as u32;
+        for (i, track) in self.tracks.iter().enumerate().filter(|(_, t)| t.bone as usize == bone) {
+            let seg = segment_track(self, s, i);
+            let local = f - first;
+            let below = seg.mask & ((2u32 << local) - 1);
+            let above = seg.mask & !((2u32 << local) - 1);
+            let fa = first + (31 - below.leading_zeros());
+            let rotation = track.kind == TrackKind::Rotation;
+            let a = decode_value(&self.data, &seg, below.count_ones() - 1, rotation);
+            let (fb, b) = if f == last {
+                (fa, a)
+            } else if above != 0 {
+                (first + above.trailing_zeros(), decode_value(&self.data, &seg, below.count_ones(), rotation))
+            } else {
+                let next = segment_track(self, s + 1, i);
+                (first + SEGMENT_FRAMES as u32, decode_value(&self.data, &next, 0, rotation))
+            };
+            let u = if fb <= fa {
+                0.0
+            } else if exact {
+                exact_u(time, self.frame_time(fa), self.frame_time(fb), fb - fa)
+            } else {
+                (p - fa as f32) / (fb - fa) as f32
+            };
+            match track.kind {
+                TrackKind::Translation => out.translation = (a + (b - a) * u).truncate(),
+                TrackKind::Scale => out.scale = (a + (b - a) * u).truncate(),
+                TrackKind::Rotation => {
+                    let fix = |v: Vec4| if v.w < 0.0 { with_w(v) } else { v };
+                    out.rotation = slerp_parts(fix(a), fix(b), u);
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The slot of `slots` holding segment `s` parsed (parsed into the other slot than `keep` when
@@ -389,25 +526,7 @@ impl CompressedContext {
             return;
         }
         let last = clip.frames - 1;
-        let mut p = ((time - clip.start) * clip.rate).clamp(0.0, last as f32);
-        // A time within a thousandth of a frame of one is that frame: a key time of the original
-        // lands on its frame exactly, whatever the rounding of `time * rate` (a capture's
-        // neighbouring keys can be half a turn apart, where a 1e-5 step of `u` shows).
-        let nearest = p.round();
-        if (p - nearest).abs() < FRAME_SNAP {
-            p = nearest;
-        }
-        let mut f = (p as u32).min(last);
-        // Frames that keep an off-grid key's exact time: the frame is the one whose time span
-        // holds `time`, and the parameter comes from those times (the original's arithmetic).
-        let exact = !clip.frame_times.is_empty();
-        if exact {
-            if f > 0 && time < clip.frame_time(f) {
-                f -= 1;
-            } else if f < last && time >= clip.frame_time(f + 1) {
-                f += 1;
-            }
-        }
+        let (f, p, exact) = frame_at(clip, time);
         let s = f as usize / SEGMENT_FRAMES;
         let first = (s * SEGMENT_FRAMES) as u32;
         let data = &clip.data[..];

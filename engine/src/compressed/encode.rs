@@ -642,6 +642,14 @@ fn assemble(
         frames: enc.frames,
         duration: enc.clip.duration(),
         looping: enc.clip.looping,
+        // A marker outside the clip (a fault the player reports) is not shipped.
+        markers: enc
+            .clip
+            .markers()
+            .iter()
+            .filter(|m| m.time >= 0.0 && m.time <= enc.clip.duration())
+            .cloned()
+            .collect(),
         constants,
         tracks,
         frame_times: enc.off_grid.clone(),

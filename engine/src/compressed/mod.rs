@@ -53,7 +53,11 @@
 //! every level samples the same bits (tested against each other).
 //!
 //! It is derived and never edited: the editor keeps editing the authored clip, and `marrow cook`
-//! writes this form for every clip of a project. It does not blend, loop or decide times
+//! writes this form for every clip of a project. Players (the Animator, graphs, crowds) play it
+//! through a [`crate::clip::Clip`] that carries it: [`crate::clip::Clip::compress`] attaches it
+//! to an authored clip, [`crate::clip::Clip::from_compressed`] makes a clip of a loaded cooked
+//! file (with its markers); [`crate::pose::SamplingJob`] then decodes it, and root motion reads
+//! its root through [`CompressedClip::sample_bone`]. It does not blend, loop or decide times
 //! (see [`crate::pose`] and [`crate::animator`]).
 
 mod decode;
@@ -165,6 +169,8 @@ pub struct CompressedClip {
     pub(crate) duration: f32,
     /// Whether the original loops (for players).
     pub looping: bool,
+    /// The original's markers, sorted by time: what a player announces as events (footsteps).
+    pub markers: Vec<crate::clip::Marker>,
     /// Frames whose time is not the grid's (`start + frame / rate`): a key of the original off
     /// the grid by more than rounding keeps its exact time (frame, time; sorted by frame).
     pub(crate) frame_times: Vec<(u32, f32)>,

@@ -5,6 +5,7 @@
 //! round trip sample the same bits; and every hostile cooked file is a named error.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::support;
 
@@ -102,6 +103,19 @@ fn compress_and_check(sk: &Skeleton, clip: &Clip, tolerance: f32) -> (Compressed
     (packed, report)
 }
 
+/// Samples `packed` at `t` into `out` with `ctx`.
+fn sample_into(
+    sk: &Skeleton,
+    packed: &CompressedClip,
+    ctx: &mut CompressedContext,
+    out: &mut [Transform],
+    t: f32,
+) {
+    CompressedSamplingJob { clip: packed, bind_pose: &sk.bind_pose, time: t, context: ctx, output: out }
+        .run()
+        .unwrap();
+}
+
 /// Samples `packed` at `times` in that order with one context: every bone's bits.
 fn sample_bits(sk: &Skeleton, packed: &CompressedClip, times: &[f32]) -> Vec<[u32; 10]> {
     let n = sk.bone_count();
@@ -109,15 +123,7 @@ fn sample_bits(sk: &Skeleton, packed: &CompressedClip, times: &[f32]) -> Vec<[u3
     let mut out = sk.bind_pose.clone();
     let mut all = Vec::new();
     for &t in times {
-        CompressedSamplingJob {
-            clip: packed,
-            bind_pose: &sk.bind_pose,
-            time: t,
-            context: &mut ctx,
-            output: &mut out,
-        }
-        .run()
-        .unwrap();
+        sample_into(sk, packed, &mut ctx, &mut out, t);
         for x in &out {
             let (a, b, c) = (x.translation.to_array(), x.rotation.to_array(), x.scale.to_array());
             all.push([a[0], a[1], a[2], b[0], b[1], b[2], b[3], c[0], c[1], c[2]].map(f32::to_bits));
@@ -371,8 +377,8 @@ fn hostile_cooked_files_are_named_errors_never_a_panic() {
     assert!(matches!(CompressedClip::from_cooked(&bad), Err(CookedError::Checksum { .. })));
     // A future version, the other byte order, another file.
     let mut future = good.clone();
-    future[8..12].copy_from_slice(&2u32.to_le_bytes());
-    assert!(matches!(CompressedClip::from_cooked(&future), Err(CookedError::Version { found: 2 })));
+    future[8..12].copy_from_slice(&3u32.to_le_bytes());
+    assert!(matches!(CompressedClip::from_cooked(&future), Err(CookedError::Version { found: 3 })));
     let mut swapped = good.clone();
     swapped[12..16].copy_from_slice(&0x0A0B_0C0Du32.to_be_bytes());
     assert!(matches!(CompressedClip::from_cooked(&swapped), Err(CookedError::ByteOrder { .. })));
@@ -410,6 +416,7 @@ fn hostile_cooked_files_are_named_errors_never_a_panic() {
         + 4
         + sk2.bone_names.iter().map(|b| 4 + b.len()).sum::<usize>()
         + 20
+        + 4
         + 4
         + 4
         + 28;
@@ -547,4 +554,212 @@ fn keys_pasted_between_the_captures_frames_keep_their_time_and_the_promise() {
             sample_bits(&sk, &packed, &[pasted, 1.0, pasted - 0.004])
         );
     }
+}
+
+/// Local transforms as bits (what two samplers must agree on).
+fn pose_bits(pose: &[Transform]) -> Vec<[u32; 10]> {
+    pose.iter()
+        .map(|x| {
+            let (a, b, c) = (x.translation.to_array(), x.rotation.to_array(), x.scale.to_array());
+            [a[0], a[1], a[2], b[0], b[1], b[2], b[3], c[0], c[1], c[2]].map(f32::to_bits)
+        })
+        .collect()
+}
+
+/// What a game does with a cooked file: load it, make a clip of it and play it on an Animator.
+/// The pose is the compressed sampling job's, bit for bit, at every tick of a pass through the
+/// capture; its markers (kept by the cooked file) fire on the same ticks, with the same names,
+/// as the authored clip's.
+#[test]
+fn an_animator_plays_a_cooked_clip_as_the_compressed_job_samples_it_with_its_markers() {
+    use marrow_engine::animator::{Animator, AnimatorSettings};
+    let (sk, mut clip) = cmu();
+    clip.add_marker("left", 1.0);
+    clip.add_marker("right", 2.5);
+    let (packed, _) = CompressedClip::compress(&clip, &sk, &CompressOptions::default()).unwrap();
+    let cooked = CompressedClip::from_cooked(&packed.to_cooked()).unwrap();
+    assert_eq!(cooked.markers, clip.markers(), "the cooked file keeps the markers");
+    let shipped = Arc::new(Clip::from_compressed(Arc::new(cooked.clone())));
+    assert_eq!((shipped.duration(), shipped.markers()), (clip.duration(), clip.markers()));
+    assert!(shipped.channels().iter().all(|c| c.translation.is_none() && c.rotation.is_none()));
+    let sk = Arc::new(sk);
+    let n = sk.bone_count();
+    let mut game = Animator::new(sk.clone(), AnimatorSettings::default());
+    let mut authored = Animator::new(sk.clone(), AnimatorSettings::default());
+    game.play_clip(shipped.clone(), false);
+    authored.play_clip(Arc::new(clip.clone()), false);
+    assert_eq!(game.current_fault(), None);
+    let (mut buf, mut ctx, mut want) =
+        (support::RigBuffers::new(n), CompressedContext::new(n), sk.bind_pose.clone());
+    let (mut heard, mut said) = (Vec::new(), Vec::new());
+    let dt = 1.0 / 60.0;
+    for _ in 0..(clip.duration() / dt) as usize + 5 {
+        heard.extend(game.deliver_events().iter().map(|e| e.name().to_owned()).collect::<Vec<_>>());
+        said.extend(authored.deliver_events().iter().map(|e| e.name().to_owned()).collect::<Vec<_>>());
+        game.advance(dt);
+        authored.advance(dt);
+        heard.push(String::new());
+        said.push(String::new());
+        game.evaluate(buf.rig()).unwrap();
+        sample_into(&sk, &cooked, &mut ctx, &mut want, game.time());
+        assert_eq!(pose_bits(&buf.local), pose_bits(&want), "t = {}", game.time());
+    }
+    assert!(!game.is_playing(), "a one-shot ends");
+    assert_eq!(heard.iter().filter(|e| !e.is_empty()).count(), 2, "{heard:?}");
+    assert_eq!(heard, said, "the same markers on the same ticks");
+}
+
+/// `Clip::compress` makes every player play the compressed form (the plain sampling job gives
+/// the compressed job's bits once the context is prepared, and names the unprepared context);
+/// an edit of the tracks drops the form and the tracks play again.
+#[test]
+fn a_clip_compressed_in_place_plays_that_form_until_its_tracks_are_edited() {
+    let sk = mocap_skeleton();
+    let n = sk.bone_count();
+    let mut clip = mocap_like_clip(&sk, "walk", 120, 120.0, 5);
+    let authored = clip.clone();
+    let report = clip.compress(&sk, &CompressOptions::new(1e-3)).unwrap();
+    assert!(report.max_error <= 1e-3);
+    let packed = clip.compressed().unwrap().clone();
+    assert_ne!(clip, authored, "a clip playing a compressed form is not the authored clip");
+    let mut ctx = SamplingContext::new(n);
+    let mut out = sk.bind_pose.clone();
+    let job = |clip: &Clip, ctx: &mut SamplingContext, out: &mut Vec<Transform>, t: f32| {
+        SamplingJob { clip, bind_pose: &sk.bind_pose, time: t, context: ctx, output: out }.run()
+    };
+    let e = job(&clip, &mut ctx, &mut out, 0.1).unwrap_err();
+    assert!(matches!(e, JobError::NotPrepared { bones, capacity: 0, .. } if bones == n), "{e}");
+    ctx.prepare(&clip);
+    let times: Vec<f32> = (0..60).map(|i| (i * 37 % 61) as f32 / 60.0).collect();
+    let want = sample_bits(&sk, &packed, &times);
+    let mut got = Vec::new();
+    for &t in &times {
+        job(&clip, &mut ctx, &mut out, t).unwrap();
+        got.extend(pose_bits(&out));
+    }
+    assert_eq!(got, want);
+    // An edit drops the form: the authored tracks play (bit for bit as the untouched copy).
+    clip.channels_mut();
+    assert!(clip.compressed().is_none());
+    // A player prepares the edited clip again (it compiles its key blocks).
+    ctx.prepare(&clip);
+    let mut ctx2 = SamplingContext::new(n);
+    ctx2.prepare(&authored);
+    let mut plain = sk.bind_pose.clone();
+    for &t in &times {
+        job(&clip, &mut ctx, &mut out, t).unwrap();
+        job(&authored, &mut ctx2, &mut plain, t).unwrap();
+        assert_eq!(pose_bits(&out), pose_bits(&plain), "t = {t}");
+    }
+}
+
+/// A cooked clip made for a rig whose bones were renamed since is a named fault: the Animator
+/// shows the bind pose and says which bone differs.
+#[test]
+fn a_cooked_clip_for_other_bones_is_a_named_fault_and_the_bind_pose_stands() {
+    use marrow_engine::animator::{Animator, AnimatorSettings};
+    use marrow_engine::clip::ClipFault;
+    let sk = mocap_skeleton();
+    let clip = mocap_like_clip(&sk, "walk", 60, 120.0, 5);
+    let (packed, _) = CompressedClip::compress(&clip, &sk, &CompressOptions::new(1e-3)).unwrap();
+    let mut renamed = sk.clone();
+    renamed.bone_names[3] = "Spine_renamed".into();
+    let mut a = Animator::new(Arc::new(renamed.clone()), AnimatorSettings::default());
+    a.play_clip(Arc::new(Clip::from_compressed(Arc::new(packed))), true);
+    match a.current_fault() {
+        Some(ClipFault::CompressedBones { bone: 3, cooked, rig, .. }) => {
+            assert_eq!((cooked.as_str(), rig.as_str()), (sk.bone_names[3].as_str(), "Spine_renamed"))
+        }
+        f => panic!("{f:?}"),
+    }
+    let mut buf = support::RigBuffers::new(sk.bone_count());
+    a.advance(0.25);
+    a.evaluate(buf.rig()).unwrap();
+    assert_eq!(pose_bits(&buf.local), pose_bits(&renamed.bind_pose));
+}
+
+/// Root motion reads a compressed clip's root from the form that plays: one bone decoded alone
+/// gives the sampling job's translation bits and its rotation to a few ulps, at every time
+/// (forward, backward, past both ends), and the capture's whole-clip root motion is the
+/// authored clip's within the tolerance.
+#[test]
+fn root_motion_reads_the_compressed_root_as_the_pose_plays_it() {
+    use marrow_engine::playback::PlaybackStep;
+    use marrow_engine::root_motion::{RootMotion, clip_delta};
+    let (sk, clip) = cmu();
+    let (packed, report) = CompressedClip::compress(&clip, &sk, &CompressOptions::default()).unwrap();
+    let n = sk.bone_count();
+    let (mut ctx, mut out) = (CompressedContext::new(n), sk.bind_pose.clone());
+    let d = clip.duration();
+    let times: Vec<f32> = (-5..=250)
+        .map(|i| d * i as f32 / 240.0)
+        .chain((0..50).map(|i| d * (1.0 - i as f32 / 53.0)))
+        .collect();
+    for &t in &times {
+        sample_into(&sk, &packed, &mut ctx, &mut out, t);
+        for bone in [0, 1, 7, n - 1] {
+            let one = packed.sample_bone(bone, &sk.bind_pose[bone], t);
+            assert_eq!(
+                one.translation.to_array().map(f32::to_bits),
+                out[bone].translation.to_array().map(f32::to_bits),
+                "bone {bone}, t = {t}"
+            );
+            assert_eq!(one.scale, out[bone].scale);
+            assert!(
+                one.rotation.abs_diff_eq(out[bone].rotation, 1e-6),
+                "bone {bone}, t = {t}: {:?} {:?}",
+                one.rotation,
+                out[bone].rotation
+            );
+        }
+    }
+    let shipped = Clip::from_compressed(Arc::new(packed));
+    let rm = RootMotion::planar(0);
+    let step = PlaybackStep { from: 0.0, to: d, travel: d };
+    let a = clip_delta(&rm, &clip, &sk.bind_pose[0], &step, d, false);
+    let b = clip_delta(&rm, &shipped, &sk.bind_pose[0], &step, d, false);
+    assert!(a.translation.length() > 1.0, "the capture walks: {a:?}");
+    assert!((a.translation - b.translation).length() <= 2.0 * report.tolerance, "{a:?} {b:?}");
+    assert!((a.yaw - b.yaw).abs() < 1e-3, "{a:?} {b:?}");
+}
+
+/// Markers in a cooked file: a count past the file, a time outside the clip: named errors. A
+/// version 1 file (written before markers were kept) still loads, with none.
+#[test]
+fn cooked_markers_are_checked_and_version_one_files_still_load() {
+    let sk = mocap_skeleton();
+    let mut clip = mocap_like_clip(&sk, "walk", 60, 120.0, 5);
+    clip.add_marker("step", 0.25);
+    let (packed, _) = CompressedClip::compress(&clip, &sk, &CompressOptions::new(1e-3)).unwrap();
+    let good = packed.to_cooked();
+    assert_eq!(CompressedClip::from_cooked(&good).unwrap().markers, clip.markers());
+    let names = 4
+        + packed.name.len()
+        + 4
+        + packed.skeleton.len()
+        + 4
+        + sk.bone_names.iter().map(|b| 4 + b.len()).sum::<usize>();
+    let count_at = 32 + names + 20;
+    assert_eq!(good[count_at..count_at + 4], 1u32.to_le_bytes());
+    let mut huge = good.clone();
+    huge[count_at..count_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    reseal(&mut huge);
+    let e = CompressedClip::from_cooked(&huge).unwrap_err();
+    assert!(matches!(e, CookedError::Truncated { what: "markers", .. }), "{e}");
+    let time_at = count_at + 4 + 4 + "step".len();
+    let mut late = good.clone();
+    late[time_at..time_at + 4].copy_from_slice(&(packed.duration() + 1.0).to_le_bytes());
+    reseal(&mut late);
+    let e = CompressedClip::from_cooked(&late).unwrap_err();
+    assert!(matches!(e, CookedError::Invalid { what: "marker time", .. }), "{e}");
+    // The same file as version 1: no marker table.
+    let mut v1 = good[..count_at].to_vec();
+    v1.extend_from_slice(&good[time_at + 4..]);
+    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let len = (v1.len() - 32) as u64;
+    v1[16..24].copy_from_slice(&len.to_le_bytes());
+    reseal(&mut v1);
+    let old = CompressedClip::from_cooked(&v1).unwrap();
+    assert!(old.markers.is_empty());
+    assert_eq!(sample_bits(&sk, &old, &[0.1, 0.3]), sample_bits(&sk, &packed, &[0.1, 0.3]));
 }
