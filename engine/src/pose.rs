@@ -458,7 +458,7 @@ impl BlendingJob<'_> {
             let four = n / 4 * 4;
             let (fa, fb, fo) = (&a.pose[..four], &b.pose[..four], &mut self.output[..four]);
             #[cfg(target_arch = "x86_64")]
-            if avx::LINEAR_LAYOUT && crate::simd::avx512() {
+            if avx::LINEAR_LAYOUT && crate::simd::wide_kernels() {
                 // SAFETY: AVX-512F (and AVX, which the avx512 level implies) and the layout
                 // checked just above; equal lengths, a multiple of 4.
                 unsafe { avx512::blend2(fa, fb, wa, wb, fo) };
@@ -655,7 +655,7 @@ impl LocalToModelJob<'_> {
         self.validate()?;
         let n = self.parents.len();
         #[cfg(target_arch = "x86_64")]
-        if crate::simd::avx512() {
+        if crate::simd::wide_kernels() {
             // SAFETY: the level is avx512, so the CPU has AVX-512F (`simd::level`).
             unsafe { compose_avx512(self.parents, self.local, self.adjusts, &mut self.output[..n]) };
             return Ok(());
@@ -1269,6 +1269,48 @@ pub(crate) mod tests {
             let (a, b) = (out[i].to_cols_array(), want.to_cols_array());
             for k in 0..16 {
                 assert_eq!(a[k].to_bits(), b[k].to_bits(), "bone {i} element {k}: {} vs {}", a[k], b[k]);
+            }
+        }
+    }
+
+    /// The local-to-model loop with each kernel the jobs may dispatch to (eight-lane AVX, and
+    /// sixteen-lane AVX-512, which `simd::wide_kernels` leaves out on Intel CPUs, so it is run
+    /// here directly) gives the portable loop's matrices to the bit: 70 bones (groups and what is
+    /// left after them), parents near and far, adjusts relative and absolute.
+    #[test]
+    fn every_local_to_model_kernel_composes_the_portable_matrices_to_the_bit() {
+        use crate::simd::{SimdLevel, test_gate};
+        let n = 70;
+        let local = test_pose(n, 0.3);
+        let parents: Vec<u16> =
+            (0..n).map(|i| if i == 0 { crate::skeleton::NO_PARENT } else { ((i * 7) % i) as u16 }).collect();
+        let adjusts: Vec<super::BoneAdjust> = [3u16, 17, 40, 69]
+            .iter()
+            .map(|&bone| super::BoneAdjust {
+                bone,
+                rotation: Quat::from_rotation_z(0.1 * bone as f32),
+                offset: Vec3::new(0.01, -0.02, 0.0),
+                absolute: bone == 17,
+                scale: 1.0 + 0.01 * bone as f32,
+            })
+            .collect();
+        let bits_of =
+            |m: &[Mat4]| m.iter().flat_map(|m| m.to_cols_array().map(f32::to_bits)).collect::<Vec<_>>();
+        let mut want = vec![Mat4::ZERO; n];
+        super::compose(&parents, &local, &adjusts, &mut want, super::local_rows8);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if test_gate(SimdLevel::Avx2, "the AVX local-to-model") {
+                let mut got = vec![Mat4::ZERO; n];
+                // SAFETY: the CPU has AVX (the gate above).
+                unsafe { super::compose_avx(&parents, &local, &adjusts, &mut got) };
+                assert_eq!(bits_of(&got), bits_of(&want));
+            }
+            if test_gate(SimdLevel::Avx512, "the AVX-512 local-to-model") {
+                let mut got = vec![Mat4::ZERO; n];
+                // SAFETY: the CPU has AVX-512F (the gate above).
+                unsafe { super::compose_avx512(&parents, &local, &adjusts, &mut got) };
+                assert_eq!(bits_of(&got), bits_of(&want));
             }
         }
     }

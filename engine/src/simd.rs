@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `portable` | none | the portable loops (glam's SSE2 on x86-64) |
 //! | `avx2` | AVX, AVX2 and FMA, with the bit-manipulation set every such CPU has (POPCNT, LZCNT, BMI1, BMI2) | the eight-lane paths (sampling pairs, the two-layer blend eight bones at a time, local matrices eight at a time, the palette two registers to a bone, skinning one vertex to a register with normals normalized eight at a time, the compressed-clip decoder's bit counting) |
-//! | `avx512` | the above and AVX-512F | the sixteen-lane paths (key apply, blend four transforms in place, local matrices sixteen at a time, palette, skinning sixteen vertices at a time) |
+//! | `avx512` | the above and AVX-512F | the sixteen-lane paths (key apply, the two-layer blend sixteen bones at a time, local matrices sixteen at a time, palette, skinning sixteen vertices at a time); on Intel CPUs the blend and local-to-model keep their eight-lane kernels ([`wide_kernels`]) |
 //!
 //! `MARROW_SIMD=portable|avx2|avx512` lowers the level (never above what the CPU has: a higher
 //! request is refused with a warning and the detected level is kept), so every path can be run
@@ -155,6 +155,54 @@ pub fn avx2() -> bool {
 #[inline]
 pub fn avx512() -> bool {
     level() >= SimdLevel::Avx512
+}
+
+/// Whether the two-layer blend and local-to-model take their sixteen-lane AVX-512 kernels: the
+/// level is `avx512` and the CPU is not Intel's. Those two kernels were written and measured on
+/// an AMD Zen 4 (equal to or faster than the eight-lane ones there); on an Intel Xeon (Emerald
+/// Rapids) they measured 20-35% slower than the eight-lane kernels, which the jobs run there
+/// instead (the same bits: every kernel is tested against the portable one). The palette,
+/// sampling and skinning keep their AVX-512 paths everywhere. `MARROW_WIDE_KERNELS=1` or `0`
+/// overrides the choice (to measure both on one machine). Chosen on first use, fixed for the
+/// process.
+#[inline]
+pub fn wide_kernels() -> bool {
+    avx512()
+        && match WIDE.load(Ordering::Relaxed) {
+            0 => choose_wide_once(),
+            v => v == 2,
+        }
+}
+
+/// 0 until chosen, then 1 (eight-lane kernels) or 2 (sixteen-lane).
+static WIDE: AtomicU8 = AtomicU8::new(0);
+
+#[cold]
+fn choose_wide_once() -> bool {
+    let wide = match std::env::var("MARROW_WIDE_KERNELS").ok().as_deref().map(str::trim) {
+        Some("1") => true,
+        Some("0") => false,
+        _ => !intel(),
+    };
+    WIDE.store(if wide { 2 } else { 1 }, Ordering::Relaxed);
+    wide
+}
+
+/// Whether the CPU's vendor string is `GenuineIntel`.
+fn intel() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: CPUID leaf 0 exists on every x86-64 CPU.
+        #[allow(unused_unsafe)]
+        let r = unsafe { std::arch::x86_64::__cpuid(0) };
+        let mut vendor = [0u8; 12];
+        vendor[..4].copy_from_slice(&r.ebx.to_le_bytes());
+        vendor[4..8].copy_from_slice(&r.edx.to_le_bytes());
+        vendor[8..].copy_from_slice(&r.ecx.to_le_bytes());
+        &vendor == b"GenuineIntel"
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// For tests of one kernel at `needed`: `true` when the CPU supports it (the test runs the
