@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `portable` | none | the portable loops (glam's SSE2 on x86-64) |
 //! | `avx2` | AVX, AVX2 and FMA, with the bit-manipulation set every such CPU has (POPCNT, LZCNT, BMI1, BMI2) | the eight-lane paths (sampling pairs, the two-layer blend eight bones at a time, local matrices eight at a time, the palette two registers to a bone, skinning one vertex to a register with normals normalized eight at a time, the compressed-clip decoder's bit counting) |
-//! | `avx512` | the above and AVX-512F | the sixteen-lane paths (key apply, the two-layer blend sixteen bones at a time, local matrices sixteen at a time, palette, skinning sixteen vertices at a time); on Intel CPUs the blend and local-to-model keep their eight-lane kernels ([`wide_kernels`]) |
+//! | `avx512` | the above and AVX-512F | the sixteen-lane paths (key apply, the two-layer blend sixteen bones at a time, local matrices sixteen at a time, palette, skinning sixteen vertices at a time); on Intel CPUs the blend, local-to-model and skinning with normals keep their eight-lane kernels ([`wide_kernels`]) |
 //!
 //! `MARROW_SIMD=portable|avx2|avx512` lowers the level (never above what the CPU has: a higher
 //! request is refused with a warning and the detected level is kept), so every path can be run
@@ -157,12 +157,13 @@ pub fn avx512() -> bool {
     level() >= SimdLevel::Avx512
 }
 
-/// Whether the two-layer blend and local-to-model take their sixteen-lane AVX-512 kernels: the
-/// level is `avx512` and the CPU is not Intel's. Those two kernels were written and measured on
-/// an AMD Zen 4 (equal to or faster than the eight-lane ones there); on an Intel Xeon (Emerald
-/// Rapids) they measured 20-35% slower than the eight-lane kernels, which the jobs run there
-/// instead (the same bits: every kernel is tested against the portable one). The palette,
-/// sampling and skinning keep their AVX-512 paths everywhere. `MARROW_WIDE_KERNELS=1` or `0`
+/// Whether the two-layer blend, local-to-model and skinning with normals take their sixteen-lane
+/// AVX-512 kernels: the level is `avx512` and the CPU is not Intel's. Those kernels were written
+/// and measured on an AMD Zen 4 (equal to or faster than the eight-lane ones there); on an Intel
+/// Xeon (Emerald Rapids) they measured 10-35% slower than the eight-lane kernels, which the jobs
+/// run there instead (the blend and local-to-model give the same bits; every kernel is tested
+/// against the portable one directly). The palette, sampling and skinning of positions alone keep
+/// their AVX-512 paths everywhere. `MARROW_WIDE_KERNELS=1` or `0`
 /// overrides the choice (to measure both on one machine). Chosen on first use, fixed for the
 /// process.
 #[inline]
