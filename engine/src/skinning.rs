@@ -1018,6 +1018,38 @@ mod tests {
         assert!(matches!(err, SkinningError::JointOutOfRange { vertex: 500, joint: 64, .. }), "{err}");
     }
 
+    /// The direct loop tests' mesh: 77 vertices over 32 joints, the normals at `zero` of zero
+    /// length, and what the general loop (tangents force it) makes of them.
+    #[cfg(target_arch = "x86_64")]
+    struct Mesh {
+        palette: Vec<Mat4>,
+        joints: Vec<[u16; 4]>,
+        weights: Vec<[f32; 4]>,
+        positions: Vec<[f32; 3]>,
+        normals: Vec<[f32; 3]>,
+        want_p: Vec<[f32; 3]>,
+        want_n: Vec<[f32; 3]>,
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn mesh77(zero: &[usize]) -> Mesh {
+        let palette =
+            palette_of(32, |i| (1.0 + i * 0.02, Quat::from_rotation_x(i * 0.2), Vec3::new(i, -2.0, 0.5)));
+        let n = 77;
+        let joints: Vec<[u16; 4]> = (0..n).map(|i| [(i % 32) as u16, ((i * 3) % 32) as u16, 5, 31]).collect();
+        let weights = vec![[0.4, 0.3, 0.2, 0.1]; n];
+        let positions: Vec<[f32; 3]> = (0..n).map(|i| [i as f32 * 0.1, 1.0, -0.5]).collect();
+        let mut normals: Vec<[f32; 3]> =
+            (0..n).map(|i| Vec3::new(1.0, i as f32, 2.0).normalize().to_array()).collect();
+        for &i in zero {
+            normals[i] = [0.0; 3];
+        }
+        let tangents = vec![[1.0, 0.0, 0.0, 1.0]; n];
+        let (want_p, want_n, _) =
+            run_job(&palette, &joints, &weights, &positions, &normals, &tangents).unwrap();
+        Mesh { palette, joints, weights, positions, normals, want_p, want_n }
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_avx2_loops_match_the_general_loop() {
@@ -1025,17 +1057,8 @@ mod tests {
         if !crate::simd::test_gate(crate::simd::SimdLevel::Avx2, "the AVX2 skinning loops' test") {
             return;
         }
-        let palette =
-            palette_of(32, |i| (1.0 + i * 0.02, Quat::from_rotation_x(i * 0.2), Vec3::new(i, -2.0, 0.5)));
         let n = 77;
-        let joints: Vec<[u16; 4]> = (0..n).map(|i| [(i % 32) as u16, ((i * 3) % 32) as u16, 5, 31]).collect();
-        let weights = vec![[0.4, 0.3, 0.2, 0.1]; n];
-        let positions: Vec<[f32; 3]> = (0..n).map(|i| [i as f32 * 0.1, 1.0, -0.5]).collect();
-        let normals: Vec<[f32; 3]> =
-            (0..n).map(|i| Vec3::new(1.0, i as f32, 2.0).normalize().to_array()).collect();
-        let tangents = vec![[1.0, 0.0, 0.0, 1.0]; n];
-        let (want_p, want_n, _) =
-            run_job(&palette, &joints, &weights, &positions, &normals, &tangents).unwrap();
+        let Mesh { palette, joints, weights, positions, normals, want_p, want_n } = mesh77(&[]);
         let (mut p, mut nr, mut p_only) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
         // SAFETY: AVX2 and FMA checked above; every joint below 32; the slices of one length.
         unsafe {
@@ -1058,20 +1081,9 @@ mod tests {
         if !crate::simd::test_gate(crate::simd::SimdLevel::Avx512, "the AVX-512 skinning loops' test") {
             return;
         }
-        let palette =
-            palette_of(32, |i| (1.0 + i * 0.02, Quat::from_rotation_x(i * 0.2), Vec3::new(i, -2.0, 0.5)));
         // 77 vertices: four blocks of sixteen and a tail.
         let n = 77;
-        let mut joints: Vec<[u16; 4]> =
-            (0..n).map(|i| [(i % 32) as u16, ((i * 3) % 32) as u16, 5, 31]).collect();
-        let weights = vec![[0.4, 0.3, 0.2, 0.1]; n];
-        let positions: Vec<[f32; 3]> = (0..n).map(|i| [i as f32 * 0.1, 1.0, -0.5]).collect();
-        let mut normals: Vec<[f32; 3]> =
-            (0..n).map(|i| Vec3::new(1.0, i as f32, 2.0).normalize().to_array()).collect();
-        normals[9] = [0.0; 3];
-        let tangents = vec![[1.0, 0.0, 0.0, 1.0]; n];
-        let (want_p, want_n, _) =
-            run_job(&palette, &joints, &weights, &positions, &normals, &tangents).unwrap();
+        let Mesh { palette, mut joints, weights, positions, normals, want_p, want_n } = mesh77(&[9]);
         let (mut p, mut nr, mut p_only) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
         // SAFETY: AVX-512F and AVX2 checked above; every joint below 32; the slices of one length.
         unsafe {
