@@ -261,6 +261,36 @@ fn the_timeline_header_shows_the_clips_bytes_at_each_precision_without_an_edit()
 /// The sample capture (`projects/mocap`: CesiumMan playing CMU 131_01 retargeted, 19,880 keys
 /// every 0.0083333 s): one frame's keys copied with Ctrl+C and pasted at 4 s with Ctrl+V replace
 /// that frame's keys at 4 s, one undo step, as on a hand-keyed clip.
+/// A rig placed at another scale gets the compressed size measured on screen: the mocap sample's
+/// capture, in its file's units under a 0.056444 scale, compresses to 0.01 cm in the scene's
+/// metres (its worst error given in them), where 0.01 of its own units could not be met at all.
+#[test]
+fn the_size_label_measures_a_scaled_rig_with_the_tolerance_on_screen() {
+    use marrow_editor::panels::timeline::clip_size::Compressed;
+    let dir = sample("mocap");
+    let mut h = editor(dir.path());
+    h.state_mut().ui.selection = marrow_editor::ui_state::Selection::Entity("cmu_131_01/cmu_131_01".into());
+    settle(&mut h);
+    let mut sizes = None;
+    for _ in 0..900 {
+        sizes = h.state().panels.timeline.sizes.last();
+        if sizes.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        h.run();
+    }
+    let s = sizes.expect("the capture's sizes were measured within 18 s");
+    let Compressed::Done { bytes, error } = s.compressed else { panic!("{:?}", s.compressed) };
+    assert!(error > 0.0 && error <= 1e-4, "within 0.01 cm on screen: {error}");
+    assert!(bytes * 3 < s.compact, "compressed {bytes} against compact {}", s.compact);
+    settle(&mut h);
+    let label = h.get_by_label_contains("· compressed ").accesskit_node();
+    let text = [label.label(), label.value()].into_iter().flatten().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("KB"), "{text}");
+    assert_eq!(h.state().doc.head(), 0, "no edit");
+}
+
 #[test]
 fn a_frame_of_the_sample_capture_copied_and_pasted_at_four_seconds_replaces_that_frames_keys() {
     const RETARGETED: &str = "clips/cmu_131_01_Armature.clip.ron";
