@@ -146,12 +146,6 @@ impl Clip {
         self.shipped.0.as_ref()
     }
 
-    /// Plays the tracks again (drops the compressed form; a clip made from a cooked file then
-    /// plays its bind pose).
-    pub fn drop_compressed(&mut self) {
-        self.shipped = Shipped::default();
-    }
-
     /// The channel table: one entry per bone of the clip's skeleton, in bone order.
     pub fn channels(&self) -> &[BoneChannels] {
         &self.channels

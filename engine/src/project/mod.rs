@@ -1023,6 +1023,27 @@ impl Library {
     /// placed at 0.0254 under a scene in metres, gets a tolerance 39.4 times larger in its units.
     pub fn rig_scales(&self, project: &Project) -> BTreeMap<String, f32> {
         let mut out: BTreeMap<String, f32> = BTreeMap::new();
+        self.each_rig_scale(project, |sk, scale| {
+            let s = out.entry(sk.name.clone()).or_insert(scale);
+            *s = s.max(scale);
+        });
+        out
+    }
+
+    /// [`Library::rig_scales`] for the one skeleton named `name` (what a panel asks each frame,
+    /// without building the table).
+    pub fn rig_scale(&self, project: &Project, name: &str) -> Option<f32> {
+        let mut out: Option<f32> = None;
+        self.each_rig_scale(project, |sk, scale| {
+            if sk.name == name {
+                out = Some(out.map_or(scale, |s| s.max(scale)));
+            }
+        });
+        out
+    }
+
+    /// Calls `f` with each placed rig's skeleton and the scale its entity path gives it.
+    fn each_rig_scale(&self, project: &Project, mut f: impl FnMut(&Skeleton, f32)) {
         for scene in project.scenes.values() {
             let mut stack: Vec<(&EntityDesc, f32)> = scene.entities.iter().map(|e| (e, 1.0)).collect();
             while let Some((e, above)) = stack.pop() {
@@ -1031,13 +1052,11 @@ impl Library {
                     && scale.is_finite()
                     && scale > 0.0
                 {
-                    let s = out.entry(sk.name.clone()).or_insert(scale);
-                    *s = s.max(scale);
+                    f(sk, scale);
                 }
                 stack.extend(e.children.iter().map(|c| (c, scale)));
             }
         }
-        out
     }
 
     /// Every clip reference.

@@ -558,5 +558,5 @@ pub struct Area {
 /// The largest scale the project's scenes place rig `sk` at (1 where none does): what the size
 /// label's compressed measurement divides its world-unit tolerance by.
 pub(crate) fn rig_scale(cx: &Cx, sk: &Skeleton) -> f32 {
-    cx.session.library().rig_scales(cx.doc.project()).get(&sk.name).copied().unwrap_or(1.0)
+    cx.session.library().rig_scale(cx.doc.project(), &sk.name).unwrap_or(1.0)
 }
