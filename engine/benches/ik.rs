@@ -2,7 +2,8 @@
 //!
 //! `ik/two_bone/chains64` and `ik/aim/joints64`: the same 64 chains (heads) solved by one
 //! many-chain job (`TwoBoneIkChainsJob`, `AimJointsJob`: sixteen lanes side by side, compiled for
-//! AVX2 at the `avx2` level and above), so the time per chain is the reported time / 64;
+//! AVX2 at the `avx2` level and above, the two-bone groups for AVX-512 at the `avx512` level on
+//! an Intel CPU), so the time per chain is the reported time / 64;
 //! `ik/two_bone/chains4`: four of them in one job (a character's limbs; one four-lane group), time
 //! per chain / 4. These run at the SIMD level `MARROW_SIMD` picks.
 //! `ik/two_bone/chain`: one iteration is one two-bone chain solved (`TwoBoneIkJob::run`, validation included): a leg

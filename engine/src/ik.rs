@@ -14,7 +14,8 @@
 //!
 //! Both solves are written once over lanes (`lanes`): a single job is one lane, a many-chain job
 //! sixteen side by side (four for a group of four or fewer), compiled for AVX2 where the CPU has
-//! it; lanes never mix, so a chain's result does not depend on what it is solved beside.
+//! it (two-bone groups of sixteen for AVX-512 on Intel CPUs, [`crate::simd::intel_avx512`]);
+//! lanes never mix, so a chain's result does not depend on what it is solved beside.
 //!
 //! A correction is a rotation to multiply onto a joint's local rotation (`local * correction`);
 //! the caller recomposes the joints below it (a foot or hand takes its children along).

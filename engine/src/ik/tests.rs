@@ -229,6 +229,12 @@ fn every_group_width_and_simd_level_solves_each_chain_to_the_bits_of_the_single_
         check("avx2 x4", by_groups::<_, _, 4>(&inputs, |g, o| unsafe { two_bone::solve_avx2(g, o) }));
         check("avx2 x16", by_groups::<_, _, 16>(&inputs, |g, o| unsafe { two_bone::solve_avx2(g, o) }));
     }
+    #[cfg(target_arch = "x86_64")]
+    if test_gate(SimdLevel::Avx512, "the AVX-512 two-bone groups") {
+        // SAFETY: the gate says this CPU has AVX-512F (and so AVX2).
+        check("avx512 x16", by_groups::<_, _, 16>(&inputs, |g, o| unsafe { two_bone::solve_avx512(g, o) }));
+        check("avx512 x4", by_groups::<_, _, 4>(&inputs, |g, o| unsafe { two_bone::solve_avx512(g, o) }));
+    }
     // The job itself, at every count around the group sizes.
     for n in [0, 1, 3, 4, 5, 15, 16, 17, 20, 33, 100] {
         let mut out = vec![TwoBoneIkSolution::default(); n];

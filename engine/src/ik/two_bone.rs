@@ -185,14 +185,15 @@ impl TwoBoneIkChainsJob<'_> {
     /// Validates and writes every solution. On error the outputs are untouched.
     pub fn run(self) -> Result<(), IkError> {
         self.validate()?;
-        in_groups(self.chains, self.solutions, solve_group::<4>, solve_group::<16>);
+        in_groups(self.chains, self.solutions, solve_group::<4>, solve_sixteen);
         Ok(())
     }
 }
 
 /// `N` chains solved side by side, compiled for AVX2 at the `avx2` SIMD level and above (the
-/// AVX-512 build of the same code measured slower: its sixteen lanes fill one register but
-/// the solve's many live values spill more), for the target's baseline otherwise: the same
+/// AVX-512 build of the same code measured slower on an AMD Zen 4, and for one or four lanes on
+/// an Intel Xeon; groups of sixteen on Intel take it: [`solve_sixteen`]), for the target's
+/// baseline otherwise: the same
 /// operations in the same order either way (no fused multiply-add: Rust never contracts), so the
 /// same bits.
 fn solve_group<const N: usize>(group: [&TwoBoneIkChain; N], out: &mut [TwoBoneIkSolution]) {
@@ -201,6 +202,24 @@ fn solve_group<const N: usize>(group: [&TwoBoneIkChain; N], out: &mut [TwoBoneIk
         // SAFETY: `simd::avx2()` says this CPU has AVX and AVX2.
         return unsafe { solve_avx2(group, out) };
     }
+    solve_two_bone(group, out)
+}
+
+/// Sixteen chains side by side: [`solve_group`], or on an Intel CPU at the `avx512` level the
+/// AVX-512 build ([`crate::simd::intel_avx512`]): the same bits either way.
+fn solve_sixteen(group: [&TwoBoneIkChain; 16], out: &mut [TwoBoneIkSolution]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::intel_avx512() {
+        // SAFETY: `intel_avx512()` says the level is avx512, so the CPU has AVX-512F, AVX2 and AVX.
+        return unsafe { solve_avx512(group, out) };
+    }
+    solve_group(group, out)
+}
+
+/// [`solve_two_bone`] compiled for AVX-512F (sixteen lanes to a register).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2,avx512f")]
+pub(super) fn solve_avx512<const N: usize>(group: [&TwoBoneIkChain; N], out: &mut [TwoBoneIkSolution]) {
     solve_two_bone(group, out)
 }
 
