@@ -258,9 +258,6 @@ fn the_timeline_header_shows_the_clips_bytes_at_each_precision_without_an_edit()
     assert!(text.contains("KB"), "{text}");
 }
 
-/// The sample capture (`projects/mocap`: CesiumMan playing CMU 131_01 retargeted, 19,880 keys
-/// every 0.0083333 s): one frame's keys copied with Ctrl+C and pasted at 4 s with Ctrl+V replace
-/// that frame's keys at 4 s, one undo step, as on a hand-keyed clip.
 /// A rig placed at another scale gets the compressed size measured on screen: the mocap sample's
 /// capture, in its file's units under a 0.056444 scale, compresses to 0.01 cm in the scene's
 /// metres (its worst error given in them), where 0.01 of its own units could not be met at all.
@@ -291,6 +288,9 @@ fn the_size_label_measures_a_scaled_rig_with_the_tolerance_on_screen() {
     assert_eq!(h.state().doc.head(), 0, "no edit");
 }
 
+/// The sample capture (`projects/mocap`: CesiumMan playing CMU 131_01 retargeted, 19,880 keys
+/// every 0.0083333 s): one frame's keys copied with Ctrl+C and pasted at 4 s with Ctrl+V replace
+/// that frame's keys at 4 s, one undo step, as on a hand-keyed clip.
 #[test]
 fn a_frame_of_the_sample_capture_copied_and_pasted_at_four_seconds_replaces_that_frames_keys() {
     const RETARGETED: &str = "clips/cmu_131_01_Armature.clip.ron";

@@ -183,7 +183,7 @@ fn choose_wide_once() -> bool {
     let wide = match std::env::var("MARROW_WIDE_KERNELS").ok().as_deref().map(str::trim) {
         Some("1") => true,
         Some("0") => false,
-        _ => !intel(),
+        _ => !intel_cpu(),
     };
     WIDE.store(if wide { 2 } else { 1 }, Ordering::Relaxed);
     wide
@@ -196,15 +196,20 @@ fn choose_wide_once() -> bool {
 /// many live values spill). The same bits either way. The vendor is read once.
 #[inline]
 pub fn intel_avx512() -> bool {
-    avx512()
-        && match INTEL.load(Ordering::Relaxed) {
-            0 => {
-                let yes = intel();
-                INTEL.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-                yes
-            }
-            v => v == 2,
+    avx512() && intel_cpu()
+}
+
+/// [`intel`], read once: what [`wide_kernels`] and [`intel_avx512`] both ask.
+#[inline]
+fn intel_cpu() -> bool {
+    match INTEL.load(Ordering::Relaxed) {
+        0 => {
+            let yes = intel();
+            INTEL.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+            yes
         }
+        v => v == 2,
+    }
 }
 
 /// 0 until read, then 1 (another vendor) or 2 (`GenuineIntel`).

@@ -193,9 +193,8 @@ impl TwoBoneIkChainsJob<'_> {
 /// `N` chains solved side by side, compiled for AVX2 at the `avx2` SIMD level and above (the
 /// AVX-512 build of the same code measured slower on an AMD Zen 4, and for one or four lanes on
 /// an Intel Xeon; groups of sixteen on Intel take it: [`solve_sixteen`]), for the target's
-/// baseline otherwise: the same
-/// operations in the same order either way (no fused multiply-add: Rust never contracts), so the
-/// same bits.
+/// baseline otherwise: the same operations in the same order either way (no fused multiply-add:
+/// Rust never contracts), so the same bits.
 fn solve_group<const N: usize>(group: [&TwoBoneIkChain; N], out: &mut [TwoBoneIkSolution]) {
     #[cfg(target_arch = "x86_64")]
     if crate::simd::avx2() {
