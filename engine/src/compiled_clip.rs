@@ -67,7 +67,7 @@ use crate::math;
 use crate::track::{self, Segment, Track, segment};
 
 #[cfg(target_arch = "x86_64")]
-mod pairs;
+pub(crate) mod pairs;
 
 /// Channel bit: translation.
 const T: u8 = 1;

@@ -11,7 +11,8 @@
 //! pairs' chains.
 //!
 //! This module only interpolates; applying stream keys, refilling slots, finding a block's
-//! segment and holding its ends stay in the parent.
+//! segment and holding its ends stay in the parent. The compressed decoder's eight-lane
+//! rotations (`compressed::decode`) use its `hemisphere`, `slerp_weights8` and `columns`.
 
 use std::arch::x86_64::*;
 
@@ -56,7 +57,7 @@ fn lerp(a: __m256, b: __m256, u: __m256, held: __m256) -> __m256 {
 /// low half (group `g`) first, then the high half's.
 #[inline]
 #[target_feature(enable = "avx")]
-fn columns(x: __m256, y: __m256, z: __m256, w: __m256) -> [__m128; 8] {
+pub(crate) fn columns(x: __m256, y: __m256, z: __m256, w: __m256) -> [__m128; 8] {
     let (t0, t1) = (_mm256_unpacklo_ps(x, y), _mm256_unpackhi_ps(x, y));
     let (t2, t3) = (_mm256_unpacklo_ps(z, w), _mm256_unpackhi_ps(z, w));
     let q = [
@@ -123,7 +124,7 @@ fn series8<const N: usize>(t: __m256, x: __m256, mu: f32) -> (__m256, __m256) {
 /// half by half.
 #[inline]
 #[target_feature(enable = "avx")]
-fn slerp_weights8(t: __m256, x: __m256) -> (__m256, __m256) {
+pub(crate) fn slerp_weights8(t: __m256, x: __m256) -> (__m256, __m256) {
     let all = |m: __m256| _mm256_movemask_ps(m) == 0xff;
     if all(_mm256_cmp_ps::<_CMP_GE_OQ>(x, _mm256_set1_ps(0.95))) {
         series8::<4>(t, x, 1.0)
@@ -162,7 +163,7 @@ unsafe fn ends(a: &[Vec4], b: &[Vec4], stride: usize) -> [[__m256; 4]; 2] {
 /// (multiplying by -1 is exact) and the capped cosine `x` the slerp weights take.
 #[inline]
 #[target_feature(enable = "avx")]
-fn hemisphere([a, b]: &[[__m256; 4]; 2]) -> (__m256, __m256) {
+pub(crate) fn hemisphere([a, b]: &[[__m256; 4]; 2]) -> (__m256, __m256) {
     let (add, mul) = (|x, y| _mm256_add_ps(x, y), |x, y| _mm256_mul_ps(x, y));
     let d = add(add(add(mul(a[0], b[0]), mul(a[1], b[1])), mul(a[2], b[2])), mul(a[3], b[3]));
     let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(d, _mm256_setzero_ps());

@@ -196,21 +196,13 @@ pub(crate) fn decode_value(data: &[u8], seg: &SegTrack, index: u32, rotation: bo
             Vec4::new((word & m) as f32, ((word >> bits) & m) as f32, ((word >> (2 * bits)) & m) as f32, 0.0);
         seg.offset + seg.scale * q
     };
-    // A quantized rotation's `w` is rebuilt where the rotations are interpolated, four at a
-    // time ([`REBUILD_W`] marks it; raw rotations keep theirs, always `>= 0`).
+    // A quantized rotation's `w` is rebuilt by the caller ([`REBUILD_W`] marks it; raw rotations
+    // keep theirs, always `>= 0`).
     if rotation { v.truncate().extend(REBUILD_W) } else { v }
 }
 
 /// The `w` of a decoded rotation whose `w` is still to be rebuilt from `x, y, z`.
 pub(crate) const REBUILD_W: f32 = -1.0;
-
-/// `w` rebuilt where [`REBUILD_W`] marks it, four lanes at once: `x`, `y`, `z`, `w` of four
-/// rotations. The arithmetic is [`with_w`]'s, lane by lane (the same bits).
-#[inline(always)]
-fn rebuild_w4(x: Vec4, y: Vec4, z: Vec4, w: Vec4) -> Vec4 {
-    let w2 = Vec4::ONE - (x * x + y * y + z * z);
-    Vec4::select(w.cmplt(Vec4::ZERO), w2.max(Vec4::ZERO).sqrt(), w)
-}
 
 /// A rotation's full quaternion from its stored `x, y, z` (`w >= 0` rebuilt).
 #[inline(always)]
@@ -338,15 +330,155 @@ impl CompressedClip {
     }
 }
 
+/// Animated tracks per lane group: the context works on four tracks of one kind at a time.
+const LANES: usize = 4;
+
+/// Four animated tracks of one kind as the context lays them out for a clip: the rotations, then
+/// the translations, then the scales, each in track order; a last group of fewer than four is
+/// filled up with copies of its last track (which write the same value to the same bone again).
+#[derive(Clone, Copy, Debug)]
+struct LaneGroup {
+    kind: TrackKind,
+    /// Real tracks in the group (1 to 4).
+    len: u8,
+    /// Each lane's bone.
+    bone: [u32; LANES],
+}
+
+/// An empty group (what the context holds before it lays out a clip).
+const NO_GROUP: LaneGroup = LaneGroup { kind: TrackKind::Translation, len: 0, bone: [0; LANES] };
+
+/// The two keys each lane of a group interpolates between: frames `fa <= f < fb` (or `fa ==
+/// fb`, held at the last frame), their times where the clip keeps exact frame times, and their
+/// values by component (`x`, `y`, `z`, `w`: a rotation's `w` rebuilt, `0` otherwise), lane `l`
+/// of each component being the track in lane `l`.
+#[derive(Clone, Copy, Debug)]
+struct KeyGroup {
+    fa: [u32; LANES],
+    fb: [u32; LANES],
+    ta: [f32; LANES],
+    tb: [f32; LANES],
+    a: [Vec4; 4],
+    b: [Vec4; 4],
+}
+
+/// Keys no sample time lies between (every lane is decoded at the next sample).
+const STALE_KEYS: KeyGroup = KeyGroup {
+    fa: [u32::MAX; LANES],
+    fb: [0; LANES],
+    ta: [0.0; LANES],
+    tb: [0.0; LANES],
+    a: [Vec4::ZERO; 4],
+    b: [Vec4::ZERO; 4],
+};
+
+/// How a group's tracks are stored in one segment, lane by lane ([`SegTrack`]'s fields as
+/// columns, so four tracks decode at once).
+#[derive(Clone, Copy, Debug, Default)]
+struct SegGroup {
+    /// The absolute bit offset of each lane's first stored value.
+    bit: [u64; LANES],
+    /// Bits one stored value takes.
+    stride: [u64; LANES],
+    /// Bits per component (0..=16, or [`RAW_BITS`]).
+    bits: [u64; LANES],
+    /// `2^bits - 1` where quantized (0 for raw lanes).
+    qmask: [u64; LANES],
+    /// Which frames of the segment are stored.
+    mask: [u32; LANES],
+    /// Dequantization by component: `offset + scale * q` (a zero-bit lane's scale is `-0.0`, so
+    /// the sum is its offset to the bit).
+    offset: [Vec4; 3],
+    /// See `offset`.
+    scale: [Vec4; 3],
+    /// Lanes stored at every frame of the segment and quantized (bit `l`: lane `l`): those the
+    /// four-lane decode reads.
+    uniform: u8,
+}
+
+impl SegGroup {
+    /// Lane `l` as one track's layout.
+    #[inline(always)]
+    fn lane(&self, l: usize) -> SegTrack {
+        let zero_bits = self.bits[l] == 0;
+        let scale = |c: usize| if zero_bits { 0.0 } else { self.scale[c][l] };
+        SegTrack {
+            bits: self.bits[l] as u8,
+            mask: self.mask[l],
+            bit: self.bit[l] as usize,
+            offset: Vec4::new(self.offset[0][l], self.offset[1][l], self.offset[2][l], 0.0),
+            scale: Vec4::new(scale(0), scale(1), scale(2), 0.0),
+        }
+    }
+}
+
+/// Parses segment `s`'s headers into `out`, each track at its lane (`place[i]`: group times
+/// [`LANES`] plus lane of track `i`); padding lanes copy their group's last track. The clip was
+/// validated when it was built or loaded, so every header is whole and every value inside the
+/// data.
+fn parse_groups(clip: &CompressedClip, s: usize, place: &[u32], groups: &[LaneGroup], out: &mut [SegGroup]) {
+    let mut at = clip.segment_offsets[s] as usize;
+    let full_mask = (1u32 << segment_frames(clip.frames, s)) - 1;
+    // The four-lane decode loads 8 bytes at a time (a built or loaded clip has the padding).
+    let loads = clip.data.len() >= 8;
+    let mut sizes = 0u64;
+    for (track, &p) in clip.tracks.iter().zip(place) {
+        let (header, next) = read_header(&clip.data, at, full_mask);
+        let (g, l) = (p as usize / LANES, p as usize % LANES);
+        let seg = header.seg(track, 0);
+        let o = &mut out[g];
+        let quantized = header.bits <= 16;
+        o.bit[l] = sizes;
+        o.stride[l] = value_bits(header.bits) as u64;
+        o.bits[l] = header.bits as u64;
+        o.qmask[l] = if quantized { (1u64 << header.bits) - 1 } else { 0 };
+        o.mask[l] = header.mask;
+        for c in 0..3 {
+            o.offset[c][l] = seg.offset[c];
+            o.scale[c][l] = if header.bits == 0 { -0.0 } else { seg.scale[c] };
+        }
+        if quantized && header.mask == full_mask && loads {
+            o.uniform |= 1 << l;
+        } else {
+            o.uniform &= !(1 << l);
+        }
+        sizes += header.value_bits() as u64;
+        at = next;
+    }
+    let base = at as u64 * 8;
+    for (o, group) in out.iter_mut().zip(groups) {
+        let len = group.len as usize;
+        for l in 0..LANES {
+            if l < len {
+                o.bit[l] += base;
+            } else {
+                let k = len - 1;
+                o.bit[l] = o.bit[k];
+                o.stride[l] = o.stride[k];
+                o.bits[l] = o.bits[k];
+                o.qmask[l] = o.qmask[k];
+                o.mask[l] = o.mask[k];
+                for c in 0..3 {
+                    o.offset[c][l] = o.offset[c][k];
+                    o.scale[c][l] = o.scale[c][k];
+                }
+                o.uniform = (o.uniform & !(1 << l)) | (((o.uniform >> k) & 1) << l);
+            }
+        }
+    }
+}
+
 /// The slot of `slots` holding segment `s` parsed (parsed into the other slot than `keep` when
 /// neither does).
 #[inline]
 fn slot_for(
     segs: &mut [usize; 2],
-    slots: &mut [Vec<SegTrack>; 2],
+    slots: &mut [Vec<SegGroup>; 2],
     clip: &CompressedClip,
     s: usize,
     keep: usize,
+    place: &[u32],
+    groups: &[LaneGroup],
 ) -> usize {
     if segs[0] == s {
         return 0;
@@ -360,28 +492,233 @@ fn slot_for(
         1 => 0,
         _ => usize::from(segs[0] == s + 1),
     };
-    let n = clip.tracks.len();
-    parse_segment(clip, s, &mut slots[k][..n]);
+    parse_groups(clip, s, place, groups, &mut slots[k][..groups.len()]);
     segs[k] = s;
     k
 }
 
+/// Frames `k` and `k + 1` of a segment for the `lanes` of a group (bit `l`: lane `l`; the other
+/// lanes are left at zero), one track at a time: what [`decode_pair_avx2`] gives four at once.
+#[inline(always)]
+fn decode_pair_lanes(data: &[u8], sg: &SegGroup, k: u32, lanes: u8) -> ([Vec4; 3], [Vec4; 3]) {
+    let (mut a, mut b) = ([Vec4::ZERO; 3], [Vec4::ZERO; 3]);
+    for l in 0..LANES {
+        if lanes & (1 << l) != 0 {
+            let seg = sg.lane(l);
+            let (va, vb) = (decode_value(data, &seg, k, false), decode_value(data, &seg, k + 1, false));
+            for c in 0..3 {
+                a[c][l] = va[c];
+                b[c][l] = vb[c];
+            }
+        }
+    }
+    (a, b)
+}
+
+/// Frames `k` and `k + 1` of a segment for every lane of a group, four tracks at once: per key
+/// one gather of each lane's 64 bits, shifts and masks by lane, and `offset + scale * q` (a
+/// multiply, then an add: the same operations as [`decode_value`], so the same bits). Only the
+/// group's uniform lanes are meaningful.
+///
+/// # Safety
+/// The CPU has AVX2, and `data` is at least 8 bytes long.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2")]
+#[inline]
+unsafe fn decode_pair_avx2(data: &[u8], sg: &SegGroup, k: u32) -> ([Vec4; 3], [Vec4; 3]) {
+    use std::arch::x86_64::*;
+    let load = |v: &[u64; LANES]| unsafe { _mm256_loadu_si256(v.as_ptr().cast()) };
+    let (bit, stride) = (load(&sg.bit), load(&sg.stride));
+    let off_a = _mm256_add_epi64(bit, _mm256_mul_epu32(stride, _mm256_set1_epi64x(k as i64)));
+    let off_b = _mm256_add_epi64(off_a, stride);
+    // SAFETY: the caller's promise.
+    unsafe { (decode_at_avx2(data, sg, off_a), decode_at_avx2(data, sg, off_b)) }
+}
+
+/// The values at bit offsets `off` (one per lane) of `data`, dequantized by `sg`.
+///
+/// # Safety
+/// The CPU has AVX2, and `data` is at least 8 bytes long.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2")]
+#[inline]
+unsafe fn decode_at_avx2(data: &[u8], sg: &SegGroup, off: std::arch::x86_64::__m256i) -> [Vec4; 3] {
+    use std::arch::x86_64::*;
+    let load = |v: &[u64; LANES]| unsafe { _mm256_loadu_si256(v.as_ptr().cast()) };
+    let (bits, qmask) = (load(&sg.bits), load(&sg.qmask));
+    // Every 8-byte load stays inside the data (a valid clip never needs the clamp).
+    let limit = _mm256_set1_epi64x((data.len() - 8) as i64);
+    let byte = _mm256_srli_epi64::<3>(off);
+    let byte = _mm256_blendv_epi8(byte, limit, _mm256_cmpgt_epi64(byte, limit));
+    // SAFETY: each lane loads 8 bytes at most `data.len() - 8` bytes into `data`.
+    let word = unsafe { _mm256_i64gather_epi64::<1>(data.as_ptr().cast(), byte) };
+    let word = _mm256_srlv_epi64(word, _mm256_and_si256(off, _mm256_set1_epi64x(7)));
+    let q = [word, _mm256_srlv_epi64(word, bits), _mm256_srlv_epi64(word, _mm256_add_epi64(bits, bits))];
+    // The low 32 bits of each 64-bit lane, converted (a component has at most 16 bits).
+    let low = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    let mut v = [Vec4::ZERO; 3];
+    for c in 0..3 {
+        let qc = _mm256_permutevar8x32_epi32(_mm256_and_si256(q[c], qmask), low);
+        let qf = Vec4::from(_mm_cvtepi32_ps(_mm256_castsi256_si128(qc)));
+        v[c] = sg.offset[c] + sg.scale[c] * qf;
+    }
+    v
+}
+
+/// Per lane mask bits (`0..16`): the four-lane mask with lane `l` all ones where bit `l` is set.
+#[repr(C, align(16))]
+struct LaneMasks([[u32; LANES]; 16]);
+
+static LANE_MASKS: LaneMasks = {
+    let mut t = [[0u32; LANES]; 16];
+    let mut m = 0;
+    while m < 16 {
+        let mut l = 0;
+        while l < LANES {
+            if m & (1 << l) != 0 {
+                t[m][l] = u32::MAX;
+            }
+            l += 1;
+        }
+        m += 1;
+    }
+    LaneMasks(t)
+};
+
+/// `new` in the lanes `m` marks (bit `l`: lane `l`), `old` in the others: one vector blend
+/// (writing a key group's lanes as whole vectors, so the next vector load of them is not held up
+/// by four narrower stores).
+#[inline(always)]
+fn blend(m: u8, new: Vec4, old: Vec4) -> Vec4 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86_64; the table entry is 16 aligned bytes.
+        unsafe {
+            let mask = _mm_load_ps(LANE_MASKS.0[(m & 15) as usize].as_ptr().cast());
+            Vec4::from(_mm_or_ps(_mm_and_ps(mask, new.into()), _mm_andnot_ps(mask, old.into())))
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    Vec4::from_array(std::array::from_fn(|l| if m & (1 << l) != 0 { new[l] } else { old[l] }))
+}
+
+/// [`blend`] for frame numbers.
+#[inline(always)]
+fn blend_frames(m: u8, new: [u32; LANES], old: [u32; LANES]) -> [u32; LANES] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86_64; the table entry is 16 aligned bytes, the arrays 16
+        // bytes each (unaligned loads and stores).
+        unsafe {
+            let mask = _mm_load_si128(LANE_MASKS.0[(m & 15) as usize].as_ptr().cast());
+            let (n, o) = (_mm_loadu_si128(new.as_ptr().cast()), _mm_loadu_si128(old.as_ptr().cast()));
+            let mut r = [0u32; LANES];
+            _mm_storeu_si128(
+                r.as_mut_ptr().cast(),
+                _mm_or_si128(_mm_and_si128(mask, n), _mm_andnot_si128(mask, o)),
+            );
+            r
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    std::array::from_fn(|l| if m & (1 << l) != 0 { new[l] } else { old[l] })
+}
+
+/// The lanes of `keys` (bit `l`: lane `l`) whose keys do not hold frame `f` (`last`: the clip's
+/// last frame, where a lane holds its last key): `!(fa <= f && (f < fb || fa == f == last))`.
+#[inline(always)]
+fn stale_lanes(keys: &KeyGroup, f: u32, last: u32) -> u8 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86_64; the frame arrays are 16 bytes each.
+        unsafe {
+            // Unsigned order as signed order with the top bit flipped.
+            let flip = _mm_set1_epi32(i32::MIN);
+            let fa = _mm_loadu_si128(keys.fa.as_ptr().cast());
+            let fb = _mm_loadu_si128(keys.fb.as_ptr().cast());
+            let fv = _mm_set1_epi32(f as i32);
+            let (fa_s, fb_s, f_s) =
+                (_mm_xor_si128(fa, flip), _mm_xor_si128(fb, flip), _mm_xor_si128(fv, flip));
+            let after = _mm_cmpgt_epi32(fa_s, f_s);
+            let before_end = _mm_cmpgt_epi32(fb_s, f_s);
+            let held = if f == last { _mm_cmpeq_epi32(fa, fv) } else { _mm_setzero_si128() };
+            let fresh = _mm_andnot_si128(after, _mm_or_si128(before_end, held));
+            (!_mm_movemask_ps(_mm_castsi128_ps(fresh)) & 0b1111) as u8
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut m = 0u8;
+        for l in 0..LANES {
+            if !(keys.fa[l] <= f && (f < keys.fb[l] || (keys.fa[l] == f && f == last))) {
+                m |= 1 << l;
+            }
+        }
+        m
+    }
+}
+
+/// Each lane's parameter between its keys at `time` (`p`: the position on the grid in frames):
+/// `(p - fa) / (fb - fa)`, or from the keys' times where the clip keeps exact frame times; 0
+/// where a lane holds its key (`fb <= fa`).
+#[inline(always)]
+fn parameter(keys: &KeyGroup, time: f32, p: f32, exact: bool) -> Vec4 {
+    if exact {
+        Vec4::from_array(std::array::from_fn(|l| {
+            let (fa, fb) = (keys.fa[l], keys.fb[l]);
+            if fb <= fa { 0.0 } else { exact_u(time, keys.ta[l], keys.tb[l], fb - fa) }
+        }))
+    } else {
+        let fa = Vec4::from_array(keys.fa.map(|v| v as f32));
+        let span = Vec4::from_array(std::array::from_fn(|l| keys.fb[l].wrapping_sub(keys.fa[l]) as f32));
+        let held = glam::BVec4A::new(
+            keys.fb[0] <= keys.fa[0],
+            keys.fb[1] <= keys.fa[1],
+            keys.fb[2] <= keys.fa[2],
+            keys.fb[3] <= keys.fa[3],
+        );
+        Vec4::select(held, Vec4::ZERO, (Vec4::splat(p) - fa) / span)
+    }
+}
+
+/// A rotation's `w` from its `x, y, z`, four lanes at once ([`with_w`]'s arithmetic).
+#[inline(always)]
+fn w_of(x: Vec4, y: Vec4, z: Vec4) -> Vec4 {
+    let w2 = Vec4::ONE - (x * x + y * y + z * z);
+    w2.max(Vec4::ZERO).sqrt()
+}
+
 /// The sampling cache of one playing head over a [`CompressedClip`]: the two segments around
 /// the playhead parsed, and per animated track the frames and decoded values of the two keys it
-/// interpolates between. Tied to the clip it last sampled (another clip, or the same one rebuilt,
-/// starts it over); correct at any time, fastest forward. Size it for the largest clip it samples
-/// ([`CompressedContext::new`]); sampling allocates nothing.
+/// interpolates between, four tracks of one kind to a group (each component a four-lane column,
+/// so groups decode, interpolate and slerp four tracks at once). Tied to the clip it last sampled
+/// (another clip, or the same one rebuilt, starts it over); correct at any time, fastest forward.
+/// Size it for the largest clip it samples ([`CompressedContext::new`]); sampling allocates
+/// nothing.
 #[derive(Clone, Debug, Default)]
 pub struct CompressedContext {
     max_bones: usize,
     clip: u64,
+    /// Groups of the clip it samples.
+    groups: usize,
+    /// Per group: its kind and its lanes' bones.
+    lanes: Vec<LaneGroup>,
+    /// Per animated track of the clip: its group times [`LANES`] plus its lane.
+    place: Vec<u32>,
     /// The segments parsed in `slots[0]` and `slots[1]` (`usize::MAX`: none).
     segs: [usize; 2],
-    slots: [Vec<SegTrack>; 2],
-    /// Per animated track: the two keys it interpolates between.
-    keys: Vec<Keys>,
-    /// The rotations of this sample, gathered for the four-wide slerp.
-    rotations: Vec<RotationLane>,
+    slots: [Vec<SegGroup>; 2],
+    /// Per group: the two keys its lanes interpolate between.
+    keys: Vec<KeyGroup>,
+    /// Per group: this sample's parameter between its keys, lane by lane.
+    u: Vec<Vec4>,
+    /// The clip's rotation groups (the first groups).
+    rotation_groups: usize,
+    /// Per group, during a sample: its lanes that need new keys.
+    stale: Vec<u8>,
 }
 
 /// The parameter between two keys at times `ta` and `tb`, `frames` apart: from the times (as
@@ -403,29 +740,6 @@ fn exact_u(time: f32, ta: f32, tb: f32, frames: u32) -> f32 {
     }
 }
 
-/// The two keys a track interpolates between: frames `fa <= f < fb` (or `fa == fb`, held at the
-/// last frame), their times where the clip keeps exact frame times, and their values in full
-/// form.
-#[derive(Clone, Copy, Debug, Default)]
-struct Keys {
-    fa: u32,
-    fb: u32,
-    ta: f32,
-    tb: f32,
-    a: Vec4,
-    b: Vec4,
-}
-
-/// One rotation to interpolate: its bone, its ends as decoded (`w` maybe still to rebuild) and
-/// the parameter.
-#[derive(Clone, Copy, Debug, Default)]
-struct RotationLane {
-    bone: u32,
-    a: Vec4,
-    b: Vec4,
-    u: f32,
-}
-
 impl CompressedContext {
     /// A context for clips of up to `max_bones` bones (three tracks each).
     pub fn new(max_bones: usize) -> Self {
@@ -442,34 +756,140 @@ impl CompressedContext {
     /// Resizes for clips of up to `max_bones` bones (allocates; not a per-frame call).
     pub fn resize(&mut self, max_bones: usize) {
         let tracks = max_bones * 3;
+        // Each kind's last group may be partial.
+        let groups = tracks.div_ceil(LANES) + 3;
         self.max_bones = max_bones;
+        self.lanes.resize(groups, NO_GROUP);
+        self.place.resize(tracks, 0);
         for slot in &mut self.slots {
-            slot.resize(tracks, SegTrack::default());
+            slot.resize(groups, SegGroup::default());
         }
-        self.keys.resize(tracks, Keys::default());
-        // Room for a last group of four filled up with copies (see `sample`).
-        self.rotations.resize(tracks + 3, RotationLane::default());
+        self.keys.resize(groups, STALE_KEYS);
+        self.u.resize(groups, Vec4::ZERO);
+        self.stale.resize(groups, 0);
         self.invalidate();
     }
 
     /// Forgets every parsed segment and decoded key.
     pub fn invalidate(&mut self) {
         self.clip = 0;
+        self.groups = 0;
+        self.rotation_groups = 0;
         self.segs = [usize::MAX; 2];
-        self.keys.fill(Keys { fa: u32::MAX, ..Keys::default() });
+        self.keys.fill(STALE_KEYS);
     }
 
     /// Bytes this context holds.
     pub fn bytes(&self) -> usize {
-        self.slots.iter().map(|s| s.len() * std::mem::size_of::<SegTrack>()).sum::<usize>()
-            + self.keys.len() * std::mem::size_of::<Keys>()
-            + self.rotations.len() * std::mem::size_of::<RotationLane>()
+        self.slots.iter().map(|s| s.len() * std::mem::size_of::<SegGroup>()).sum::<usize>()
+            + self.keys.len() * std::mem::size_of::<KeyGroup>()
+            + self.lanes.len() * std::mem::size_of::<LaneGroup>()
+            + self.place.len() * std::mem::size_of::<u32>()
+            + self.u.len() * std::mem::size_of::<Vec4>()
+            + self.stale.len()
+    }
+
+    /// Lays out `clip`'s animated tracks in groups (see [`LaneGroup`]) and forgets the last
+    /// clip's keys. Within the capacity [`Self::resize`] gave (a validated clip has at most
+    /// three tracks per bone), so it allocates nothing.
+    fn lay_out(&mut self, clip: &CompressedClip) {
+        self.invalidate();
+        self.clip = clip.id;
+        let mut g = 0;
+        for kind in [TrackKind::Rotation, TrackKind::Translation, TrackKind::Scale] {
+            let mut lane = 0;
+            for (i, track) in clip.tracks.iter().enumerate().filter(|(_, t)| t.kind == kind) {
+                if lane == 0 {
+                    self.lanes[g] = LaneGroup { kind, len: 0, bone: [0; LANES] };
+                }
+                let group = &mut self.lanes[g];
+                group.bone[lane] = track.bone as u32;
+                group.len += 1;
+                self.place[i] = (g * LANES + lane) as u32;
+                lane += 1;
+                if lane == LANES {
+                    (lane, g) = (0, g + 1);
+                }
+            }
+            if lane != 0 {
+                let group = &mut self.lanes[g];
+                for l in lane..LANES {
+                    group.bone[l] = group.bone[lane - 1];
+                }
+                g += 1;
+            }
+            if kind == TrackKind::Rotation {
+                self.rotation_groups = g;
+            }
+        }
+        self.groups = g;
+    }
+
+    /// Frames `f` and `f + 1` (segment frames `k` and `k + 1`) for the stale uniform lanes of
+    /// every group, from the segment parsed in slot `here`; `times`: the two frames' times where
+    /// the clip keeps exact frame times (else zeros). Clears those lanes from the groups' stale
+    /// masks.
+    #[inline(always)]
+    fn decode_uniform<const AVX2: bool>(
+        &mut self,
+        data: &[u8],
+        here: usize,
+        f: u32,
+        k: u32,
+        times: (f32, f32),
+    ) {
+        let (tf, tf1) = times;
+        for gi in 0..self.groups {
+            let sg = &self.slots[here][gi];
+            let fast = sg.uniform;
+            if fast & self.stale[gi] == 0 {
+                continue;
+            }
+            let (a, b) = {
+                #[cfg(target_arch = "x86_64")]
+                if AVX2 {
+                    // SAFETY: `AVX2` is only set by `sample_avx2` (the CPU has AVX2), and
+                    // uniform lanes exist only where the data has at least 8 bytes.
+                    unsafe { decode_pair_avx2(data, sg, k) }
+                } else {
+                    decode_pair_lanes(data, sg, k, fast)
+                }
+                #[cfg(not(target_arch = "x86_64"))]
+                decode_pair_lanes(data, sg, k, fast)
+            };
+            let keys = &mut self.keys[gi];
+            let (a3, b3) = if self.lanes[gi].kind == TrackKind::Rotation {
+                (w_of(a[0], a[1], a[2]), w_of(b[0], b[1], b[2]))
+            } else {
+                (keys.a[3], keys.b[3])
+            };
+            if fast == 0b1111 {
+                // Every lane uniform (the usual case): whole groups, no blends.
+                (keys.a, keys.b) = ([a[0], a[1], a[2], a3], [b[0], b[1], b[2], b3]);
+                (keys.fa, keys.fb) = ([f; LANES], [f + 1; LANES]);
+                (keys.ta, keys.tb) = ([tf; LANES], [tf1; LANES]);
+            } else {
+                for c in 0..3 {
+                    keys.a[c] = blend(fast, a[c], keys.a[c]);
+                    keys.b[c] = blend(fast, b[c], keys.b[c]);
+                }
+                keys.a[3] = blend(fast, a3, keys.a[3]);
+                keys.b[3] = blend(fast, b3, keys.b[3]);
+                keys.fa = blend_frames(fast, [f; LANES], keys.fa);
+                keys.fb = blend_frames(fast, [f + 1; LANES], keys.fb);
+                let (ta, tb) = (Vec4::from_array(keys.ta), Vec4::from_array(keys.tb));
+                keys.ta = blend(fast, Vec4::splat(tf), ta).to_array();
+                keys.tb = blend(fast, Vec4::splat(tf1), tb).to_array();
+            }
+            self.stale[gi] &= !fast;
+        }
     }
 
     /// Samples `clip` at `time` into `out` (one entry per bone; inputs validated by the job).
     /// At the `avx2` level and above the same code is compiled for AVX2 with the bit-counting
-    /// instructions (a segment mask's keys are counted per track): the same operations in the
-    /// same order (no fused multiply-add: Rust never contracts), so the same bits.
+    /// instructions, and a group's uniform tracks are decoded four at once with AVX2 gathers and
+    /// shifts: the same operations on each value in the same order (no fused multiply-add: Rust
+    /// never contracts), so the same bits.
     pub(crate) fn sample(
         &mut self,
         clip: &CompressedClip,
@@ -482,7 +902,7 @@ impl CompressedContext {
             // SAFETY: the `avx2` level needs every feature `sample_avx2` enables.
             return unsafe { self.sample_avx2(clip, bind, time, out) };
         }
-        self.sample_with(clip, bind, time, out)
+        self.sample_with::<false>(clip, bind, time, out)
     }
 
     /// [`Self::sample_with`] compiled for AVX2, POPCNT, LZCNT, BMI1 and BMI2.
@@ -495,12 +915,13 @@ impl CompressedContext {
         time: f32,
         out: &mut [Transform],
     ) {
-        self.sample_with(clip, bind, time, out)
+        self.sample_with::<true>(clip, bind, time, out)
     }
 
-    /// The sample itself (see [`Self::sample`]); the portable build where called directly.
+    /// The sample itself (see [`Self::sample`]); `AVX2`: decode uniform lanes with AVX2 (only
+    /// from [`Self::sample_avx2`]), else one lane at a time (the portable build).
     #[inline(always)]
-    pub(super) fn sample_with(
+    pub(super) fn sample_with<const AVX2: bool>(
         &mut self,
         clip: &CompressedClip,
         bind: &[Transform],
@@ -508,8 +929,7 @@ impl CompressedContext {
         out: &mut [Transform],
     ) {
         if self.clip != clip.id {
-            self.invalidate();
-            self.clip = clip.id;
+            self.lay_out(clip);
         }
         out.copy_from_slice(bind);
         for c in &clip.constants {
@@ -529,85 +949,204 @@ impl CompressedContext {
         let (f, p, exact) = frame_at(clip, time);
         let s = f as usize / SEGMENT_FRAMES;
         let first = (s * SEGMENT_FRAMES) as u32;
+        let k = f - first;
+        // Uniform lanes' keys are frames `f` and `f + 1`, both in this segment, except at the
+        // segment's last frame and the clip's.
+        let in_segment = f != last && (k as usize) + 1 < segment_frames(clip.frames, s);
+        let (tf, tf1) =
+            if exact && in_segment { (clip.frame_time(f), clip.frame_time(f + 1)) } else { (0.0, 0.0) };
         let data = &clip.data[..];
-        let mut here = usize::MAX;
-        let mut rotations = 0usize;
         let n = clip.tracks.len();
-        for (i, (track, keys)) in clip.tracks.iter().zip(&mut self.keys[..n]).enumerate() {
-            if !(keys.fa <= f && (f < keys.fb || (keys.fa == f && f == last))) {
-                if here == usize::MAX || self.segs[here] != s {
-                    here = slot_for(&mut self.segs, &mut self.slots, clip, s, usize::MAX);
+        let groups = self.groups;
+        // Which lanes need new keys, group by group.
+        let mut any = 0u8;
+        for (keys, stale) in self.keys[..groups].iter().zip(&mut self.stale[..groups]) {
+            let m = stale_lanes(keys, f, last);
+            *stale = m;
+            any |= m;
+        }
+        let here = if any != 0 {
+            slot_for(
+                &mut self.segs,
+                &mut self.slots,
+                clip,
+                s,
+                usize::MAX,
+                &self.place[..n],
+                &self.lanes[..groups],
+            )
+        } else {
+            usize::MAX
+        };
+        // The uniform lanes four at a time, every group's in one pass (their decodes are
+        // independent, so the processor overlaps them).
+        if any != 0 && in_segment {
+            self.decode_uniform::<AVX2>(data, here, f, k, (tf, tf1));
+        }
+        for gi in 0..groups {
+            let group = self.lanes[gi];
+            let rotation = group.kind == TrackKind::Rotation;
+            let stale = self.stale[gi];
+            if stale != 0 {
+                // The other stale lanes one at a time: the key at or before `f` (a segment's
+                // first frame is always stored), then the next one.
+                let fix = |v: Vec4| if rotation && v.w < 0.0 { with_w(v) } else { v };
+                for l in 0..LANES {
+                    if stale & (1 << l) == 0 {
+                        continue;
+                    }
+                    let seg = self.slots[here][gi].lane(l);
+                    let below = seg.mask & ((2u32 << k) - 1);
+                    let above = seg.mask & !((2u32 << k) - 1);
+                    let fa = first + (31 - below.leading_zeros());
+                    let a = fix(decode_value(data, &seg, below.count_ones() - 1, rotation));
+                    let (fb, b) = if f == last {
+                        (fa, a)
+                    } else if above != 0 {
+                        let kb = above.trailing_zeros();
+                        (first + kb, fix(decode_value(data, &seg, below.count_ones(), rotation)))
+                    } else {
+                        // The next segment's first frame (always stored).
+                        let next = slot_for(
+                            &mut self.segs,
+                            &mut self.slots,
+                            clip,
+                            s + 1,
+                            here,
+                            &self.place[..n],
+                            &self.lanes[..groups],
+                        );
+                        let nseg = self.slots[next][gi].lane(l);
+                        (first + SEGMENT_FRAMES as u32, fix(decode_value(data, &nseg, 0, rotation)))
+                    };
+                    let (ta, tb) =
+                        if exact { (clip.frame_time(fa), clip.frame_time(fb)) } else { (0.0, 0.0) };
+                    let keys = &mut self.keys[gi];
+                    let m = 1 << l;
+                    keys.fa = blend_frames(m, [fa; LANES], keys.fa);
+                    keys.fb = blend_frames(m, [fb; LANES], keys.fb);
+                    (keys.ta[l], keys.tb[l]) = (ta, tb);
+                    for c in 0..4 {
+                        keys.a[c] = blend(m, Vec4::splat(a[c]), keys.a[c]);
+                        keys.b[c] = blend(m, Vec4::splat(b[c]), keys.b[c]);
+                    }
                 }
-                let seg = self.slots[here][i];
-                let local = f - first;
-                // The key at or before f (bit 0 is always set), then the next one.
-                let below = seg.mask & ((2u32 << local) - 1);
-                let ka = 31 - below.leading_zeros();
-                let above = seg.mask & !((2u32 << local) - 1);
-                let fa = first + ka;
-                let rotation = track.kind == TrackKind::Rotation;
-                let a = decode_value(data, &seg, below.count_ones() - 1, rotation);
-                let (fb, b) = if f == last {
-                    (fa, a)
-                } else if above != 0 {
-                    let kb = above.trailing_zeros();
-                    (first + kb, decode_value(data, &seg, below.count_ones(), rotation))
-                } else {
-                    // The next segment's first frame (always stored).
-                    let next = slot_for(&mut self.segs, &mut self.slots, clip, s + 1, here);
-                    let nseg = self.slots[next][i];
-                    (first + SEGMENT_FRAMES as u32, decode_value(data, &nseg, 0, rotation))
-                };
-                let (ta, tb) = if exact { (clip.frame_time(fa), clip.frame_time(fb)) } else { (0.0, 0.0) };
-                *keys = Keys { fa, fb, ta, tb, a, b };
             }
-            let Keys { fa, fb, ta, tb, a, b } = *keys;
-            let u = if fb <= fa {
-                0.0
-            } else if exact {
-                exact_u(time, ta, tb, fb - fa)
-            } else {
-                (p - fa as f32) / (fb - fa) as f32
-            };
-            match track.kind {
-                TrackKind::Translation => out[track.bone as usize].translation = (a + (b - a) * u).truncate(),
-                TrackKind::Scale => out[track.bone as usize].scale = (a + (b - a) * u).truncate(),
-                TrackKind::Rotation => {
-                    self.rotations[rotations] = RotationLane { bone: track.bone as u32, a, b, u };
-                    rotations += 1;
+            let keys = &self.keys[gi];
+            let u = parameter(keys, time, p, exact);
+            self.u[gi] = u;
+            if !rotation {
+                let [ax, ay, az, _] = keys.a;
+                let [bx, by, bz, _] = keys.b;
+                let (x, y, z) = (ax + (bx - ax) * u, ay + (by - ay) * u, az + (bz - az) * u);
+                for l in 0..group.len as usize {
+                    let v = glam::Vec3::new(x[l], y[l], z[l]);
+                    let o = &mut out[group.bone[l] as usize];
+                    if group.kind == TrackKind::Translation { o.translation = v } else { o.scale = v }
                 }
             }
         }
-        // Rotations four lanes at a time (their `w` rebuilt, the far end brought to the near
-        // end's hemisphere, slerp weights), as the sampling job interpolates loose ones.
-        // A last group of fewer than four filled up with copies of its last lane (which write
-        // the same rotation to the same bone again): every rotation goes four lanes at a time.
-        let padded = rotations.div_ceil(4) * 4;
-        if padded > rotations {
-            let last = self.rotations[rotations - 1];
-            self.rotations[rotations..padded].fill(last);
-        }
-        for c in self.rotations[..padded].chunks_exact(4) {
-            let col = |f: fn(&RotationLane) -> Vec4, k: usize| {
-                Vec4::new(f(&c[0])[k], f(&c[1])[k], f(&c[2])[k], f(&c[3])[k])
+        // The rotations once every group's keys are in: two groups at a time with AVX (the
+        // same bits), in stages so the groups' slerp series overlap; the rest four lanes at a
+        // time.
+        let rotations = self.rotation_groups;
+        #[allow(unused_mut)]
+        let mut done = 0;
+        #[cfg(target_arch = "x86_64")]
+        if AVX2 {
+            // SAFETY: `AVX2` is only set by `sample_avx2` (the CPU has AVX2).
+            done = unsafe {
+                slerp_pairs(&self.keys[..rotations], &self.u[..rotations], &self.lanes[..rotations], out)
             };
-            let (ax, ay, az) = (col(|r| r.a, 0), col(|r| r.a, 1), col(|r| r.a, 2));
-            let (bx, by, bz) = (col(|r| r.b, 0), col(|r| r.b, 1), col(|r| r.b, 2));
-            let aw = rebuild_w4(ax, ay, az, col(|r| r.a, 3));
-            let bw = rebuild_w4(bx, by, bz, col(|r| r.b, 3));
-            let dot = ((ax * bx + ay * by) + az * bz) + aw * bw;
-            let sign = Vec4::select(dot.cmplt(Vec4::ZERO), Vec4::NEG_ONE, Vec4::ONE);
-            let u = Vec4::new(c[0].u, c[1].u, c[2].u, c[3].u);
-            let (wa, wb) = math::slerp_weights4(u, (dot * sign).min(Vec4::ONE));
-            let wb = wb * sign;
-            // `renormalize(a * wa + b * wb)` for the four lanes at once: the same products, sums
-            // and length (glam's `(x + z) + (y + w)`), lane by lane (the same bits).
-            let (rx, ry, rz, rw) =
-                (ax * wa + bx * wb, ay * wa + by * wb, az * wa + bz * wb, aw * wa + bw * wb);
-            let q = math::renormalize4([rx, ry, rz, rw], (rx * rx + rz * rz) + (ry * ry + rw * rw));
-            for (r, q) in c.iter().zip(q) {
-                out[r.bone as usize].rotation = q;
-            }
+        }
+        for gi in done..rotations {
+            slerp_group(&self.keys[gi], self.u[gi], &self.lanes[gi], out);
         }
     }
+}
+
+/// A rotation group's four lanes at `u`, as the sampling job interpolates loose rotations: the
+/// far end brought to the near end's hemisphere, slerp weights, renormalized; written to the
+/// group's bones.
+#[inline(always)]
+fn slerp_group(keys: &KeyGroup, u: Vec4, group: &LaneGroup, out: &mut [Transform]) {
+    let [ax, ay, az, aw] = keys.a;
+    let [bx, by, bz, bw] = keys.b;
+    let dot = ((ax * bx + ay * by) + az * bz) + aw * bw;
+    let sign = Vec4::select(dot.cmplt(Vec4::ZERO), Vec4::NEG_ONE, Vec4::ONE);
+    let (wa, wb) = math::slerp_weights4(u, (dot * sign).min(Vec4::ONE));
+    let wb = wb * sign;
+    // `renormalize(a * wa + b * wb)` for the four lanes at once: the same products, sums and
+    // length (glam's `(x + z) + (y + w)`), lane by lane.
+    let (rx, ry, rz, rw) = (ax * wa + bx * wb, ay * wa + by * wb, az * wa + bz * wb, aw * wa + bw * wb);
+    let q = math::renormalize4([rx, ry, rz, rw], (rx * rx + rz * rz) + (ry * ry + rw * rw));
+    for l in 0..group.len as usize {
+        out[group.bone[l] as usize].rotation = q[l];
+    }
+}
+
+/// Rotation groups two at a time, eight lanes per AVX instruction: [`slerp_group`]'s arithmetic
+/// lane by lane (the same operations in the same order, so the same bits), in stages of up to
+/// four pairs (the hemisphere tests, then the slerp series, the long chain, then the rest) so
+/// the processor overlaps the pairs' chains. Returns how many groups it did (an odd last one is
+/// left to [`slerp_group`]).
+///
+/// # Safety
+/// The CPU has AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn slerp_pairs(keys: &[KeyGroup], u: &[Vec4], groups: &[LaneGroup], out: &mut [Transform]) -> usize {
+    use crate::compiled_clip::pairs::{columns, hemisphere, slerp_weights8};
+    use std::arch::x86_64::*;
+    const STAGE: usize = 4;
+    let join = |lo: Vec4, hi: Vec4| _mm256_insertf128_ps(_mm256_castps128_ps256(lo.into()), hi.into(), 1);
+    let (add, mul) = (|x, y| _mm256_add_ps(x, y), |x, y| _mm256_mul_ps(x, y));
+    let zero = _mm256_setzero_ps();
+    let pairs = keys.len().min(u.len()).min(groups.len()) / 2;
+    let mut start = 0;
+    while start < pairs {
+        let n = (pairs - start).min(STAGE);
+        // Both ends of pair `j` (read again where needed rather than kept: no stage array to
+        // clear).
+        let ends = |j: usize| -> [[__m256; 4]; 2] {
+            let g = 2 * (start + j);
+            let (k0, k1) = (&keys[g], &keys[g + 1]);
+            [std::array::from_fn(|c| join(k0.a[c], k1.a[c])), std::array::from_fn(|c| join(k0.b[c], k1.b[c]))]
+        };
+        let mut heads = [(zero, zero); STAGE];
+        let mut w = [(zero, zero); STAGE];
+        for j in 0..n {
+            heads[j] = hemisphere(&ends(j));
+        }
+        for j in 0..n {
+            let g = 2 * (start + j);
+            w[j] = slerp_weights8(join(u[g], u[g + 1]), heads[j].1);
+        }
+        for j in 0..n {
+            let [a, b] = &ends(j);
+            let (sign, (wa, wb)) = (heads[j].0, w[j]);
+            let wb = mul(wb, sign);
+            let q: [__m256; 4] = std::array::from_fn(|c| add(mul(a[c], wa), mul(b[c], wb)));
+            let len2 = add(add(mul(q[0], q[0]), mul(q[2], q[2])), add(mul(q[1], q[1]), mul(q[3], q[3])));
+            // `math::renormalize4`: one Newton step where near unit length, else a division.
+            let off = _mm256_andnot_ps(_mm256_set1_ps(-0.0), _mm256_sub_ps(len2, _mm256_set1_ps(1.0)));
+            let near = _mm256_cmp_ps::<_CMP_LT_OQ>(off, _mm256_set1_ps(1e-3));
+            let f = _mm256_sub_ps(_mm256_set1_ps(1.5), mul(_mm256_set1_ps(0.5), len2));
+            let q = if _mm256_movemask_ps(near) == 0xff {
+                q.map(|c| mul(c, f))
+            } else {
+                let len = _mm256_sqrt_ps(len2);
+                q.map(|c| _mm256_blendv_ps(_mm256_div_ps(c, len), mul(c, f), near))
+            };
+            let g = 2 * (start + j);
+            for (l, v) in columns(q[0], q[1], q[2], q[3]).into_iter().enumerate() {
+                let group = &groups[g + l / LANES];
+                if l % LANES < group.len as usize {
+                    out[group.bone[l % LANES] as usize].rotation = Quat::from_vec4(Vec4::from(v));
+                }
+            }
+        }
+        start += n;
+    }
+    2 * pairs
 }

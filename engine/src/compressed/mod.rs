@@ -46,11 +46,18 @@
 //! each track's two decoded keys, so forward playback decodes only the keys it passes and
 //! parses each segment once; a random seek parses at most two segments (found by a per-segment
 //! offset table, no search) and decodes two keys per track: the same work as the forward sample
-//! that enters a segment. Nothing is allocated per sample. The decoder is one piece of code (scalar
-//! bit reads into `glam` vectors, rotations four lanes at a time) built twice: for the target's
-//! baseline, and at the `avx2` SIMD level and above for AVX2 with the bit-counting instructions
-//! (a keyed segment's mask is counted per track); the same operations in the same order, so
-//! every level samples the same bits (tested against each other).
+//! that enters a segment. Nothing is allocated per sample. The context lays a clip's animated
+//! tracks out in groups of four of one kind (rotations first), each field a four-lane column:
+//! the tracks a segment stores at every frame are decoded four at a time, every group's in one
+//! pass, the others (keyed or raw in the segment, or keys across a segment's end) one at a
+//! time; then translations and scales are interpolated four lanes at a time and, once every
+//! group's keys are in, the rotations. The decoder is one piece of code built twice: for the
+//! target's baseline (a group's uniform tracks read one at a time, scalar bit reads; rotations
+//! four lanes at a time), and at the `avx2` SIMD level and above for AVX2 with the bit-counting
+//! instructions (a group's four values read by one gather and decoded by lane shifts and masks;
+//! rotations two groups at a time, eight lanes per instruction, in stages); the same operations
+//! on every value in the same order, so every level samples the same bits (tested against each
+//! other, seen failing on a one-ulp change).
 //!
 //! It is derived and never edited: the editor keeps editing the authored clip, and `marrow cook`
 //! writes this form for every clip of a project. Players (the Animator, graphs, crowds) play it

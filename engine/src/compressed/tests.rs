@@ -64,7 +64,7 @@ fn the_avx2_build_samples_the_portable_builds_bits() {
             let (mut portable, mut avx2) = (CompressedContext::new(n), CompressedContext::new(n));
             let (mut a, mut b) = (sk.bind_pose.clone(), sk.bind_pose.clone());
             for t in times(packed.duration()) {
-                portable.sample_with(packed, &sk.bind_pose, t, &mut a);
+                portable.sample_with::<false>(packed, &sk.bind_pose, t, &mut a);
                 // SAFETY: the gate says this CPU has the `avx2` level's features.
                 unsafe { avx2.sample_avx2(packed, &sk.bind_pose, t, &mut b) };
                 let (want, got) = (bits(&a), bits(&b));
