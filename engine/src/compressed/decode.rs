@@ -1115,12 +1115,12 @@ unsafe fn slerp_pairs(keys: &[KeyGroup], u: &[Vec4], groups: &[LaneGroup], out: 
         };
         let mut heads = [(zero, zero); STAGE];
         let mut w = [(zero, zero); STAGE];
-        for j in 0..n {
-            heads[j] = hemisphere(&ends(j));
+        for (j, head) in heads.iter_mut().enumerate().take(n) {
+            *head = hemisphere(&ends(j));
         }
-        for j in 0..n {
+        for (j, (w, head)) in w.iter_mut().zip(&heads).enumerate().take(n) {
             let g = 2 * (start + j);
-            w[j] = slerp_weights8(join(u[g], u[g + 1]), heads[j].1);
+            *w = slerp_weights8(join(u[g], u[g + 1]), head.1);
         }
         for j in 0..n {
             let [a, b] = &ends(j);
