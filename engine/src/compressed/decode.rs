@@ -391,8 +391,8 @@ struct SegGroup {
     offset: [Vec4; 3],
     /// See `offset`.
     scale: [Vec4; 3],
-    /// Lanes stored at every frame of the segment and quantized (bit `l`: lane `l`): those the
-    /// four-lane decode reads.
+    /// Lanes stored at every frame of the segment, quantized, every value's 8-byte load inside
+    /// the data (bit `l`: lane `l`): those the four-lane decode reads.
     uniform: u8,
 }
 
@@ -419,8 +419,6 @@ impl SegGroup {
 fn parse_groups(clip: &CompressedClip, s: usize, place: &[u32], groups: &[LaneGroup], out: &mut [SegGroup]) {
     let mut at = clip.segment_offsets[s] as usize;
     let full_mask = (1u32 << segment_frames(clip.frames, s)) - 1;
-    // The four-lane decode loads 8 bytes at a time (a built or loaded clip has the padding).
-    let loads = clip.data.len() >= 8;
     let mut sizes = 0u64;
     for (track, &p) in clip.tracks.iter().zip(place) {
         let (header, next) = read_header(&clip.data, at, full_mask);
@@ -437,20 +435,25 @@ fn parse_groups(clip: &CompressedClip, s: usize, place: &[u32], groups: &[LaneGr
             o.offset[c][l] = seg.offset[c];
             o.scale[c][l] = if header.bits == 0 { -0.0 } else { seg.scale[c] };
         }
-        if quantized && header.mask == full_mask && loads {
-            o.uniform |= 1 << l;
-        } else {
-            o.uniform &= !(1 << l);
-        }
+        let bit_l = 1u8 << l;
+        o.uniform =
+            if quantized && header.mask == full_mask { o.uniform | bit_l } else { o.uniform & !bit_l };
         sizes += header.value_bits() as u64;
         at = next;
     }
     let base = at as u64 * 8;
+    // The four-lane decode loads 8 bytes at each value's byte without a bound check: a lane is
+    // uniform only where its last value's 8 bytes lie inside the data.
+    let end = clip.data.len() as u64;
     for (o, group) in out.iter_mut().zip(groups) {
         let len = group.len as usize;
         for l in 0..LANES {
             if l < len {
                 o.bit[l] += base;
+                let values = o.mask[l].count_ones().max(1) as u64;
+                if (o.bit[l] + o.stride[l] * (values - 1)) / 8 + 8 > end {
+                    o.uniform &= !(1 << l);
+                }
             } else {
                 let k = len - 1;
                 o.bit[l] = o.bit[k];
@@ -498,10 +501,17 @@ fn slot_for(
 }
 
 /// Frames `k` and `k + 1` of a segment for the `lanes` of a group (bit `l`: lane `l`; the other
-/// lanes are left at zero), one track at a time: what [`decode_pair_avx2`] gives four at once.
+/// lanes are left at zero), one track at a time, by component (`w` rebuilt for rotations, else
+/// zero): what [`decode_pair_avx2`] gives four at once.
 #[inline(always)]
-fn decode_pair_lanes(data: &[u8], sg: &SegGroup, k: u32, lanes: u8) -> ([Vec4; 3], [Vec4; 3]) {
-    let (mut a, mut b) = ([Vec4::ZERO; 3], [Vec4::ZERO; 3]);
+fn decode_pair_lanes(
+    data: &[u8],
+    sg: &SegGroup,
+    k: u32,
+    lanes: u8,
+    rotation: bool,
+) -> ([Vec4; 4], [Vec4; 4]) {
+    let (mut a, mut b) = ([Vec4::ZERO; 4], [Vec4::ZERO; 4]);
     for l in 0..LANES {
         if lanes & (1 << l) != 0 {
             let seg = sg.lane(l);
@@ -512,57 +522,84 @@ fn decode_pair_lanes(data: &[u8], sg: &SegGroup, k: u32, lanes: u8) -> ([Vec4; 3
             }
         }
     }
+    if rotation {
+        (a[3], b[3]) = (w_of(a[0], a[1], a[2]), w_of(b[0], b[1], b[2]));
+    }
     (a, b)
 }
 
-/// Frames `k` and `k + 1` of a segment for every lane of a group, four tracks at once: per key
-/// one gather of each lane's 64 bits, shifts and masks by lane, and `offset + scale * q` (a
-/// multiply, then an add: the same operations as [`decode_value`], so the same bits). Only the
-/// group's uniform lanes are meaningful.
+/// Frames `k` and `k + 1` of a segment for the `lanes` of a group (bit `l`: lane `l`), four tracks
+/// at once, both keys side by side in eight lanes: per key one masked gather of each lane's 64
+/// bits (the other lanes load nothing and read as zero) and lane shifts, then per component the
+/// two keys' quantized values in one vector, `offset + scale * q` (a multiply, then an add: the
+/// same operations as [`decode_value`], so the same bits) and, for rotations, `w` ([`w_of`]'s
+/// arithmetic).
 ///
 /// # Safety
-/// The CPU has AVX2, and `data` is at least 8 bytes long.
+/// The CPU has AVX2, and the values `k` and `k + 1` of every lane in `lanes` lie inside `data`
+/// with 8 bytes to spare.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,avx2")]
 #[inline]
-unsafe fn decode_pair_avx2(data: &[u8], sg: &SegGroup, k: u32) -> ([Vec4; 3], [Vec4; 3]) {
+unsafe fn decode_pair_avx2(
+    data: &[u8],
+    sg: &SegGroup,
+    k: u32,
+    lanes: u8,
+    rotation: bool,
+) -> ([Vec4; 4], [Vec4; 4]) {
     use std::arch::x86_64::*;
+    // SAFETY (the load): the table entry is 16 aligned bytes.
+    let only =
+        _mm256_cvtepi32_epi64(unsafe { _mm_load_si128(LANE_MASKS.0[(lanes & 15) as usize].as_ptr().cast()) });
     let load = |v: &[u64; LANES]| unsafe { _mm256_loadu_si256(v.as_ptr().cast()) };
-    let (bit, stride) = (load(&sg.bit), load(&sg.stride));
+    let (bit, stride, bits, qmask) = (load(&sg.bit), load(&sg.stride), load(&sg.bits), load(&sg.qmask));
     let off_a = _mm256_add_epi64(bit, _mm256_mul_epu32(stride, _mm256_set1_epi64x(k as i64)));
     let off_b = _mm256_add_epi64(off_a, stride);
-    // SAFETY: the caller's promise.
-    unsafe { (decode_at_avx2(data, sg, off_a), decode_at_avx2(data, sg, off_b)) }
-}
-
-/// The values at bit offsets `off` (one per lane) of `data`, dequantized by `sg`.
-///
-/// # Safety
-/// The CPU has AVX2, and `data` is at least 8 bytes long.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,avx2")]
-#[inline]
-unsafe fn decode_at_avx2(data: &[u8], sg: &SegGroup, off: std::arch::x86_64::__m256i) -> [Vec4; 3] {
-    use std::arch::x86_64::*;
-    let load = |v: &[u64; LANES]| unsafe { _mm256_loadu_si256(v.as_ptr().cast()) };
-    let (bits, qmask) = (load(&sg.bits), load(&sg.qmask));
-    // Every 8-byte load stays inside the data (a valid clip never needs the clamp).
-    let limit = _mm256_set1_epi64x((data.len() - 8) as i64);
-    let byte = _mm256_srli_epi64::<3>(off);
-    let byte = _mm256_blendv_epi8(byte, limit, _mm256_cmpgt_epi64(byte, limit));
-    // SAFETY: each lane loads 8 bytes at most `data.len() - 8` bytes into `data`.
-    let word = unsafe { _mm256_i64gather_epi64::<1>(data.as_ptr().cast(), byte) };
-    let word = _mm256_srlv_epi64(word, _mm256_and_si256(off, _mm256_set1_epi64x(7)));
-    let q = [word, _mm256_srlv_epi64(word, bits), _mm256_srlv_epi64(word, _mm256_add_epi64(bits, bits))];
-    // The low 32 bits of each 64-bit lane, converted (a component has at most 16 bits).
-    let low = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    let mut v = [Vec4::ZERO; 3];
-    for c in 0..3 {
-        let qc = _mm256_permutevar8x32_epi32(_mm256_and_si256(q[c], qmask), low);
-        let qf = Vec4::from(_mm_cvtepi32_ps(_mm256_castsi256_si128(qc)));
-        v[c] = sg.offset[c] + sg.scale[c] * qf;
+    let word = |off: __m256i| {
+        // SAFETY: the caller's promise (each lane asked for has its 8 bytes inside `data`).
+        let w = unsafe {
+            _mm256_mask_i64gather_epi64::<1>(
+                _mm256_setzero_si256(),
+                data.as_ptr().cast(),
+                _mm256_srli_epi64::<3>(off),
+                only,
+            )
+        };
+        _mm256_srlv_epi64(w, _mm256_and_si256(off, _mm256_set1_epi64x(7)))
+    };
+    let (wa, wb) = (word(off_a), word(off_b));
+    let bits2 = _mm256_add_epi64(bits, bits);
+    // Lane `l`'s key `a` in 32-bit lane `2l`, its key `b` in lane `2l + 1` (a component has
+    // at most 16 bits).
+    let pair = |qa: __m256i, qb: __m256i| {
+        _mm256_or_si256(_mm256_and_si256(qa, qmask), _mm256_slli_epi64::<32>(_mm256_and_si256(qb, qmask)))
+    };
+    let q = [
+        pair(wa, wb),
+        pair(_mm256_srlv_epi64(wa, bits), _mm256_srlv_epi64(wb, bits)),
+        pair(_mm256_srlv_epi64(wa, bits2), _mm256_srlv_epi64(wb, bits2)),
+    ];
+    let twice = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+    let spread = |v: Vec4| _mm256_permutevar8x32_ps(_mm256_castps128_ps256(v.into()), twice);
+    let v: [__m256; 3] = std::array::from_fn(|c| {
+        _mm256_add_ps(spread(sg.offset[c]), _mm256_mul_ps(spread(sg.scale[c]), _mm256_cvtepi32_ps(q[c])))
+    });
+    let w = if rotation {
+        let (add, mul) = (|x, y| _mm256_add_ps(x, y), |x, y| _mm256_mul_ps(x, y));
+        let len2 = add(add(mul(v[0], v[0]), mul(v[1], v[1])), mul(v[2], v[2]));
+        _mm256_sqrt_ps(_mm256_max_ps(_mm256_sub_ps(_mm256_set1_ps(1.0), len2), _mm256_setzero_ps()))
+    } else {
+        _mm256_setzero_ps()
+    };
+    // Back to one vector per key: the even 32-bit lanes (`a`) low, the odd ones (`b`) high.
+    let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    let (mut a, mut b) = ([Vec4::ZERO; 4], [Vec4::ZERO; 4]);
+    for (c, x) in [v[0], v[1], v[2], w].into_iter().enumerate() {
+        let x = _mm256_permutevar8x32_ps(x, split);
+        (a[c], b[c]) = (Vec4::from(_mm256_castps256_ps128(x)), Vec4::from(_mm256_extractf128_ps::<1>(x)));
     }
-    v
+    (a, b)
 }
 
 /// Per lane mask bits (`0..16`): the four-lane mask with lane `l` all ones where bit `l` is set.
@@ -825,63 +862,57 @@ impl CompressedContext {
         self.groups = g;
     }
 
-    /// Frames `f` and `f + 1` (segment frames `k` and `k + 1`) for the stale uniform lanes of
-    /// every group, from the segment parsed in slot `here`; `times`: the two frames' times where
-    /// the clip keeps exact frame times (else zeros). Clears those lanes from the groups' stale
-    /// masks.
+    /// Frames `f` and `f + 1` (segment frames `k` and `k + 1`) for the uniform lanes of every
+    /// group with a stale one, four lanes at a time, every group's in one pass (their decodes are
+    /// independent, so the processor overlaps them), from the segment parsed in slot `here`;
+    /// `times`: the two frames' times where the clip keeps exact frame times (else zeros).
+    /// Clears those lanes from the groups' stale masks.
     #[inline(always)]
     fn decode_uniform<const AVX2: bool>(
         &mut self,
         data: &[u8],
         here: usize,
-        f: u32,
-        k: u32,
-        times: (f32, f32),
+        (f, k): (u32, u32),
+        (tf, tf1): (f32, f32),
     ) {
-        let (tf, tf1) = times;
         for gi in 0..self.groups {
             let sg = &self.slots[here][gi];
-            let fast = sg.uniform;
-            if fast & self.stale[gi] == 0 {
+            let lanes = sg.uniform;
+            if lanes & self.stale[gi] == 0 {
                 continue;
             }
+            let rotation = self.lanes[gi].kind == TrackKind::Rotation;
             let (a, b) = {
                 #[cfg(target_arch = "x86_64")]
                 if AVX2 {
-                    // SAFETY: `AVX2` is only set by `sample_avx2` (the CPU has AVX2), and
-                    // uniform lanes exist only where the data has at least 8 bytes.
-                    unsafe { decode_pair_avx2(data, sg, k) }
+                    // SAFETY: `AVX2` is only set by `sample_avx2` (the CPU has AVX2); a uniform
+                    // lane's every value lies inside the data with 8 bytes to spare
+                    // (`parse_groups` checks it), and `k + 1` is below the segment's frames.
+                    unsafe { decode_pair_avx2(data, sg, k, lanes, rotation) }
                 } else {
-                    decode_pair_lanes(data, sg, k, fast)
+                    decode_pair_lanes(data, sg, k, lanes, rotation)
                 }
                 #[cfg(not(target_arch = "x86_64"))]
-                decode_pair_lanes(data, sg, k, fast)
+                decode_pair_lanes(data, sg, k, lanes, rotation)
             };
             let keys = &mut self.keys[gi];
-            let (a3, b3) = if self.lanes[gi].kind == TrackKind::Rotation {
-                (w_of(a[0], a[1], a[2]), w_of(b[0], b[1], b[2]))
-            } else {
-                (keys.a[3], keys.b[3])
-            };
-            if fast == 0b1111 {
+            if lanes == 0b1111 {
                 // Every lane uniform (the usual case): whole groups, no blends.
-                (keys.a, keys.b) = ([a[0], a[1], a[2], a3], [b[0], b[1], b[2], b3]);
+                (keys.a, keys.b) = (a, b);
                 (keys.fa, keys.fb) = ([f; LANES], [f + 1; LANES]);
                 (keys.ta, keys.tb) = ([tf; LANES], [tf1; LANES]);
             } else {
-                for c in 0..3 {
-                    keys.a[c] = blend(fast, a[c], keys.a[c]);
-                    keys.b[c] = blend(fast, b[c], keys.b[c]);
+                for c in 0..4 {
+                    keys.a[c] = blend(lanes, a[c], keys.a[c]);
+                    keys.b[c] = blend(lanes, b[c], keys.b[c]);
                 }
-                keys.a[3] = blend(fast, a3, keys.a[3]);
-                keys.b[3] = blend(fast, b3, keys.b[3]);
-                keys.fa = blend_frames(fast, [f; LANES], keys.fa);
-                keys.fb = blend_frames(fast, [f + 1; LANES], keys.fb);
+                keys.fa = blend_frames(lanes, [f; LANES], keys.fa);
+                keys.fb = blend_frames(lanes, [f + 1; LANES], keys.fb);
                 let (ta, tb) = (Vec4::from_array(keys.ta), Vec4::from_array(keys.tb));
-                keys.ta = blend(fast, Vec4::splat(tf), ta).to_array();
-                keys.tb = blend(fast, Vec4::splat(tf1), tb).to_array();
+                keys.ta = blend(lanes, Vec4::splat(tf), ta).to_array();
+                keys.tb = blend(lanes, Vec4::splat(tf1), tb).to_array();
             }
-            self.stale[gi] &= !fast;
+            self.stale[gi] &= !lanes;
         }
     }
 
@@ -978,10 +1009,8 @@ impl CompressedContext {
         } else {
             usize::MAX
         };
-        // The uniform lanes four at a time, every group's in one pass (their decodes are
-        // independent, so the processor overlaps them).
         if any != 0 && in_segment {
-            self.decode_uniform::<AVX2>(data, here, f, k, (tf, tf1));
+            self.decode_uniform::<AVX2>(&clip.data, here, (f, k), (tf, tf1));
         }
         for gi in 0..groups {
             let group = self.lanes[gi];
