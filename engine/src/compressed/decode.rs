@@ -343,10 +343,13 @@ struct LaneGroup {
     len: u8,
     /// Each lane's bone.
     bone: [u32; LANES],
+    /// Each lane's track (its index among the clip's animated tracks).
+    track: [u32; LANES],
 }
 
 /// An empty group (what the context holds before it lays out a clip).
-const NO_GROUP: LaneGroup = LaneGroup { kind: TrackKind::Translation, len: 0, bone: [0; LANES] };
+const NO_GROUP: LaneGroup =
+    LaneGroup { kind: TrackKind::Translation, len: 0, bone: [0; LANES], track: [0; LANES] };
 
 /// The two keys each lane of a group interpolates between: frames `fa <= f < fb` (or `fa ==
 /// fb`, held at the last frame), their times where the clip keeps exact frame times, and their
@@ -412,62 +415,73 @@ impl SegGroup {
     }
 }
 
-/// Parses segment `s`'s headers into `out`, each track at its lane (`place[i]`: group times
-/// [`LANES`] plus lane of track `i`); padding lanes copy their group's last track. The clip was
-/// validated when it was built or loaded, so every header is whole and every value inside the
-/// data.
-fn parse_groups(clip: &CompressedClip, s: usize, place: &[u32], groups: &[LaneGroup], out: &mut [SegGroup]) {
+/// One animated track's layout in a segment as parsed, before its group takes it in lanes.
+#[derive(Clone, Copy, Debug, Default)]
+struct TrackSeg {
+    /// `offset` of [`SegGroup`] for this track, `x, y, z` (and `w = 0`).
+    offset: Vec4,
+    /// `scale` of [`SegGroup`] for this track.
+    scale: Vec4,
+    /// Its first stored value's bit, counted from the segment's values.
+    bit: u64,
+    mask: u32,
+    bits: u8,
+}
+
+/// Parses segment `s`'s headers into `out`, one [`SegGroup`] per group of `groups`: first every
+/// track's header in file order into `scratch` (one per animated track), then each group's four
+/// tracks taken in lanes, each field written as a whole column (the decode's vector loads of
+/// them are not held up by narrower stores). Padding lanes repeat their group's last track.
+/// The clip was validated when it was built or loaded, so every header is whole and every value
+/// inside the data.
+fn parse_groups(
+    clip: &CompressedClip,
+    s: usize,
+    scratch: &mut [TrackSeg],
+    groups: &[LaneGroup],
+    out: &mut [SegGroup],
+) {
     let mut at = clip.segment_offsets[s] as usize;
-    let full_mask = (1u32 << segment_frames(clip.frames, s)) - 1;
+    let frames = segment_frames(clip.frames, s);
+    let full_mask = (1u32 << frames) - 1;
     let mut sizes = 0u64;
-    for (track, &p) in clip.tracks.iter().zip(place) {
+    for (track, t) in clip.tracks.iter().zip(scratch.iter_mut()) {
         let (header, next) = read_header(&clip.data, at, full_mask);
-        let (g, l) = (p as usize / LANES, p as usize % LANES);
         let seg = header.seg(track, 0);
-        let o = &mut out[g];
-        let quantized = header.bits <= 16;
-        o.bit[l] = sizes;
-        o.stride[l] = value_bits(header.bits) as u64;
-        o.bits[l] = header.bits as u64;
-        o.qmask[l] = if quantized { (1u64 << header.bits) - 1 } else { 0 };
-        o.mask[l] = header.mask;
-        for c in 0..3 {
-            o.offset[c][l] = seg.offset[c];
-            o.scale[c][l] = if header.bits == 0 { -0.0 } else { seg.scale[c] };
-        }
-        let bit_l = 1u8 << l;
-        o.uniform =
-            if quantized && header.mask == full_mask { o.uniform | bit_l } else { o.uniform & !bit_l };
+        // A zero-bit lane's scale is `-0.0`: `offset + -0.0 * 0` is its offset to the bit.
+        let scale = if header.bits == 0 { Vec4::splat(-0.0) } else { seg.scale };
+        *t = TrackSeg { offset: seg.offset, scale, bit: sizes, mask: header.mask, bits: header.bits };
         sizes += header.value_bits() as u64;
         at = next;
     }
     let base = at as u64 * 8;
-    // The four-lane decode loads 8 bytes at each value's byte without a bound check: a lane is
-    // uniform only where its last value's 8 bytes lie inside the data.
     let end = clip.data.len() as u64;
     for (o, group) in out.iter_mut().zip(groups) {
-        let len = group.len as usize;
+        let t = group.track.map(|i| scratch[i as usize]);
+        let bits = t.map(|t| t.bits as u64);
+        let stride = t.map(|t| value_bits(t.bits) as u64);
+        let bit = t.map(|t| t.bit + base);
+        let mut uniform = 0u8;
         for l in 0..LANES {
-            if l < len {
-                o.bit[l] += base;
-                let values = o.mask[l].count_ones().max(1) as u64;
-                if (o.bit[l] + o.stride[l] * (values - 1)) / 8 + 8 > end {
-                    o.uniform &= !(1 << l);
-                }
-            } else {
-                let k = len - 1;
-                o.bit[l] = o.bit[k];
-                o.stride[l] = o.stride[k];
-                o.bits[l] = o.bits[k];
-                o.qmask[l] = o.qmask[k];
-                o.mask[l] = o.mask[k];
-                for c in 0..3 {
-                    o.offset[c][l] = o.offset[c][k];
-                    o.scale[c][l] = o.scale[c][k];
-                }
-                o.uniform = (o.uniform & !(1 << l)) | (((o.uniform >> k) & 1) << l);
+            // The four-lane decode loads 8 bytes at each value's byte without a bound check: a
+            // lane is uniform only where its last value's 8 bytes lie inside the data.
+            let inside = (bit[l] + stride[l] * (frames as u64 - 1)) / 8 + 8 <= end;
+            if t[l].bits <= 16 && t[l].mask == full_mask && inside {
+                uniform |= 1 << l;
             }
         }
+        let offsets = glam::Mat4::from_cols(t[0].offset, t[1].offset, t[2].offset, t[3].offset).transpose();
+        let scales = glam::Mat4::from_cols(t[0].scale, t[1].scale, t[2].scale, t[3].scale).transpose();
+        *o = SegGroup {
+            bit,
+            stride,
+            bits,
+            qmask: bits.map(|b| if b <= 16 { (1u64 << b) - 1 } else { 0 }),
+            mask: t.map(|t| t.mask),
+            offset: [offsets.x_axis, offsets.y_axis, offsets.z_axis],
+            scale: [scales.x_axis, scales.y_axis, scales.z_axis],
+            uniform,
+        };
     }
 }
 
@@ -480,7 +494,7 @@ fn slot_for(
     clip: &CompressedClip,
     s: usize,
     keep: usize,
-    place: &[u32],
+    scratch: &mut [TrackSeg],
     groups: &[LaneGroup],
 ) -> usize {
     if segs[0] == s {
@@ -495,7 +509,7 @@ fn slot_for(
         1 => 0,
         _ => usize::from(segs[0] == s + 1),
     };
-    parse_groups(clip, s, place, groups, &mut slots[k][..groups.len()]);
+    parse_groups(clip, s, scratch, groups, &mut slots[k][..groups.len()]);
     segs[k] = s;
     k
 }
@@ -743,8 +757,8 @@ pub struct CompressedContext {
     groups: usize,
     /// Per group: its kind and its lanes' bones.
     lanes: Vec<LaneGroup>,
-    /// Per animated track of the clip: its group times [`LANES`] plus its lane.
-    place: Vec<u32>,
+    /// Per animated track of the clip: its layout in the segment being parsed.
+    scratch: Vec<TrackSeg>,
     /// The segments parsed in `slots[0]` and `slots[1]` (`usize::MAX`: none).
     segs: [usize; 2],
     slots: [Vec<SegGroup>; 2],
@@ -797,7 +811,7 @@ impl CompressedContext {
         let groups = tracks.div_ceil(LANES) + 3;
         self.max_bones = max_bones;
         self.lanes.resize(groups, NO_GROUP);
-        self.place.resize(tracks, 0);
+        self.scratch.resize(tracks, TrackSeg::default());
         for slot in &mut self.slots {
             slot.resize(groups, SegGroup::default());
         }
@@ -821,7 +835,7 @@ impl CompressedContext {
         self.slots.iter().map(|s| s.len() * std::mem::size_of::<SegGroup>()).sum::<usize>()
             + self.keys.len() * std::mem::size_of::<KeyGroup>()
             + self.lanes.len() * std::mem::size_of::<LaneGroup>()
-            + self.place.len() * std::mem::size_of::<u32>()
+            + self.scratch.len() * std::mem::size_of::<TrackSeg>()
             + self.u.len() * std::mem::size_of::<Vec4>()
             + self.stale.len()
     }
@@ -837,12 +851,12 @@ impl CompressedContext {
             let mut lane = 0;
             for (i, track) in clip.tracks.iter().enumerate().filter(|(_, t)| t.kind == kind) {
                 if lane == 0 {
-                    self.lanes[g] = LaneGroup { kind, len: 0, bone: [0; LANES] };
+                    self.lanes[g] = LaneGroup { kind, len: 0, bone: [0; LANES], track: [0; LANES] };
                 }
                 let group = &mut self.lanes[g];
                 group.bone[lane] = track.bone as u32;
+                group.track[lane] = i as u32;
                 group.len += 1;
-                self.place[i] = (g * LANES + lane) as u32;
                 lane += 1;
                 if lane == LANES {
                     (lane, g) = (0, g + 1);
@@ -852,6 +866,7 @@ impl CompressedContext {
                 let group = &mut self.lanes[g];
                 for l in lane..LANES {
                     group.bone[l] = group.bone[lane - 1];
+                    group.track[l] = group.track[lane - 1];
                 }
                 g += 1;
             }
@@ -1003,7 +1018,7 @@ impl CompressedContext {
                 clip,
                 s,
                 usize::MAX,
-                &self.place[..n],
+                &mut self.scratch[..n],
                 &self.lanes[..groups],
             )
         } else {
@@ -1042,7 +1057,7 @@ impl CompressedContext {
                             clip,
                             s + 1,
                             here,
-                            &self.place[..n],
+                            &mut self.scratch[..n],
                             &self.lanes[..groups],
                         );
                         let nseg = self.slots[next][gi].lane(l);
