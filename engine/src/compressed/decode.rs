@@ -1033,8 +1033,8 @@ impl CompressedContext {
             let stale = self.stale[gi];
             if stale != 0 {
                 // The other stale lanes one at a time: the key at or before `f` (a segment's
-                // first frame is always stored), then the next one.
-                let fix = |v: Vec4| if rotation && v.w < 0.0 { with_w(v) } else { v };
+                // first frame is always stored), then the next one. A quantized rotation's `w`
+                // is rebuilt after, four lanes at once ([`REBUILD_W`] marks it).
                 for l in 0..LANES {
                     if stale & (1 << l) == 0 {
                         continue;
@@ -1043,12 +1043,12 @@ impl CompressedContext {
                     let below = seg.mask & ((2u32 << k) - 1);
                     let above = seg.mask & !((2u32 << k) - 1);
                     let fa = first + (31 - below.leading_zeros());
-                    let a = fix(decode_value(data, &seg, below.count_ones() - 1, rotation));
+                    let a = decode_value(data, &seg, below.count_ones() - 1, rotation);
                     let (fb, b) = if f == last {
                         (fa, a)
                     } else if above != 0 {
                         let kb = above.trailing_zeros();
-                        (first + kb, fix(decode_value(data, &seg, below.count_ones(), rotation)))
+                        (first + kb, decode_value(data, &seg, below.count_ones(), rotation))
                     } else {
                         // The next segment's first frame (always stored).
                         let next = slot_for(
@@ -1061,7 +1061,7 @@ impl CompressedContext {
                             &self.lanes[..groups],
                         );
                         let nseg = self.slots[next][gi].lane(l);
-                        (first + SEGMENT_FRAMES as u32, fix(decode_value(data, &nseg, 0, rotation)))
+                        (first + SEGMENT_FRAMES as u32, decode_value(data, &nseg, 0, rotation))
                     };
                     let (ta, tb) =
                         if exact { (clip.frame_time(fa), clip.frame_time(fb)) } else { (0.0, 0.0) };
@@ -1073,6 +1073,14 @@ impl CompressedContext {
                     for c in 0..4 {
                         keys.a[c] = blend(m, Vec4::splat(a[c]), keys.a[c]);
                         keys.b[c] = blend(m, Vec4::splat(b[c]), keys.b[c]);
+                    }
+                }
+                if rotation {
+                    // [`with_w`] where `w < 0` (raw rotations keep theirs, always `>= 0`).
+                    let keys = &mut self.keys[gi];
+                    for ends in [&mut keys.a, &mut keys.b] {
+                        let [x, y, z, w] = *ends;
+                        ends[3] = Vec4::select(w.cmplt(Vec4::ZERO), w_of(x, y, z), w);
                     }
                 }
             }
