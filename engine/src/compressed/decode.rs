@@ -345,11 +345,21 @@ struct LaneGroup {
     bone: [u32; LANES],
     /// Each lane's track (its index among the clip's animated tracks).
     track: [u32; LANES],
+    /// The lanes' clip ranges by component: minimum and extent ([`AnimatedTrack`]'s).
+    min: [Vec4; 3],
+    /// See `min`.
+    ext: [Vec4; 3],
 }
 
 /// An empty group (what the context holds before it lays out a clip).
-const NO_GROUP: LaneGroup =
-    LaneGroup { kind: TrackKind::Translation, len: 0, bone: [0; LANES], track: [0; LANES] };
+const NO_GROUP: LaneGroup = LaneGroup {
+    kind: TrackKind::Translation,
+    len: 0,
+    bone: [0; LANES],
+    track: [0; LANES],
+    min: [Vec4::ZERO; 3],
+    ext: [Vec4::ZERO; 3],
+};
 
 /// The two keys each lane of a group interpolates between: frames `fa <= f < fb` (or `fa ==
 /// fb`, held at the last frame), their times where the clip keeps exact frame times, and their
@@ -418,10 +428,8 @@ impl SegGroup {
 /// One animated track's layout in a segment as parsed, before its group takes it in lanes.
 #[derive(Clone, Copy, Debug, Default)]
 struct TrackSeg {
-    /// `offset` of [`SegGroup`] for this track, `x, y, z` (and `w = 0`).
-    offset: Vec4,
-    /// `scale` of [`SegGroup`] for this track.
-    scale: Vec4,
+    /// Its header's range bytes (see [`seg_affine`]).
+    range: [u8; 6],
     /// Its first stored value's bit, counted from the segment's values.
     bit: u64,
     mask: u32,
@@ -430,8 +438,10 @@ struct TrackSeg {
 
 /// Parses segment `s`'s headers into `out`, one [`SegGroup`] per group of `groups`: first every
 /// track's header in file order into `scratch` (one per animated track), then each group's four
-/// tracks taken in lanes, each field written as a whole column (the decode's vector loads of
-/// them are not held up by narrower stores). Padding lanes repeat their group's last track.
+/// tracks taken in lanes: the dequantization factors computed four lanes at once ([`seg_affine`]'s
+/// arithmetic lane by lane, over the group's clip ranges), each field written as a whole column
+/// (the decode's vector loads of them are not held up by narrower stores). Padding lanes repeat
+/// their group's last track.
 /// The clip was validated when it was built or loaded, so every header is whole and every value
 /// inside the data.
 fn parse_groups(
@@ -445,12 +455,9 @@ fn parse_groups(
     let frames = segment_frames(clip.frames, s);
     let full_mask = (1u32 << frames) - 1;
     let mut sizes = 0u64;
-    for (track, t) in clip.tracks.iter().zip(scratch.iter_mut()) {
+    for t in scratch[..clip.tracks.len()].iter_mut() {
         let (header, next) = read_header(&clip.data, at, full_mask);
-        let seg = header.seg(track, 0);
-        // A zero-bit lane's scale is `-0.0`: `offset + -0.0 * 0` is its offset to the bit.
-        let scale = if header.bits == 0 { Vec4::splat(-0.0) } else { seg.scale };
-        *t = TrackSeg { offset: seg.offset, scale, bit: sizes, mask: header.mask, bits: header.bits };
+        *t = TrackSeg { range: header.range, bit: sizes, mask: header.mask, bits: header.bits };
         sizes += header.value_bits() as u64;
         at = next;
     }
@@ -470,19 +477,44 @@ fn parse_groups(
                 uniform |= 1 << l;
             }
         }
-        let offsets = glam::Mat4::from_cols(t[0].offset, t[1].offset, t[2].offset, t[3].offset).transpose();
-        let scales = glam::Mat4::from_cols(t[0].scale, t[1].scale, t[2].scale, t[3].scale).transpose();
+        let (offset, scale) = group_affine(group, &t);
         *o = SegGroup {
             bit,
             stride,
             bits,
             qmask: bits.map(|b| if b <= 16 { (1u64 << b) - 1 } else { 0 }),
             mask: t.map(|t| t.mask),
-            offset: [offsets.x_axis, offsets.y_axis, offsets.z_axis],
-            scale: [scales.x_axis, scales.y_axis, scales.z_axis],
+            offset,
+            scale,
             uniform,
         };
     }
+}
+
+/// [`seg_affine`] for a group's four tracks at once, lane by lane the same operations (so the
+/// same bits): `offset` and `scale` by component. A zero-bit lane's scale is `-0.0` (`offset +
+/// -0.0 * 0` is its offset to the bit); a raw lane's factors are zero (unused).
+#[inline(always)]
+fn group_affine(group: &LaneGroup, t: &[TrackSeg; LANES]) -> ([Vec4; 3], [Vec4; 3]) {
+    let lanes = |f: &dyn Fn(&TrackSeg) -> f32| Vec4::new(f(&t[0]), f(&t[1]), f(&t[2]), f(&t[3]));
+    let (mut zero, mut raw) = (0u8, 0u8);
+    for (l, t) in t.iter().enumerate() {
+        zero |= u8::from(t.bits == 0) << l;
+        raw |= u8::from(t.bits == RAW_BITS) << l;
+    }
+    let inv = lanes(&|t| INV_MAXQ.get(t.bits as usize).copied().unwrap_or(0.0));
+    let (mut offset, mut scale) = ([Vec4::ZERO; 3], [Vec4::ZERO; 3]);
+    for c in 0..3 {
+        let (min, ext) = (group.min[c], group.ext[c]);
+        let smin = lanes(&|t| t.range[c] as f32) * (1.0 / 255.0);
+        let sext = lanes(&|t| t.range[3 + c] as f32) * (1.0 / 255.0);
+        let (oq, sq) = (min + ext * smin, ext * sext * inv);
+        let v = lanes(&|t| u16::from_le_bytes([t.range[2 * c], t.range[2 * c + 1]]) as f32);
+        let o0 = min + ext * (v * (1.0 / 65535.0));
+        offset[c] = blend(zero, o0, blend(raw, Vec4::ZERO, oq));
+        scale[c] = blend(zero, Vec4::splat(-0.0), blend(raw, Vec4::ZERO, sq));
+    }
+    (offset, scale)
 }
 
 /// The slot of `slots` holding segment `s` parsed (parsed into the other slot than `keep` when
@@ -525,17 +557,16 @@ fn decode_pair_lanes(
     lanes: u8,
     rotation: bool,
 ) -> ([Vec4; 4], [Vec4; 4]) {
-    let (mut a, mut b) = ([Vec4::ZERO; 4], [Vec4::ZERO; 4]);
-    for l in 0..LANES {
-        if lanes & (1 << l) != 0 {
-            let seg = sg.lane(l);
-            let (va, vb) = (decode_value(data, &seg, k, false), decode_value(data, &seg, k + 1, false));
-            for c in 0..3 {
-                a[c][l] = va[c];
-                b[c][l] = vb[c];
-            }
-        }
-    }
+    // Each lane's two values, then by component (a transpose, in registers).
+    let value = |l: usize, index: u32| {
+        if lanes & (1 << l) != 0 { decode_value(data, &sg.lane(l), index, false) } else { Vec4::ZERO }
+    };
+    let columns = |index: u32| {
+        let m = glam::Mat4::from_cols(value(0, index), value(1, index), value(2, index), value(3, index));
+        let m = m.transpose();
+        [m.x_axis, m.y_axis, m.z_axis, Vec4::ZERO]
+    };
+    let (mut a, mut b) = (columns(k), columns(k + 1));
     if rotation {
         (a[3], b[3]) = (w_of(a[0], a[1], a[2]), w_of(b[0], b[1], b[2]));
     }
@@ -851,11 +882,14 @@ impl CompressedContext {
             let mut lane = 0;
             for (i, track) in clip.tracks.iter().enumerate().filter(|(_, t)| t.kind == kind) {
                 if lane == 0 {
-                    self.lanes[g] = LaneGroup { kind, len: 0, bone: [0; LANES], track: [0; LANES] };
+                    self.lanes[g] = LaneGroup { kind, ..NO_GROUP };
                 }
                 let group = &mut self.lanes[g];
                 group.bone[lane] = track.bone as u32;
                 group.track[lane] = i as u32;
+                for c in 0..3 {
+                    (group.min[c][lane], group.ext[c][lane]) = (track.min[c], track.extent[c]);
+                }
                 group.len += 1;
                 lane += 1;
                 if lane == LANES {
@@ -867,6 +901,9 @@ impl CompressedContext {
                 for l in lane..LANES {
                     group.bone[l] = group.bone[lane - 1];
                     group.track[l] = group.track[lane - 1];
+                    for c in 0..3 {
+                        (group.min[c][l], group.ext[c][l]) = (group.min[c][lane - 1], group.ext[c][lane - 1]);
+                    }
                 }
                 g += 1;
             }
@@ -1201,4 +1238,52 @@ unsafe fn slerp_pairs(keys: &[KeyGroup], u: &[Vec4], groups: &[LaneGroup], out: 
         start += n;
     }
     2 * pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compressed::CompressOptions;
+    use crate::synthetic::{mocap_like_clip, mocap_skeleton};
+
+    /// The context's parse (a group's four tracks as lane columns, their factors computed four
+    /// lanes at once) gives every track of every segment the layout the one-track parse gives
+    /// (`parse_segment`, what the encoder and `sample_bone` read): the same bits, mask, value
+    /// offset and dequantization factors, to the bit.
+    #[test]
+    fn the_lane_group_parse_gives_each_track_the_one_track_layout() {
+        let sk = mocap_skeleton();
+        let walk = mocap_like_clip(&sk, "walk", 200, 120.0, 3);
+        let mut seen = [false; 3];
+        for tolerance in [3e-2, 1e-2, 1e-3, 1e-4, 2e-6] {
+            let (clip, _) = CompressedClip::compress(&walk, &sk, &CompressOptions::new(tolerance)).unwrap();
+            let mut ctx = CompressedContext::new(sk.bone_count());
+            ctx.lay_out(&clip);
+            let n = clip.tracks.len();
+            let mut want = vec![SegTrack::default(); n];
+            let mut got = vec![SegGroup::default(); ctx.groups];
+            for s in 0..clip.segment_count() {
+                parse_segment(&clip, s, &mut want);
+                parse_groups(&clip, s, &mut ctx.scratch[..n], &ctx.lanes[..ctx.groups], &mut got);
+                for (g, group) in ctx.lanes[..ctx.groups].iter().enumerate() {
+                    for l in 0..LANES {
+                        let track = group.track[l] as usize;
+                        let (w, lane) = (want[track], got[g].lane(l));
+                        seen[usize::from(w.bits == 0) + usize::from(w.bits == RAW_BITS) * 2] = true;
+                        assert_eq!(
+                            (w.bits, w.mask, w.bit),
+                            (lane.bits, lane.mask, lane.bit),
+                            "segment {s} track {track}"
+                        );
+                        if w.bits != RAW_BITS {
+                            let bits = |v: Vec4| v.to_array().map(f32::to_bits);
+                            assert_eq!(bits(w.offset), bits(lane.offset), "segment {s} track {track} offset");
+                            assert_eq!(bits(w.scale), bits(lane.scale), "segment {s} track {track} scale");
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(seen, [true, true, true], "quantized, zero-bit and raw lanes all seen");
+    }
 }
