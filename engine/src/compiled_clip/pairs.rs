@@ -12,7 +12,8 @@
 //!
 //! This module only interpolates; applying stream keys, refilling slots, finding a block's
 //! segment and holding its ends stay in the parent. The compressed decoder's eight-lane
-//! rotations (`compressed::decode`) use its `hemisphere`, `slerp_weights8` and `columns`.
+//! rotations (`compressed::decode`) use its `hemisphere`, `slerp_weights8`, `renormalize8` and
+//! `columns`.
 
 use std::arch::x86_64::*;
 
@@ -179,6 +180,16 @@ fn combine([a, b]: &[[__m256; 4]; 2], sign: __m256, (wa, wb): (__m256, __m256)) 
     let (add, mul) = (|x, y| _mm256_add_ps(x, y), |x, y| _mm256_mul_ps(x, y));
     let q: [__m256; 4] = std::array::from_fn(|k| add(mul(a[k], wa), mul(mul(b[k], sign), wb)));
     let len2 = add(add(add(mul(q[0], q[0]), mul(q[1], q[1])), mul(q[2], q[2])), mul(q[3], q[3]));
+    renormalize8(q, len2)
+}
+
+/// `math::renormalize4` over eight lanes: four rows (`x, y, z, w`) given their squared lengths
+/// `len2` (summed in whichever order the caller's scalar reference sums them): per lane one
+/// Newton step near unit length, else an exact division.
+#[inline]
+#[target_feature(enable = "avx")]
+pub(crate) fn renormalize8(q: [__m256; 4], len2: __m256) -> [__m256; 4] {
+    let mul = |x, y| _mm256_mul_ps(x, y);
     let off = _mm256_sub_ps(len2, _mm256_set1_ps(1.0));
     let off = _mm256_andnot_ps(_mm256_set1_ps(-0.0), off);
     let near = _mm256_cmp_ps::<_CMP_LT_OQ>(off, _mm256_set1_ps(1e-3));

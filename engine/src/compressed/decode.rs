@@ -1062,7 +1062,7 @@ impl CompressedContext {
             usize::MAX
         };
         if any != 0 && in_segment {
-            self.decode_uniform::<AVX2>(&clip.data, here, (f, k), (tf, tf1));
+            self.decode_uniform::<AVX2>(data, here, (f, k), (tf, tf1));
         }
         for gi in 0..groups {
             let group = self.lanes[gi];
@@ -1185,7 +1185,7 @@ fn slerp_group(keys: &KeyGroup, u: Vec4, group: &LaneGroup, out: &mut [Transform
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
 unsafe fn slerp_pairs(keys: &[KeyGroup], u: &[Vec4], groups: &[LaneGroup], out: &mut [Transform]) -> usize {
-    use crate::compiled_clip::pairs::{columns, hemisphere, slerp_weights8};
+    use crate::compiled_clip::pairs::{columns, hemisphere, renormalize8, slerp_weights8};
     use std::arch::x86_64::*;
     const STAGE: usize = 4;
     let join = |lo: Vec4, hi: Vec4| _mm256_insertf128_ps(_mm256_castps128_ps256(lo.into()), hi.into(), 1);
@@ -1217,16 +1217,7 @@ unsafe fn slerp_pairs(keys: &[KeyGroup], u: &[Vec4], groups: &[LaneGroup], out: 
             let wb = mul(wb, sign);
             let q: [__m256; 4] = std::array::from_fn(|c| add(mul(a[c], wa), mul(b[c], wb)));
             let len2 = add(add(mul(q[0], q[0]), mul(q[2], q[2])), add(mul(q[1], q[1]), mul(q[3], q[3])));
-            // `math::renormalize4`: one Newton step where near unit length, else a division.
-            let off = _mm256_andnot_ps(_mm256_set1_ps(-0.0), _mm256_sub_ps(len2, _mm256_set1_ps(1.0)));
-            let near = _mm256_cmp_ps::<_CMP_LT_OQ>(off, _mm256_set1_ps(1e-3));
-            let f = _mm256_sub_ps(_mm256_set1_ps(1.5), mul(_mm256_set1_ps(0.5), len2));
-            let q = if _mm256_movemask_ps(near) == 0xff {
-                q.map(|c| mul(c, f))
-            } else {
-                let len = _mm256_sqrt_ps(len2);
-                q.map(|c| _mm256_blendv_ps(_mm256_div_ps(c, len), mul(c, f), near))
-            };
+            let q = renormalize8(q, len2);
             let g = 2 * (start + j);
             for (l, v) in columns(q[0], q[1], q[2], q[3]).into_iter().enumerate() {
                 let group = &groups[g + l / LANES];
