@@ -1162,10 +1162,11 @@ impl PoseBuffer {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use glam::{Mat4, Quat, Vec3};
+    use glam::{Mat4, Quat, Vec3, Vec4};
 
     use super::{affine_product, blend2_one, blend2_soa};
     use crate::math::Transform;
+    use crate::skeleton::NO_PARENT;
 
     /// `n` varied transforms (signed zeros in the scales), as the blend tests use them.
     pub(crate) fn test_pose(n: usize, seed: f32) -> Vec<Transform> {
@@ -1275,42 +1276,87 @@ pub(crate) mod tests {
 
     /// The local-to-model loop with each kernel the jobs may dispatch to (eight-lane AVX, and
     /// sixteen-lane AVX-512, which `simd::wide_kernels` leaves out on Intel CPUs, so it is run
-    /// here directly) gives the portable loop's matrices to the bit: 70 bones (groups and what is
-    /// left after them), parents near and far, adjusts relative and absolute.
+    /// here directly) gives the portable loop's matrices to the bit, on many shapes: the
+    /// benchmark's chains of eight, one long chain, a star, random trees, several roots, sizes
+    /// around the groups of eight and sixteen, with and without adjusts (relative and
+    /// absolute), and a bone with an infinite translation.
     #[test]
     fn every_local_to_model_kernel_composes_the_portable_matrices_to_the_bit() {
-        use crate::simd::{SimdLevel, test_gate};
-        let n = 70;
-        let local = test_pose(n, 0.3);
-        let parents: Vec<u16> =
-            (0..n).map(|i| if i == 0 { crate::skeleton::NO_PARENT } else { ((i * 7) % i) as u16 }).collect();
-        let adjusts: Vec<super::BoneAdjust> = [3u16, 17, 40, 69]
-            .iter()
-            .map(|&bone| super::BoneAdjust {
-                bone,
-                rotation: Quat::from_rotation_z(0.1 * bone as f32),
-                offset: Vec3::new(0.01, -0.02, 0.0),
-                absolute: bone == 17,
-                scale: 1.0 + 0.01 * bone as f32,
-            })
-            .collect();
+        let mut seed = 0x2545_f491u32;
+        let mut random = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed as usize
+        };
+        let chains = |i: usize| if i % 8 == 1 { 0 } else { i - 1 };
+        for n in [1usize, 3, 7, 8, 9, 16, 17, 31, 64, 70, 131] {
+            let mut shapes: Vec<Vec<u16>> = vec![
+                (0..n).map(|i| if i == 0 { NO_PARENT } else { chains(i) as u16 }).collect(),
+                (0..n).map(|i| if i == 0 { NO_PARENT } else { (i - 1) as u16 }).collect(),
+                (0..n).map(|i| if i == 0 { NO_PARENT } else { 0 }).collect(),
+            ];
+            for _ in 0..3 {
+                shapes.push((0..n).map(|i| if i == 0 { NO_PARENT } else { (random() % i) as u16 }).collect());
+            }
+            // Several roots, and parents a few bones back.
+            shapes.push(
+                (0..n).map(|i| if i % 11 == 0 { NO_PARENT } else { (i - 1 - random() % i.min(3)) as u16 }).collect(),
+            );
+            for (shape, parents) in shapes.iter().enumerate() {
+                // `test_pose`'s scales have a zero z, which would hide every z column's term:
+                // z scales here are non-zero but for a signed zero now and then.
+                let mut local = test_pose(n, 0.1 * shape as f32);
+                for (i, t) in local.iter_mut().enumerate() {
+                    t.scale.z = if i % 13 == 12 { -0.0 } else { 1.1 - 0.02 * i as f32 };
+                }
+                if shape == 3 && n > 5 {
+                    local[5].translation.y = f32::INFINITY;
+                }
+                let adjusts: Vec<super::BoneAdjust> = [3usize, 17, 40, 69, 70]
+                    .iter()
+                    .filter(|&&bone| bone < n)
+                    .map(|&bone| super::BoneAdjust {
+                        bone: bone as u16,
+                        rotation: Quat::from_rotation_z(0.1 * bone as f32),
+                        offset: Vec3::new(0.01, -0.02, 0.0),
+                        absolute: bone == 17,
+                        scale: 1.0 + 0.01 * bone as f32,
+                    })
+                    .collect();
+                for adjusts in [&[][..], &adjusts[..]] {
+                    let what = format!("{n} bones, shape {shape}, {} adjusts", adjusts.len());
+                    check_compose_kernels(parents, &local, adjusts, &what);
+                }
+            }
+        }
+    }
+
+    /// Every local-to-model kernel this CPU runs against the portable loop, to the bit; the
+    /// portable loop's fourth rows are `0 0 0 1` wherever the translation is finite.
+    fn check_compose_kernels(parents: &[u16], local: &[Transform], adjusts: &[super::BoneAdjust], what: &str) {
+        let n = parents.len();
         let bits_of =
             |m: &[Mat4]| m.iter().flat_map(|m| m.to_cols_array().map(f32::to_bits)).collect::<Vec<_>>();
         let mut want = vec![Mat4::ZERO; n];
-        super::compose(&parents, &local, &adjusts, &mut want, super::local_rows8);
+        super::compose(parents, local, adjusts, &mut want, super::local_rows8);
+        for (i, m) in want.iter().enumerate().filter(|(_, m)| m.w_axis.is_finite()) {
+            assert_eq!(m.row(3), Vec4::W, "{what}: bone {i}'s fourth row");
+        }
         #[cfg(target_arch = "x86_64")]
         {
+            use crate::simd::{SimdLevel, test_gate};
             if test_gate(SimdLevel::Avx2, "the AVX local-to-model") {
                 let mut got = vec![Mat4::ZERO; n];
                 // SAFETY: the CPU has AVX (the gate above).
-                unsafe { super::compose_avx(&parents, &local, &adjusts, &mut got) };
-                assert_eq!(bits_of(&got), bits_of(&want));
+                unsafe { super::compose_avx(parents, local, adjusts, &mut got) };
+                assert_eq!(bits_of(&got), bits_of(&want), "{what}: AVX");
             }
             if test_gate(SimdLevel::Avx512, "the AVX-512 local-to-model") {
                 let mut got = vec![Mat4::ZERO; n];
                 // SAFETY: the CPU has AVX-512F (the gate above).
-                unsafe { super::compose_avx512(&parents, &local, &adjusts, &mut got) };
-                assert_eq!(bits_of(&got), bits_of(&want));
+                unsafe { super::compose_avx512(parents, local, adjusts, &mut got) };
+                assert_eq!(bits_of(&got), bits_of(&want), "{what}: AVX-512");
             }
         }
     }
