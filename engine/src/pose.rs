@@ -1301,7 +1301,9 @@ pub(crate) mod tests {
             }
             // Several roots, and parents a few bones back.
             shapes.push(
-                (0..n).map(|i| if i % 11 == 0 { NO_PARENT } else { (i - 1 - random() % i.min(3)) as u16 }).collect(),
+                (0..n)
+                    .map(|i| if i % 11 == 0 { NO_PARENT } else { (i - 1 - random() % i.min(3)) as u16 })
+                    .collect(),
             );
             for (shape, parents) in shapes.iter().enumerate() {
                 // `test_pose`'s scales have a zero z, which would hide every z column's term:
@@ -1334,7 +1336,12 @@ pub(crate) mod tests {
 
     /// Every local-to-model kernel this CPU runs against the portable loop, to the bit; the
     /// portable loop's fourth rows are `0 0 0 1` wherever the translation is finite.
-    fn check_compose_kernels(parents: &[u16], local: &[Transform], adjusts: &[super::BoneAdjust], what: &str) {
+    fn check_compose_kernels(
+        parents: &[u16],
+        local: &[Transform],
+        adjusts: &[super::BoneAdjust],
+        what: &str,
+    ) {
         let n = parents.len();
         let bits_of =
             |m: &[Mat4]| m.iter().flat_map(|m| m.to_cols_array().map(f32::to_bits)).collect::<Vec<_>>();
