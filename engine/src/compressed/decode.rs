@@ -407,6 +407,10 @@ struct SegGroup {
     /// Lanes stored at every frame of the segment, quantized, every value's 8-byte load inside
     /// the data (bit `l`: lane `l`): those the four-lane decode reads.
     uniform: u8,
+    /// Lanes quantized whose first stored value's 8-byte load lies inside the data: those the
+    /// four-lane decode reads the segment's first frame of (a key across the segment before's
+    /// end).
+    first: u8,
 }
 
 impl SegGroup {
@@ -425,69 +429,151 @@ impl SegGroup {
     }
 }
 
-/// One animated track's layout in a segment as parsed, before its group takes it in lanes.
-#[derive(Clone, Copy, Debug, Default)]
-struct TrackSeg {
-    /// Its header's range bytes (see [`seg_affine`]).
-    range: [u8; 6],
-    /// Its first stored value's bit, counted from the segment's values.
-    bit: u64,
-    mask: u32,
-    bits: u8,
+/// What the parse keeps beside the groups' layouts: where each animated track sits in them, and
+/// each group's range bytes while a segment is parsed.
+#[derive(Clone, Debug, Default)]
+struct ParseScratch {
+    /// Per animated track: its group times [`LANES`] plus its lane.
+    slot: Vec<u32>,
+    /// Per group: its lanes' six range bytes (see [`seg_affine`]), little-endian in the low 48
+    /// bits.
+    ranges: Vec<[u64; LANES]>,
+}
+
+/// The 8 bytes of `data` from byte `at` as a little-endian number (zero past the end).
+#[inline(always)]
+fn read_u64(data: &[u8], at: usize) -> u64 {
+    match data.get(at..at + 8) {
+        Some(b) => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        None => 0,
+    }
 }
 
 /// Parses segment `s`'s headers into `out`, one [`SegGroup`] per group of `groups`: first every
-/// track's header in file order into `scratch` (one per animated track), then each group's four
-/// tracks taken in lanes: the dequantization factors computed four lanes at once ([`seg_affine`]'s
-/// arithmetic lane by lane, over the group's clip ranges), each field written as a whole column
-/// (the decode's vector loads of them are not held up by narrower stores). Padding lanes repeat
-/// their group's last track.
+/// track's header in file order (the header byte, then one 8-byte read for its range and mask),
+/// its bits, mask and value offset written straight into its group's lane (`scratch.slot`) and
+/// its range bytes into `scratch.ranges`; then group by group: padding lanes copied from the
+/// group's last track, each lane's stride, bit mask and uniformity, and the dequantization
+/// factors four lanes at once ([`range_columns`], then [`seg_affine`]'s arithmetic lane by lane
+/// over the group's clip ranges), each written as a whole column (the decode's vector loads of
+/// them are not held up by narrower stores).
 /// The clip was validated when it was built or loaded, so every header is whole and every value
 /// inside the data.
+#[inline(always)]
 fn parse_groups(
     clip: &CompressedClip,
     s: usize,
-    scratch: &mut [TrackSeg],
+    scratch: &mut ParseScratch,
     groups: &[LaneGroup],
     out: &mut [SegGroup],
 ) {
+    let data = &clip.data[..];
     let mut at = clip.segment_offsets[s] as usize;
     let frames = segment_frames(clip.frames, s);
     let full_mask = (1u32 << frames) - 1;
     let mut sizes = 0u64;
-    for t in scratch[..clip.tracks.len()].iter_mut() {
-        let (header, next) = read_header(&clip.data, at, full_mask);
-        *t = TrackSeg { range: header.range, bit: sizes, mask: header.mask, bits: header.bits };
-        sizes += header.value_bits() as u64;
-        at = next;
+    let ranges = &mut scratch.ranges[..groups.len()];
+    for &slot in &scratch.slot[..clip.tracks.len()] {
+        let header = data.get(at).copied().unwrap_or(RAW_BITS);
+        // The range and the mask, or the mask alone for a raw track.
+        let word = read_u64(data, at + 1);
+        let bits = header & !KEYED_FLAG;
+        // The next header's place as a branch, not a data dependency: the processor runs on to
+        // the next track's loads on its prediction (a quantized uniform header, the usual one)
+        // instead of waiting for this header's byte.
+        let (mask, len) =
+            if header < RAW_BITS { (full_mask, 7) } else { other_header(header, word, full_mask) };
+        let (g, l) = (slot as usize / LANES, slot as usize % LANES);
+        let o = &mut out[g];
+        (o.bits[l], o.mask[l], o.bit[l]) = (bits as u64, mask, sizes);
+        ranges[g][l] = if bits == RAW_BITS { 0 } else { word & 0xFFFF_FFFF_FFFF };
+        sizes += mask.count_ones() as u64 * value_bits(bits) as u64;
+        at += len;
     }
     let base = at as u64 * 8;
-    let end = clip.data.len() as u64;
-    for (o, group) in out.iter_mut().zip(groups) {
-        let t = group.track.map(|i| scratch[i as usize]);
-        let bits = t.map(|t| t.bits as u64);
-        let stride = t.map(|t| value_bits(t.bits) as u64);
-        let bit = t.map(|t| t.bit + base);
-        let mut uniform = 0u8;
+    let end = data.len() as u64;
+    let last = frames as u64 - 1;
+    for ((o, group), range) in out.iter_mut().zip(groups).zip(ranges.iter_mut()) {
+        let len = (group.len as usize).clamp(1, LANES);
+        for l in len..LANES {
+            (o.bits[l], o.mask[l], o.bit[l], range[l]) =
+                (o.bits[len - 1], o.mask[len - 1], o.bit[len - 1], range[len - 1]);
+        }
+        let (mut uniform, mut first) = (0u8, 0u8);
         for l in 0..LANES {
+            let raw = o.bits[l] == RAW_BITS as u64;
+            let stride = if raw { 128 } else { 3 * o.bits[l] };
+            let bit = o.bit[l] + base;
+            (o.stride[l], o.bit[l]) = (stride, bit);
+            o.qmask[l] = if raw { 0 } else { (1u64 << o.bits[l]) - 1 };
             // The four-lane decode loads 8 bytes at each value's byte without a bound check: a
             // lane is uniform only where its last value's 8 bytes lie inside the data.
-            let inside = (bit[l] + stride[l] * (frames as u64 - 1)) / 8 + 8 <= end;
-            if t[l].bits <= 16 && t[l].mask == full_mask && inside {
-                uniform |= 1 << l;
-            }
+            let inside = (bit + stride * last) / 8 + 8 <= end;
+            uniform |= u8::from(!raw && o.mask[l] == full_mask && inside) << l;
+            first |= u8::from(!raw && bit / 8 + 8 <= end) << l;
         }
-        let (offset, scale) = group_affine(group, &t);
-        *o = SegGroup {
-            bit,
-            stride,
-            bits,
-            qmask: bits.map(|b| if b <= 16 { (1u64 << b) - 1 } else { 0 }),
-            mask: t.map(|t| t.mask),
-            offset,
-            scale,
-            uniform,
-        };
+        (o.uniform, o.first) = (uniform, first);
+        (o.offset, o.scale) = group_affine(group, &o.bits, range);
+    }
+}
+
+/// A header other than a quantized uniform one (`header >= RAW_BITS`: raw, or keyed): its
+/// frame mask (from `word`, the 8 bytes after the header byte) and its length in bytes. Kept out
+/// of line so the parse's common case stays a predicted branch.
+#[cold]
+#[inline(never)]
+fn other_header(header: u8, word: u64, full_mask: u32) -> (u32, usize) {
+    let raw = header & !KEYED_FLAG == RAW_BITS;
+    let mask =
+        if header & KEYED_FLAG != 0 { (word >> if raw { 0 } else { 48 }) as u32 & 0xFFFF } else { full_mask };
+    (mask, header_bytes(header))
+}
+
+/// The six range bytes of four tracks (little-endian in the low 48 bits of each) as four-lane
+/// columns of floats: byte `c` of each (`c` in `0..6`), and the three 16-bit numbers of bytes
+/// `2c, 2c + 1` (exact conversions, so however they are made they are the same bits).
+#[inline(always)]
+fn range_columns(r: [u64; LANES]) -> ([Vec4; 6], [Vec4; 3]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86_64.
+        unsafe {
+            let zero = _mm_setzero_si128();
+            let (r01, r23) =
+                (_mm_set_epi64x(r[1] as i64, r[0] as i64), _mm_set_epi64x(r[3] as i64, r[2] as i64));
+            // Bytes of lanes 0 and 1 interleaved, and of 2 and 3; then by byte, four lanes each:
+            // `lo` holds bytes 0..4 (a column of four per 32 bits), `hi` bytes 4..8.
+            let (p, q) = (
+                _mm_unpacklo_epi8(r01, _mm_srli_si128::<8>(r01)),
+                _mm_unpacklo_epi8(r23, _mm_srli_si128::<8>(r23)),
+            );
+            let (lo, hi) = (_mm_unpacklo_epi16(p, q), _mm_unpackhi_epi16(p, q));
+            // Each column's four bytes widened to 32-bit lanes.
+            let widen = |v: __m128i| {
+                let w = _mm_unpacklo_epi8(v, zero);
+                let h = _mm_unpackhi_epi8(v, zero);
+                [
+                    _mm_unpacklo_epi16(w, zero),
+                    _mm_unpackhi_epi16(w, zero),
+                    _mm_unpacklo_epi16(h, zero),
+                    _mm_unpackhi_epi16(h, zero),
+                ]
+            };
+            let (a, b) = (widen(lo), widen(hi));
+            let col = [a[0], a[1], a[2], a[3], b[0], b[1]];
+            let bytes = col.map(|v| Vec4::from(_mm_cvtepi32_ps(v)));
+            let word = |c: usize| {
+                Vec4::from(_mm_cvtepi32_ps(_mm_or_si128(col[2 * c], _mm_slli_epi32::<8>(col[2 * c + 1]))))
+            };
+            (bytes, [word(0), word(1), word(2)])
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let byte = |c: usize| Vec4::from_array(r.map(|v| (v >> (8 * c)) as u8 as f32));
+        let word = |c: usize| Vec4::from_array(r.map(|v| (v >> (16 * c)) as u16 as f32));
+        ([byte(0), byte(1), byte(2), byte(3), byte(4), byte(5)], [word(0), word(1), word(2)])
     }
 }
 
@@ -495,22 +581,21 @@ fn parse_groups(
 /// same bits): `offset` and `scale` by component. A zero-bit lane's scale is `-0.0` (`offset +
 /// -0.0 * 0` is its offset to the bit); a raw lane's factors are zero (unused).
 #[inline(always)]
-fn group_affine(group: &LaneGroup, t: &[TrackSeg; LANES]) -> ([Vec4; 3], [Vec4; 3]) {
-    let lanes = |f: &dyn Fn(&TrackSeg) -> f32| Vec4::new(f(&t[0]), f(&t[1]), f(&t[2]), f(&t[3]));
+fn group_affine(group: &LaneGroup, bits: &[u64; LANES], range: &[u64; LANES]) -> ([Vec4; 3], [Vec4; 3]) {
     let (mut zero, mut raw) = (0u8, 0u8);
-    for (l, t) in t.iter().enumerate() {
-        zero |= u8::from(t.bits == 0) << l;
-        raw |= u8::from(t.bits == RAW_BITS) << l;
+    for (l, &b) in bits.iter().enumerate() {
+        zero |= u8::from(b == 0) << l;
+        raw |= u8::from(b == RAW_BITS as u64) << l;
     }
-    let inv = lanes(&|t| INV_MAXQ.get(t.bits as usize).copied().unwrap_or(0.0));
+    let inv = Vec4::from_array(bits.map(|b| INV_MAXQ.get(b as usize).copied().unwrap_or(0.0)));
+    let (bytes, words) = range_columns(*range);
     let (mut offset, mut scale) = ([Vec4::ZERO; 3], [Vec4::ZERO; 3]);
     for c in 0..3 {
         let (min, ext) = (group.min[c], group.ext[c]);
-        let smin = lanes(&|t| t.range[c] as f32) * (1.0 / 255.0);
-        let sext = lanes(&|t| t.range[3 + c] as f32) * (1.0 / 255.0);
+        let smin = bytes[c] * (1.0 / 255.0);
+        let sext = bytes[3 + c] * (1.0 / 255.0);
         let (oq, sq) = (min + ext * smin, ext * sext * inv);
-        let v = lanes(&|t| u16::from_le_bytes([t.range[2 * c], t.range[2 * c + 1]]) as f32);
-        let o0 = min + ext * (v * (1.0 / 65535.0));
+        let o0 = min + ext * (words[c] * (1.0 / 65535.0));
         offset[c] = blend(zero, o0, blend(raw, Vec4::ZERO, oq));
         scale[c] = blend(zero, Vec4::splat(-0.0), blend(raw, Vec4::ZERO, sq));
     }
@@ -518,15 +603,15 @@ fn group_affine(group: &LaneGroup, t: &[TrackSeg; LANES]) -> ([Vec4; 3], [Vec4; 
 }
 
 /// The slot of `slots` holding segment `s` parsed (parsed into the other slot than `keep` when
-/// neither does).
+/// neither does). `AVX2`: parse with the AVX2 build (only from [`CompressedContext::sample_avx2`]).
 #[inline]
-fn slot_for(
+fn slot_for<const AVX2: bool>(
     segs: &mut [usize; 2],
     slots: &mut [Vec<SegGroup>; 2],
     clip: &CompressedClip,
     s: usize,
     keep: usize,
-    scratch: &mut [TrackSeg],
+    scratch: &mut ParseScratch,
     groups: &[LaneGroup],
 ) -> usize {
     if segs[0] == s {
@@ -541,55 +626,86 @@ fn slot_for(
         1 => 0,
         _ => usize::from(segs[0] == s + 1),
     };
-    parse_groups(clip, s, scratch, groups, &mut slots[k][..groups.len()]);
+    let out = &mut slots[k][..groups.len()];
+    #[cfg(target_arch = "x86_64")]
+    if AVX2 {
+        // SAFETY: `AVX2` is only set by `sample_avx2` (the CPU has AVX2 and the bit counts).
+        unsafe { parse_groups_avx2(clip, s, scratch, groups, out) };
+        segs[k] = s;
+        return k;
+    }
+    parse_groups(clip, s, scratch, groups, out);
     segs[k] = s;
     k
 }
 
-/// Frames `k` and `k + 1` of a segment for the `lanes` of a group (bit `l`: lane `l`; the other
-/// lanes are left at zero), one track at a time, by component (`w` rebuilt for rotations, else
-/// zero): what [`decode_pair_avx2`] gives four at once.
+/// [`parse_groups`] compiled for AVX2, POPCNT, LZCNT, BMI1 and BMI2.
+///
+/// # Safety
+/// The CPU has those features.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2,popcnt,lzcnt,bmi1,bmi2")]
+unsafe fn parse_groups_avx2(
+    clip: &CompressedClip,
+    s: usize,
+    scratch: &mut ParseScratch,
+    groups: &[LaneGroup],
+    out: &mut [SegGroup],
+) {
+    parse_groups(clip, s, scratch, groups, out)
+}
+
+/// Two keys for the `lanes` of a group (bit `l`: lane `l`; the other lanes are left at zero):
+/// stored value `ka` of segment layout `sa` and value `kb` of `sb` (the same segment's next
+/// frame, or the next segment's first), one track at a time, by component (`w` rebuilt for
+/// rotations, else zero): what [`decode_pair_avx2`] gives four at once.
 #[inline(always)]
 fn decode_pair_lanes(
     data: &[u8],
-    sg: &SegGroup,
-    k: u32,
+    (sa, ka): (&SegGroup, u32),
+    (sb, kb): (&SegGroup, u32),
     lanes: u8,
     rotation: bool,
 ) -> ([Vec4; 4], [Vec4; 4]) {
     // Each lane's two values, then by component (a transpose, in registers).
-    let value = |l: usize, index: u32| {
+    let value = |sg: &SegGroup, l: usize, index: u32| {
         if lanes & (1 << l) != 0 { decode_value(data, &sg.lane(l), index, false) } else { Vec4::ZERO }
     };
-    let columns = |index: u32| {
-        let m = glam::Mat4::from_cols(value(0, index), value(1, index), value(2, index), value(3, index));
+    let columns = |sg: &SegGroup, index: u32| {
+        let m = glam::Mat4::from_cols(
+            value(sg, 0, index),
+            value(sg, 1, index),
+            value(sg, 2, index),
+            value(sg, 3, index),
+        );
         let m = m.transpose();
         [m.x_axis, m.y_axis, m.z_axis, Vec4::ZERO]
     };
-    let (mut a, mut b) = (columns(k), columns(k + 1));
+    let (mut a, mut b) = (columns(sa, ka), columns(sb, kb));
     if rotation {
         (a[3], b[3]) = (w_of(a[0], a[1], a[2]), w_of(b[0], b[1], b[2]));
     }
     (a, b)
 }
 
-/// Frames `k` and `k + 1` of a segment for the `lanes` of a group (bit `l`: lane `l`), four tracks
-/// at once, both keys side by side in eight lanes: per key one masked gather of each lane's 64
-/// bits (the other lanes load nothing and read as zero) and lane shifts, then per component the
-/// two keys' quantized values in one vector, `offset + scale * q` (a multiply, then an add: the
-/// same operations as [`decode_value`], so the same bits) and, for rotations, `w` ([`w_of`]'s
-/// arithmetic).
+/// Two keys for the `lanes` of a group (bit `l`: lane `l`), four tracks at once, both side by
+/// side in eight lanes: value `ka` of segment layout `sa` and value `kb` of `sb` (the same
+/// segment's next frame, or the next segment's first); per key one masked gather of each
+/// lane's 64 bits (the other lanes load nothing and read as zero) and lane shifts, then per
+/// component the two keys' quantized values in one vector, `offset + scale * q` (a multiply, then
+/// an add: the same operations as [`decode_value`], so the same bits) and, for rotations, `w`
+/// ([`w_of`]'s arithmetic).
 ///
 /// # Safety
-/// The CPU has AVX2, and the values `k` and `k + 1` of every lane in `lanes` lie inside `data`
-/// with 8 bytes to spare.
+/// The CPU has AVX2, and the values asked for of every lane in `lanes` lie inside `data` with 8
+/// bytes to spare.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,avx2")]
 #[inline]
 unsafe fn decode_pair_avx2(
     data: &[u8],
-    sg: &SegGroup,
-    k: u32,
+    (sa, ka): (&SegGroup, u32),
+    (sb, kb): (&SegGroup, u32),
     lanes: u8,
     rotation: bool,
 ) -> ([Vec4; 4], [Vec4; 4]) {
@@ -598,9 +714,10 @@ unsafe fn decode_pair_avx2(
     let only =
         _mm256_cvtepi32_epi64(unsafe { _mm_load_si128(LANE_MASKS.0[(lanes & 15) as usize].as_ptr().cast()) });
     let load = |v: &[u64; LANES]| unsafe { _mm256_loadu_si256(v.as_ptr().cast()) };
-    let (bit, stride, bits, qmask) = (load(&sg.bit), load(&sg.stride), load(&sg.bits), load(&sg.qmask));
-    let off_a = _mm256_add_epi64(bit, _mm256_mul_epu32(stride, _mm256_set1_epi64x(k as i64)));
-    let off_b = _mm256_add_epi64(off_a, stride);
+    let offset = |sg: &SegGroup, k: u32| {
+        _mm256_add_epi64(load(&sg.bit), _mm256_mul_epu32(load(&sg.stride), _mm256_set1_epi64x(k as i64)))
+    };
+    let (off_a, off_b) = (offset(sa, ka), offset(sb, kb));
     let word = |off: __m256i| {
         // SAFETY: the caller's promise (each lane asked for has its 8 bytes inside `data`).
         let w = unsafe {
@@ -614,21 +731,31 @@ unsafe fn decode_pair_avx2(
         _mm256_srlv_epi64(w, _mm256_and_si256(off, _mm256_set1_epi64x(7)))
     };
     let (wa, wb) = (word(off_a), word(off_b));
-    let bits2 = _mm256_add_epi64(bits, bits);
+    let (bits_a, bits_b) = (load(&sa.bits), load(&sb.bits));
+    let (qmask_a, qmask_b) = (load(&sa.qmask), load(&sb.qmask));
     // Lane `l`'s key `a` in 32-bit lane `2l`, its key `b` in lane `2l + 1` (a component has
     // at most 16 bits).
     let pair = |qa: __m256i, qb: __m256i| {
-        _mm256_or_si256(_mm256_and_si256(qa, qmask), _mm256_slli_epi64::<32>(_mm256_and_si256(qb, qmask)))
+        _mm256_or_si256(_mm256_and_si256(qa, qmask_a), _mm256_slli_epi64::<32>(_mm256_and_si256(qb, qmask_b)))
     };
     let q = [
         pair(wa, wb),
-        pair(_mm256_srlv_epi64(wa, bits), _mm256_srlv_epi64(wb, bits)),
-        pair(_mm256_srlv_epi64(wa, bits2), _mm256_srlv_epi64(wb, bits2)),
+        pair(_mm256_srlv_epi64(wa, bits_a), _mm256_srlv_epi64(wb, bits_b)),
+        pair(
+            _mm256_srlv_epi64(wa, _mm256_add_epi64(bits_a, bits_a)),
+            _mm256_srlv_epi64(wb, _mm256_add_epi64(bits_b, bits_b)),
+        ),
     ];
-    let twice = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
-    let spread = |v: Vec4| _mm256_permutevar8x32_ps(_mm256_castps128_ps256(v.into()), twice);
+    // Each key's factors in its 32-bit lanes: `a`'s lane `l` at `2l`, `b`'s at `2l + 1`.
+    let interleave = |x: Vec4, y: Vec4| {
+        let (x, y): (__m128, __m128) = (x.into(), y.into());
+        _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_unpacklo_ps(x, y)), _mm_unpackhi_ps(x, y), 1)
+    };
     let v: [__m256; 3] = std::array::from_fn(|c| {
-        _mm256_add_ps(spread(sg.offset[c]), _mm256_mul_ps(spread(sg.scale[c]), _mm256_cvtepi32_ps(q[c])))
+        _mm256_add_ps(
+            interleave(sa.offset[c], sb.offset[c]),
+            _mm256_mul_ps(interleave(sa.scale[c], sb.scale[c]), _mm256_cvtepi32_ps(q[c])),
+        )
     });
     let w = if rotation {
         let (add, mul) = (|x, y| _mm256_add_ps(x, y), |x, y| _mm256_mul_ps(x, y));
@@ -788,8 +915,8 @@ pub struct CompressedContext {
     groups: usize,
     /// Per group: its kind and its lanes' bones.
     lanes: Vec<LaneGroup>,
-    /// Per animated track of the clip: its layout in the segment being parsed.
-    scratch: Vec<TrackSeg>,
+    /// Where each animated track sits in the groups, and the range bytes of a parse.
+    scratch: ParseScratch,
     /// The segments parsed in `slots[0]` and `slots[1]` (`usize::MAX`: none).
     segs: [usize; 2],
     slots: [Vec<SegGroup>; 2],
@@ -842,7 +969,8 @@ impl CompressedContext {
         let groups = tracks.div_ceil(LANES) + 3;
         self.max_bones = max_bones;
         self.lanes.resize(groups, NO_GROUP);
-        self.scratch.resize(tracks, TrackSeg::default());
+        self.scratch.slot.resize(tracks, 0);
+        self.scratch.ranges.resize(groups, [0; LANES]);
         for slot in &mut self.slots {
             slot.resize(groups, SegGroup::default());
         }
@@ -866,7 +994,8 @@ impl CompressedContext {
         self.slots.iter().map(|s| s.len() * std::mem::size_of::<SegGroup>()).sum::<usize>()
             + self.keys.len() * std::mem::size_of::<KeyGroup>()
             + self.lanes.len() * std::mem::size_of::<LaneGroup>()
-            + self.scratch.len() * std::mem::size_of::<TrackSeg>()
+            + self.scratch.slot.len() * 4
+            + self.scratch.ranges.len() * std::mem::size_of::<[u64; LANES]>()
             + self.u.len() * std::mem::size_of::<Vec4>()
             + self.stale.len()
     }
@@ -887,6 +1016,7 @@ impl CompressedContext {
                 let group = &mut self.lanes[g];
                 group.bone[lane] = track.bone as u32;
                 group.track[lane] = i as u32;
+                self.scratch.slot[i] = (g * LANES + lane) as u32;
                 for c in 0..3 {
                     (group.min[c][lane], group.ext[c][lane]) = (track.min[c], track.extent[c]);
                 }
@@ -914,22 +1044,33 @@ impl CompressedContext {
         self.groups = g;
     }
 
-    /// Frames `f` and `f + 1` (segment frames `k` and `k + 1`) for the uniform lanes of every
-    /// group with a stale one, four lanes at a time, every group's in one pass (their decodes are
-    /// independent, so the processor overlaps them), from the segment parsed in slot `here`;
-    /// `times`: the two frames' times where the clip keeps exact frame times (else zeros).
-    /// Clears those lanes from the groups' stale masks.
+    /// The slot holding segment `s` of `clip` parsed ([`slot_for`]; `keep`: a slot not to
+    /// parse into).
+    #[inline(always)]
+    fn slot<const AVX2: bool>(&mut self, clip: &CompressedClip, s: usize, keep: usize) -> usize {
+        let groups = &self.lanes[..self.groups];
+        slot_for::<AVX2>(&mut self.segs, &mut self.slots, clip, s, keep, &mut self.scratch, groups)
+    }
+
+    /// Frames `f` and `f + 1` for the uniform lanes of every group with a stale one, four lanes
+    /// at a time, every group's in one pass (their decodes are independent, so the processor
+    /// overlaps them): frame `f` is value `k` of the segment parsed in slot `here`, frame `f + 1`
+    /// value `k + 1` of it or, where `f` is the segment's last frame, the first value of the next
+    /// segment parsed in slot `next` (then a lane needs that value quantized too). `times`: the
+    /// two frames' times where the clip keeps exact frame times (else zeros). Clears those lanes
+    /// from the groups' stale masks.
     #[inline(always)]
     fn decode_uniform<const AVX2: bool>(
         &mut self,
         data: &[u8],
-        here: usize,
+        (here, next): (usize, usize),
         (f, k): (u32, u32),
         (tf, tf1): (f32, f32),
     ) {
+        let kb = if next == here { k + 1 } else { 0 };
         for gi in 0..self.groups {
-            let sg = &self.slots[here][gi];
-            let lanes = sg.uniform;
+            let (sa, sb) = (&self.slots[here][gi], &self.slots[next][gi]);
+            let lanes = if next == here { sa.uniform } else { sa.uniform & sb.first };
             if lanes & self.stale[gi] == 0 {
                 continue;
             }
@@ -938,14 +1079,15 @@ impl CompressedContext {
                 #[cfg(target_arch = "x86_64")]
                 if AVX2 {
                     // SAFETY: `AVX2` is only set by `sample_avx2` (the CPU has AVX2); a uniform
-                    // lane's every value lies inside the data with 8 bytes to spare
-                    // (`parse_groups` checks it), and `k + 1` is below the segment's frames.
-                    unsafe { decode_pair_avx2(data, sg, k, lanes, rotation) }
+                    // lane's every value lies inside the data with 8 bytes to spare, and a
+                    // `first` lane's first value (`parse_groups` checks both); `k + 1` is below
+                    // the segment's frames where `next == here`.
+                    unsafe { decode_pair_avx2(data, (sa, k), (sb, kb), lanes, rotation) }
                 } else {
-                    decode_pair_lanes(data, sg, k, lanes, rotation)
+                    decode_pair_lanes(data, (sa, k), (sb, kb), lanes, rotation)
                 }
                 #[cfg(not(target_arch = "x86_64"))]
-                decode_pair_lanes(data, sg, k, lanes, rotation)
+                decode_pair_lanes(data, (sa, k), (sb, kb), lanes, rotation)
             };
             let keys = &mut self.keys[gi];
             if lanes == 0b1111 {
@@ -1033,13 +1175,10 @@ impl CompressedContext {
         let s = f as usize / SEGMENT_FRAMES;
         let first = (s * SEGMENT_FRAMES) as u32;
         let k = f - first;
-        // Uniform lanes' keys are frames `f` and `f + 1`, both in this segment, except at the
-        // segment's last frame and the clip's.
+        // Uniform lanes' keys are frames `f` and `f + 1` (none at the clip's last frame): both in
+        // this segment, or at its last frame `f + 1` the next segment's first.
         let in_segment = f != last && (k as usize) + 1 < segment_frames(clip.frames, s);
-        let (tf, tf1) =
-            if exact && in_segment { (clip.frame_time(f), clip.frame_time(f + 1)) } else { (0.0, 0.0) };
         let data = &clip.data[..];
-        let n = clip.tracks.len();
         let groups = self.groups;
         // Which lanes need new keys, group by group.
         let mut any = 0u8;
@@ -1048,21 +1187,12 @@ impl CompressedContext {
             *stale = m;
             any |= m;
         }
-        let here = if any != 0 {
-            slot_for(
-                &mut self.segs,
-                &mut self.slots,
-                clip,
-                s,
-                usize::MAX,
-                &mut self.scratch[..n],
-                &self.lanes[..groups],
-            )
-        } else {
-            usize::MAX
-        };
-        if any != 0 && in_segment {
-            self.decode_uniform::<AVX2>(data, here, (f, k), (tf, tf1));
+        let here = if any != 0 { self.slot::<AVX2>(clip, s, usize::MAX) } else { usize::MAX };
+        if any != 0 && f != last {
+            // At a segment's last frame the next key is the next segment's first.
+            let next = if in_segment { here } else { self.slot::<AVX2>(clip, s + 1, here) };
+            let times = if exact { (clip.frame_time(f), clip.frame_time(f + 1)) } else { (0.0, 0.0) };
+            self.decode_uniform::<AVX2>(data, (here, next), (f, k), times);
         }
         for gi in 0..groups {
             let group = self.lanes[gi];
@@ -1088,15 +1218,7 @@ impl CompressedContext {
                         (first + kb, decode_value(data, &seg, below.count_ones(), rotation))
                     } else {
                         // The next segment's first frame (always stored).
-                        let next = slot_for(
-                            &mut self.segs,
-                            &mut self.slots,
-                            clip,
-                            s + 1,
-                            here,
-                            &mut self.scratch[..n],
-                            &self.lanes[..groups],
-                        );
+                        let next = self.slot::<AVX2>(clip, s + 1, here);
                         let nseg = self.slots[next][gi].lane(l);
                         (first + SEGMENT_FRAMES as u32, decode_value(data, &nseg, 0, rotation))
                     };
@@ -1255,7 +1377,7 @@ mod tests {
             let mut got = vec![SegGroup::default(); ctx.groups];
             for s in 0..clip.segment_count() {
                 parse_segment(&clip, s, &mut want);
-                parse_groups(&clip, s, &mut ctx.scratch[..n], &ctx.lanes[..ctx.groups], &mut got);
+                parse_groups(&clip, s, &mut ctx.scratch, &ctx.lanes[..ctx.groups], &mut got);
                 for (g, group) in ctx.lanes[..ctx.groups].iter().enumerate() {
                     for l in 0..LANES {
                         let track = group.track[l] as usize;
