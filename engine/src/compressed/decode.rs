@@ -473,22 +473,30 @@ fn parse_groups(
     let full_mask = (1u32 << frames) - 1;
     let mut sizes = 0u64;
     let ranges = &mut scratch.ranges[..groups.len()];
+    // A uniform segment's values: frames times three components.
+    let frames3 = 3 * frames as u64;
     for &slot in &scratch.slot[..clip.tracks.len()] {
-        let header = data.get(at).copied().unwrap_or(RAW_BITS);
-        // The range and the mask, or the mask alone for a raw track.
-        let word = read_u64(data, at + 1);
-        let bits = header & !KEYED_FLAG;
-        // The next header's place as a branch, not a data dependency: the processor runs on to
-        // the next track's loads on its prediction (a quantized uniform header, the usual one)
-        // instead of waiting for this header's byte.
-        let (mask, len) =
-            if header < RAW_BITS { (full_mask, 7) } else { other_header(header, word, full_mask) };
+        // The header byte and, for the usual header (quantized, uniform), its six range bytes.
+        let word = read_u64(data, at);
+        let header = word as u8;
         let (g, l) = (slot as usize / LANES, slot as usize % LANES);
         let o = &mut out[g];
-        (o.bits[l], o.mask[l], o.bit[l]) = (bits as u64, mask, sizes);
-        ranges[g][l] = if bits == RAW_BITS { 0 } else { word & 0xFFFF_FFFF_FFFF };
-        sizes += mask.count_ones() as u64 * value_bits(bits) as u64;
-        at += len;
+        // The next header's place as a branch, not a data dependency: the processor runs on to
+        // the next track's loads on its prediction (the usual header) instead of waiting for
+        // this header's byte.
+        if header < RAW_BITS {
+            let bits = header as u64;
+            (o.bits[l], o.mask[l], o.bit[l]) = (bits, full_mask, sizes);
+            ranges[g][l] = (word >> 8) & 0xFFFF_FFFF_FFFF;
+            sizes += frames3 * bits;
+            at += 7;
+        } else {
+            let (bits, mask, range, len) = other_header(data, at, full_mask);
+            (o.bits[l], o.mask[l], o.bit[l]) = (bits as u64, mask, sizes);
+            ranges[g][l] = range;
+            sizes += mask.count_ones() as u64 * value_bits(bits) as u64;
+            at += len;
+        }
     }
     let base = at as u64 * 8;
     let end = data.len() as u64;
@@ -517,16 +525,16 @@ fn parse_groups(
     }
 }
 
-/// A header other than a quantized uniform one (`header >= RAW_BITS`: raw, or keyed): its
-/// frame mask (from `word`, the 8 bytes after the header byte) and its length in bytes. Kept out
-/// of line so the parse's common case stays a predicted branch.
+/// The header at byte `at` of `data` when it is not a quantized uniform one (raw, or keyed):
+/// its bit rate, frame mask, range bytes (little-endian in the low 48 bits; zero for raw) and
+/// length in bytes. Kept out of line so the parse's usual case stays a predicted branch.
 #[cold]
 #[inline(never)]
-fn other_header(header: u8, word: u64, full_mask: u32) -> (u32, usize) {
-    let raw = header & !KEYED_FLAG == RAW_BITS;
-    let mask =
-        if header & KEYED_FLAG != 0 { (word >> if raw { 0 } else { 48 }) as u32 & 0xFFFF } else { full_mask };
-    (mask, header_bytes(header))
+fn other_header(data: &[u8], at: usize, full_mask: u32) -> (u8, u32, u64, usize) {
+    let (header, next) = read_header(data, at, full_mask);
+    let mut range = [0u8; 8];
+    range[..6].copy_from_slice(&header.range);
+    (header.bits, header.mask, u64::from_le_bytes(range), next - at)
 }
 
 /// The six range bytes of four tracks (little-endian in the low 48 bits of each) as four-lane
