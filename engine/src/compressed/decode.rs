@@ -450,9 +450,10 @@ fn read_u64(data: &[u8], at: usize) -> u64 {
 }
 
 /// Parses segment `s`'s headers into `out`, one [`SegGroup`] per group of `groups`: first every
-/// track's header in file order (the header byte, then one 8-byte read for its range and mask),
-/// its bits, mask and value offset written straight into its group's lane (`scratch.slot`) and
-/// its range bytes into `scratch.ranges`; then group by group: padding lanes copied from the
+/// track's header in file order (the usual header, quantized and uniform, read with one 8-byte
+/// load from its byte; a raw or keyed one out of line, [`other_header`]), its bits, mask and
+/// value offset written straight into its group's lane (`scratch.slot`) and its range bytes into
+/// `scratch.ranges`; then group by group: padding lanes copied from the
 /// group's last track, each lane's stride, bit mask and uniformity, and the dequantization
 /// factors four lanes at once ([`range_columns`], then [`seg_affine`]'s arithmetic lane by lane
 /// over the group's clip ranges), each written as a whole column (the decode's vector loads of
