@@ -603,10 +603,16 @@ fn group_affine(group: &LaneGroup, bits: &[u64; LANES], range: &[u64; LANES]) ->
         let (min, ext) = (group.min[c], group.ext[c]);
         let smin = bytes[c] * (1.0 / 255.0);
         let sext = bytes[3 + c] * (1.0 / 255.0);
-        let (oq, sq) = (min + ext * smin, ext * sext * inv);
-        let o0 = min + ext * (words[c] * (1.0 / 65535.0));
-        offset[c] = blend(zero, o0, blend(raw, Vec4::ZERO, oq));
-        scale[c] = blend(zero, Vec4::splat(-0.0), blend(raw, Vec4::ZERO, sq));
+        (offset[c], scale[c]) = (min + ext * smin, ext * sext * inv);
+    }
+    // Raw and zero-bit lanes are rare: their factors only where a lane is one.
+    if raw | zero != 0 {
+        for c in 0..3 {
+            let (min, ext) = (group.min[c], group.ext[c]);
+            let o0 = min + ext * (words[c] * (1.0 / 65535.0));
+            offset[c] = blend(zero, o0, blend(raw, Vec4::ZERO, offset[c]));
+            scale[c] = blend(zero, Vec4::splat(-0.0), blend(raw, Vec4::ZERO, scale[c]));
+        }
     }
     (offset, scale)
 }
