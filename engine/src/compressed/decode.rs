@@ -645,10 +645,11 @@ fn slot_for<const AVX2: bool>(
     #[cfg(target_arch = "x86_64")]
     if AVX2 {
         // SAFETY: `AVX2` is only set by `sample_avx2` (the CPU has AVX2 and the bit counts).
-        unsafe { parse_groups_avx2(clip, s, scratch, groups, out) };
-        segs[k] = s;
-        return k;
+        unsafe { parse_groups_avx2(clip, s, scratch, groups, out) }
+    } else {
+        parse_groups(clip, s, scratch, groups, out)
     }
+    #[cfg(not(target_arch = "x86_64"))]
     parse_groups(clip, s, scratch, groups, out);
     segs[k] = s;
     k
