@@ -82,6 +82,18 @@ const INV_MAXQ: [f32; 17] = {
     t
 };
 
+/// [`INV_MAXQ`] padded with zeros to 32 entries, so a bit rate masked to five bits (0 to 16, or
+/// [`RAW_BITS`]) indexes it without a bound check.
+const INV_MAXQ_32: [f32; 32] = {
+    let mut t = [0.0f32; 32];
+    let mut b = 0;
+    while b < 17 {
+        t[b] = INV_MAXQ[b];
+        b += 1;
+    }
+    t
+};
+
 /// Bytes of a segment header for a track: the header byte, the range (6 bytes unless raw) and
 /// the mask (2 bytes when keyed).
 #[inline]
@@ -451,17 +463,19 @@ fn read_u64(data: &[u8], at: usize) -> u64 {
 
 /// Parses segment `s`'s headers into `out`, one [`SegGroup`] per group of `groups`: first every
 /// track's header in file order (the usual header, quantized and uniform, read with one 8-byte
-/// load from its byte; a raw or keyed one out of line, [`other_header`]), its bits, mask and
-/// value offset written straight into its group's lane (`scratch.slot`) and its range bytes into
-/// `scratch.ranges`; then group by group: padding lanes copied from the
-/// group's last track, each lane's stride, bit mask and uniformity, and the dequantization
-/// factors four lanes at once ([`range_columns`], then [`seg_affine`]'s arithmetic lane by lane
-/// over the group's clip ranges), each written as a whole column (the decode's vector loads of
-/// them are not held up by narrower stores).
+/// load from its byte; a raw or keyed one out of line, [`other_header`]), its bits and value
+/// offset packed into its group's lane of the `bit` column (`scratch.slot`; with its mask where
+/// that is not the full one) and its range bytes into `scratch.ranges`; then group by group:
+/// padding lanes copied from the group's last track, each lane's bits, mask, stride, bit mask and
+/// uniformity ([`finish_lanes`], four lanes at once with AVX2 in the `AVX2` build), and the
+/// dequantization factors four lanes at once ([`range_columns`], then [`seg_affine`]'s
+/// arithmetic lane by lane over the group's clip ranges), each written as a whole column (the
+/// decode's vector loads of them are not held up by narrower stores).
 /// The clip was validated when it was built or loaded, so every header is whole and every value
-/// inside the data.
+/// inside the data (and a segment's values take far fewer than `2^55` bits, below the packed
+/// column's flags).
 #[inline(always)]
-fn parse_groups(
+fn parse_groups<const AVX2: bool>(
     clip: &CompressedClip,
     s: usize,
     scratch: &mut ParseScratch,
@@ -484,16 +498,18 @@ fn parse_groups(
         let o = &mut out[g];
         // The next header's place as a branch, not a data dependency: the processor runs on to
         // the next track's loads on its prediction (the usual header) instead of waiting for
-        // this header's byte.
+        // this header's byte. Two stores for the usual header: its bits and value offset
+        // packed in one number ([`finish_lanes`] unpacks them) and its range bytes; its mask is
+        // the full one.
         if header < RAW_BITS {
             let bits = header as u64;
-            (o.bits[l], o.mask[l], o.bit[l]) = (bits, full_mask, sizes);
+            o.bit[l] = sizes | bits << PACKED_BITS_AT;
             ranges[g][l] = (word >> 8) & 0xFFFF_FFFF_FFFF;
             sizes += frames3 * bits;
             at += 7;
         } else {
             let (bits, mask, range, len) = other_header(data, at, full_mask);
-            (o.bits[l], o.mask[l], o.bit[l]) = (bits as u64, mask, sizes);
+            (o.bit[l], o.mask[l]) = (sizes | (bits as u64) << PACKED_BITS_AT | PACKED_MASK, mask);
             ranges[g][l] = range;
             sizes += mask.count_ones() as u64 * value_bits(bits) as u64;
             at += len;
@@ -505,24 +521,113 @@ fn parse_groups(
     for ((o, group), range) in out.iter_mut().zip(groups).zip(ranges.iter_mut()) {
         let len = (group.len as usize).clamp(1, LANES);
         for l in len..LANES {
-            (o.bits[l], o.mask[l], o.bit[l], range[l]) =
-                (o.bits[len - 1], o.mask[len - 1], o.bit[len - 1], range[len - 1]);
+            (o.mask[l], o.bit[l], range[l]) = (o.mask[len - 1], o.bit[len - 1], range[len - 1]);
         }
-        let (mut uniform, mut first) = (0u8, 0u8);
-        for l in 0..LANES {
-            let raw = o.bits[l] == RAW_BITS as u64;
-            let stride = if raw { 128 } else { 3 * o.bits[l] };
-            let bit = o.bit[l] + base;
-            (o.stride[l], o.bit[l]) = (stride, bit);
-            o.qmask[l] = if raw { 0 } else { (1u64 << o.bits[l]) - 1 };
-            // The four-lane decode loads 8 bytes at each value's byte without a bound check: a
-            // lane is uniform only where its last value's 8 bytes lie inside the data.
-            let inside = (bit + stride * last) / 8 + 8 <= end;
-            uniform |= u8::from(!raw && o.mask[l] == full_mask && inside) << l;
-            first |= u8::from(!raw && bit / 8 + 8 <= end) << l;
+        let ends = LaneEnds { base, end, last, full_mask };
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `AVX2` is only set by `parse_groups_avx2` (the CPU has AVX2).
+        let (zero, raw) = if AVX2 { unsafe { finish_lanes_avx2(o, ends) } } else { finish_lanes(o, ends) };
+        #[cfg(not(target_arch = "x86_64"))]
+        let (zero, raw) = finish_lanes(o, ends);
+        (o.offset, o.scale) = group_affine(group, &o.bits, range, (zero, raw));
+    }
+}
+
+/// Where a segment's values lie, for [`finish_lanes`]: the first bit of its data, the clip
+/// data's length in bytes, its last frame's index and its every-frame mask.
+#[derive(Clone, Copy)]
+struct LaneEnds {
+    base: u64,
+    end: u64,
+    last: u64,
+    full_mask: u32,
+}
+
+/// Where the header walk packs a lane's bit rate in its `bit` column, above the value offset.
+const PACKED_BITS_AT: i32 = 56;
+/// Where the packed column flags a lane whose frame mask the walk stored (not the full one).
+const PACKED_MASK_AT: i32 = 55;
+/// See [`PACKED_MASK_AT`].
+const PACKED_MASK: u64 = 1 << PACKED_MASK_AT;
+
+/// A parsed group's per-lane layout from what the header walk wrote in its `bit` column (each
+/// lane's bit rate at [`PACKED_BITS_AT`], [`PACKED_MASK`] where it stored the lane's frame mask,
+/// the segment-relative value offset below): each lane's bits, mask, stride, absolute offset and
+/// quantization mask, and the group's `uniform` and `first` lanes ([`SegGroup`]). Returns the
+/// zero-bit and raw lanes (bit `l`: lane `l`).
+#[inline(always)]
+fn finish_lanes(o: &mut SegGroup, e: LaneEnds) -> (u8, u8) {
+    let (mut uniform, mut first, mut zero, mut raws) = (0u8, 0u8, 0u8, 0u8);
+    for l in 0..LANES {
+        let packed = o.bit[l];
+        o.bits[l] = packed >> PACKED_BITS_AT;
+        if packed & PACKED_MASK == 0 {
+            o.mask[l] = e.full_mask;
         }
-        (o.uniform, o.first) = (uniform, first);
-        (o.offset, o.scale) = group_affine(group, &o.bits, range);
+        o.bit[l] = packed & (PACKED_MASK - 1);
+        let raw = o.bits[l] == RAW_BITS as u64;
+        let stride = if raw { 128 } else { 3 * o.bits[l] };
+        let bit = o.bit[l] + e.base;
+        (o.stride[l], o.bit[l]) = (stride, bit);
+        o.qmask[l] = if raw { 0 } else { (1u64 << o.bits[l]) - 1 };
+        // The four-lane decode loads 8 bytes at each value's byte without a bound check: a
+        // lane is uniform only where its last value's 8 bytes lie inside the data.
+        let inside = (bit + stride * e.last) / 8 + 8 <= e.end;
+        uniform |= u8::from(!raw && o.mask[l] == e.full_mask && inside) << l;
+        first |= u8::from(!raw && bit / 8 + 8 <= e.end) << l;
+        zero |= u8::from(o.bits[l] == 0) << l;
+        raws |= u8::from(raw) << l;
+    }
+    (o.uniform, o.first) = (uniform, first);
+    (zero, raws)
+}
+
+/// [`finish_lanes`] four lanes at once with AVX2 (integer arithmetic: the same values). The
+/// offsets stay below `2^63` and a stride times the last frame below `2^32` (at most 128 x 15),
+/// so signed 64-bit compares and a 32-bit multiply are exact.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx,avx2")]
+unsafe fn finish_lanes_avx2(o: &mut SegGroup, e: LaneEnds) -> (u8, u8) {
+    use std::arch::x86_64::*;
+    let splat = |v: u64| _mm256_set1_epi64x(v as i64);
+    let lanes = |v: __m256i| _mm256_movemask_pd(_mm256_castsi256_pd(v)) as u8;
+    // SAFETY: each array is four u64 or u32 (32 or 16 bytes), read and written unaligned.
+    unsafe {
+        let packed = _mm256_loadu_si256(o.bit.as_ptr().cast());
+        let bits = _mm256_srli_epi64::<PACKED_BITS_AT>(packed);
+        // The lanes whose mask the walk stored (the flag moved to the sign bit).
+        let stored = lanes(_mm256_slli_epi64::<{ 63 - PACKED_MASK_AT }>(packed));
+        let stored = _mm_load_si128(LANE_MASKS.0[stored as usize].as_ptr().cast());
+        let full = _mm_set1_epi32(e.full_mask as i32);
+        let mask = _mm_blendv_epi8(full, _mm_loadu_si128(o.mask.as_ptr().cast()), stored);
+        let raw = _mm256_cmpeq_epi64(bits, splat(RAW_BITS as u64));
+        let zero = _mm256_cmpeq_epi64(bits, _mm256_setzero_si256());
+        let three = _mm256_add_epi64(bits, _mm256_add_epi64(bits, bits));
+        let stride = _mm256_blendv_epi8(three, splat(128), raw);
+        let bit = _mm256_add_epi64(_mm256_and_si256(packed, splat(PACKED_MASK - 1)), splat(e.base));
+        // `(1 << bits) - 1` as `!(!0 << bits)`; zero where raw.
+        let ones = _mm256_set1_epi64x(-1);
+        let qmask = _mm256_andnot_si256(raw, _mm256_andnot_si256(_mm256_sllv_epi64(ones, bits), ones));
+        let beyond = |at: __m256i| {
+            let byte = _mm256_add_epi64(_mm256_srli_epi64::<3>(at), splat(8));
+            lanes(_mm256_cmpgt_epi64(byte, splat(e.end)))
+        };
+        let last_bit = _mm256_add_epi64(bit, _mm256_mul_epu32(stride, splat(e.last)));
+        let full = _mm_cmpeq_epi32(mask, full);
+        let full = _mm_movemask_ps(_mm_castsi128_ps(full)) as u8;
+        let raw = lanes(raw);
+        o.uniform = !raw & full & !beyond(last_bit) & 0b1111;
+        o.first = !raw & !beyond(bit) & 0b1111;
+        _mm256_storeu_si256(o.stride.as_mut_ptr().cast(), stride);
+        _mm256_storeu_si256(o.bit.as_mut_ptr().cast(), bit);
+        _mm256_storeu_si256(o.qmask.as_mut_ptr().cast(), qmask);
+        _mm256_storeu_si256(o.bits.as_mut_ptr().cast(), bits);
+        _mm_storeu_si128(o.mask.as_mut_ptr().cast(), mask);
+        (lanes(zero), raw)
     }
 }
 
@@ -590,13 +695,14 @@ fn range_columns(r: [u64; LANES]) -> ([Vec4; 6], [Vec4; 3]) {
 /// same bits): `offset` and `scale` by component. A zero-bit lane's scale is `-0.0` (`offset +
 /// -0.0 * 0` is its offset to the bit); a raw lane's factors are zero (unused).
 #[inline(always)]
-fn group_affine(group: &LaneGroup, bits: &[u64; LANES], range: &[u64; LANES]) -> ([Vec4; 3], [Vec4; 3]) {
-    let (mut zero, mut raw) = (0u8, 0u8);
-    for (l, &b) in bits.iter().enumerate() {
-        zero |= u8::from(b == 0) << l;
-        raw |= u8::from(b == RAW_BITS as u64) << l;
-    }
-    let inv = Vec4::from_array(bits.map(|b| INV_MAXQ.get(b as usize).copied().unwrap_or(0.0)));
+fn group_affine(
+    group: &LaneGroup,
+    bits: &[u64; LANES],
+    range: &[u64; LANES],
+    (zero, raw): (u8, u8),
+) -> ([Vec4; 3], [Vec4; 3]) {
+    // A validated clip's bit rates are 0 to 16 or `RAW_BITS` (31): the table's zero past 16.
+    let inv = Vec4::from_array(bits.map(|b| INV_MAXQ_32[(b & 31) as usize]));
     let (bytes, words) = range_columns(*range);
     let (mut offset, mut scale) = ([Vec4::ZERO; 3], [Vec4::ZERO; 3]);
     for c in 0..3 {
@@ -647,10 +753,10 @@ fn slot_for<const AVX2: bool>(
         // SAFETY: `AVX2` is only set by `sample_avx2` (the CPU has AVX2 and the bit counts).
         unsafe { parse_groups_avx2(clip, s, scratch, groups, out) }
     } else {
-        parse_groups(clip, s, scratch, groups, out)
+        parse_groups::<false>(clip, s, scratch, groups, out)
     }
     #[cfg(not(target_arch = "x86_64"))]
-    parse_groups(clip, s, scratch, groups, out);
+    parse_groups::<false>(clip, s, scratch, groups, out);
     segs[k] = s;
     k
 }
@@ -668,7 +774,7 @@ unsafe fn parse_groups_avx2(
     groups: &[LaneGroup],
     out: &mut [SegGroup],
 ) {
-    parse_groups(clip, s, scratch, groups, out)
+    parse_groups::<true>(clip, s, scratch, groups, out)
 }
 
 /// Two keys for the `lanes` of a group (bit `l`: lane `l`; the other lanes are left at zero):
@@ -1383,7 +1489,7 @@ mod tests {
     fn the_lane_group_parse_gives_each_track_the_one_track_layout() {
         let sk = mocap_skeleton();
         let walk = mocap_like_clip(&sk, "walk", 200, 120.0, 3);
-        let mut seen = [false; 3];
+        let (mut seen, mut keyed) = ([false; 3], false);
         for tolerance in [3e-2, 1e-2, 1e-3, 1e-4, 2e-6] {
             let (clip, _) = CompressedClip::compress(&walk, &sk, &CompressOptions::new(tolerance)).unwrap();
             let mut ctx = CompressedContext::new(sk.bone_count());
@@ -1393,16 +1499,54 @@ mod tests {
             let mut got = vec![SegGroup::default(); ctx.groups];
             for s in 0..clip.segment_count() {
                 parse_segment(&clip, s, &mut want);
-                parse_groups(&clip, s, &mut ctx.scratch, &ctx.lanes[..ctx.groups], &mut got);
+                parse_groups::<false>(&clip, s, &mut ctx.scratch, &ctx.lanes[..ctx.groups], &mut got);
+                #[cfg(target_arch = "x86_64")]
+                if crate::simd::avx2() {
+                    // The AVX2 build's parse gives every field the same bits.
+                    let mut avx2 = vec![SegGroup::default(); ctx.groups];
+                    // SAFETY: `simd::avx2()` says the CPU has what the build enables.
+                    unsafe {
+                        parse_groups_avx2(&clip, s, &mut ctx.scratch, &ctx.lanes[..ctx.groups], &mut avx2)
+                    };
+                    for (g, (a, b)) in avx2.iter().zip(&got).enumerate() {
+                        let f = |v: &[Vec4; 3]| v.map(|c| c.to_array().map(f32::to_bits));
+                        assert_eq!(
+                            (a.bit, a.stride, a.bits, a.qmask, a.mask, a.uniform, a.first),
+                            (b.bit, b.stride, b.bits, b.qmask, b.mask, b.uniform, b.first),
+                            "segment {s} group {g}"
+                        );
+                        assert_eq!(
+                            (f(&a.offset), f(&a.scale)),
+                            (f(&b.offset), f(&b.scale)),
+                            "segment {s} group {g}"
+                        );
+                    }
+                }
+                let full = (1u32 << segment_frames(clip.frames, s)) - 1;
+                let last = segment_frames(clip.frames, s) - 1;
                 for (g, group) in ctx.lanes[..ctx.groups].iter().enumerate() {
                     for l in 0..LANES {
                         let track = group.track[l] as usize;
                         let (w, lane) = (want[track], got[g].lane(l));
                         seen[usize::from(w.bits == 0) + usize::from(w.bits == RAW_BITS) * 2] = true;
+                        keyed |= w.mask != full;
                         assert_eq!(
                             (w.bits, w.mask, w.bit),
                             (lane.bits, lane.mask, lane.bit),
                             "segment {s} track {track}"
+                        );
+                        // The four-lane decode's inputs: stride, mask, and which lanes it reads.
+                        let raw = w.bits == RAW_BITS;
+                        let stride = value_bits(w.bits);
+                        let qmask = if raw { 0 } else { (1u64 << w.bits) - 1 };
+                        let fits = |bit: usize| bit / 8 + 8 <= clip.data.len();
+                        let uniform = !raw && w.mask == full && fits(w.bit + stride * last);
+                        let first = !raw && fits(w.bit);
+                        let o = &got[g];
+                        assert_eq!(
+                            (o.stride[l], o.qmask[l], o.uniform >> l & 1 == 1, o.first >> l & 1 == 1),
+                            (stride as u64, qmask, uniform, first),
+                            "segment {s} track {track} lane layout"
                         );
                         if w.bits != RAW_BITS {
                             let bits = |v: Vec4| v.to_array().map(f32::to_bits);
@@ -1414,5 +1558,6 @@ mod tests {
             }
         }
         assert_eq!(seen, [true, true, true], "quantized, zero-bit and raw lanes all seen");
+        assert!(keyed, "a keyed lane (a mask of some frames) seen");
     }
 }
