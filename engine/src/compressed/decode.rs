@@ -345,6 +345,11 @@ impl CompressedClip {
 /// Animated tracks per lane group: the context works on four tracks of one kind at a time.
 const LANES: usize = 4;
 
+/// The order of the context's groups by kind: the rotations first (their slerps run together),
+/// then the translations, then the scales. The encoder writes a clip's tracks in this order (each
+/// kind in bone order), so a group's tracks are consecutive headers of a segment.
+pub(crate) const LANE_KINDS: [TrackKind; 3] = [TrackKind::Rotation, TrackKind::Translation, TrackKind::Scale];
+
 /// Four animated tracks of one kind as the context lays them out for a clip: the rotations, then
 /// the translations, then the scales, each in track order; a last group of fewer than four is
 /// filled up with copies of its last track (which write the same value to the same bone again).
@@ -448,8 +453,11 @@ struct ParseScratch {
     /// Per animated track: its group times [`LANES`] plus its lane.
     slot: Vec<u32>,
     /// Per group: its lanes' six range bytes (see [`seg_affine`]), little-endian in the low 48
-    /// bits.
+    /// bits (for a clip whose tracks are not in the groups' order).
     ranges: Vec<[u64; LANES]>,
+    /// Whether the clip's tracks are in the groups' order ([`LANE_KINDS`]; every clip this
+    /// build's encoder writes): then the parse walks group by group ([`Walk::groups`]).
+    in_file_order: bool,
 }
 
 /// The 8 bytes of `data` from byte `at` as a little-endian number (zero past the end).
@@ -461,16 +469,16 @@ fn read_u64(data: &[u8], at: usize) -> u64 {
     }
 }
 
-/// Parses segment `s`'s headers into `out`, one [`SegGroup`] per group of `groups`: first every
-/// track's header in file order (the usual header, quantized and uniform, read with one 8-byte
-/// load from its byte; a raw or keyed one out of line, [`other_header`]), its bits and value
-/// offset packed into its group's lane of the `bit` column (`scratch.slot`; with its mask where
-/// that is not the full one) and its range bytes into `scratch.ranges`; then group by group:
-/// padding lanes copied from the group's last track, each lane's bits, mask, stride, bit mask and
-/// uniformity ([`finish_lanes`], four lanes at once with AVX2 in the `AVX2` build), and the
-/// dequantization factors four lanes at once ([`range_columns`], then [`seg_affine`]'s
-/// arithmetic lane by lane over the group's clip ranges), each written as a whole column (the
-/// decode's vector loads of them are not held up by narrower stores).
+/// Parses segment `s`'s headers into `out`, one [`SegGroup`] per group of `groups`: first the
+/// header walk, group by group where the clip's tracks are in the groups' order ([`Walk::groups`],
+/// every clip this build writes: four usual headers read at once, each group's factors computed
+/// as it is read) or track by track into the tracks' lanes otherwise ([`Walk::tracks`], a file
+/// written before), each lane's bits and value offset packed in its `bit` column (its mask beside
+/// where that is not the full one); then group by group each lane's bits, mask, stride, bit mask
+/// and uniformity ([`finish_lanes`], four lanes at once with AVX2 in the `AVX2` build, once the
+/// values' first byte is known) and, after a track-by-track walk, the padding lanes and factors
+/// ([`lane_affine`]), each written as a whole column (the decode's vector loads of them are not
+/// held up by narrower stores).
 /// The clip was validated when it was built or loaded, so every header is whole and every value
 /// inside the data (and a segment's values take far fewer than `2^55` bits, below the packed
 /// column's flags).
@@ -483,54 +491,164 @@ fn parse_groups<const AVX2: bool>(
     out: &mut [SegGroup],
 ) {
     let data = &clip.data[..];
-    let mut at = clip.segment_offsets[s] as usize;
     let frames = segment_frames(clip.frames, s);
     let full_mask = (1u32 << frames) - 1;
-    let mut sizes = 0u64;
-    let ranges = &mut scratch.ranges[..groups.len()];
     // A uniform segment's values: frames times three components.
-    let frames3 = 3 * frames as u64;
-    for &slot in &scratch.slot[..clip.tracks.len()] {
-        // The header byte and, for the usual header (quantized, uniform), its six range bytes.
-        let word = read_u64(data, at);
-        let header = word as u8;
-        let (g, l) = (slot as usize / LANES, slot as usize % LANES);
-        let o = &mut out[g];
-        // The next header's place as a branch, not a data dependency: the processor runs on to
-        // the next track's loads on its prediction (the usual header) instead of waiting for
-        // this header's byte. Two stores for the usual header: its bits and value offset
-        // packed in one number ([`finish_lanes`] unpacks them) and its range bytes; its mask is
-        // the full one.
-        if header < RAW_BITS {
-            let bits = header as u64;
-            o.bit[l] = sizes | bits << PACKED_BITS_AT;
-            ranges[g][l] = (word >> 8) & 0xFFFF_FFFF_FFFF;
-            sizes += frames3 * bits;
-            at += 7;
-        } else {
-            let (bits, mask, range, len) = other_header(data, at, full_mask);
-            (o.bit[l], o.mask[l]) = (sizes | (bits as u64) << PACKED_BITS_AT | PACKED_MASK, mask);
-            ranges[g][l] = range;
-            sizes += mask.count_ones() as u64 * value_bits(bits) as u64;
-            at += len;
+    let walk = Walk { data, frames3: 3 * frames as u64, full_mask };
+    let start = clip.segment_offsets[s] as usize;
+    let in_order = scratch.in_file_order;
+    let at = if in_order {
+        walk.groups::<AVX2>(start, groups, out)
+    } else {
+        walk.tracks(start, &scratch.slot[..clip.tracks.len()], &mut scratch.ranges[..groups.len()], out)
+    };
+    let ends = LaneEnds { base: at as u64 * 8, end: data.len() as u64, last: frames as u64 - 1, full_mask };
+    for ((o, group), range) in out.iter_mut().zip(groups).zip(scratch.ranges.iter_mut()) {
+        if !in_order {
+            let len = (group.len as usize).clamp(1, LANES);
+            for l in len..LANES {
+                (o.mask[l], o.bit[l], range[l]) = (o.mask[len - 1], o.bit[len - 1], range[len - 1]);
+            }
         }
-    }
-    let base = at as u64 * 8;
-    let end = data.len() as u64;
-    let last = frames as u64 - 1;
-    for ((o, group), range) in out.iter_mut().zip(groups).zip(ranges.iter_mut()) {
-        let len = (group.len as usize).clamp(1, LANES);
-        for l in len..LANES {
-            (o.mask[l], o.bit[l], range[l]) = (o.mask[len - 1], o.bit[len - 1], range[len - 1]);
-        }
-        let ends = LaneEnds { base, end, last, full_mask };
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `AVX2` is only set by `parse_groups_avx2` (the CPU has AVX2).
         let (zero, raw) = if AVX2 { unsafe { finish_lanes_avx2(o, ends) } } else { finish_lanes(o, ends) };
         #[cfg(not(target_arch = "x86_64"))]
         let (zero, raw) = finish_lanes(o, ends);
-        (o.offset, o.scale) = group_affine(group, &o.bits, range, (zero, raw));
+        if !in_order {
+            (o.offset, o.scale) = lane_affine::<AVX2>(group, &o.bits, range, (zero, raw));
+        }
     }
+}
+
+/// A segment's header walk: the clip's data, the segment's frames times three and its
+/// every-frame mask.
+struct Walk<'a> {
+    data: &'a [u8],
+    frames3: u64,
+    full_mask: u32,
+}
+
+/// The low 48 bits: a usual header's six range bytes after its header byte.
+const RANGE_BYTES: u64 = 0xFFFF_FFFF_FFFF;
+
+impl Walk<'_> {
+    /// The header at byte `at` when it is not a usual one ([`other_header`]), the values before
+    /// it taking `sizes` bits: its lane's packed column (with [`PACKED_MASK`]), its mask, its
+    /// range bytes, its bit rate, its length in bytes and its values' bits.
+    #[inline(always)]
+    fn other(&self, at: usize, sizes: u64) -> (u64, u32, u64, u64, usize, u64) {
+        let (bits, mask, range, len) = other_header(self.data, at, self.full_mask);
+        let packed = sizes | (bits as u64) << PACKED_BITS_AT | PACKED_MASK;
+        (packed, mask, range, bits as u64, len, mask.count_ones() as u64 * value_bits(bits) as u64)
+    }
+
+    /// Walks the headers from byte `at` in track order, each track written into its group's
+    /// lane (`slots`: group times [`LANES`] plus lane): its packed column (and its mask where
+    /// that is not the full one: two stores for the usual header, [`finish_lanes`] sets the
+    /// full mask) and its range bytes into `ranges`. Returns the byte after the last header
+    /// (where the values start).
+    #[inline(always)]
+    fn tracks(
+        &self,
+        mut at: usize,
+        slots: &[u32],
+        ranges: &mut [[u64; LANES]],
+        out: &mut [SegGroup],
+    ) -> usize {
+        let mut sizes = 0u64;
+        for &slot in slots {
+            let (g, l) = (slot as usize / LANES, slot as usize % LANES);
+            // The header byte and, for the usual header (quantized, uniform), its range bytes.
+            let word = read_u64(self.data, at);
+            let header = word as u8;
+            // The next header's place as a branch, not a data dependency: the processor runs on
+            // to the next track's loads on its prediction (the usual header) instead of waiting
+            // for this header's byte.
+            if header < RAW_BITS {
+                let bits = header as u64;
+                out[g].bit[l] = sizes | bits << PACKED_BITS_AT;
+                ranges[g][l] = (word >> 8) & RANGE_BYTES;
+                (sizes, at) = (sizes + self.frames3 * bits, at + 7);
+            } else {
+                let (packed, mask, range, _, len, size) = self.other(at, sizes);
+                (out[g].bit[l], out[g].mask[l], ranges[g][l]) = (packed, mask, range);
+                (sizes, at) = (sizes + size, at + len);
+            }
+        }
+        at
+    }
+
+    /// Walks the headers from byte `at` group by group, for a clip whose tracks are in the
+    /// groups' order ([`LANE_KINDS`]): a group's tracks are the next `len` headers. Four usual
+    /// headers in a row (the common case) are read at once, their places known from the first
+    /// (seven bytes each), so their loads do not wait on each other; any other group goes
+    /// header by header. Each group's padding lanes copy its last track, and its
+    /// dequantization factors are computed while its range bytes are in registers
+    /// ([`lane_affine`]). Returns the byte after the last header.
+    #[inline(always)]
+    fn groups<const AVX2: bool>(&self, mut at: usize, groups: &[LaneGroup], out: &mut [SegGroup]) -> usize {
+        let mut sizes = 0u64;
+        for (o, group) in out.iter_mut().zip(groups) {
+            let len = (group.len as usize).clamp(1, LANES);
+            let (mut bits, mut range) = ([0u64; LANES], [0u64; LANES]);
+            // A word past the data reads as zero, but only words at true header places are
+            // trusted: the first header that is not a usual one fails the test where it is.
+            let w = [0, 7, 14, 21].map(|d| read_u64(self.data, at + d));
+            if len == LANES && w.iter().all(|&w| (w as u8) < RAW_BITS) {
+                for l in 0..LANES {
+                    bits[l] = w[l] as u8 as u64;
+                    o.bit[l] = sizes | bits[l] << PACKED_BITS_AT;
+                    range[l] = (w[l] >> 8) & RANGE_BYTES;
+                    sizes += self.frames3 * bits[l];
+                }
+                at += 4 * 7;
+            } else {
+                for l in 0..LANES {
+                    if l < len {
+                        let word = read_u64(self.data, at);
+                        if (word as u8) < RAW_BITS {
+                            bits[l] = word as u8 as u64;
+                            o.bit[l] = sizes | bits[l] << PACKED_BITS_AT;
+                            range[l] = (word >> 8) & RANGE_BYTES;
+                            (sizes, at) = (sizes + self.frames3 * bits[l], at + 7);
+                        } else {
+                            let (packed, mask, r, b, n, size) = self.other(at, sizes);
+                            (o.bit[l], o.mask[l], range[l], bits[l]) = (packed, mask, r, b);
+                            (sizes, at) = (sizes + size, at + n);
+                        }
+                    } else {
+                        (o.bit[l], o.mask[l], range[l], bits[l]) =
+                            (o.bit[l - 1], o.mask[l - 1], range[l - 1], bits[l - 1]);
+                    }
+                }
+            }
+            let (mut zero, mut raw) = (0u8, 0u8);
+            for (l, &b) in bits.iter().enumerate() {
+                zero |= u8::from(b == 0) << l;
+                raw |= u8::from(b == RAW_BITS as u64) << l;
+            }
+            (o.offset, o.scale) = lane_affine::<AVX2>(group, &bits, &range, (zero, raw));
+        }
+        at
+    }
+}
+
+/// A group's dequantization factors: [`quantized_affine_avx2`] in the `AVX2` build where no lane
+/// is raw or zero-bit, else [`group_affine`] (the same bits either way).
+#[inline(always)]
+fn lane_affine<const AVX2: bool>(
+    group: &LaneGroup,
+    bits: &[u64; LANES],
+    range: &[u64; LANES],
+    (zero, raw): (u8, u8),
+) -> ([Vec4; 3], [Vec4; 3]) {
+    #[cfg(target_arch = "x86_64")]
+    if AVX2 && raw | zero == 0 {
+        // SAFETY: `AVX2` is only set by `parse_groups_avx2` (the CPU has AVX2).
+        return unsafe { quantized_affine_avx2(group, bits, range) };
+    }
+    group_affine(group, bits, range, (zero, raw))
 }
 
 /// Where a segment's values lie, for [`finish_lanes`]: the first bit of its data, the clip
@@ -719,6 +837,56 @@ fn group_affine(
             offset[c] = blend(zero, o0, blend(raw, Vec4::ZERO, offset[c]));
             scale[c] = blend(zero, Vec4::splat(-0.0), blend(raw, Vec4::ZERO, scale[c]));
         }
+    }
+    (offset, scale)
+}
+
+/// [`group_affine`] for a group whose lanes are all quantized with at least one bit (no raw or
+/// zero-bit lane), with AVX2: the four lanes' range bytes become columns by one byte shuffle and
+/// two word unpacks, each component's minimum and extent bytes then convert and scale in one
+/// eight-lane register. The same operations on each value as [`group_affine`] (exact
+/// conversions, then the same products and sums in the same order), so the same bits.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx,avx2")]
+unsafe fn quantized_affine_avx2(
+    group: &LaneGroup,
+    bits: &[u64; LANES],
+    range: &[u64; LANES],
+) -> ([Vec4; 3], [Vec4; 3]) {
+    use std::arch::x86_64::*;
+    let inv: __m128 = Vec4::from_array(bits.map(|b| INV_MAXQ_32[(b & 31) as usize])).into();
+    let (mut offset, mut scale) = ([Vec4::ZERO; 3], [Vec4::ZERO; 3]);
+    // SAFETY: `range` is four u64 (32 bytes), read unaligned.
+    let r = unsafe { _mm256_loadu_si256(range.as_ptr().cast()) };
+    // In each 128-bit half (two lanes of eight bytes): the pairs of the two lanes' byte c, c in
+    // 0..6, as 16-bit words.
+    let pairs = _mm256_setr_epi8(
+        0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, -1, -1, -1, -1, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, -1,
+        -1, -1, -1,
+    );
+    let p = _mm256_shuffle_epi8(r, pairs);
+    let (lo, hi) = (_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
+    // Byte c of the four lanes as 32-bit lane c (c in 0..6).
+    let cols = _mm256_inserti128_si256::<1>(
+        _mm256_castsi128_si256(_mm_unpacklo_epi16(lo, hi)),
+        _mm_unpackhi_epi16(lo, hi),
+    );
+    let k = _mm256_set1_ps(1.0 / 255.0);
+    for c in 0..3 {
+        // Component c's minimum bytes (range byte c) in the low half, its extent bytes (byte
+        // 3 + c) in the high half.
+        let pick =
+            _mm256_permutevar8x32_epi32(cols, _mm256_setr_epi32(c as i32, c as i32 + 3, 0, 0, 0, 0, 0, 0));
+        let v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm256_castsi256_si128(pick))), k);
+        let ext: __m128 = group.ext[c].into();
+        let t = _mm256_mul_ps(_mm256_set_m128(ext, ext), v);
+        let min: __m128 = group.min[c].into();
+        offset[c] = Vec4::from(_mm_add_ps(min, _mm256_castps256_ps128(t)));
+        scale[c] = Vec4::from(_mm_mul_ps(_mm256_extractf128_ps::<1>(t), inv));
     }
     (offset, scale)
 }
@@ -1129,7 +1297,7 @@ impl CompressedContext {
         self.invalidate();
         self.clip = clip.id;
         let mut g = 0;
-        for kind in [TrackKind::Rotation, TrackKind::Translation, TrackKind::Scale] {
+        for kind in LANE_KINDS {
             let mut lane = 0;
             for (i, track) in clip.tracks.iter().enumerate().filter(|(_, t)| t.kind == kind) {
                 if lane == 0 {
@@ -1164,6 +1332,14 @@ impl CompressedContext {
             }
         }
         self.groups = g;
+        // The groups in order take the tracks in file order (each group its next `len`).
+        let mut next = 0;
+        self.scratch.in_file_order = self.lanes[..g].iter().all(|group| {
+            let len = group.len as usize;
+            let ok = (0..len).all(|l| group.track[l] as usize == next + l);
+            next += len;
+            ok
+        }) && next == clip.tracks.len();
     }
 
     /// The slot holding segment `s` of `clip` parsed ([`slot_for`]; `keep`: a slot not to
@@ -1490,10 +1666,21 @@ mod tests {
         let sk = mocap_skeleton();
         let walk = mocap_like_clip(&sk, "walk", 200, 120.0, 3);
         let (mut seen, mut keyed) = ([false; 3], false);
-        for tolerance in [3e-2, 1e-2, 1e-3, 1e-4, 2e-6] {
-            let (clip, _) = CompressedClip::compress(&walk, &sk, &CompressOptions::new(tolerance)).unwrap();
+        let mut clips: Vec<CompressedClip> = [3e-2, 1e-2, 1e-3, 1e-4, 2e-6]
+            .map(|tolerance| {
+                CompressedClip::compress(&walk, &sk, &CompressOptions::new(tolerance)).unwrap().0
+            })
+            .into();
+        // A clip cooked before the encoder wrote its tracks in the groups' order (bone by bone):
+        // the parse walks it track by track.
+        let seed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fuzz/regressions/cooked_clip/sound-walk.clip.bin");
+        clips.push(CompressedClip::from_cooked(&std::fs::read(seed).unwrap()).unwrap());
+        let mut walks = [0; 2];
+        for clip in clips {
             let mut ctx = CompressedContext::new(sk.bone_count());
             ctx.lay_out(&clip);
+            walks[usize::from(ctx.scratch.in_file_order)] += 1;
             let n = clip.tracks.len();
             let mut want = vec![SegTrack::default(); n];
             let mut got = vec![SegGroup::default(); ctx.groups];
@@ -1559,5 +1746,6 @@ mod tests {
         }
         assert_eq!(seen, [true, true, true], "quantized, zero-bit and raw lanes all seen");
         assert!(keyed, "a keyed lane (a mask of some frames) seen");
+        assert_eq!(walks, [1, 5], "the seed walked track by track, the new clips group by group");
     }
 }

@@ -593,6 +593,11 @@ impl Encoder<'_> {
                 }
             }
         }
+        // Tracks in the sampling context's group order (by kind, each kind in bone order), so
+        // that a group's tracks are consecutive headers of each segment.
+        let mut pairs: Vec<_> = tracks.into_iter().zip(codes).collect();
+        pairs.sort_by_key(|(t, _)| super::decode::LANE_KINDS.iter().position(|&k| k == t.kind));
+        let (tracks, codes): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
         assemble(self, constants, tracks, &codes, segments)
     }
 }
