@@ -66,14 +66,16 @@ pub(crate) fn seg_affine(track: &AnimatedTrack, bits: u8, range: [u8; 6]) -> (Ve
     } else {
         let smin = Vec4::new(range[0] as f32, range[1] as f32, range[2] as f32, 0.0) * (1.0 / 255.0);
         let sext = Vec4::new(range[3] as f32, range[4] as f32, range[5] as f32, 0.0) * (1.0 / 255.0);
-        (min + ext * smin, ext * sext * INV_MAXQ.get(bits as usize).copied().unwrap_or(0.0))
+        (min + ext * smin, ext * sext * INV_MAXQ[(bits & 31) as usize])
     }
 }
 
-/// `1 / (2^bits - 1)` for 1 to 16 bits: the segment parse multiplies instead of dividing (a
-/// seek parses every track's header of one or two segments).
-const INV_MAXQ: [f32; 17] = {
-    let mut t = [0.0f32; 17];
+/// `1 / (2^bits - 1)` for 1 to 16 bits, zero for 0 and past 16: the segment parse multiplies
+/// instead of dividing (a seek parses every track's header of one or two segments). 32 entries,
+/// so a validated bit rate (0 to 16, or [`RAW_BITS`]) masked to five bits indexes it without a
+/// bound check.
+const INV_MAXQ: [f32; 32] = {
+    let mut t = [0.0f32; 32];
     let mut b = 1;
     while b < 17 {
         t[b] = 1.0 / ((1u32 << b) - 1) as f32;
@@ -82,17 +84,11 @@ const INV_MAXQ: [f32; 17] = {
     t
 };
 
-/// [`INV_MAXQ`] padded with zeros to 32 entries, so a bit rate masked to five bits (0 to 16, or
-/// [`RAW_BITS`]) indexes it without a bound check.
-const INV_MAXQ_32: [f32; 32] = {
-    let mut t = [0.0f32; 32];
-    let mut b = 0;
-    while b < 17 {
-        t[b] = INV_MAXQ[b];
-        b += 1;
-    }
-    t
-};
+/// [`INV_MAXQ`] of four lanes' bit rates.
+#[inline(always)]
+fn inv_maxq(bits: &[u64; LANES]) -> Vec4 {
+    Vec4::from_array(bits.map(|b| INV_MAXQ[(b & 31) as usize]))
+}
 
 /// Bytes of a segment header for a track: the header byte, the range (6 bytes unless raw) and
 /// the mask (2 bytes when keyed).
@@ -511,12 +507,16 @@ fn parse_groups<const AVX2: bool>(
             }
         }
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `AVX2` is only set by `parse_groups_avx2` (the CPU has AVX2).
-        let (zero, raw) = if AVX2 { unsafe { finish_lanes_avx2(o, ends) } } else { finish_lanes(o, ends) };
+        if AVX2 {
+            // SAFETY: `AVX2` is only set by `parse_groups_avx2` (the CPU has AVX2).
+            unsafe { finish_lanes_avx2(o, ends) }
+        } else {
+            finish_lanes(o, ends)
+        }
         #[cfg(not(target_arch = "x86_64"))]
-        let (zero, raw) = finish_lanes(o, ends);
+        finish_lanes(o, ends);
         if !in_order {
-            (o.offset, o.scale) = lane_affine::<AVX2>(group, &o.bits, range, (zero, raw));
+            (o.offset, o.scale) = lane_affine::<AVX2>(group, &o.bits, range);
         }
     }
 }
@@ -533,6 +533,15 @@ struct Walk<'a> {
 const RANGE_BYTES: u64 = 0xFFFF_FFFF_FFFF;
 
 impl Walk<'_> {
+    /// A usual header (quantized, uniform; its byte below [`RAW_BITS`]) read as `word`, the 8
+    /// bytes from its byte, the values before it taking `sizes` bits: its lane's packed column
+    /// ([`PACKED_BITS_AT`]), its range bytes and its values' bits. Its length is 7 bytes.
+    #[inline(always)]
+    fn usual(&self, word: u64, sizes: u64) -> (u64, u64, u64) {
+        let bits = word as u8 as u64;
+        (sizes | bits << PACKED_BITS_AT, (word >> 8) & RANGE_BYTES, self.frames3 * bits)
+    }
+
     /// The header at byte `at` when it is not a usual one ([`other_header`]), the values before
     /// it taking `sizes` bits: its lane's packed column (with [`PACKED_MASK`]), its mask, its
     /// range bytes, its bit rate, its length in bytes and its values' bits.
@@ -566,10 +575,9 @@ impl Walk<'_> {
             // to the next track's loads on its prediction (the usual header) instead of waiting
             // for this header's byte.
             if header < RAW_BITS {
-                let bits = header as u64;
-                out[g].bit[l] = sizes | bits << PACKED_BITS_AT;
-                ranges[g][l] = (word >> 8) & RANGE_BYTES;
-                (sizes, at) = (sizes + self.frames3 * bits, at + 7);
+                let (packed, range, size) = self.usual(word, sizes);
+                (out[g].bit[l], ranges[g][l]) = (packed, range);
+                (sizes, at) = (sizes + size, at + 7);
             } else {
                 let (packed, mask, range, _, len, size) = self.other(at, sizes);
                 (out[g].bit[l], out[g].mask[l], ranges[g][l]) = (packed, mask, range);
@@ -597,10 +605,9 @@ impl Walk<'_> {
             let w = [0, 7, 14, 21].map(|d| read_u64(self.data, at + d));
             if len == LANES && w.iter().all(|&w| (w as u8) < RAW_BITS) {
                 for l in 0..LANES {
-                    bits[l] = w[l] as u8 as u64;
-                    o.bit[l] = sizes | bits[l] << PACKED_BITS_AT;
-                    range[l] = (w[l] >> 8) & RANGE_BYTES;
-                    sizes += self.frames3 * bits[l];
+                    let (packed, r, size) = self.usual(w[l], sizes);
+                    (o.bit[l], range[l], bits[l]) = (packed, r, w[l] as u8 as u64);
+                    sizes += size;
                 }
                 at += 4 * 7;
             } else {
@@ -608,10 +615,9 @@ impl Walk<'_> {
                     if l < len {
                         let word = read_u64(self.data, at);
                         if (word as u8) < RAW_BITS {
-                            bits[l] = word as u8 as u64;
-                            o.bit[l] = sizes | bits[l] << PACKED_BITS_AT;
-                            range[l] = (word >> 8) & RANGE_BYTES;
-                            (sizes, at) = (sizes + self.frames3 * bits[l], at + 7);
+                            let (packed, r, size) = self.usual(word, sizes);
+                            (o.bit[l], range[l], bits[l]) = (packed, r, word as u8 as u64);
+                            (sizes, at) = (sizes + size, at + 7);
                         } else {
                             let (packed, mask, r, b, n, size) = self.other(at, sizes);
                             (o.bit[l], o.mask[l], range[l], bits[l]) = (packed, mask, r, b);
@@ -623,12 +629,7 @@ impl Walk<'_> {
                     }
                 }
             }
-            let (mut zero, mut raw) = (0u8, 0u8);
-            for (l, &b) in bits.iter().enumerate() {
-                zero |= u8::from(b == 0) << l;
-                raw |= u8::from(b == RAW_BITS as u64) << l;
-            }
-            (o.offset, o.scale) = lane_affine::<AVX2>(group, &bits, &range, (zero, raw));
+            (o.offset, o.scale) = lane_affine::<AVX2>(group, &bits, &range);
         }
         at
     }
@@ -641,8 +642,12 @@ fn lane_affine<const AVX2: bool>(
     group: &LaneGroup,
     bits: &[u64; LANES],
     range: &[u64; LANES],
-    (zero, raw): (u8, u8),
 ) -> ([Vec4; 3], [Vec4; 3]) {
+    let (mut zero, mut raw) = (0u8, 0u8);
+    for (l, &b) in bits.iter().enumerate() {
+        zero |= u8::from(b == 0) << l;
+        raw |= u8::from(b == RAW_BITS as u64) << l;
+    }
     #[cfg(target_arch = "x86_64")]
     if AVX2 && raw | zero == 0 {
         // SAFETY: `AVX2` is only set by `parse_groups_avx2` (the CPU has AVX2).
@@ -671,11 +676,10 @@ const PACKED_MASK: u64 = 1 << PACKED_MASK_AT;
 /// A parsed group's per-lane layout from what the header walk wrote in its `bit` column (each
 /// lane's bit rate at [`PACKED_BITS_AT`], [`PACKED_MASK`] where it stored the lane's frame mask,
 /// the segment-relative value offset below): each lane's bits, mask, stride, absolute offset and
-/// quantization mask, and the group's `uniform` and `first` lanes ([`SegGroup`]). Returns the
-/// zero-bit and raw lanes (bit `l`: lane `l`).
+/// quantization mask, and the group's `uniform` and `first` lanes ([`SegGroup`]).
 #[inline(always)]
-fn finish_lanes(o: &mut SegGroup, e: LaneEnds) -> (u8, u8) {
-    let (mut uniform, mut first, mut zero, mut raws) = (0u8, 0u8, 0u8, 0u8);
+fn finish_lanes(o: &mut SegGroup, e: LaneEnds) {
+    let (mut uniform, mut first) = (0u8, 0u8);
     for l in 0..LANES {
         let packed = o.bit[l];
         o.bits[l] = packed >> PACKED_BITS_AT;
@@ -693,11 +697,8 @@ fn finish_lanes(o: &mut SegGroup, e: LaneEnds) -> (u8, u8) {
         let inside = (bit + stride * e.last) / 8 + 8 <= e.end;
         uniform |= u8::from(!raw && o.mask[l] == e.full_mask && inside) << l;
         first |= u8::from(!raw && bit / 8 + 8 <= e.end) << l;
-        zero |= u8::from(o.bits[l] == 0) << l;
-        raws |= u8::from(raw) << l;
     }
     (o.uniform, o.first) = (uniform, first);
-    (zero, raws)
 }
 
 /// [`finish_lanes`] four lanes at once with AVX2 (integer arithmetic: the same values). The
@@ -709,7 +710,7 @@ fn finish_lanes(o: &mut SegGroup, e: LaneEnds) -> (u8, u8) {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx,avx2")]
-unsafe fn finish_lanes_avx2(o: &mut SegGroup, e: LaneEnds) -> (u8, u8) {
+unsafe fn finish_lanes_avx2(o: &mut SegGroup, e: LaneEnds) {
     use std::arch::x86_64::*;
     let splat = |v: u64| _mm256_set1_epi64x(v as i64);
     let lanes = |v: __m256i| _mm256_movemask_pd(_mm256_castsi256_pd(v)) as u8;
@@ -723,7 +724,6 @@ unsafe fn finish_lanes_avx2(o: &mut SegGroup, e: LaneEnds) -> (u8, u8) {
         let full = _mm_set1_epi32(e.full_mask as i32);
         let mask = _mm_blendv_epi8(full, _mm_loadu_si128(o.mask.as_ptr().cast()), stored);
         let raw = _mm256_cmpeq_epi64(bits, splat(RAW_BITS as u64));
-        let zero = _mm256_cmpeq_epi64(bits, _mm256_setzero_si256());
         let three = _mm256_add_epi64(bits, _mm256_add_epi64(bits, bits));
         let stride = _mm256_blendv_epi8(three, splat(128), raw);
         let bit = _mm256_add_epi64(_mm256_and_si256(packed, splat(PACKED_MASK - 1)), splat(e.base));
@@ -745,7 +745,6 @@ unsafe fn finish_lanes_avx2(o: &mut SegGroup, e: LaneEnds) -> (u8, u8) {
         _mm256_storeu_si256(o.qmask.as_mut_ptr().cast(), qmask);
         _mm256_storeu_si256(o.bits.as_mut_ptr().cast(), bits);
         _mm_storeu_si128(o.mask.as_mut_ptr().cast(), mask);
-        (lanes(zero), raw)
     }
 }
 
@@ -819,8 +818,7 @@ fn group_affine(
     range: &[u64; LANES],
     (zero, raw): (u8, u8),
 ) -> ([Vec4; 3], [Vec4; 3]) {
-    // A validated clip's bit rates are 0 to 16 or `RAW_BITS` (31): the table's zero past 16.
-    let inv = Vec4::from_array(bits.map(|b| INV_MAXQ_32[(b & 31) as usize]));
+    let inv = inv_maxq(bits);
     let (bytes, words) = range_columns(*range);
     let (mut offset, mut scale) = ([Vec4::ZERO; 3], [Vec4::ZERO; 3]);
     for c in 0..3 {
@@ -858,7 +856,7 @@ unsafe fn quantized_affine_avx2(
     range: &[u64; LANES],
 ) -> ([Vec4; 3], [Vec4; 3]) {
     use std::arch::x86_64::*;
-    let inv: __m128 = Vec4::from_array(bits.map(|b| INV_MAXQ_32[(b & 31) as usize])).into();
+    let inv: __m128 = inv_maxq(bits).into();
     let (mut offset, mut scale) = ([Vec4::ZERO; 3], [Vec4::ZERO; 3]);
     // SAFETY: `range` is four u64 (32 bytes), read unaligned.
     let r = unsafe { _mm256_loadu_si256(range.as_ptr().cast()) };
