@@ -238,8 +238,8 @@ fn aligned_palette<'a>(
 /// vertices go together, four at a time through the column sums, their points stored as three
 /// full registers and their normals normalized sixteen-wide. With AVX2 + FMA a palette matrix is
 /// two 256-bit halves (columns 0-1 and 2-3), vertices go eight to a block ([`avx::skin8`]: each
-/// matrix blended two vertices ahead, points and normals through 128-bit columns, a block's
-/// normals normalized together).
+/// matrix blended a pair ahead, two vertices' points and normals through one register of
+/// paired columns, a block's normals normalized together in registers before they are stored).
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::*;
@@ -604,106 +604,154 @@ mod avx {
             Self { joints, limit, last: _mm256_set1_epi16(last as i16) }
         }
 
-        /// True when every joint of vertices `from..to` (`to <= joints.len()`) is below the limit:
-        /// eight vertices (64 bytes) at once with an unsigned maximum and a saturating
-        /// difference, fewer by [`in_range`].
+        /// True when every joint of the eight vertices from `from` (`from + 8 <= joints.len()`)
+        /// is below the limit: 64 bytes at once with an unsigned maximum and a saturating
+        /// difference. The loop's check: no branch to a general range in it (the loop with
+        /// one measured 13% slower, the compiler's code around it the cause).
+        ///
+        /// # Safety
+        /// `from + 8 <= joints.len()`.
         #[inline]
         #[target_feature(enable = "avx2")]
+        unsafe fn eight(&self, from: usize) -> bool {
+            // SAFETY: the caller guarantees vertices from..from + 8 in `joints`: 64 bytes, two
+            // 32-byte reads.
+            let (a, b) = unsafe {
+                let p = self.joints.as_ptr().add(from) as *const __m256i;
+                (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)))
+            };
+            let over = _mm256_subs_epu16(_mm256_max_epu16(a, b), self.last);
+            _mm256_testz_si256(over, over) == 1
+        }
+
+        /// True when every joint of vertices `from..to` (`to <= joints.len()`) is below the
+        /// limit ([`in_range`]).
         fn vertices(&self, from: usize, to: usize) -> bool {
-            if to - from == 8 {
-                // SAFETY: vertices from..from + 8 lie in `joints`: 64 bytes, two 32-byte reads.
-                let (a, b) = unsafe {
-                    let p = self.joints.as_ptr().add(from) as *const __m256i;
-                    (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)))
-                };
-                let over = _mm256_subs_epu16(_mm256_max_epu16(a, b), self.last);
-                _mm256_testz_si256(over, over) == 1
-            } else {
-                in_range(&self.joints[from..to], self.limit)
-            }
+            in_range(&self.joints[from..to], self.limit)
         }
     }
 
-    /// The blended matrix (as [`blend_halves`] gives it) times the point `(p, 1)`, in 128-bit
-    /// columns: `c0 * x + (c1 * y + (c2 * z + c3))`, each coordinate broadcast straight from
-    /// memory (no shuffle to build the factors). Lane 3 is the matrix's `w` row sum (unused).
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA.
+    /// Two vertices' blended matrices (as [`blend_halves`] gives them, `a` and `b`) as four
+    /// columns across the two 128-bit lanes: `[a's column k | b's column k]` for k in 0..4
+    /// (four lane-crossing permutes a pair, where one vertex at a time took two extracts).
     #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn point(lo: __m256, hi: __m256, p: &[f32; 3]) -> __m128 {
-        let (c0, c1) = (_mm256_castps256_ps128(lo), _mm256_extractf128_ps::<1>(lo));
-        let (c2, c3) = (_mm256_castps256_ps128(hi), _mm256_extractf128_ps::<1>(hi));
-        let b = |k: usize| _mm_broadcast_ss(&p[k]);
-        _mm_fmadd_ps(c0, b(0), _mm_fmadd_ps(c1, b(1), _mm_fmadd_ps(c2, b(2), c3)))
+    #[target_feature(enable = "avx")]
+    fn pair_columns(a: (__m256, __m256), b: (__m256, __m256)) -> [__m256; 4] {
+        [
+            _mm256_permute2f128_ps::<0x20>(a.0, b.0),
+            _mm256_permute2f128_ps::<0x31>(a.0, b.0),
+            _mm256_permute2f128_ps::<0x20>(a.1, b.1),
+            _mm256_permute2f128_ps::<0x31>(a.1, b.1),
+        ]
     }
 
-    /// The blended matrix's upper 3x3 times the direction `d`: `c0 * x + (c1 * y + c2 * z)`,
-    /// as [`point`] (not normalized).
+    /// Two vertices' inputs (positions or normals, `[f32; 3]` a vertex) from `p` as `[x y z _ |
+    /// x' y' z' _]`: one sixteen-byte read at each vertex (the second reads the float after the
+    /// pair: the caller guarantees it is there).
     ///
     /// # Safety
-    /// The CPU must support AVX2 and FMA.
+    /// The CPU must support AVX; seven floats readable at `p`.
     #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn direction(lo: __m256, hi: __m256, d: &[f32; 3]) -> __m128 {
-        let (c0, c1) = (_mm256_castps256_ps128(lo), _mm256_extractf128_ps::<1>(lo));
-        let c2 = _mm256_castps256_ps128(hi);
-        let b = |k: usize| _mm_broadcast_ss(&d[k]);
-        _mm_fmadd_ps(c0, b(0), _mm_fmadd_ps(c1, b(1), _mm_mul_ps(c2, b(2))))
+    #[target_feature(enable = "avx")]
+    unsafe fn pair_inputs(p: *const f32) -> __m256 {
+        // SAFETY: the caller guarantees floats p..p + 7.
+        unsafe { _mm256_loadu2_m128(p.add(3), p) }
     }
 
-    /// Normalizes, in place, the eight directions at `p` (24 floats, `[x, y, z]` a vertex, as the
-    /// loop stored them): loaded as three pairs of sixteen-byte halves and split into x, y and z
-    /// rows of eight with five shuffles (no transpose of eight registers), the length squared
-    /// summed `(x * x + y * y) + z * z`, each row multiplied by the reciprocal square root of
-    /// it (the CPU's approximation `r0` and one Newton step, `r0 * (1.5 - (l2 / 2) r0 r0)`:
-    /// within two units in the last place of `1 / |n|`, and no divider on the loop's path),
-    /// then put back in vertex order with five shuffles and stored as three pairs of halves. A
-    /// length squared not above 1e-20, or NaN, takes the input normal from `fallback`.
+    /// The paired columns ([`pair_columns`]) times each lane's point `(x, y, z, 1)` (`v` as
+    /// [`pair_inputs`] gives it): `c0 * x + (c1 * y + (c2 * z + c3))`, the factors splat within
+    /// each lane. Lane 3 of each half is the matrix's `w` row sum (unused).
+    #[inline]
+    #[target_feature(enable = "avx,fma")]
+    fn points2(c: &[__m256; 4], v: __m256) -> __m256 {
+        let (x, y, z) =
+            (_mm256_permute_ps::<0x00>(v), _mm256_permute_ps::<0x55>(v), _mm256_permute_ps::<0xaa>(v));
+        _mm256_fmadd_ps(c[0], x, _mm256_fmadd_ps(c[1], y, _mm256_fmadd_ps(c[2], z, c[3])))
+    }
+
+    /// The paired columns' upper 3x3 times each lane's direction: `c0 * x + (c1 * y + c2 * z)`,
+    /// as [`points2`] (not normalized).
+    #[inline]
+    #[target_feature(enable = "avx,fma")]
+    fn directions2(c: &[__m256; 4], v: __m256) -> __m256 {
+        let (x, y, z) =
+            (_mm256_permute_ps::<0x00>(v), _mm256_permute_ps::<0x55>(v), _mm256_permute_ps::<0xaa>(v));
+        _mm256_fmadd_ps(c[0], x, _mm256_fmadd_ps(c[1], y, _mm256_mul_ps(c[2], z)))
+    }
+
+    /// The vertex of each lane of [`normalize8`]'s mask: its rows hold vertices
+    /// `[0 2 4 6 | 1 3 5 7]`.
+    const NORMALIZE8_LANES: [usize; 8] = [0, 2, 4, 6, 1, 3, 5, 7];
+
+    /// Eight directions, held as [`directions2`] gives four pairs (`q[k]` = vertices `2k` and
+    /// `2k + 1`), each divided by its length in registers: split into x, y and z rows with
+    /// seven in-lane shuffles (the rows hold vertices `[0 2 4 6 | 1 3 5 7]`), the length squared
+    /// summed `(x * x + y * y) + z * z`, its reciprocal square root taken as the CPU's
+    /// approximation `r0` and one Newton step, `r0 * (1.5 - (l2 / 2) r0 r0)` (within two units
+    /// in the last place of `1 / |n|`, and no divider on the loop's path), and each pair
+    /// multiplied by its two factors splat within their lanes (no shuffle back). Returns the
+    /// pairs and a mask with bit `l` set where the length squared of the vertex
+    /// `NORMALIZE8_LANES[l]` is above 1e-20 (clear: zero or NaN, the caller keeps the input).
     ///
     /// The approximation's bits are the CPU's own (they can differ between CPU makers in the
     /// last place, never between this loop's blocks and [`one_vertex`] on one machine).
-    ///
-    /// # Safety
-    /// The CPU must support AVX and FMA; 24 floats at `p`, eight entries at `fallback`.
     #[inline]
     #[target_feature(enable = "avx,fma")]
-    unsafe fn normalize8_in_place(fallback: *const [f32; 3], p: *mut f32) {
-        // SAFETY: the caller guarantees 24 floats at `p` and eight entries at `fallback`.
-        unsafe {
-            let halves = |a: usize| _mm256_loadu2_m128(p.add(a + 12), p.add(a));
-            // Per 128-bit half (vertices 0-3, 4-7): [x0 y0 z0 x1], [y1 z1 x2 y2], [z2 x3 y3 z3].
-            let (m0, m1, m2) = (halves(0), halves(4), halves(8));
-            let xy = _mm256_shuffle_ps::<0b10_01_11_10>(m1, m2); // x2 y2 x3 y3
-            let yz = _mm256_shuffle_ps::<0b01_00_10_01>(m0, m1); // y0 z0 y1 z1
-            let x = _mm256_shuffle_ps::<0b10_00_11_00>(m0, xy);
-            let y = _mm256_shuffle_ps::<0b11_01_10_00>(yz, xy);
-            let z = _mm256_shuffle_ps::<0b11_00_11_01>(yz, m2);
-            let l2 =
-                _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(x, x), _mm256_mul_ps(y, y)), _mm256_mul_ps(z, z));
-            let keep = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(l2, _mm256_set1_ps(1e-20)));
-            let r0 = _mm256_rsqrt_ps(l2);
-            let h = _mm256_mul_ps(_mm256_mul_ps(l2, _mm256_set1_ps(0.5)), r0);
-            let r = _mm256_mul_ps(r0, _mm256_fnmadd_ps(h, r0, _mm256_set1_ps(1.5)));
-            let (x, y, z) = (_mm256_mul_ps(x, r), _mm256_mul_ps(y, r), _mm256_mul_ps(z, r));
-            let xy = _mm256_shuffle_ps::<0b10_00_10_00>(x, y); // x0 x2 y0 y2
-            let yz = _mm256_shuffle_ps::<0b11_01_11_01>(y, z); // y1 y3 z1 z3
-            let zx = _mm256_shuffle_ps::<0b11_01_10_00>(z, x); // z0 z2 x1 x3
-            _mm256_storeu2_m128(p.add(12), p, _mm256_shuffle_ps::<0b10_00_10_00>(xy, zx));
-            _mm256_storeu2_m128(p.add(16), p.add(4), _mm256_shuffle_ps::<0b11_01_10_00>(yz, xy));
-            _mm256_storeu2_m128(p.add(20), p.add(8), _mm256_shuffle_ps::<0b11_01_11_01>(zx, yz));
-            if keep != 0xff {
-                for k in (0..8).filter(|k| keep & (1 << k) == 0) {
-                    *(p as *mut [f32; 3]).add(k) = *fallback.add(k);
-                }
-            }
+    fn normalize8(q: [__m256; 4]) -> ([__m256; 4], i32) {
+        let xy02 = _mm256_unpacklo_ps(q[0], q[1]); // x0 x2 y0 y2 | x1 x3 y1 y3
+        let xy46 = _mm256_unpacklo_ps(q[2], q[3]); // x4 x6 y4 y6 | x5 x7 y5 y7
+        let z02 = _mm256_unpackhi_ps(q[0], q[1]); // z0 z2 _ _ | z1 z3 _ _
+        let z46 = _mm256_unpackhi_ps(q[2], q[3]); // z4 z6 _ _ | z5 z7 _ _
+        let x = _mm256_shuffle_ps::<0b01_00_01_00>(xy02, xy46);
+        let y = _mm256_shuffle_ps::<0b11_10_11_10>(xy02, xy46);
+        let z = _mm256_shuffle_ps::<0b01_00_01_00>(z02, z46);
+        let l2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(x, x), _mm256_mul_ps(y, y)), _mm256_mul_ps(z, z));
+        let keep = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(l2, _mm256_set1_ps(1e-20)));
+        let r0 = _mm256_rsqrt_ps(l2);
+        let h = _mm256_mul_ps(_mm256_mul_ps(l2, _mm256_set1_ps(0.5)), r0);
+        let r = _mm256_mul_ps(r0, _mm256_fnmadd_ps(h, r0, _mm256_set1_ps(1.5)));
+        let scaled = [
+            _mm256_mul_ps(q[0], _mm256_permute_ps::<0x00>(r)),
+            _mm256_mul_ps(q[1], _mm256_permute_ps::<0x55>(r)),
+            _mm256_mul_ps(q[2], _mm256_permute_ps::<0xaa>(r)),
+            _mm256_mul_ps(q[3], _mm256_permute_ps::<0xff>(r)),
+        ];
+        (scaled, keep)
+    }
+
+    /// Copies the input normal (three floats at `normals` + 3v) over the output (at `out` + 3v)
+    /// of each vertex v of a block whose bit in `keep` ([`normalize8`]'s mask) is clear.
+    ///
+    /// # Safety
+    /// 24 floats readable at `normals` and writable at `out`.
+    #[cold]
+    unsafe fn keep_inputs(keep: i32, normals: *const f32, out: *mut f32) {
+        for l in (0..8).filter(|l| keep & (1 << l) == 0) {
+            let v = NORMALIZE8_LANES[l];
+            // SAFETY: v < 8: the vertex's three floats lie in the caller's 24.
+            unsafe { std::ptr::copy_nonoverlapping(normals.add(3 * v), out.add(3 * v), 3) };
         }
     }
 
-    /// One vertex alone (the loops' last vertices), with the blocks' arithmetic: its point
-    /// stored in `out`, its normal (when given) normalized by [`normalize8_in_place`] with the
-    /// vertex in all eight places, so it has the bits it would have in a block.
+    /// Stores a pair's two results (`[f32; 3]` a vertex) at `dst` as two sixteen-byte writes,
+    /// the first vertex's first: each fourth lane lands on the next vertex's x, which a later
+    /// write covers (the caller guarantees the float after the pair is in the output).
+    ///
+    /// # Safety
+    /// The CPU must support AVX; seven floats writable at `dst`.
+    #[inline]
+    #[target_feature(enable = "avx")]
+    unsafe fn store_pair(dst: *mut f32, r: __m256) {
+        // SAFETY: the caller guarantees floats dst..dst + 7.
+        unsafe {
+            _mm_storeu_ps(dst, _mm256_castps256_ps128(r));
+            _mm_storeu_ps(dst.add(3), _mm256_extractf128_ps::<1>(r));
+        }
+    }
+
+    /// One vertex alone (the loops' last vertices), with the blocks' arithmetic: the vertex in
+    /// both lanes of its pair and in all four pairs of [`normalize8`], so its point and normal
+    /// have the bits they would have in a block.
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA; `base` must point at a palette holding every joint in `j`.
@@ -716,35 +764,42 @@ mod avx {
         out: &mut [f32; 3],
         normal: Option<(&[f32; 3], &mut [f32; 3])>,
     ) {
-        // SAFETY: the caller's guarantees; `eight` holds 24 floats, `fallback` eight entries.
+        // SAFETY: the caller's guarantees; `v` holds eight floats.
         unsafe {
-            let (lo, hi) = blend_halves(base, j, w);
-            store3(out, point(lo, hi, p));
+            let m = blend_halves(base, j, w);
+            let c = pair_columns(m, m);
+            let both =
+                |v: &[f32; 3]| _mm256_loadu_ps([v[0], v[1], v[2], 0.0, v[0], v[1], v[2], 0.0].as_ptr());
+            store3(out, _mm256_castps256_ps128(points2(&c, both(p))));
             if let Some((d, o)) = normal {
-                let mut eight = [[0.0f32; 3]; 8];
-                store3(&mut eight[0], direction(lo, hi, d));
-                eight = [eight[0]; 8];
-                normalize8_in_place([*d; 8].as_ptr(), eight.as_mut_ptr() as *mut f32);
-                *o = eight[0];
+                let q = directions2(&c, both(d));
+                let (q, keep) = normalize8([q; 4]);
+                *o = if keep & 1 != 0 {
+                    let mut r = [0.0; 3];
+                    store3(&mut r, _mm256_castps256_ps128(q[0]));
+                    r
+                } else {
+                    *d
+                };
             }
         }
     }
 
-    /// Skins eight vertices at a time with AVX2 + FMA, the blended matrix as two 256-bit halves
-    /// ([`blend_halves`]) computed two vertices ahead of its use (the palette reads and the
-    /// four-deep multiply-add chain of one vertex overlap the transforms of the two before it),
-    /// points through all four columns ([`point`]) stored sixteen bytes a vertex (the fourth
-    /// lane lands on the next vertex's x, which that vertex then overwrites); with normals,
-    /// a normal is stored the same way as it leaves the matrix, and a block's eight normals
-    /// are normalized in place ([`normalize8_in_place`]) after the next block's vertices (by
-    /// then their stores have left the store buffer, and the normals are in the first-level
-    /// cache). The last vertex (which has no vertex after it) and those after the last block
-    /// go one at a time ([`one_vertex`]: the same bits).
+    /// Skins eight vertices at a time with AVX2 + FMA, two at a time through the transforms:
+    /// each vertex's matrix blended as two 256-bit halves ([`blend_halves`]) a pair ahead of
+    /// its use (the palette reads and the four-deep multiply-add chain overlap the transforms
+    /// of the pair before it), a pair's matrices turned into shared columns
+    /// ([`pair_columns`]), its points ([`points2`]) stored sixteen bytes a vertex (the fourth
+    /// lane lands on the next vertex's x, which that vertex then overwrites); with normals, a
+    /// block's four pairs of normals ([`directions2`]) normalized together in registers
+    /// ([`normalize8`]) and stored the same way. The last vertex (which has no vertex after it:
+    /// the pairs read and write one float past themselves) and those after the last block go
+    /// one at a time ([`one_vertex`]: the same bits).
     ///
     /// Joint indices are checked a block ahead of the palette reads ([`JointCheck`]); the loop
     /// stops before reading a block that names a joint past the palette and returns a vertex
     /// with no such joint before it (the outputs from some vertex before it on are not
-    /// written, or their normals not yet normalized).
+    /// written).
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA; the other slices must hold at least as many entries
@@ -772,8 +827,13 @@ mod avx {
             return Err(0);
         }
         let check = JointCheck::new(joints, palette.len());
-        // Vertices 0..min(16, n) checked; at the start of block b, block b + 1 (or the last
-        // vertices) is checked, so every vertex is checked before its blend is read, two ahead.
+        // The vertices after the last multiple of eight first (a bad joint there returns 0:
+        // nothing read, nothing written), then vertices 0..min(16, n); at the start of block b,
+        // the eight vertices of block b + 1 when they are all there (else they are the ones
+        // checked first), so every vertex is checked before its blend is read, two ahead.
+        if !check.vertices(8 * (n / 8), n) {
+            return Err(0);
+        }
         if !check.vertices(0, n.min(8)) {
             return Err(0);
         }
@@ -782,57 +842,57 @@ mod avx {
         }
         let base = palette.as_ptr() as *const f32;
         let (op, on) = (out.as_mut_ptr() as *mut f32, out_normals.as_mut_ptr() as *mut f32);
+        let (ip, inn) = (positions.as_ptr() as *const f32, normals.as_ptr() as *const f32);
         // SAFETY (the closure): the callers pass i < n, a checked vertex; the CPU features
         // are the caller's guarantee.
         let blend =
             |i: usize| unsafe { blend_halves(base, joints.get_unchecked(i), weights.get_unchecked(i)) };
         let blocks = (n - 1) / 8;
-        let (mut next, mut after) = (blend(0), blend(1.min(n - 1)));
-        for b in 0..=blocks {
-            if b < blocks {
-                let ahead = 8 * b + 16;
-                if ahead - 8 < n && !check.vertices(ahead - 8, n.min(ahead)) {
-                    return Err(ahead - 8);
-                }
-                // One vertex of the block: its matrix was blended two vertices ago; the one
-                // two ahead (checked: at most vertex 8b + 9 < 8b + 16) is blended now.
-                macro_rules! vertex {
-                    ($k:expr) => {{
-                        let i = 8 * b + $k;
-                        let (lo, hi) = next;
-                        (next, after) = (after, blend((i + 2).min(n - 1)));
-                        // SAFETY: i < 8 * blocks <= n - 1, so vertex i + 1 exists and the
-                        // sixteen-byte stores stay in `out` and `out_normals`; the vertex's
-                        // inputs are in their slices.
-                        unsafe {
-                            if with_normals {
-                                // Both before the point's store: measured 3-5% faster than
-                                // storing the point first.
-                                let (p, d) = (
-                                    point(lo, hi, positions.get_unchecked(i)),
-                                    direction(lo, hi, normals.get_unchecked(i)),
-                                );
-                                _mm_storeu_ps(op.add(3 * i), p);
-                                _mm_storeu_ps(on.add(3 * i), d);
-                            } else {
-                                _mm_storeu_ps(op.add(3 * i), point(lo, hi, positions.get_unchecked(i)));
-                            }
-                        }
-                    }};
-                }
-                vertex!(0);
-                vertex!(1);
-                vertex!(2);
-                vertex!(3);
-                vertex!(4);
-                vertex!(5);
-                vertex!(6);
-                vertex!(7);
+        let last = n - 1;
+        let mut next = (blend(0), blend(1.min(last)));
+        for b in 0..blocks {
+            let ahead = 8 * b + 16;
+            // SAFETY: ahead <= n <= joints.len().
+            if ahead <= n && !unsafe { check.eight(ahead - 8) } {
+                return Err(ahead - 8);
             }
-            if with_normals && b > 0 {
-                // SAFETY: block b - 1's eight normals lie in `out_normals` (8b <= n - 1), its
-                // fallbacks in `normals`; the CPU features are the caller's guarantee.
-                unsafe { normalize8_in_place(normals.as_ptr().add(8 * (b - 1)), on.add(24 * (b - 1))) };
+            // One pair of the block: its matrices were blended a pair ago; the next pair
+            // (checked: at most vertex 8b + 9 < 8b + 16) is blended now (two pairs ahead kept
+            // sixteen registers of matrices and directions live: spills, 6% slower). Returns
+            // its directions (with normals).
+            macro_rules! pair {
+                ($k:expr) => {{
+                    let i = 8 * b + 2 * $k;
+                    let (m0, m1) = next;
+                    next = (blend((i + 2).min(last)), blend((i + 3).min(last)));
+                    let c = pair_columns(m0, m1);
+                    // SAFETY: i + 1 < 8 * blocks <= n - 1, so vertex i + 2 exists: the reads
+                    // and writes of seven floats from vertex i stay in the slices.
+                    unsafe {
+                        // The directions before the points' store (the loads of the normals
+                        // then do not follow a store in program order: 7% faster measured).
+                        let p = points2(&c, pair_inputs(ip.add(3 * i)));
+                        let q =
+                            if with_normals { directions2(&c, pair_inputs(inn.add(3 * i))) } else { c[0] };
+                        store_pair(op.add(3 * i), p);
+                        q
+                    }
+                }};
+            }
+            let q = [pair!(0), pair!(1), pair!(2), pair!(3)];
+            if with_normals {
+                let (q, keep) = normalize8(q);
+                // SAFETY: as in `pair!`; the kept inputs are the block's vertices.
+                unsafe {
+                    let at = on.add(24 * b);
+                    store_pair(at, q[0]);
+                    store_pair(at.add(6), q[1]);
+                    store_pair(at.add(12), q[2]);
+                    store_pair(at.add(18), q[3]);
+                    if keep != 0xff {
+                        keep_inputs(keep, inn.add(24 * b), at);
+                    }
+                }
             }
         }
         for i in 8 * blocks..n {
@@ -1195,7 +1255,8 @@ mod tests {
         if !crate::simd::test_gate(crate::simd::SimdLevel::Avx2, "the AVX2 skinning loops' test") {
             return;
         }
-        // 43 vertices: blocks of eight read joints two vertices ahead and check a block ahead,
+        // 43 vertices: blocks of eight read joints two vertices ahead and check a block ahead
+        // (the vertices after the last multiple of eight first),
         // so a bad joint is planted at each position of a block, at the block edges, in the
         // look-ahead of the last block and in the tail. The loops must return a vertex from
         // which the first bad joint is the planted one (nothing bad before it is skipped).
