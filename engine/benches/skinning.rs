@@ -1,8 +1,10 @@
 //! CPU skinning benchmarks: `cargo bench -p marrow-engine --bench skinning`.
 //!
 //! 10k, 100k and 1M vertices, four influences each (all weights non-zero) over a 64-joint palette;
-//! positions only, and positions + normals. Throughput is in vertices, so criterion's time per
-//! element is the ns/vertex figure. `rayon/...` ids split the same job over the cores.
+//! positions only, positions + normals, and positions + normals + tangents (the tangents from a
+//! generator of their own, so the other inputs are the same as without them). Throughput is in
+//! vertices, so criterion's time per element is the ns/vertex figure. `rayon/...` ids split the
+//! same job over the cores.
 
 use std::hint::black_box;
 
@@ -19,14 +21,18 @@ struct Data {
     normals: Vec<[f32; 3]>,
 }
 
-fn data(n: usize) -> Data {
-    let mut seed = 0x9E3779B97F4A7C15u64;
-    let mut next = move || {
+/// A xorshift stream of floats in [0, 1) from `seed`.
+fn xorshift(mut seed: u64) -> impl FnMut() -> f32 {
+    move || {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
         (seed >> 40) as f32 / (1u64 << 24) as f32
-    };
+    }
+}
+
+fn data(n: usize) -> Data {
+    let mut next = xorshift(0x9E3779B97F4A7C15);
     let palette = (0..64)
         .map(|i| {
             Mat4::from_scale_rotation_translation(
@@ -50,6 +56,18 @@ fn data(n: usize) -> Data {
         normals.push(Vec3::new(next() - 0.5, 1.0, next() - 0.5).normalize().to_array());
     }
     Data { palette, joints, weights, positions, normals }
+}
+
+/// `n` unit tangents at right angles to nothing in particular (their own xorshift stream), the
+/// handedness alternating.
+fn tangents(n: usize) -> Vec<[f32; 4]> {
+    let mut next = xorshift(0x2545F4914F6CDD1D);
+    (0..n)
+        .map(|i| {
+            let t = Vec3::new(1.0, next() - 0.5, next() - 0.5).normalize();
+            [t.x, t.y, t.z, if i % 2 == 0 { 1.0 } else { -1.0 }]
+        })
+        .collect()
 }
 
 fn skin(
@@ -88,6 +106,25 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("positions+normals", n), &n, |b, &n| {
             b.iter(|| skin(black_box(&d), 0..n, &mut out_p, &mut out_n, true))
+        });
+        let tangents = tangents(n);
+        let mut out_t = vec![[0.0f32; 4]; n];
+        g.bench_with_input(BenchmarkId::new("positions+normals+tangents", n), &n, |b, _| {
+            b.iter(|| {
+                SkinningJob {
+                    palette: &d.palette,
+                    joints: &d.joints,
+                    weights: &d.weights,
+                    positions: &d.positions,
+                    normals: &d.normals,
+                    tangents: black_box(&tangents),
+                    out_positions: &mut out_p,
+                    out_normals: &mut out_n,
+                    out_tangents: &mut out_t,
+                }
+                .run()
+                .unwrap()
+            })
         });
         g.bench_with_input(BenchmarkId::new("rayon/positions", n), &n, |b, _| {
             b.iter(|| {

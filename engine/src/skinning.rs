@@ -107,16 +107,12 @@ impl SkinningJob<'_> {
     /// Validates, then skins every vertex.
     pub fn run(self) -> Result<(), SkinningError> {
         self.validate()?;
-        let n = self.positions.len();
-        let palette = self.palette;
-        let bad = |vertex: usize, j: [u16; 4]| {
-            let joint = j.into_iter().find(|&x| x as usize >= palette.len()).unwrap_or(j[0]);
-            SkinningError::JointOutOfRange { vertex, joint, palette: palette.len() }
-        };
-        let has_n = !self.normals.is_empty();
-        let has_t = !self.tangents.is_empty();
         #[cfg(target_arch = "x86_64")]
-        if !has_t {
+        if self.tangents.is_empty() || !self.normals.is_empty() {
+            let n = self.positions.len();
+            let palette = self.palette;
+            let bad = |vertex: usize, j: [u16; 4]| joint_out_of_range(palette.len(), vertex, j);
+            let (has_n, has_t) = (!self.normals.is_empty(), !self.tangents.is_empty());
             // The SIMD loops read a matrix as two 32-byte halves (AVX2) or one 64-byte load
             // (AVX-512): from a palette not on a 64-byte boundary some of those reads cross a
             // cache line (8% of the AVX2 loop at 100k vertices for a 16-byte-aligned `Vec`), so
@@ -133,7 +129,8 @@ impl SkinningJob<'_> {
             };
             // Positions and normals take the AVX2 loop on Intel CPUs (`simd::wide_kernels`: the
             // AVX-512 one measured 10-20% slower on an Emerald Rapids Xeon).
-            if crate::simd::avx512() && (!has_n || crate::simd::wide_kernels()) {
+            // Tangents (with normals) take the AVX2 loop at either level.
+            if crate::simd::avx512() && !has_t && (!has_n || crate::simd::wide_kernels()) {
                 // The AVX-512 loops check the joints block by block as they go (a separate pass
                 // over the array cost 12% at a million vertices: the indices came from memory
                 // twice).
@@ -167,7 +164,17 @@ impl SkinningJob<'_> {
                 // SAFETY: the level is avx2 or above (AVX2 and FMA, `simd::level`); the slices'
                 // lengths by `validate`.
                 let done = unsafe {
-                    if has_n {
+                    if has_t {
+                        avx::positions_normals_tangents(
+                            palette,
+                            self.joints,
+                            self.weights,
+                            self.positions,
+                            (self.normals, self.out_normals),
+                            (self.tangents, self.out_tangents),
+                            self.out_positions,
+                        )
+                    } else if has_n {
                         avx::positions_normals(
                             palette,
                             self.joints,
@@ -184,7 +191,18 @@ impl SkinningJob<'_> {
                 return done.map_err(first_bad);
             }
         }
-        // Tangents, or a CPU without the SIMD paths: one vertex at a time, bounds checked.
+        // Tangents without normals, or a CPU without the SIMD paths.
+        self.run_general()
+    }
+
+    /// The general loop over validated inputs: one vertex at a time, bounds checked, a
+    /// direction divided by its length. [`run`](Self::run)'s path for tangents without
+    /// normals and on CPUs without the SIMD loops, and what the SIMD loops are tested against.
+    fn run_general(self) -> Result<(), SkinningError> {
+        let n = self.positions.len();
+        let palette = self.palette;
+        let bad = |vertex: usize, j: [u16; 4]| joint_out_of_range(palette.len(), vertex, j);
+        let (has_n, has_t) = (!self.normals.is_empty(), !self.tangents.is_empty());
         for i in 0..n {
             let j = self.joints[i];
             let Some(m) = blend(palette, j, self.weights[i]) else { return Err(bad(i, j)) };
@@ -202,6 +220,13 @@ impl SkinningJob<'_> {
         }
         Ok(())
     }
+}
+
+/// The error for vertex `vertex`, whose joints `j` name one past a palette of `len` matrices
+/// (the first such joint).
+fn joint_out_of_range(len: usize, vertex: usize, j: [u16; 4]) -> SkinningError {
+    let joint = j.into_iter().find(|&x| x as usize >= len).unwrap_or(j[0]);
+    SkinningError::JointOutOfRange { vertex, joint, palette: len }
 }
 
 /// The most matrices [`aligned_palette`] copies (16 KiB of stack).
@@ -719,17 +744,33 @@ mod avx {
         (scaled, keep)
     }
 
-    /// Copies the input normal (three floats at `normals` + 3v) over the output (at `out` + 3v)
-    /// of each vertex v of a block whose bit in `keep` ([`normalize8`]'s mask) is clear.
+    /// Copies the input over the output of each direction whose bit in `keep` ([`normalize8`]'s
+    /// mask) is clear: without tangents the eight directions are the normals of eight vertices
+    /// (three floats each: the input at `n` + 3v, the output at `on` + 3v); with them, 0-3 are
+    /// the normals of four vertices and 4-7 their tangents (four floats each, at `t` and `ot`
+    /// + 4(v - 4), copied whole).
     ///
     /// # Safety
-    /// 24 floats readable at `normals` and writable at `out`.
+    /// Without tangents, 24 floats readable at `n` and writable at `on`; with them, 12 there
+    /// and 16 at `t` and `ot`.
     #[cold]
-    unsafe fn keep_inputs(keep: i32, normals: *const f32, out: *mut f32) {
+    unsafe fn keep_inputs(
+        keep: i32,
+        (n, on): (*const f32, *mut f32),
+        tangents: Option<(*const f32, *mut f32)>,
+    ) {
         for l in (0..8).filter(|l| keep & (1 << l) == 0) {
             let v = NORMALIZE8_LANES[l];
-            // SAFETY: v < 8: the vertex's three floats lie in the caller's 24.
-            unsafe { std::ptr::copy_nonoverlapping(normals.add(3 * v), out.add(3 * v), 3) };
+            // SAFETY: a normal of one of the vertices (v < 8, or v < 4 with tangents) or a
+            // tangent of one of the four (v - 4 < 4): inside the caller's floats.
+            unsafe {
+                match tangents {
+                    Some((t, ot)) if v >= 4 => {
+                        std::ptr::copy_nonoverlapping(t.add(4 * (v - 4)), ot.add(4 * (v - 4)), 4)
+                    }
+                    _ => std::ptr::copy_nonoverlapping(n.add(3 * v), on.add(3 * v), 3),
+                }
+            }
         }
     }
 
@@ -750,8 +791,9 @@ mod avx {
     }
 
     /// One vertex alone (the loops' last vertices), with the blocks' arithmetic: the vertex in
-    /// both lanes of its pair and in all four pairs of [`normalize8`], so its point and normal
-    /// have the bits they would have in a block.
+    /// both lanes of its pair and in all four pairs of [`normalize8`], so its point, normal and
+    /// tangent have the bits they would have in a block. A tangent's fourth float (its
+    /// handedness) is copied.
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA; `base` must point at a palette holding every joint in `j`.
@@ -763,6 +805,7 @@ mod avx {
         p: &[f32; 3],
         out: &mut [f32; 3],
         normal: Option<(&[f32; 3], &mut [f32; 3])>,
+        tangent: Option<(&[f32; 4], &mut [f32; 4])>,
     ) {
         // SAFETY: the caller's guarantees; `v` holds eight floats.
         unsafe {
@@ -770,17 +813,54 @@ mod avx {
             let c = pair_columns(m, m);
             let both =
                 |v: &[f32; 3]| _mm256_loadu_ps([v[0], v[1], v[2], 0.0, v[0], v[1], v[2], 0.0].as_ptr());
+            // The direction's unit vector as a block gives it, or the input where that keeps it.
+            let unit = |d: &[f32; 3]| {
+                let (q, keep) = normalize8([directions2(&c, both(d)); 4]);
+                let mut r = *d;
+                if keep & 1 != 0 {
+                    store3(&mut r, _mm256_castps256_ps128(q[0]));
+                }
+                r
+            };
             store3(out, _mm256_castps256_ps128(points2(&c, both(p))));
             if let Some((d, o)) = normal {
-                let q = directions2(&c, both(d));
-                let (q, keep) = normalize8([q; 4]);
-                *o = if keep & 1 != 0 {
-                    let mut r = [0.0; 3];
-                    store3(&mut r, _mm256_castps256_ps128(q[0]));
-                    r
-                } else {
-                    *d
-                };
+                *o = unit(d);
+            }
+            if let Some((t, o)) = tangent {
+                let [x, y, z] = unit(&[t[0], t[1], t[2]]);
+                *o = [x, y, z, t[3]];
+            }
+        }
+    }
+
+    /// Finishes half a block of the tangent loop: the directions of two pairs of vertices from
+    /// vertex `v` (`[normals of v, v + 1; normals of v + 2, v + 3; tangents of v, v + 1;
+    /// tangents of v + 2, v + 3]`) normalized together ([`normalize8`]), the normals stored as
+    /// [`store_pair`] does, the tangents as two full 32-byte writes with their fourth floats
+    /// (handedness) from the input; a zero-length or NaN direction keeps its input.
+    ///
+    /// # Safety
+    /// The CPU must support AVX and FMA; vertices `v..v + 5` in the normals (the fifth's x is
+    /// written over: the caller writes it again later), `v..v + 4` in the tangents; `n` and
+    /// `t` the inputs, `on` and `ot` the outputs.
+    #[inline]
+    #[target_feature(enable = "avx,fma")]
+    unsafe fn finish_half(
+        v: usize,
+        dirs: [__m256; 4],
+        (n, on): (*const f32, *mut f32),
+        (t, ot): (*const f32, *mut f32),
+    ) {
+        let (u, keep) = normalize8(dirs);
+        // SAFETY: the caller guarantees the vertices' floats.
+        unsafe {
+            store_pair(on.add(3 * v), u[0]);
+            store_pair(on.add(3 * v + 6), u[1]);
+            let (t, ot) = (t.add(4 * v), ot.add(4 * v));
+            _mm256_storeu_ps(ot, _mm256_blend_ps::<0b1000_1000>(u[2], _mm256_loadu_ps(t)));
+            _mm256_storeu_ps(ot.add(8), _mm256_blend_ps::<0b1000_1000>(u[3], _mm256_loadu_ps(t.add(8))));
+            if keep != 0xff {
+                keep_inputs(keep, (n.add(3 * v), on.add(3 * v)), Some((t, ot)));
             }
         }
     }
@@ -792,9 +872,11 @@ mod avx {
     /// ([`pair_columns`]), its points ([`points2`]) stored sixteen bytes a vertex (the fourth
     /// lane lands on the next vertex's x, which that vertex then overwrites); with normals, a
     /// block's four pairs of normals ([`directions2`]) normalized together in registers
-    /// ([`normalize8`]) and stored the same way. The last vertex (which has no vertex after it:
-    /// the pairs read and write one float past themselves) and those after the last block go
-    /// one at a time ([`one_vertex`]: the same bits).
+    /// ([`normalize8`]) and stored the same way; with tangents too, each half block's two pairs
+    /// of normals and two pairs of tangents normalized together ([`finish_half`]). The last
+    /// vertex (which has no vertex after it: the pairs read and write one float past
+    /// themselves) and those after the last block go one at a time ([`one_vertex`]: the same
+    /// bits).
     ///
     /// Joint indices are checked a block ahead of the palette reads ([`JointCheck`]); the loop
     /// stops before reading a block that names a joint past the palette and returns a vertex
@@ -803,22 +885,27 @@ mod avx {
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA; the other slices must hold at least as many entries
-    /// as `out` (with `NORMALS`, `normals` and `out_normals` too; without, they are not read).
+    /// as `out` (with `NORMALS`, `normals` and `out_normals` too, with `TANGENTS`, which needs
+    /// `NORMALS`, the tangents too; without, they are not read).
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn skin8<const NORMALS: bool>(
+    unsafe fn skin8<const NORMALS: bool, const TANGENTS: bool>(
         palette: &[Mat4],
         joints: &[[u16; 4]],
         weights: &[[f32; 4]],
         positions: &[[f32; 3]],
-        normals: &[[f32; 3]],
+        (normals, out_normals): (&[[f32; 3]], &mut [[f32; 3]]),
+        (tangents, out_tangents): (&[[f32; 4]], &mut [[f32; 4]]),
         out: &mut [[f32; 3]],
-        out_normals: &mut [[f32; 3]],
     ) -> Result<(), usize> {
-        let with_normals = NORMALS;
+        const { assert!(NORMALS || !TANGENTS, "tangents come with normals") };
+        let (with_normals, with_tangents) = (NORMALS, TANGENTS);
         let mut n = out.len().min(joints.len()).min(weights.len()).min(positions.len());
         if with_normals {
             n = n.min(normals.len()).min(out_normals.len());
+        }
+        if with_tangents {
+            n = n.min(tangents.len()).min(out_tangents.len());
         }
         if n == 0 {
             return Ok(());
@@ -843,6 +930,7 @@ mod avx {
         let base = palette.as_ptr() as *const f32;
         let (op, on) = (out.as_mut_ptr() as *mut f32, out_normals.as_mut_ptr() as *mut f32);
         let (ip, inn) = (positions.as_ptr() as *const f32, normals.as_ptr() as *const f32);
+        let (it, ot) = (tangents.as_ptr() as *const f32, out_tangents.as_mut_ptr() as *mut f32);
         // SAFETY (the closure): the callers pass i < n, a checked vertex; the CPU features
         // are the caller's guarantee.
         let blend =
@@ -859,7 +947,7 @@ mod avx {
             // One pair of the block: its matrices were blended a pair ago; the next pair
             // (checked: at most vertex 8b + 9 < 8b + 16) is blended now (two pairs ahead kept
             // sixteen registers of matrices and directions live: spills, 6% slower). Returns
-            // its directions (with normals).
+            // its normals and tangents (where the loop skins them).
             macro_rules! pair {
                 ($k:expr) => {{
                     let i = 8 * b + 2 * $k;
@@ -874,12 +962,27 @@ mod avx {
                         let p = points2(&c, pair_inputs(ip.add(3 * i)));
                         let q =
                             if with_normals { directions2(&c, pair_inputs(inn.add(3 * i))) } else { c[0] };
+                        let t = if with_tangents {
+                            directions2(&c, _mm256_loadu_ps(it.add(4 * i)))
+                        } else {
+                            c[0]
+                        };
                         store_pair(op.add(3 * i), p);
-                        q
+                        (q, t)
                     }
                 }};
             }
-            let q = [pair!(0), pair!(1), pair!(2), pair!(3)];
+            if with_tangents {
+                let ((q0, t0), (q1, t1)) = (pair!(0), pair!(1));
+                // SAFETY: vertices 8b..8b + 9 lie in the slices (8b + 8 <= n - 1); the later
+                // half writes vertex 8b + 4's normal again, the next block 8b + 8's.
+                unsafe { finish_half(8 * b, [q0, q1, t0, t1], (inn, on), (it, ot)) };
+                let ((q2, t2), (q3, t3)) = (pair!(2), pair!(3));
+                // SAFETY: as above.
+                unsafe { finish_half(8 * b + 4, [q2, q3, t2, t3], (inn, on), (it, ot)) };
+                continue;
+            }
+            let q = [pair!(0).0, pair!(1).0, pair!(2).0, pair!(3).0];
             if with_normals {
                 let (q, keep) = normalize8(q);
                 // SAFETY: as in `pair!`; the kept inputs are the block's vertices.
@@ -890,15 +993,17 @@ mod avx {
                     store_pair(at.add(12), q[2]);
                     store_pair(at.add(18), q[3]);
                     if keep != 0xff {
-                        keep_inputs(keep, inn.add(24 * b), at);
+                        keep_inputs(keep, (inn.add(24 * b), at), None);
                     }
                 }
             }
         }
         for i in 8 * blocks..n {
             let normal = with_normals.then(|| (&normals[i], &mut out_normals[i]));
+            let tangent = with_tangents.then(|| (&tangents[i], &mut out_tangents[i]));
+            let inputs = (&joints[i], &weights[i]);
             // SAFETY: vertex i was checked (the last block's look-ahead, or the first check).
-            unsafe { one_vertex(base, (&joints[i], &weights[i]), &positions[i], &mut out[i], normal) };
+            unsafe { one_vertex(base, inputs, &positions[i], &mut out[i], normal, tangent) };
         }
         Ok(())
     }
@@ -922,8 +1027,38 @@ mod avx {
         let n = out.len().min(normals.len()).min(out_normals.len());
         // SAFETY: the caller's guarantees; `normals` trimmed to the output's length.
         unsafe {
-            skin8::<true>(palette, joints, weights, positions, &normals[..n], &mut out[..n], out_normals)
+            let directions = (&normals[..n], out_normals);
+            skin8::<true, false>(
+                palette,
+                joints,
+                weights,
+                positions,
+                directions,
+                (&[], &mut []),
+                &mut out[..n],
+            )
         }
+    }
+
+    /// Positions, normals and tangents with AVX2 + FMA ([`skin8`] with tangents: the same
+    /// points and normals as without them).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; the other slices must hold at least as many entries
+    /// as `out`.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn positions_normals_tangents(
+        palette: &[Mat4],
+        joints: &[[u16; 4]],
+        weights: &[[f32; 4]],
+        positions: &[[f32; 3]],
+        normals: (&[[f32; 3]], &mut [[f32; 3]]),
+        tangents: (&[[f32; 4]], &mut [[f32; 4]]),
+        out: &mut [[f32; 3]],
+    ) -> Result<(), usize> {
+        // SAFETY: the caller's guarantees.
+        unsafe { skin8::<true, true>(palette, joints, weights, positions, normals, tangents, out) }
     }
 
     /// Positions with AVX2 + FMA ([`skin8`] without normals: the same points).
@@ -940,7 +1075,9 @@ mod avx {
         out: &mut [[f32; 3]],
     ) -> Result<(), usize> {
         // SAFETY: the caller's guarantees.
-        unsafe { skin8::<false>(palette, joints, weights, positions, &[], out, &mut []) }
+        unsafe {
+            skin8::<false, false>(palette, joints, weights, positions, (&[], &mut []), (&[], &mut []), out)
+        }
     }
 }
 
@@ -1007,6 +1144,8 @@ mod tests {
 
     /// Outputs of a job: positions, normals, tangents.
     type Skinned = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[f32; 4]>);
+    /// A job's vertex inputs: positions, normals, tangents.
+    type Vertices<'a> = (&'a [[f32; 3]], &'a [[f32; 3]], &'a [[f32; 4]]);
 
     /// Runs one job over whole arrays (each output as long as its input) and returns the outputs.
     fn run_job(
@@ -1017,9 +1156,33 @@ mod tests {
         normals: &[[f32; 3]],
         tangents: &[[f32; 4]],
     ) -> Result<Skinned, SkinningError> {
+        skin_with(palette, joints, weights, (positions, normals, tangents), |job| job.run())
+    }
+
+    /// [`run_job`] through the general loop (validated first), whatever the CPU.
+    fn run_general(
+        palette: &[Mat4],
+        joints: &[[u16; 4]],
+        weights: &[[f32; 4]],
+        positions: &[[f32; 3]],
+        normals: &[[f32; 3]],
+        tangents: &[[f32; 4]],
+    ) -> Result<Skinned, SkinningError> {
+        let general = |job: SkinningJob| job.validate().and_then(|()| job.run_general());
+        skin_with(palette, joints, weights, (positions, normals, tangents), general)
+    }
+
+    /// A job over the inputs with outputs of their lengths, run by `run`.
+    fn skin_with(
+        palette: &[Mat4],
+        joints: &[[u16; 4]],
+        weights: &[[f32; 4]],
+        (positions, normals, tangents): Vertices,
+        run: impl FnOnce(SkinningJob) -> Result<(), SkinningError>,
+    ) -> Result<Skinned, SkinningError> {
         let mut out =
             (vec![[0.0; 3]; positions.len()], vec![[0.0; 3]; normals.len()], vec![[0.0; 4]; tangents.len()]);
-        SkinningJob {
+        run(SkinningJob {
             palette,
             joints,
             weights,
@@ -1029,15 +1192,15 @@ mod tests {
             out_positions: &mut out.0,
             out_normals: &mut out.1,
             out_tangents: &mut out.2,
-        }
-        .run()?;
+        })?;
         Ok(out)
     }
 
     #[test]
     fn the_positions_and_normals_fast_path_matches_the_general_loop() {
-        // Normals alone take a SIMD path where the CPU has one; adding tangents forces the
-        // general loop. Both must agree (within rounding: fused multiply-adds round once).
+        // Normals, with or without tangents, take a SIMD path where the CPU has one; the general
+        // loop must agree with it (within rounding: fused multiply-adds round once, and the
+        // SIMD loops divide by an approximate square root refined once).
         let palette = palette_of(64, |i| {
             (
                 1.0 + i * 0.01,
@@ -1058,19 +1221,37 @@ mod tests {
         let mut normals: Vec<[f32; 3]> =
             (0..n).map(|i| Vec3::new(1.0, i as f32 * 0.1, 0.5).normalize().to_array()).collect();
         normals[3] = [0.0; 3]; // zero length: kept as given
-        let tangents = vec![[1.0, 0.0, 0.0, 1.0]; n];
+        let mut tangents: Vec<[f32; 4]> = (0..n)
+            .map(|i| {
+                let t = Vec3::new(0.2, -1.0, i as f32 * 0.01).normalize();
+                [t.x, t.y, t.z, if i % 3 == 0 { -1.0 } else { 1.0 }]
+            })
+            .collect();
+        tangents[7] = [0.0, 0.0, 0.0, -1.0]; // zero length: kept as given, handedness and all
         let (p1, n1, _) = run_job(&palette, &joints, &weights, &positions, &normals, &[]).unwrap();
-        let (p2, n2, _) = run_job(&palette, &joints, &weights, &positions, &normals, &tangents).unwrap();
+        let (p2, n2, t2) = run_job(&palette, &joints, &weights, &positions, &normals, &tangents).unwrap();
+        let (p3, n3, t3) = run_general(&palette, &joints, &weights, &positions, &normals, &tangents).unwrap();
         for i in 0..n {
-            assert!(Vec3::from(p1[i]).abs_diff_eq(Vec3::from(p2[i]), 1e-4), "position {i}");
+            assert!(Vec3::from(p1[i]).abs_diff_eq(Vec3::from(p3[i]), 1e-4), "position {i}");
+            // (On an AVX-512 CPU normals alone may take the AVX-512 loop, tangents the AVX2 one.)
+            assert!(Vec3::from(p2[i]).abs_diff_eq(Vec3::from(p1[i]), 1e-5), "position {i}, with tangents");
             assert!(
-                Vec3::from(n1[i]).abs_diff_eq(Vec3::from(n2[i]), 1e-5),
+                Vec3::from(n1[i]).abs_diff_eq(Vec3::from(n3[i]), 1e-5),
                 "normal {i}: {:?} vs {:?}",
                 n1[i],
-                n2[i]
+                n3[i]
             );
+            assert!(Vec3::from(n2[i]).abs_diff_eq(Vec3::from(n1[i]), 1e-6), "normal {i}, with tangents");
+            assert!(
+                Vec4::from(t2[i]).abs_diff_eq(Vec4::from(t3[i]), 1e-5),
+                "tangent {i}: {:?} vs {:?}",
+                t2[i],
+                t3[i]
+            );
+            assert_eq!(t2[i][3], tangents[i][3], "tangent {i}'s handedness");
         }
         assert_eq!(n1[3], [0.0; 3]);
+        assert_eq!(t2[7], [0.0, 0.0, 0.0, -1.0]);
         // A joint past the palette is still refused on the fast path.
         let mut bad = joints.clone();
         bad[500][2] = 64;
@@ -1079,7 +1260,7 @@ mod tests {
     }
 
     /// The direct loop tests' mesh: 77 vertices over 32 joints, the normals at `zero` of zero
-    /// length, and what the general loop (tangents force it) makes of them.
+    /// length, and what the general loop makes of them.
     #[cfg(target_arch = "x86_64")]
     struct Mesh {
         palette: Vec<Mat4>,
@@ -1104,10 +1285,22 @@ mod tests {
         for &i in zero {
             normals[i] = [0.0; 3];
         }
-        let tangents = vec![[1.0, 0.0, 0.0, 1.0]; n];
-        let (want_p, want_n, _) =
-            run_job(&palette, &joints, &weights, &positions, &normals, &tangents).unwrap();
-        Mesh { palette, joints, weights, positions, normals, want_p, want_n }
+        Mesh::of(palette, joints, weights, (positions, normals))
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    impl Mesh {
+        /// The mesh of these inputs, with what the general loop makes of them.
+        fn of(
+            palette: Vec<Mat4>,
+            joints: Vec<[u16; 4]>,
+            weights: Vec<[f32; 4]>,
+            (positions, normals): (Vec<[f32; 3]>, Vec<[f32; 3]>),
+        ) -> Self {
+            let (want_p, want_n, _) =
+                run_general(&palette, &joints, &weights, &positions, &normals, &[]).unwrap();
+            Mesh { palette, joints, weights, positions, normals, want_p, want_n }
+        }
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -1194,59 +1387,92 @@ mod tests {
         }
     }
 
+    /// The block test's mesh: `n` vertices over 16 joints of scaled, rotated and moved
+    /// matrices, unit normals, and what the general loop makes of them.
+    #[cfg(target_arch = "x86_64")]
+    fn block_mesh(n: usize) -> Mesh {
+        let palette = palette_of(16, |i| {
+            (0.5 + i * 0.1, Quat::from_rotation_z(i * 0.4), Vec3::new(i * 0.3, -1.5, 2.0))
+        });
+        let joints: Vec<[u16; 4]> = (0..n).map(|i| [(i % 16) as u16, ((i * 5) % 16) as u16, 3, 15]).collect();
+        let weights: Vec<[f32; 4]> = (0..n).map(|i| [0.4, 0.3 - (i % 7) as f32 * 0.01, 0.2, 0.1]).collect();
+        let positions: Vec<[f32; 3]> =
+            (0..n).map(|i| [(i as f32 * 0.37).sin(), i as f32 * 0.01, 1.0]).collect();
+        let normals: Vec<[f32; 3]> = (0..n)
+            .map(|i| Vec3::new((i as f32).cos(), 0.3, (i as f32).sin()).normalize().to_array())
+            .collect();
+        Mesh::of(palette, joints, weights, (positions, normals))
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_avx2_eight_vertex_blocks_match_one_vertex_at_a_time_to_the_bit() {
         if !crate::simd::test_gate(crate::simd::SimdLevel::Avx2, "the AVX2 skinning loops' test") {
             return;
         }
-        // 43 vertices: five blocks of eight and a tail of three; zero-length and NaN normals in
-        // both halves of a block's registers and in the tail keep their inputs.
-        let palette = palette_of(16, |i| {
-            (0.5 + i * 0.1, Quat::from_rotation_z(i * 0.4), Vec3::new(i * 0.3, -1.5, 2.0))
-        });
+        // 43 vertices: five blocks of eight (two halves each with tangents) and a tail of three;
+        // zero-length and NaN normals and tangents in both halves of a block's registers, apart
+        // and on one vertex, and in the tail keep their inputs. With tangents the points and
+        // normals are the bits they are without.
         let n = 43;
-        let joints: Vec<[u16; 4]> = (0..n).map(|i| [(i % 16) as u16, ((i * 5) % 16) as u16, 3, 15]).collect();
-        let weights: Vec<[f32; 4]> = (0..n).map(|i| [0.4, 0.3 - (i % 7) as f32 * 0.01, 0.2, 0.1]).collect();
-        let positions: Vec<[f32; 3]> =
-            (0..n).map(|i| [(i as f32 * 0.37).sin(), i as f32 * 0.01, 1.0]).collect();
-        let mut normals: Vec<[f32; 3]> = (0..n)
-            .map(|i| Vec3::new((i as f32).cos(), 0.3, (i as f32).sin()).normalize().to_array())
-            .collect();
+        let Mesh { palette, joints, weights, positions, mut normals, .. } = block_mesh(n);
         for i in [1, 6, 15, 41] {
             normals[i] = [0.0; 3];
         }
         normals[20] = [f32::NAN, 0.0, 1.0];
+        let mut tangents: Vec<[f32; 4]> = (0..n)
+            .map(|i| {
+                let t = Vec3::new(-(i as f32).sin(), 0.1, (i as f32).cos()).normalize();
+                [t.x, t.y, t.z, if i % 2 == 0 { 1.0 } else { -1.0 }]
+            })
+            .collect();
+        for i in [2, 15, 21, 42] {
+            tangents[i] = [0.0, 0.0, 0.0, -1.0];
+        }
+        tangents[30] = [f32::NAN, 0.0, 1.0, 1.0];
+        let kept_tangents = [2, 15, 21, 30, 42];
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         let run = |r: std::ops::Range<usize>| {
             let m = r.len();
             let (mut p, mut nr) = (vec![[0.0f32; 3]; m], vec![[0.0f32; 3]; m]);
+            let (mut pt, mut nt, mut t) = (vec![[0.0f32; 3]; m], vec![[0.0f32; 3]; m], vec![[0.0f32; 4]; m]);
+            let (j, w, pos) = (&joints[r.clone()], &weights[r.clone()], &positions[r.clone()]);
             // SAFETY: AVX2 and FMA checked above; every joint below 16; the slices of one length.
             unsafe {
-                avx::positions_normals(
-                    &palette,
-                    &joints[r.clone()],
-                    &weights[r.clone()],
-                    &positions[r.clone()],
-                    &normals[r],
-                    &mut p,
-                    &mut nr,
-                )
-                .unwrap()
-            };
-            (p, nr)
+                avx::positions_normals(&palette, j, w, pos, &normals[r.clone()], &mut p, &mut nr).unwrap();
+                let directions = ((&normals[r.clone()], &mut nt[..]), (&tangents[r], &mut t[..]));
+                avx::positions_normals_tangents(&palette, j, w, pos, directions.0, directions.1, &mut pt)
+                    .unwrap();
+            }
+            assert_eq!(bits(pt.as_flattened()), bits(p.as_flattened()), "points with and without tangents");
+            assert_eq!(bits(nt.as_flattened()), bits(nr.as_flattened()), "normals with and without tangents");
+            (p, nr, t)
         };
-        let bits = |v: &[[f32; 3]]| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
-        let (p, nr) = run(0..n);
+        let (p, nr, t) = run(0..n);
         for i in 0..n {
-            let (p1, n1) = run(i..i + 1);
-            assert_eq!(bits(&p[i..i + 1]), bits(&p1), "position {i}");
-            assert_eq!(bits(&nr[i..i + 1]), bits(&n1), "normal {i}");
+            let (p1, n1, t1) = run(i..i + 1);
+            assert_eq!(bits(&p[i]), bits(&p1[0]), "position {i}");
+            assert_eq!(bits(&nr[i]), bits(&n1[0]), "normal {i}");
+            assert_eq!(bits(&t[i]), bits(&t1[0]), "tangent {i}");
         }
         for i in [1, 6, 15, 20, 41] {
-            assert_eq!(bits(&nr[i..i + 1]), bits(&normals[i..i + 1]), "normal {i} kept");
+            assert_eq!(bits(&nr[i]), bits(&normals[i]), "normal {i} kept");
+        }
+        for i in kept_tangents {
+            assert_eq!(bits(&t[i]), bits(&tangents[i]), "tangent {i} kept");
         }
         let len = Vec3::from(nr[30]).length();
         assert!((len - 1.0).abs() < 1e-6, "normal 30 has length {len}");
+        let (_, _, want) = run_general(&palette, &joints, &weights, &positions, &normals, &tangents).unwrap();
+        for i in (0..n).filter(|i| !kept_tangents.contains(i)) {
+            assert!(
+                Vec4::from(t[i]).abs_diff_eq(Vec4::from(want[i]), 1e-5),
+                "tangent {i}: {:?} vs {:?}",
+                t[i],
+                want[i]
+            );
+            assert_eq!(t[i][3], tangents[i][3], "tangent {i}'s handedness");
+        }
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -1264,6 +1490,7 @@ mod tests {
         let n = 43;
         let (positions, normals, weights) =
             (vec![[1.0, 2.0, 3.0]; n], vec![[0.0, 1.0, 0.0]; n], vec![[0.25; 4]; n]);
+        let tangents = vec![[1.0, 0.0, 0.0, 1.0]; n];
         let first_bad_from =
             |joints: &[[u16; 4]], from: usize| (from..n).find(|&i| joints[i].iter().any(|&j| j >= 8));
         for (vertex, joint) in (0..n).map(|v| (v, if v % 3 == 0 { u16::MAX } else { 8 + v as u16 })) {
@@ -1271,15 +1498,27 @@ mod tests {
             joints[vertex][vertex % 4] = joint;
             let (mut p, mut nr) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
             // SAFETY: AVX2 and FMA checked above; the slices of one length.
-            let (with, without) = unsafe {
+            let mut t = vec![[0.0; 4]; n];
+            let (with, without, tangent) = unsafe {
                 (
                     avx::positions_normals(
                         &palette, &joints, &weights, &positions, &normals, &mut p, &mut nr,
                     ),
                     avx::positions(&palette, &joints, &weights, &positions, &mut p),
+                    avx::positions_normals_tangents(
+                        &palette,
+                        &joints,
+                        &weights,
+                        &positions,
+                        (&normals, &mut nr),
+                        (&tangents, &mut t),
+                        &mut p,
+                    ),
                 )
             };
-            for (what, got) in [("with normals", with), ("positions only", without)] {
+            for (what, got) in
+                [("with normals", with), ("positions only", without), ("with tangents", tangent)]
+            {
                 let from = got.expect_err(what);
                 assert!(from <= vertex, "{what}: vertex {vertex} planted, stopped at {from}");
                 assert_eq!(first_bad_from(&joints, from), Some(vertex), "{what}: vertex {vertex}");
