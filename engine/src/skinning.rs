@@ -745,32 +745,18 @@ mod avx {
     }
 
     /// Copies the input over the output of each direction whose bit in `keep` ([`normalize8`]'s
-    /// mask) is clear: without tangents the eight directions are the normals of eight vertices
-    /// (three floats each: the input at `n` + 3v, the output at `on` + 3v); with them, 0-3 are
-    /// the normals of four vertices and 4-7 their tangents (four floats each, at `t` and `ot`
-    /// + 4(v - 4), copied whole).
+    /// mask) is clear: the eight directions are those of eight vertices, `stride` floats each
+    /// (normals three, at `src` + 3v and `dst` + 3v; tangents four, copied whole with their
+    /// handedness).
     ///
     /// # Safety
-    /// Without tangents, 24 floats readable at `n` and writable at `on`; with them, 12 there
-    /// and 16 at `t` and `ot`.
+    /// `8 * stride` floats readable at `src` and writable at `dst`.
     #[cold]
-    unsafe fn keep_inputs(
-        keep: i32,
-        (n, on): (*const f32, *mut f32),
-        tangents: Option<(*const f32, *mut f32)>,
-    ) {
+    unsafe fn keep_inputs(keep: i32, src: *const f32, dst: *mut f32, stride: usize) {
         for l in (0..8).filter(|l| keep & (1 << l) == 0) {
             let v = NORMALIZE8_LANES[l];
-            // SAFETY: a normal of one of the vertices (v < 8, or v < 4 with tangents) or a
-            // tangent of one of the four (v - 4 < 4): inside the caller's floats.
-            unsafe {
-                match tangents {
-                    Some((t, ot)) if v >= 4 => {
-                        std::ptr::copy_nonoverlapping(t.add(4 * (v - 4)), ot.add(4 * (v - 4)), 4)
-                    }
-                    _ => std::ptr::copy_nonoverlapping(n.add(3 * v), on.add(3 * v), 3),
-                }
-            }
+            // SAFETY: vertex v < 8 of the caller's floats.
+            unsafe { std::ptr::copy_nonoverlapping(src.add(stride * v), dst.add(stride * v), stride) }
         }
     }
 
@@ -833,34 +819,29 @@ mod avx {
         }
     }
 
-    /// Finishes half a block of the tangent loop: the directions of two pairs of vertices from
-    /// vertex `v` (`[normals of v, v + 1; normals of v + 2, v + 3; tangents of v, v + 1;
-    /// tangents of v + 2, v + 3]`) normalized together ([`normalize8`]), the normals stored as
-    /// [`store_pair`] does, the tangents as two full 32-byte writes with their fourth floats
-    /// (handedness) from the input; a zero-length or NaN direction keeps its input.
+    /// Finishes a block's tangents: the eight vertices' directions from `t` (tangents, four
+    /// floats a vertex), which the loop stored at `ot` not normalized, read back as four pairs,
+    /// normalized together ([`normalize8`]) and stored again as four 32-byte writes with their
+    /// fourth floats (handedness) from the input; a zero-length or NaN direction keeps its
+    /// input. (Holding them in registers until the block's end instead spilled twelve to
+    /// twenty registers a block: the loop measured 5-9% slower.)
     ///
     /// # Safety
-    /// The CPU must support AVX and FMA; vertices `v..v + 5` in the normals (the fifth's x is
-    /// written over: the caller writes it again later), `v..v + 4` in the tangents; `n` and
-    /// `t` the inputs, `on` and `ot` the outputs.
+    /// The CPU must support AVX and FMA; 32 floats readable at `t` and writable at `ot`, the
+    /// latter holding the block's directions.
     #[inline]
     #[target_feature(enable = "avx,fma")]
-    unsafe fn finish_half(
-        v: usize,
-        dirs: [__m256; 4],
-        (n, on): (*const f32, *mut f32),
-        (t, ot): (*const f32, *mut f32),
-    ) {
-        let (u, keep) = normalize8(dirs);
-        // SAFETY: the caller guarantees the vertices' floats.
+    unsafe fn tangent_block(t: *const f32, ot: *mut f32) {
+        // SAFETY: the caller guarantees the block's 32 floats at `t` and `ot`.
         unsafe {
-            store_pair(on.add(3 * v), u[0]);
-            store_pair(on.add(3 * v + 6), u[1]);
-            let (t, ot) = (t.add(4 * v), ot.add(4 * v));
-            _mm256_storeu_ps(ot, _mm256_blend_ps::<0b1000_1000>(u[2], _mm256_loadu_ps(t)));
-            _mm256_storeu_ps(ot.add(8), _mm256_blend_ps::<0b1000_1000>(u[3], _mm256_loadu_ps(t.add(8))));
+            let d = |k: usize| _mm256_loadu_ps(ot.add(8 * k));
+            let (u, keep) = normalize8([d(0), d(1), d(2), d(3)]);
+            for (k, u) in u.into_iter().enumerate() {
+                let handed = _mm256_blend_ps::<0b1000_1000>(u, _mm256_loadu_ps(t.add(8 * k)));
+                _mm256_storeu_ps(ot.add(8 * k), handed);
+            }
             if keep != 0xff {
-                keep_inputs(keep, (n.add(3 * v), on.add(3 * v)), Some((t, ot)));
+                keep_inputs(keep, t, ot, 4);
             }
         }
     }
@@ -872,8 +853,9 @@ mod avx {
     /// ([`pair_columns`]), its points ([`points2`]) stored sixteen bytes a vertex (the fourth
     /// lane lands on the next vertex's x, which that vertex then overwrites); with normals, a
     /// block's four pairs of normals ([`directions2`]) normalized together in registers
-    /// ([`normalize8`]) and stored the same way; with tangents too, each half block's two pairs
-    /// of normals and two pairs of tangents normalized together ([`finish_half`]). The last
+    /// ([`normalize8`]) and stored the same way; with tangents too, each pair's tangent
+    /// directions stored as they come (one 32-byte write) and the block's eight normalized
+    /// after its normals ([`tangent_block`]). The last
     /// vertex (which has no vertex after it: the pairs read and write one float past
     /// themselves) and those after the last block go one at a time ([`one_vertex`]: the same
     /// bits).
@@ -947,7 +929,7 @@ mod avx {
             // One pair of the block: its matrices were blended a pair ago; the next pair
             // (checked: at most vertex 8b + 9 < 8b + 16) is blended now (two pairs ahead kept
             // sixteen registers of matrices and directions live: spills, 6% slower). Returns
-            // its normals and tangents (where the loop skins them).
+            // its normals' directions (where the loop skins them).
             macro_rules! pair {
                 ($k:expr) => {{
                     let i = 8 * b + 2 * $k;
@@ -962,27 +944,18 @@ mod avx {
                         let p = points2(&c, pair_inputs(ip.add(3 * i)));
                         let q =
                             if with_normals { directions2(&c, pair_inputs(inn.add(3 * i))) } else { c[0] };
-                        let t = if with_tangents {
-                            directions2(&c, _mm256_loadu_ps(it.add(4 * i)))
-                        } else {
-                            c[0]
-                        };
+                        if with_tangents {
+                            // The pair's tangents (eight floats from vertex i) as they come,
+                            // normalized at the block's end.
+                            let t = directions2(&c, _mm256_loadu_ps(it.add(4 * i)));
+                            _mm256_storeu_ps(ot.add(4 * i), t);
+                        }
                         store_pair(op.add(3 * i), p);
-                        (q, t)
+                        q
                     }
                 }};
             }
-            if with_tangents {
-                let ((q0, t0), (q1, t1)) = (pair!(0), pair!(1));
-                // SAFETY: vertices 8b..8b + 9 lie in the slices (8b + 8 <= n - 1); the later
-                // half writes vertex 8b + 4's normal again, the next block 8b + 8's.
-                unsafe { finish_half(8 * b, [q0, q1, t0, t1], (inn, on), (it, ot)) };
-                let ((q2, t2), (q3, t3)) = (pair!(2), pair!(3));
-                // SAFETY: as above.
-                unsafe { finish_half(8 * b + 4, [q2, q3, t2, t3], (inn, on), (it, ot)) };
-                continue;
-            }
-            let q = [pair!(0).0, pair!(1).0, pair!(2).0, pair!(3).0];
+            let q = [pair!(0), pair!(1), pair!(2), pair!(3)];
             if with_normals {
                 let (q, keep) = normalize8(q);
                 // SAFETY: as in `pair!`; the kept inputs are the block's vertices.
@@ -993,9 +966,13 @@ mod avx {
                     store_pair(at.add(12), q[2]);
                     store_pair(at.add(18), q[3]);
                     if keep != 0xff {
-                        keep_inputs(keep, (inn.add(24 * b), at), None);
+                        keep_inputs(keep, inn.add(24 * b), at, 3);
                     }
                 }
+            }
+            if with_tangents {
+                // SAFETY: the block's eight vertices lie in the slices.
+                unsafe { tangent_block(it.add(32 * b), ot.add(32 * b)) };
             }
         }
         for i in 8 * blocks..n {
@@ -1410,9 +1387,9 @@ mod tests {
         if !crate::simd::test_gate(crate::simd::SimdLevel::Avx2, "the AVX2 skinning loops' test") {
             return;
         }
-        // 43 vertices: five blocks of eight (two halves each with tangents) and a tail of three;
-        // zero-length and NaN normals and tangents in both halves of a block's registers, apart
-        // and on one vertex, and in the tail keep their inputs. With tangents the points and
+        // 43 vertices: five blocks of eight and a tail of three; zero-length and NaN normals and
+        // tangents in both halves of a block's registers, apart and on one vertex, and in the
+        // tail keep their inputs. With tangents the points and
         // normals are the bits they are without.
         let n = 43;
         let Mesh { palette, joints, weights, positions, mut normals, .. } = block_mesh(n);
