@@ -823,8 +823,8 @@ mod avx {
     /// floats a vertex), which the loop stored at `ot` not normalized, read back as four pairs,
     /// normalized together ([`normalize8`]) and stored again as four 32-byte writes with their
     /// fourth floats (handedness) from the input; a zero-length or NaN direction keeps its
-    /// input. (Holding them in registers until the block's end instead spilled twelve to
-    /// twenty registers a block: the loop measured 5-9% slower.)
+    /// input. (Holding the directions, or the pairs' columns, in registers until the block's
+    /// end made the compiler spill: the loop measured 4-10% slower.)
     ///
     /// # Safety
     /// The CPU must support AVX and FMA; 32 floats readable at `t` and writable at `ot`, the
@@ -1389,8 +1389,8 @@ mod tests {
         }
         // 43 vertices: five blocks of eight and a tail of three; zero-length and NaN normals and
         // tangents in both halves of a block's registers, apart and on one vertex, and in the
-        // tail keep their inputs. With tangents the points and
-        // normals are the bits they are without.
+        // tail keep their inputs. With tangents the points and normals are the bits they are
+        // without.
         let n = 43;
         let Mesh { palette, joints, weights, positions, mut normals, .. } = block_mesh(n);
         for i in [1, 6, 15, 41] {
