@@ -264,7 +264,8 @@ fn aligned_palette<'a>(
 /// full registers and their normals normalized sixteen-wide. With AVX2 + FMA a palette matrix is
 /// two 256-bit halves (columns 0-1 and 2-3), vertices go eight to a block ([`avx::skin8`]: each
 /// matrix blended a pair ahead, two vertices' points and normals through one register of
-/// paired columns, a block's normals normalized together in registers before they are stored).
+/// paired columns, a block's normals normalized together in registers before they are stored;
+/// with tangents, a block's eight tangents normalized together after its normals).
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::*;
@@ -855,10 +856,9 @@ mod avx {
     /// block's four pairs of normals ([`directions2`]) normalized together in registers
     /// ([`normalize8`]) and stored the same way; with tangents too, each pair's tangent
     /// directions stored as they come (one 32-byte write) and the block's eight normalized
-    /// after its normals ([`tangent_block`]). The last
-    /// vertex (which has no vertex after it: the pairs read and write one float past
-    /// themselves) and those after the last block go one at a time ([`one_vertex`]: the same
-    /// bits).
+    /// after its normals ([`tangent_block`]). The last vertex (which has no vertex after it:
+    /// the pairs read and write one float past themselves) and those after the last block go
+    /// one at a time ([`one_vertex`]: the same bits).
     ///
     /// Joint indices are checked a block ahead of the palette reads ([`JointCheck`]); the loop
     /// stops before reading a block that names a joint past the palette and returns a vertex
