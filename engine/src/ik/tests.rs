@@ -307,3 +307,74 @@ fn the_many_chain_jobs_name_a_count_mismatch_and_the_first_bad_input_by_index_an
         Err(IkError::Count { job: "aim joints job", inputs: 3, outputs: 4 })
     );
 }
+
+/// One way to spoil a chain: what it does, and a change to the chain's inputs or its joints.
+type Spoiler = (String, Box<dyn Fn(&mut TwoBoneIkChain, &mut [Mat4; 3])>);
+
+/// Every way one chain among twenty can be bad: each of its matrices' sixteen numbers, each
+/// vector's three and the twist as NaN, +inf or -inf, a zero mid axis, and each ratio below 0,
+/// above 1 or NaN.
+fn spoilers() -> Vec<Spoiler> {
+    let mut out: Vec<Spoiler> = Vec::new();
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        for joint in 0..3 {
+            for k in 0..16 {
+                out.push((
+                    format!("joint {joint} number {k} = {bad}"),
+                    Box::new(move |_, m| m[joint].as_mut()[k] = bad),
+                ));
+            }
+        }
+        for k in 0..3 {
+            out.push((format!("target[{k}] = {bad}"), Box::new(move |c, _| c.target[k] = bad)));
+            out.push((format!("pole[{k}] = {bad}"), Box::new(move |c, _| c.pole[k] = bad)));
+            out.push((format!("mid_axis[{k}] = {bad}"), Box::new(move |c, _| c.mid_axis[k] = bad)));
+        }
+        out.push((format!("twist = {bad}"), Box::new(move |c, _| c.twist = bad)));
+    }
+    out.push(("mid_axis = 0".into(), Box::new(|c, _| c.mid_axis = Vec3::ZERO)));
+    for bad in [-0.01, 1.01, f32::NAN] {
+        out.push((format!("weight = {bad}"), Box::new(move |c, _| c.weight = bad)));
+        out.push((format!("soften = {bad}"), Box::new(move |c, _| c.soften = bad)));
+    }
+    out
+}
+
+#[test]
+fn the_many_chain_jobs_quick_check_refuses_every_bad_number_at_every_level_and_the_job_names_its_chain() {
+    let mut rng = Rng(11);
+    let legs = chains(&mut rng, 20);
+    let good = chain_inputs(&mut rng, &legs);
+    let quick = |chains: &[TwoBoneIkChain]| {
+        let portable = two_bone::all_plain_portable(chains);
+        #[cfg(target_arch = "x86_64")]
+        if test_gate(SimdLevel::Avx2, "the AVX2 quick check") {
+            // SAFETY: the gate says this CPU has AVX2.
+            assert_eq!(unsafe { two_bone::all_plain_avx2(chains) }, portable, "the levels agree");
+        }
+        portable
+    };
+    assert!(quick(&good), "twenty good chains pass");
+    let bad_chain = 13;
+    for (what, spoil) in spoilers() {
+        let mut joints = legs[bad_chain];
+        let mut chain = good[bad_chain];
+        spoil(&mut chain, &mut joints);
+        let chain = TwoBoneIkChain { start: &joints[0], mid: &joints[1], end: &joints[2], ..chain };
+        let mut inputs = good.clone();
+        inputs[bad_chain] = chain;
+        assert!(!quick(&inputs), "{what}: the quick check refuses it");
+        let mut out = vec![TwoBoneIkSolution::default(); inputs.len()];
+        match (TwoBoneIkChainsJob { chains: &inputs, solutions: &mut out }).run() {
+            Err(IkError::Item { what: "chain", index, .. }) => assert_eq!(index, bad_chain, "{what}"),
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+    // Numbers each finite whose sum overflows: the quick check declines, the job accepts them.
+    let huge = Mat4::from_cols_array(&[3e38; 16]);
+    let mut inputs = good.clone();
+    inputs[bad_chain] = TwoBoneIkChain { start: &huge, mid: &huge, end: &huge, ..good[bad_chain] };
+    assert!(!quick(&inputs));
+    let mut out = vec![TwoBoneIkSolution::default(); inputs.len()];
+    TwoBoneIkChainsJob { chains: &inputs, solutions: &mut out }.run().expect("finite numbers are valid");
+}
