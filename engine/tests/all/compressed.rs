@@ -2,7 +2,8 @@
 //! worst shell error, measured here independently of the encoder at four times the key rate, is
 //! what the report says and never over the tolerance) on real motion capture, on capture-shaped
 //! clips and on random rigs and clips; forward playback, random seeks and a cooked file's
-//! round trip sample the same bits; and every hostile cooked file is a named error.
+//! round trip sample the same bits; the job writes every bone whatever its output held; and every
+//! hostile cooked file is a named error.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -725,6 +726,55 @@ fn root_motion_reads_the_compressed_root_as_the_pose_plays_it() {
 
 /// Markers in a cooked file: a count past the file, a time outside the clip: named errors. A
 /// version 1 file (written before markers were kept) still loads, with none.
+/// The compressed job writes every field of every bone whatever its output held, each bone as
+/// the one-bone decode gives it: over random rigs whose bones have no track, or constant or
+/// animated tracks of each kind, an output first filled with NaN and nonsense samples to the bits
+/// of one that held the bind pose, forward and by jumps, and every bone's translation and scale
+/// are `sample_bone`'s bits (its rotation within 1e-5).
+#[test]
+fn the_compressed_job_writes_every_bone_whatever_its_output_held() {
+    let nonsense = Transform {
+        translation: Vec3::NAN,
+        rotation: Quat::from_xyzw(f32::NAN, 2.0, -3.0, 4.0),
+        scale: Vec3::splat(-7.0),
+    };
+    let (mut unrotated, mut bones_seen) = (0, 0);
+    for seed in 0..12u64 {
+        let (sk, clip) = random_rig_and_clip(5 + 3 * seed as usize, seed);
+        let (packed, _) = CompressedClip::compress(&clip, &sk, &CompressOptions::default()).unwrap();
+        let n = sk.bone_count();
+        unrotated += clip.channels().iter().filter(|c| c.rotation.is_none()).count();
+        bones_seen += n;
+        let d = clip.duration().max(1e-3);
+        let (mut clean_ctx, mut dirty_ctx) = (CompressedContext::new(n), CompressedContext::new(n));
+        for i in 0..60 {
+            // Runs of neighbouring times (forward play) broken by jumps.
+            let t = d * ((i * 23) % 60) as f32 / 59.0 + if i % 3 == 0 { 0.0 } else { 0.004 };
+            let mut clean = sk.bind_pose.clone();
+            let mut dirty = vec![nonsense; n];
+            sample_into(&sk, &packed, &mut clean_ctx, &mut clean, t);
+            sample_into(&sk, &packed, &mut dirty_ctx, &mut dirty, t);
+            assert_eq!(pose_bits(&dirty), pose_bits(&clean), "seed {seed}, t = {t}");
+            for (bone, got) in clean.iter().enumerate() {
+                let one = packed.sample_bone(bone, &sk.bind_pose[bone], t);
+                let bits = |v: Vec3| v.to_array().map(f32::to_bits);
+                assert_eq!(bits(one.translation), bits(got.translation), "seed {seed}, bone {bone}, t = {t}");
+                assert_eq!(bits(one.scale), bits(got.scale), "seed {seed}, bone {bone}, t = {t}");
+                assert!(
+                    one.rotation.abs_diff_eq(got.rotation, 1e-5),
+                    "seed {seed}, bone {bone}, t = {t}: {:?} {:?}",
+                    one.rotation,
+                    got.rotation
+                );
+            }
+        }
+    }
+    assert!(
+        unrotated > 0 && unrotated < bones_seen,
+        "{unrotated} of {bones_seen} bones without a rotation track"
+    );
+}
+
 #[test]
 fn cooked_markers_are_checked_and_version_one_files_still_load() {
     let sk = mocap_skeleton();
