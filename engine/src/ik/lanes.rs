@@ -43,7 +43,7 @@ fn each<T: Copy + Default, const N: usize>(f: impl Fn(usize) -> T) -> [T; N] {
     out
 }
 
-/// `v` as it is (the lanes of [`lanewise`]'s operations other than products).
+/// `v` as it is (the result of a lane operation other than a product).
 #[inline(always)]
 fn plain<const N: usize>(v: F<N>) -> F<N> {
     v
@@ -53,10 +53,10 @@ fn plain<const N: usize>(v: F<N>) -> F<N> {
 /// compiler cannot look into. The one-lane solves are scalar code over `x, y, z` (and `w`)
 /// triples, which LLVM's SLP vectorizer otherwise packs into SSE registers operation by
 /// operation, with a shuffle or a register copy around each (one `AimJob::run` held 152
-/// `shufps` and 317 `movaps`): measured 16% slower for one aim than scalar code (107 against 127
-/// ns on a Zen 3, the two-bone chain unchanged). A product whose value the compiler cannot see
-/// is no seed for that packing. Wider groups (`N > 1`) compile as before; the values are the
-/// same bits either way.
+/// `shufps` and 317 `movaps`). A product whose value the compiler cannot see is no seed for
+/// that packing: one aim 15% faster on a Zen 3 (115 against 135 ns), one two-bone chain 1.5%
+/// slower (BENCHMARKS.md, stop 60). Wider groups (`N > 1`) compile as before; the values are
+/// the same bits either way.
 #[inline(always)]
 fn opaque<const N: usize>(v: F<N>) -> F<N> {
     #[cfg(target_arch = "x86_64")]
