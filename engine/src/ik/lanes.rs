@@ -43,12 +43,6 @@ fn each<T: Copy + Default, const N: usize>(f: impl Fn(usize) -> T) -> [T; N] {
     out
 }
 
-/// `v` as it is (the result of a lane operation other than a product).
-#[inline(always)]
-fn plain<const N: usize>(v: F<N>) -> F<N> {
-    v
-}
-
 /// `v` as it is; for one lane on x86-64, passed through an empty `asm!` statement that the
 /// compiler cannot look into. The one-lane solves are scalar code over `x, y, z` (and `w`)
 /// triples, which LLVM's SLP vectorizer otherwise packs into SSE registers operation by
@@ -75,7 +69,7 @@ fn opaque<const N: usize>(v: F<N>) -> F<N> {
 }
 
 macro_rules! lanewise {
-    ($trait:ident, $f:ident, $op:tt, $wrap:ident) => {
+    ($trait:ident, $f:ident, $op:tt, $wrap:path) => {
         impl<const N: usize> $trait for F<N> {
             type Output = F<N>;
             #[inline(always)]
@@ -92,10 +86,10 @@ macro_rules! lanewise {
         }
     };
 }
-lanewise!(Add, add, +, plain);
-lanewise!(Sub, sub, -, plain);
+lanewise!(Add, add, +, std::convert::identity);
+lanewise!(Sub, sub, -, std::convert::identity);
 lanewise!(Mul, mul, *, opaque);
-lanewise!(Div, div, /, plain);
+lanewise!(Div, div, /, std::convert::identity);
 
 impl<const N: usize> Neg for F<N> {
     type Output = F<N>;
