@@ -980,9 +980,10 @@ fn decode_pair_lanes(
 /// side in eight lanes: value `ka` of segment layout `sa` and value `kb` of `sb` (the same
 /// segment's next frame, or the next segment's first); per key one masked gather of each
 /// lane's 64 bits (the other lanes load nothing and read as zero) and lane shifts, then per
-/// component the two keys' quantized values in one vector, `offset + scale * q` (a multiply, then
-/// an add: the same operations as [`decode_value`], so the same bits) and, for rotations, `w`
-/// ([`w_of`]'s arithmetic).
+/// component the two keys' quantized values in one vector (key `a` in the low half, `b` in the
+/// high half, so each half's factors are its own layout's four lanes, joined as they are stored),
+/// `offset + scale * q` (a multiply, then an add: the same operations as [`decode_value`], so the
+/// same bits) and, for rotations, `w` ([`w_of`]'s arithmetic).
 ///
 /// # Safety
 /// The CPU has AVX2, and the values asked for of every lane in `lanes` lie inside `data` with 8
@@ -1021,10 +1022,16 @@ unsafe fn decode_pair_avx2(
     let (wa, wb) = (word(off_a), word(off_b));
     let (bits_a, bits_b) = (load(&sa.bits), load(&sb.bits));
     let (qmask_a, qmask_b) = (load(&sa.qmask), load(&sb.qmask));
-    // Lane `l`'s key `a` in 32-bit lane `2l`, its key `b` in lane `2l + 1` (a component has
-    // at most 16 bits).
+    // Lane `l`'s key `a` in 32-bit lane `l`, its key `b` in lane `4 + l` (a component has at
+    // most 16 bits): interleaved in each 64-bit lane, then the even 32-bit lanes (`a`) moved low
+    // and the odd ones (`b`) high, so each key's factors are its layout's own four lanes.
+    let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
     let pair = |qa: __m256i, qb: __m256i| {
-        _mm256_or_si256(_mm256_and_si256(qa, qmask_a), _mm256_slli_epi64::<32>(_mm256_and_si256(qb, qmask_b)))
+        let ab = _mm256_or_si256(
+            _mm256_and_si256(qa, qmask_a),
+            _mm256_slli_epi64::<32>(_mm256_and_si256(qb, qmask_b)),
+        );
+        _mm256_permutevar8x32_epi32(ab, split)
     };
     let q = [
         pair(wa, wb),
@@ -1034,15 +1041,12 @@ unsafe fn decode_pair_avx2(
             _mm256_srlv_epi64(wb, _mm256_add_epi64(bits_b, bits_b)),
         ),
     ];
-    // Each key's factors in its 32-bit lanes: `a`'s lane `l` at `2l`, `b`'s at `2l + 1`.
-    let interleave = |x: Vec4, y: Vec4| {
-        let (x, y): (__m128, __m128) = (x.into(), y.into());
-        _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_unpacklo_ps(x, y)), _mm_unpackhi_ps(x, y), 1)
-    };
+    // Each key's factors in its half.
+    let join = |x: Vec4, y: Vec4| _mm256_insertf128_ps(_mm256_castps128_ps256(x.into()), y.into(), 1);
     let v: [__m256; 3] = std::array::from_fn(|c| {
         _mm256_add_ps(
-            interleave(sa.offset[c], sb.offset[c]),
-            _mm256_mul_ps(interleave(sa.scale[c], sb.scale[c]), _mm256_cvtepi32_ps(q[c])),
+            join(sa.offset[c], sb.offset[c]),
+            _mm256_mul_ps(join(sa.scale[c], sb.scale[c]), _mm256_cvtepi32_ps(q[c])),
         )
     });
     let w = if rotation {
@@ -1052,11 +1056,9 @@ unsafe fn decode_pair_avx2(
     } else {
         _mm256_setzero_ps()
     };
-    // Back to one vector per key: the even 32-bit lanes (`a`) low, the odd ones (`b`) high.
-    let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    // One vector per key: its half.
     let (mut a, mut b) = ([Vec4::ZERO; 4], [Vec4::ZERO; 4]);
     for (c, x) in [v[0], v[1], v[2], w].into_iter().enumerate() {
-        let x = _mm256_permutevar8x32_ps(x, split);
         (a[c], b[c]) = (Vec4::from(_mm256_castps256_ps128(x)), Vec4::from(_mm256_extractf128_ps::<1>(x)));
     }
     (a, b)
