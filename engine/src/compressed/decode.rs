@@ -943,10 +943,16 @@ unsafe fn parse_groups_avx2(
     parse_groups::<true>(clip, s, scratch, groups, out)
 }
 
-/// Two keys for the `lanes` of a group (bit `l`: lane `l`; the other lanes are left at zero):
-/// stored value `ka` of segment layout `sa` and value `kb` of `sb` (the same segment's next
-/// frame, or the next segment's first), one track at a time, by component (`w` rebuilt for
-/// rotations, else zero): what [`decode_pair_avx2`] gives four at once.
+/// Two keys for the `lanes` of a group (bit `l`: lane `l`; each one quantized, its values'
+/// 8-byte loads inside the data: a uniform lane, or a `first` lane's first value; the other
+/// lanes' values are not to be used): stored value `ka` of segment layout `sa` and value `kb` of
+/// `sb` (the same segment's next frame, or the next segment's first), by component (`w` rebuilt
+/// for rotations, else zero): what [`decode_pair_avx2`] gives with AVX2, in the baseline
+/// build. Each lane's 64 bits are read one lane at a time and its three quantized components
+/// taken by shifts and masks into component columns; then per component the four lanes at once,
+/// `offset + scale * q` (a zero-bit lane's scale is `-0.0` and its `q` zero: its offset to the
+/// bit, as [`decode_value`] gives it), the same operations on every value as [`decode_value`],
+/// so the same bits, with no per-lane layout built and no transpose.
 #[inline(always)]
 fn decode_pair_lanes(
     data: &[u8],
@@ -955,25 +961,27 @@ fn decode_pair_lanes(
     lanes: u8,
     rotation: bool,
 ) -> ([Vec4; 4], [Vec4; 4]) {
-    // Each lane's two values, then by component (a transpose, in registers).
-    let value = |sg: &SegGroup, l: usize, index: u32| {
-        if lanes & (1 << l) != 0 { decode_value(data, &sg.lane(l), index, false) } else { Vec4::ZERO }
-    };
-    let columns = |sg: &SegGroup, index: u32| {
-        let m = glam::Mat4::from_cols(
-            value(sg, 0, index),
-            value(sg, 1, index),
-            value(sg, 2, index),
-            value(sg, 3, index),
-        );
-        let m = m.transpose();
-        [m.x_axis, m.y_axis, m.z_axis, Vec4::ZERO]
-    };
-    let (mut a, mut b) = (columns(sa, ka), columns(sb, kb));
-    if rotation {
-        (a[3], b[3]) = (w_of(a[0], a[1], a[2]), w_of(b[0], b[1], b[2]));
+    (decode_key_lanes(data, sa, ka, lanes, rotation), decode_key_lanes(data, sb, kb, lanes, rotation))
+}
+
+/// One key of [`decode_pair_lanes`]: value `k` of layout `sg` for `lanes`, by component.
+#[inline(always)]
+fn decode_key_lanes(data: &[u8], sg: &SegGroup, k: u32, lanes: u8, rotation: bool) -> [Vec4; 4] {
+    let mut q = [[0i32; LANES]; 3];
+    for l in 0..LANES {
+        if lanes & (1 << l) == 0 {
+            continue;
+        }
+        let word = read_bits64(data, (sg.bit[l] + sg.stride[l] * k as u64) as usize);
+        let (bits, qmask) = (sg.bits[l], sg.qmask[l]);
+        q[0][l] = (word & qmask) as i32;
+        q[1][l] = ((word >> bits) & qmask) as i32;
+        q[2][l] = ((word >> (2 * bits)) & qmask) as i32;
     }
-    (a, b)
+    // Components of at most 16 bits: exact as `i32` and as `f32`.
+    let v = |c: usize| sg.offset[c] + sg.scale[c] * Vec4::from_array(q[c].map(|x| x as f32));
+    let (x, y, z) = (v(0), v(1), v(2));
+    [x, y, z, if rotation { w_of(x, y, z) } else { Vec4::ZERO }]
 }
 
 /// Two keys for the `lanes` of a group (bit `l`: lane `l`), four tracks at once, both side by
