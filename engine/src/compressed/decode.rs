@@ -968,10 +968,7 @@ fn decode_pair_lanes(
 #[inline(always)]
 fn decode_key_lanes(data: &[u8], sg: &SegGroup, k: u32, lanes: u8, rotation: bool) -> [Vec4; 4] {
     let mut q = [[0i32; LANES]; 3];
-    for l in 0..LANES {
-        if lanes & (1 << l) == 0 {
-            continue;
-        }
+    for l in (0..LANES).filter(|l| lanes & (1 << l) != 0) {
         let word = read_bits64(data, (sg.bit[l] + sg.stride[l] * k as u64) as usize);
         let (bits, qmask) = (sg.bits[l], sg.qmask[l]);
         q[0][l] = (word & qmask) as i32;
