@@ -2,8 +2,9 @@
 //! worst shell error, measured here independently of the encoder at four times the key rate, is
 //! what the report says and never over the tolerance) on real motion capture, on capture-shaped
 //! clips and on random rigs and clips; forward playback, random seeks and a cooked file's
-//! round trip sample the same bits; the job writes every bone whatever its output held; and every
-//! hostile cooked file is a named error.
+//! round trip sample the same bits; the job writes every bone whatever its output held; the real
+//! capture's keyed segments sample as the one-track decoder reads them; and every hostile cooked
+//! file is a named error.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -812,4 +813,45 @@ fn cooked_markers_are_checked_and_version_one_files_still_load() {
     let old = CompressedClip::from_cooked(&v1).unwrap();
     assert!(old.markers.is_empty());
     assert_eq!(sample_bits(&sk, &old, &[0.1, 0.3]), sample_bits(&sk, &packed, &[0.1, 0.3]));
+}
+
+/// The real capture's keyed segments (those storing some frames only) sample as the one-track
+/// decoder (`sample_bone`) reads them, forward and by jumps, at four times a frame (so every
+/// frame after a segment's last stored key, whose second key is the next segment's first):
+/// translations and scales to the bit, rotations within 1e-6 (the one-track slerp may differ in
+/// the last bit); the output is filled with nonsense before each sample.
+#[test]
+fn keyed_segments_sample_as_the_one_track_decoder_across_segment_ends() {
+    let (sk, clip) = cmu();
+    let (packed, report) = CompressedClip::compress(&clip, &sk, &CompressOptions::default()).unwrap();
+    assert!(report.keyed_segments > 0, "keyed {} uniform {}", report.keyed_segments, report.uniform_segments);
+    let n = sk.bone_count();
+    let steps = (clip.duration() * 120.0 * 4.0) as usize;
+    let forward: Vec<f32> = (0..=steps).map(|i| i as f32 / 480.0).collect();
+    let jumps: Vec<f32> = (0..=steps).map(|i| forward[(i * 37) % (steps + 1)]).collect();
+    let nonsense = Transform {
+        translation: Vec3::NAN,
+        rotation: Quat::from_xyzw(f32::NAN, 2.0, -3.0, 4.0),
+        scale: Vec3::splat(-7.0),
+    };
+    let bits = |v: Vec3| v.to_array().map(f32::to_bits);
+    for (order, times) in [("forward", &forward), ("jumps", &jumps)] {
+        let mut ctx = CompressedContext::new(n);
+        for &t in times.iter() {
+            let mut out = vec![nonsense; n];
+            sample_into(&sk, &packed, &mut ctx, &mut out, t);
+            for (bone, got) in out.iter().enumerate() {
+                let one = packed.sample_bone(bone, &sk.bind_pose[bone], t);
+                let at = format!("{order}, bone {bone}, t = {t}");
+                assert_eq!(bits(got.translation), bits(one.translation), "{at}");
+                assert_eq!(bits(got.scale), bits(one.scale), "{at}");
+                assert!(
+                    got.rotation.abs_diff_eq(one.rotation, 1e-6),
+                    "{at}: {:?} {:?}",
+                    got.rotation,
+                    one.rotation
+                );
+            }
+        }
+    }
 }
