@@ -725,8 +725,38 @@ fn root_motion_reads_the_compressed_root_as_the_pose_plays_it() {
     assert!((a.yaw - b.yaw).abs() < 1e-3, "{a:?} {b:?}");
 }
 
-/// Markers in a cooked file: a count past the file, a time outside the clip: named errors. A
-/// version 1 file (written before markers were kept) still loads, with none.
+/// An output whose every field is wrong: NaN, a rotation that is no rotation, a negative scale.
+const NONSENSE: Transform = Transform {
+    translation: Vec3::NAN,
+    rotation: Quat::from_xyzw(f32::NAN, 2.0, -3.0, 4.0),
+    scale: Vec3::splat(-7.0),
+};
+
+/// Asserts that `pose`, as the compressed job sampled it at `t`, holds every bone as the
+/// one-track decoder (`sample_bone`) reads it: translations and scales to the bit, rotations
+/// within `rotation_tolerance`; `at` names the case in a failure.
+fn assert_samples_as_one_track(
+    sk: &Skeleton,
+    packed: &CompressedClip,
+    pose: &[Transform],
+    t: f32,
+    rotation_tolerance: f32,
+    at: &str,
+) {
+    let bits = |v: Vec3| v.to_array().map(f32::to_bits);
+    for (bone, got) in pose.iter().enumerate() {
+        let one = packed.sample_bone(bone, &sk.bind_pose[bone], t);
+        assert_eq!(bits(got.translation), bits(one.translation), "{at}, bone {bone}, t = {t}");
+        assert_eq!(bits(got.scale), bits(one.scale), "{at}, bone {bone}, t = {t}");
+        assert!(
+            got.rotation.abs_diff_eq(one.rotation, rotation_tolerance),
+            "{at}, bone {bone}, t = {t}: {:?} {:?}",
+            got.rotation,
+            one.rotation
+        );
+    }
+}
+
 /// The compressed job writes every field of every bone whatever its output held, each bone as
 /// the one-bone decode gives it: over random rigs whose bones have no track, or constant or
 /// animated tracks of each kind, an output first filled with NaN and nonsense samples to the bits
@@ -734,11 +764,6 @@ fn root_motion_reads_the_compressed_root_as_the_pose_plays_it() {
 /// are `sample_bone`'s bits (its rotation within 1e-5).
 #[test]
 fn the_compressed_job_writes_every_bone_whatever_its_output_held() {
-    let nonsense = Transform {
-        translation: Vec3::NAN,
-        rotation: Quat::from_xyzw(f32::NAN, 2.0, -3.0, 4.0),
-        scale: Vec3::splat(-7.0),
-    };
     let (mut unrotated, mut bones_seen) = (0, 0);
     for seed in 0..12u64 {
         let (sk, clip) = random_rig_and_clip(5 + 3 * seed as usize, seed);
@@ -752,22 +777,11 @@ fn the_compressed_job_writes_every_bone_whatever_its_output_held() {
             // Runs of neighbouring times (forward play) broken by jumps.
             let t = d * ((i * 23) % 60) as f32 / 59.0 + if i % 3 == 0 { 0.0 } else { 0.004 };
             let mut clean = sk.bind_pose.clone();
-            let mut dirty = vec![nonsense; n];
+            let mut dirty = vec![NONSENSE; n];
             sample_into(&sk, &packed, &mut clean_ctx, &mut clean, t);
             sample_into(&sk, &packed, &mut dirty_ctx, &mut dirty, t);
             assert_eq!(pose_bits(&dirty), pose_bits(&clean), "seed {seed}, t = {t}");
-            for (bone, got) in clean.iter().enumerate() {
-                let one = packed.sample_bone(bone, &sk.bind_pose[bone], t);
-                let bits = |v: Vec3| v.to_array().map(f32::to_bits);
-                assert_eq!(bits(one.translation), bits(got.translation), "seed {seed}, bone {bone}, t = {t}");
-                assert_eq!(bits(one.scale), bits(got.scale), "seed {seed}, bone {bone}, t = {t}");
-                assert!(
-                    one.rotation.abs_diff_eq(got.rotation, 1e-5),
-                    "seed {seed}, bone {bone}, t = {t}: {:?} {:?}",
-                    one.rotation,
-                    got.rotation
-                );
-            }
+            assert_samples_as_one_track(&sk, &packed, &clean, t, 1e-5, &format!("seed {seed}"));
         }
     }
     assert!(
@@ -776,6 +790,8 @@ fn the_compressed_job_writes_every_bone_whatever_its_output_held() {
     );
 }
 
+/// Markers in a cooked file: a count past the file, a time outside the clip: named errors. A
+/// version 1 file (written before markers were kept) still loads, with none.
 #[test]
 fn cooked_markers_are_checked_and_version_one_files_still_load() {
     let sk = mocap_skeleton();
@@ -829,29 +845,12 @@ fn keyed_segments_sample_as_the_one_track_decoder_across_segment_ends() {
     let steps = (clip.duration() * 120.0 * 4.0) as usize;
     let forward: Vec<f32> = (0..=steps).map(|i| i as f32 / 480.0).collect();
     let jumps: Vec<f32> = (0..=steps).map(|i| forward[(i * 37) % (steps + 1)]).collect();
-    let nonsense = Transform {
-        translation: Vec3::NAN,
-        rotation: Quat::from_xyzw(f32::NAN, 2.0, -3.0, 4.0),
-        scale: Vec3::splat(-7.0),
-    };
-    let bits = |v: Vec3| v.to_array().map(f32::to_bits);
     for (order, times) in [("forward", &forward), ("jumps", &jumps)] {
         let mut ctx = CompressedContext::new(n);
         for &t in times.iter() {
-            let mut out = vec![nonsense; n];
+            let mut out = vec![NONSENSE; n];
             sample_into(&sk, &packed, &mut ctx, &mut out, t);
-            for (bone, got) in out.iter().enumerate() {
-                let one = packed.sample_bone(bone, &sk.bind_pose[bone], t);
-                let at = format!("{order}, bone {bone}, t = {t}");
-                assert_eq!(bits(got.translation), bits(one.translation), "{at}");
-                assert_eq!(bits(got.scale), bits(one.scale), "{at}");
-                assert!(
-                    got.rotation.abs_diff_eq(one.rotation, 1e-6),
-                    "{at}: {:?} {:?}",
-                    got.rotation,
-                    one.rotation
-                );
-            }
+            assert_samples_as_one_track(&sk, &packed, &out, t, 1e-6, order);
         }
     }
 }
