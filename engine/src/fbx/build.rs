@@ -493,6 +493,9 @@ pub(super) fn build(
         });
     }
     let mut scene_out = assemble(file, name, skeleton, meshes, mesh_nodes, animations, warnings);
+    if let Some((at, what)) = past_reach(&scene_out) {
+        return Err(invalid(at, what));
+    }
     scene_out.materials = looks.materials;
     scene_out.images = looks.images;
     Ok(scene_out)
@@ -840,6 +843,24 @@ fn curve_report(
 fn holds(values: &[Vec3], bind: Vec3) -> bool {
     let tolerance = 1e-6 * bind.abs().max_element().max(1e-3);
     values.iter().all(|v| (*v - bind).abs().max_element() <= tolerance)
+}
+
+/// Where the scene reaches past what 32-bit floats hold, and what: values the file holds as
+/// finite doubles can still pass it (an offset of 1e101) or compound past it down the hierarchy.
+/// The glTF importer's reach check ([`crate::gltf::reach_faults`]); its first fault (its
+/// descendants follow from it), the node or mesh named.
+fn past_reach(s: &ImportedScene) -> Option<(String, String)> {
+    let f = crate::gltf::reach_faults(&s.nodes, &s.order, &s.meshes, &s.skins, &s.rigs, &s.animations)
+        .into_iter()
+        .next()?;
+    let at = match f.at {
+        crate::gltf::Location::Node(i) => format!("node {:?}", s.nodes[i].name),
+        crate::gltf::Location::Primitive { mesh, primitive } => {
+            format!("mesh {:?} part {primitive}", s.meshes[mesh].name)
+        }
+        other => other.to_string(),
+    };
+    Some((at, f.message))
 }
 
 /// The scene: a node per bone (parents first), then a node per mesh; one skin over every bone

@@ -34,7 +34,11 @@
 //!   start. The import report says, per stack, how many channels kept their keys and which were
 //!   resampled.
 //! - Faults: a file ufbx rejects is named with ufbx's reason; what the file builds is checked as
-//!   any import is (skeleton faults, non-finite keys), named with the node.
+//!   any import is (skeleton faults, non-finite keys), named with the node, and the built scene
+//!   goes through the glTF importer's reach check (every world transform, skinning matrix and
+//!   placed vertex, at rest and at every key, within what 32-bit floats hold): a double the file
+//!   holds as finite can be infinite as a float (an offset of 1e101) or compound past the limit
+//!   down the hierarchy, and is refused naming the node.
 //! - Bounded cost: at most [`MAX_FILE_BYTES`] read; ufbx's allocators capped at
 //!   [`MAX_MEMORY_BYTES`] each; nodes at most [`crate::skeleton::MAX_BONES`] bones.
 //!

@@ -35,6 +35,7 @@ pub use export::{
     DEFAULT_BAKE_BOUND, EasedKeys, ExportError, ExportOptions, ExportReport, JointChoice, WeightChoice,
     export_glb, export_gltf, export_gltf_named,
 };
+pub(crate) use import::reach_faults;
 pub use import::{BUILD_BUDGET_BYTES, import, import_slice};
 
 use crate::clip::Clip;

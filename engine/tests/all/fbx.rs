@@ -161,6 +161,32 @@ fn truncated_empty_and_garbage_files_are_refused_by_name() {
     assert!(matches!(missing, FbxError::Io { .. }), "{missing}");
 }
 
+/// A value the file holds as a finite double can still pass what 32-bit floats hold: the morph
+/// cube (binary, from Blender) with its node's `RotationOffset` z set to -2.8e101 (what a
+/// random mutation found: it imported and then posed its node at infinity) is refused, naming
+/// the node and the limit; the file as it was imports.
+#[test]
+fn a_transform_value_past_what_32_bit_floats_hold_is_refused_naming_its_node() {
+    let whole = std::fs::read(asset("fbx/AnimatedMorphCube.fbx")).unwrap();
+    assert!(fbx::import_slice(&whole, Path::new("cube.fbx")).is_ok());
+    // The property's three doubles: `D` and eight bytes each, after its name and type strings.
+    let at = whole.windows(14).position(|w| w == b"RotationOffset").expect("a RotationOffset property");
+    let z = (at..whole.len() - 27)
+        .find(|&i| whole[i] == b'D' && whole[i + 9] == b'D' && whole[i + 18] == b'D')
+        .expect("its three doubles")
+        + 19;
+    let mut bad = whole.clone();
+    bad[z..z + 8].copy_from_slice(&(-2.8e101f64).to_le_bytes());
+    match fbx::import_slice(&bad, Path::new("cube.fbx")) {
+        Err(FbxError::Invalid { file, at, what }) => {
+            assert_eq!(file, Path::new("cube.fbx"));
+            assert!(at.starts_with("node \""), "{at}");
+            assert!(what.contains("32-bit floats"), "{what}");
+        }
+        other => panic!("{:?}", other.map(|s| s.nodes.iter().map(|n| n.transform).collect::<Vec<_>>())),
+    }
+}
+
 #[test]
 fn an_ascii_fbx_with_two_bones_imports_in_metres() {
     // FBX 7.4 ASCII with no GlobalSettings: FBX's default unit, the centimetre.

@@ -149,18 +149,33 @@ fn the_structured_gltf_generator_feeds_the_oracle() {
     assert!(budget >= 5, "only {budget} of 600 generated documents reach a cost limit");
 }
 
-/// A random-mutation run of the `cooked_clip` oracle on stable Rust, for machines without
-/// cargo-fuzz: the seed files changed by 1 to 8 random byte writes, cuts and splices, the
-/// checksum resealed so that the payload checks are reached, for `MARROW_MUTATION_SECONDS`
-/// (default 5). Ignored by default (`cargo test -- --ignored cooked_clip_random`); FUZZING.md
-/// has its figures.
-#[test]
-#[ignore]
-fn cooked_clip_random_mutations_load_or_refuse_and_sample_finite() {
-    let seconds: u64 =
-        std::env::var("MARROW_MUTATION_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
-    let seeds: Vec<Vec<u8>> = inputs("cooked_clip").iter().map(|p| std::fs::read(p).unwrap()).collect();
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+/// How long each stable random-mutation run lasts: `MARROW_MUTATION_SECONDS` (default 5).
+fn mutation_seconds() -> u64 {
+    std::env::var("MARROW_MUTATION_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(5)
+}
+
+/// The random state a mutation run starts from: `MARROW_MUTATION_SEED` (any number but zero;
+/// default one fixed state), so that runs after the first explore other inputs.
+fn mutation_seed() -> u64 {
+    std::env::var("MARROW_MUTATION_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .filter(|&s| s != 0)
+        .unwrap_or(0x9E37_79B9_7F4A_7C15)
+}
+
+/// A random-mutation run of an oracle on stable Rust, for machines without cargo-fuzz: for
+/// `seconds`, from the random state [`mutation_seed`] gives, a seed from `seeds` changed by 1
+/// to 8 random byte writes, cuts and splices (from any seed), passed through `fix` (a file
+/// format's own seal, so its payload checks are reached), then through `check`, whose failure
+/// saves the input in the temporary folder and names it. Returns the number of inputs run.
+fn random_mutations(
+    seeds: &[Vec<u8>],
+    seconds: u64,
+    fix: impl Fn(&mut Vec<u8>),
+    check: impl Fn(&[u8]) -> Result<(), String>,
+) -> u64 {
+    let mut state = mutation_seed();
     let mut rnd = move |n: usize| {
         state ^= state >> 12;
         state ^= state << 25;
@@ -168,7 +183,7 @@ fn cooked_clip_random_mutations_load_or_refuse_and_sample_finite() {
         (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n.max(1)
     };
     let end = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
-    let (mut runs, mut loaded) = (0u64, 0u64);
+    let mut runs = 0u64;
     while std::time::Instant::now() < end {
         let mut m = seeds[rnd(seeds.len())].clone();
         for _ in 0..1 + rnd(8) {
@@ -187,6 +202,33 @@ fn cooked_clip_random_mutations_load_or_refuse_and_sample_finite() {
                 }
             }
         }
+        fix(&mut m);
+        if let Err(broken) = check(&m) {
+            let keep = std::env::temp_dir().join(format!("marrow-mutation-{runs}.bin"));
+            let _ = std::fs::write(&keep, &m);
+            panic!("mutation {runs} (saved as {}): {broken}", keep.display());
+        }
+        runs += 1;
+    }
+    runs
+}
+
+/// The seed files of a regression directory, and the repository's own files of that kind.
+fn seeds(target: &str, samples: &[&str]) -> Vec<Vec<u8>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut seeds: Vec<Vec<u8>> = inputs(target).iter().map(|p| std::fs::read(p).unwrap()).collect();
+    seeds.extend(samples.iter().map(|s| std::fs::read(root.join(s)).unwrap()));
+    seeds
+}
+
+/// A random-mutation run of the `cooked_clip` oracle ([`random_mutations`]) on the regression
+/// seeds, the checksum resealed so that the payload checks are reached. Ignored by default
+/// (`cargo test -- --ignored random_mutations`); FUZZING.md has its figures.
+#[test]
+#[ignore]
+fn cooked_clip_random_mutations_load_or_refuse_and_sample_finite() {
+    let seconds = mutation_seconds();
+    let reseal = |m: &mut Vec<u8>| {
         if m.len() >= 32 {
             let mut h = 0xcbf2_9ce4_8422_2325u64;
             for &b in &m[32..] {
@@ -195,14 +237,48 @@ fn cooked_clip_random_mutations_load_or_refuse_and_sample_finite() {
             }
             m[24..32].copy_from_slice(&h.to_le_bytes());
         }
-        if let Err(broken) = oracle::cooked_clip(&m) {
-            panic!("mutation {runs}: {broken}");
-        }
-        loaded += marrow_engine::compressed::CompressedClip::from_cooked(&m).is_ok() as u64;
-        runs += 1;
-    }
+    };
+    let loaded = std::cell::Cell::new(0u64);
+    let runs = random_mutations(&seeds("cooked_clip", &[]), seconds, reseal, |m| {
+        oracle::cooked_clip(m)?;
+        loaded.set(loaded.get() + marrow_engine::compressed::CompressedClip::from_cooked(m).is_ok() as u64);
+        Ok(())
+    });
     eprintln!(
-        "cooked_clip mutations: {runs} inputs in {seconds} s, {loaded} loaded and sampled finite, the rest refused by name"
+        "cooked_clip mutations: {runs} inputs in {seconds} s, {} loaded and sampled finite, the rest refused by name",
+        loaded.get()
+    );
+    assert!(runs > 0);
+}
+
+/// A random-mutation run of the `bvh_import` oracle on the regression seeds and the repository's
+/// small capture (`assets/bvh/capture.bvh`). Ignored by default, as the cooked clip run.
+#[test]
+#[ignore]
+fn bvh_random_mutations_import_or_refuse_and_play_finite() {
+    let seconds = mutation_seconds();
+    let runs = random_mutations(
+        &seeds("bvh_import", &["assets/bvh/capture.bvh"]),
+        seconds,
+        |_| {},
+        oracle::bvh_bytes,
+    );
+    eprintln!(
+        "bvh_import mutations: {runs} inputs in {seconds} s, each imported and played finite or refused by name"
+    );
+    assert!(runs > 0);
+}
+
+/// A random-mutation run of the `fbx_import` oracle on the regression seeds and the repository's
+/// small FBX files (binary, from Blender). Ignored by default, as the cooked clip run.
+#[test]
+#[ignore]
+fn fbx_random_mutations_import_or_refuse_and_play_finite() {
+    let seconds = mutation_seconds();
+    let samples = ["assets/fbx/AnimatedMorphCube.fbx", "assets/fbx/textured_quad/quad.fbx"];
+    let runs = random_mutations(&seeds("fbx_import", &samples), seconds, |_| {}, oracle::fbx_bytes);
+    eprintln!(
+        "fbx_import mutations: {runs} inputs in {seconds} s, each imported and played finite or refused by name"
     );
     assert!(runs > 0);
 }

@@ -78,6 +78,7 @@ pub fn import_slice(
 pub const DECODE_BUDGET_BYTES: usize = 1 << 30;
 
 pub use cost::BUILD_BUDGET_BYTES;
+pub(crate) use reach::reach_faults;
 
 struct Builder<'a> {
     root: &'a Root,
@@ -291,7 +292,7 @@ impl Builder<'_> {
         let (skins, rigs) = if tree_ok { self.skins(&mut nodes, &meshes) } else { (Vec::new(), Vec::new()) };
         let animations = if tree_ok { self.animations(&nodes, &meshes, &rigs) } else { Vec::new() };
         if tree_ok {
-            self.check_reach(&nodes, &order, &meshes, &skins, &rigs, &animations);
+            self.faults.extend(reach::reach_faults(&nodes, &order, &meshes, &skins, &rigs, &animations));
         }
         let (materials, images) = self.materials();
         ImportedScene {

@@ -8,7 +8,8 @@
 //! A vertex's reach is its largest position plus the largest morph offsets its weights can make,
 //! carried by the node (or, skinned, by each joint and inverse bind). Anything past
 //! [`REACH_LIMIT`] is a fault naming the node or primitive. Bounds are computed in f64, in one
-//! pass over nodes, keys and vertices.
+//! pass over nodes, keys and vertices. The FBX importer runs the same check on the scene it
+//! builds ([`reach_faults`]).
 //!
 //! It does not bound values the runtime normalizes (rotations) or clamps, and it does not judge
 //! whether large values are sensible: a scene a kilometre wide in millimetres is well inside.
@@ -98,123 +99,125 @@ fn animated_reach(nodes: &[Node], rigs: &[Rig], animations: &[Animation]) -> (Ve
     (local, weights)
 }
 
-impl Builder<'_> {
-    /// Faults every node whose world transform, every skin whose skinning matrices and every
-    /// primitive whose vertices can reach past [`REACH_LIMIT`] at some time of some animation.
-    pub(super) fn check_reach(
-        &mut self,
-        nodes: &[Node],
-        order: &[usize],
-        meshes: &[Mesh],
-        skins: &[Skin],
-        rigs: &[Rig],
-        animations: &[Animation],
-    ) {
-        let n = nodes.len();
-        let (local, weights) = animated_reach(nodes, rigs, animations);
-        // World bounds, parents first: (scale, reach of the origin).
-        let mut world = vec![(1.0f64, 0.0f64); n];
-        let mut over = vec![false; n];
-        for &i in order {
-            let (ps, pt, parent_over) = match nodes[i].parent {
-                Some(p) if p < n => (world[p].0, world[p].1, over[p]),
-                _ => (1.0, 0.0, false),
-            };
-            let s = ps * local[i].scale;
-            let t = pt + ps * local[i].translation;
-            world[i] = (s, t);
-            over[i] = parent_over || !(s <= REACH_LIMIT && t <= REACH_LIMIT);
-            if over[i] && !parent_over {
-                self.fault(
-                    Location::Node(i),
-                    format!(
-                        "its world transform can reach a scale of {:.1e} and a distance of {:.1e} (its and its parents' translations, scales or matrices, at rest or animated, compound past the {REACH_LIMIT:.0e} that 32-bit floats leave room for)",
-                        s, t
-                    ),
-                );
-            }
-        }
-        // Skinning matrices: joint world times inverse bind.
-        let ib_bound = |m: &Mat4| {
-            let lin = m.x_axis.truncate().length_squared()
-                + m.y_axis.truncate().length_squared()
-                + m.z_axis.truncate().length_squared();
-            (f64::from(lin).sqrt(), f64::from(m.w_axis.truncate().length()))
+/// The faults of every node whose world transform, every skin whose skinning matrices and every
+/// primitive whose vertices can reach past [`REACH_LIMIT`] at some time of some animation, in
+/// the order found (none: the scene plays finite). The glTF importer reports them with its
+/// other faults; the FBX importer refuses a scene that has one.
+pub(crate) fn reach_faults(
+    nodes: &[Node],
+    order: &[usize],
+    meshes: &[Mesh],
+    skins: &[Skin],
+    rigs: &[Rig],
+    animations: &[Animation],
+) -> Vec<Fault> {
+    let mut faults = Vec::new();
+    let mut fault = |at: Location, message: String| faults.push(Fault::new(at, message));
+    let n = nodes.len();
+    let (local, weights) = animated_reach(nodes, rigs, animations);
+    // World bounds, parents first: (scale, reach of the origin).
+    let mut world = vec![(1.0f64, 0.0f64); n];
+    let mut over = vec![false; n];
+    for &i in order {
+        let (ps, pt, parent_over) = match nodes[i].parent {
+            Some(p) if p < n => (world[p].0, world[p].1, over[p]),
+            _ => (1.0, 0.0, false),
         };
-        // Per skin, each joint's world bound (scale, distance) beside its inverse bind's (linear
-        // part, translation), found once for the skin check and every primitive it skins.
-        let joint_bounds: Vec<Vec<(f64, f64, f64, f64)>> = skins
-            .iter()
-            .map(|skin| {
-                skin.joints
-                    .iter()
-                    .zip(&skin.inverse_bind)
-                    .filter(|(j, _)| **j < n && !over[**j])
-                    .map(|(&j, ib)| {
-                        let (s, t) = world[j];
-                        let (ls, lt) = ib_bound(ib);
-                        (s, t, ls, lt)
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut skin_ok = vec![true; skins.len()];
-        for (si, bounds) in joint_bounds.iter().enumerate() {
-            let worst = bounds.iter().map(|&(s, t, ls, lt)| (s * ls).max(t + s * lt)).fold(0.0, f64::max);
-            if !(worst <= REACH_LIMIT) {
-                skin_ok[si] = false;
-                self.fault(
-                    Location::Skin(si),
-                    format!(
-                        "its skinning matrices (joint world times inverse bind) can reach {worst:.1e}, past the {REACH_LIMIT:.0e} that 32-bit floats leave room for"
-                    ),
-                );
-            }
+        let s = ps * local[i].scale;
+        let t = pt + ps * local[i].translation;
+        world[i] = (s, t);
+        over[i] = parent_over || !(s <= REACH_LIMIT && t <= REACH_LIMIT);
+        if over[i] && !parent_over {
+            fault(
+                Location::Node(i),
+                format!(
+                    "its world transform can reach a scale of {:.1e} and a distance of {:.1e} (its and its parents' translations, scales or matrices, at rest or animated, compound past the {REACH_LIMIT:.0e} that 32-bit floats leave room for)",
+                    s, t
+                ),
+            );
         }
-        // Vertices, placed in the world.
-        for (ni, nd) in nodes.iter().enumerate() {
-            let Some(mesh) = nd.mesh.and_then(|m| meshes.get(m).map(|x| (m, x))) else { continue };
-            if over[ni] {
-                continue;
-            }
-            let (mi, mesh) = mesh;
-            let w = &weights[ni];
-            if let Some(k) = w.iter().position(|x| !(*x <= REACH_LIMIT)) {
-                self.fault(
-                    Location::Node(ni),
+    }
+    // Skinning matrices: joint world times inverse bind.
+    let ib_bound = |m: &Mat4| {
+        let lin = m.x_axis.truncate().length_squared()
+            + m.y_axis.truncate().length_squared()
+            + m.z_axis.truncate().length_squared();
+        (f64::from(lin).sqrt(), f64::from(m.w_axis.truncate().length()))
+    };
+    // Per skin, each joint's world bound (scale, distance) beside its inverse bind's (linear
+    // part, translation), found once for the skin check and every primitive it skins.
+    let joint_bounds: Vec<Vec<(f64, f64, f64, f64)>> = skins
+        .iter()
+        .map(|skin| {
+            skin.joints
+                .iter()
+                .zip(&skin.inverse_bind)
+                .filter(|(j, _)| **j < n && !over[**j])
+                .map(|(&j, ib)| {
+                    let (s, t) = world[j];
+                    let (ls, lt) = ib_bound(ib);
+                    (s, t, ls, lt)
+                })
+                .collect()
+        })
+        .collect();
+    let mut skin_ok = vec![true; skins.len()];
+    for (si, bounds) in joint_bounds.iter().enumerate() {
+        let worst = bounds.iter().map(|&(s, t, ls, lt)| (s * ls).max(t + s * lt)).fold(0.0, f64::max);
+        if !(worst <= REACH_LIMIT) {
+            skin_ok[si] = false;
+            fault(
+                Location::Skin(si),
+                format!(
+                    "its skinning matrices (joint world times inverse bind) can reach {worst:.1e}, past the {REACH_LIMIT:.0e} that 32-bit floats leave room for"
+                ),
+            );
+        }
+    }
+    // Vertices, placed in the world.
+    for (ni, nd) in nodes.iter().enumerate() {
+        let Some(mesh) = nd.mesh.and_then(|m| meshes.get(m).map(|x| (m, x))) else { continue };
+        if over[ni] {
+            continue;
+        }
+        let (mi, mesh) = mesh;
+        let w = &weights[ni];
+        if let Some(k) = w.iter().position(|x| !(*x <= REACH_LIMIT)) {
+            fault(
+                Location::Node(ni),
+                format!(
+                    "its morph weight {k} can reach {:.1e} (default or animated, tangents included), past the {REACH_LIMIT:.0e} that 32-bit floats leave room for",
+                    w[k]
+                ),
+            );
+            continue;
+        }
+        for (pi, p) in mesh.primitives.iter().enumerate() {
+            let max_len =
+                |v: &[[f32; 3]]| v.iter().map(|x| vec3_max(&Vec3::from(*x))).fold(0.0, f64::max) * SQRT3;
+            let morph: f64 = p
+                .targets
+                .iter()
+                .enumerate()
+                .map(|(k, t)| w.get(k).copied().unwrap_or(0.0) * max_len(&t.positions))
+                .sum();
+            let reach_p = max_len(&p.positions) + morph;
+            let placed = match nd.skin.and_then(|si| joint_bounds.get(si).map(|b| (si, b))) {
+                Some((si, _)) if !skin_ok[si] => continue,
+                Some((_, bounds)) if p.skin.is_some() => {
+                    bounds.iter().map(|&(s, t, ls, lt)| s * (ls * reach_p + lt) + t).fold(0.0, f64::max)
+                }
+                _ => world[ni].0 * reach_p + world[ni].1,
+            };
+            if !(placed <= REACH_LIMIT) {
+                fault(
+                    Location::Primitive { mesh: mi, primitive: pi },
                     format!(
-                        "its morph weight {k} can reach {:.1e} (default or animated, tangents included), past the {REACH_LIMIT:.0e} that 32-bit floats leave room for",
-                        w[k]
+                        "drawn by node {ni}, its vertices (positions, morph offsets times their weights, carried by the node or its joints) can reach {placed:.1e}, past the {REACH_LIMIT:.0e} that 32-bit floats leave room for"
                     ),
                 );
-                continue;
-            }
-            for (pi, p) in mesh.primitives.iter().enumerate() {
-                let max_len =
-                    |v: &[[f32; 3]]| v.iter().map(|x| vec3_max(&Vec3::from(*x))).fold(0.0, f64::max) * SQRT3;
-                let morph: f64 = p
-                    .targets
-                    .iter()
-                    .enumerate()
-                    .map(|(k, t)| w.get(k).copied().unwrap_or(0.0) * max_len(&t.positions))
-                    .sum();
-                let reach_p = max_len(&p.positions) + morph;
-                let placed = match nd.skin.and_then(|si| joint_bounds.get(si).map(|b| (si, b))) {
-                    Some((si, _)) if !skin_ok[si] => continue,
-                    Some((_, bounds)) if p.skin.is_some() => {
-                        bounds.iter().map(|&(s, t, ls, lt)| s * (ls * reach_p + lt) + t).fold(0.0, f64::max)
-                    }
-                    _ => world[ni].0 * reach_p + world[ni].1,
-                };
-                if !(placed <= REACH_LIMIT) {
-                    self.fault(
-                        Location::Primitive { mesh: mi, primitive: pi },
-                        format!(
-                            "drawn by node {ni}, its vertices (positions, morph offsets times their weights, carried by the node or its joints) can reach {placed:.1e}, past the {REACH_LIMIT:.0e} that 32-bit floats leave room for"
-                        ),
-                    );
-                }
             }
         }
     }
+    faults
 }
