@@ -251,6 +251,25 @@ fn cooked_clip_random_mutations_load_or_refuse_and_sample_finite() {
     assert!(runs > 0);
 }
 
+/// A random-mutation run of the `gltf_import` oracle on the regression seeds and the
+/// repository's small binary glTF samples (their JSON chunk and buffers cut, spliced and
+/// overwritten alike). Ignored by default, as the cooked clip run.
+#[test]
+#[ignore]
+fn gltf_random_mutations_import_or_refuse_and_play_finite() {
+    let seconds = mutation_seconds();
+    let samples = [
+        "assets/gltf/AnimatedMorphCube/AnimatedMorphCube.glb",
+        "assets/gltf/RiggedSimple/RiggedSimple.glb",
+        "assets/gltf/InterpolationTest/InterpolationTest.glb",
+    ];
+    let runs = random_mutations(&seeds("gltf_import", &samples), seconds, |_| {}, oracle::gltf_bytes);
+    eprintln!(
+        "gltf_import mutations: {runs} inputs in {seconds} s, each imported and played finite or refused by name"
+    );
+    assert!(runs > 0);
+}
+
 /// A random-mutation run of the `bvh_import` oracle on the regression seeds and the repository's
 /// small capture (`assets/bvh/capture.bvh`). Ignored by default, as the cooked clip run.
 #[test]

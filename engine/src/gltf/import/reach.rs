@@ -137,33 +137,35 @@ pub(crate) fn reach_faults(
             );
         }
     }
-    // Skinning matrices: joint world times inverse bind.
-    let ib_bound = |m: &Mat4| {
-        let lin = m.x_axis.truncate().length_squared()
-            + m.y_axis.truncate().length_squared()
-            + m.z_axis.truncate().length_squared();
-        (f64::from(lin).sqrt(), f64::from(m.w_axis.truncate().length()))
+    // Skinning matrices: joint world times inverse bind. With the joint's world bound (scale
+    // `s`, distance `t`) and the inverse bind's linear part `L`, translation `T`, bottom row
+    // `(r, w)`: the product's linear part is `world.linear L + world.t r` (at most
+    // `s |L| + t |r|`) and its translation `world.linear T + world.t w` (at most
+    // `s |T| + t |w|`). An inverse bind whose bottom row is not (0, 0, 0, 1) (a projective row
+    // from a damaged or odd file) carries the joint's distance into every column.
+    let skin_bound = |(s, t): (f64, f64), m: &Mat4| {
+        // In f64: the squares of a bottom row of 1e35 pass what f32 holds.
+        let sq = |v: Vec3| v.as_dvec3().length_squared();
+        let linear = (sq(m.x_axis.truncate()) + sq(m.y_axis.truncate()) + sq(m.z_axis.truncate())).sqrt();
+        let row = sq(Vec3::new(m.x_axis.w, m.y_axis.w, m.z_axis.w)).sqrt();
+        (s * linear + t * row, s * sq(m.w_axis.truncate()).sqrt() + t * f64::from(m.w_axis.w.abs()))
     };
-    // Per skin, each joint's world bound (scale, distance) beside its inverse bind's (linear
-    // part, translation), found once for the skin check and every primitive it skins.
-    let joint_bounds: Vec<Vec<(f64, f64, f64, f64)>> = skins
+    // Per skin, each joint's skinning matrix bound (linear part, translation), found once for
+    // the skin check and every primitive it skins.
+    let joint_bounds: Vec<Vec<(f64, f64)>> = skins
         .iter()
         .map(|skin| {
             skin.joints
                 .iter()
                 .zip(&skin.inverse_bind)
                 .filter(|(j, _)| **j < n && !over[**j])
-                .map(|(&j, ib)| {
-                    let (s, t) = world[j];
-                    let (ls, lt) = ib_bound(ib);
-                    (s, t, ls, lt)
-                })
+                .map(|(&j, ib)| skin_bound(world[j], ib))
                 .collect()
         })
         .collect();
     let mut skin_ok = vec![true; skins.len()];
     for (si, bounds) in joint_bounds.iter().enumerate() {
-        let worst = bounds.iter().map(|&(s, t, ls, lt)| (s * ls).max(t + s * lt)).fold(0.0, f64::max);
+        let worst = bounds.iter().map(|&(linear, translation)| linear.max(translation)).fold(0.0, f64::max);
         if !(worst <= REACH_LIMIT) {
             skin_ok[si] = false;
             fault(
@@ -204,9 +206,10 @@ pub(crate) fn reach_faults(
             let reach_p = max_len(&p.positions) + morph;
             let placed = match nd.skin.and_then(|si| joint_bounds.get(si).map(|b| (si, b))) {
                 Some((si, _)) if !skin_ok[si] => continue,
-                Some((_, bounds)) if p.skin.is_some() => {
-                    bounds.iter().map(|&(s, t, ls, lt)| s * (ls * reach_p + lt) + t).fold(0.0, f64::max)
-                }
+                Some((_, bounds)) if p.skin.is_some() => bounds
+                    .iter()
+                    .map(|&(linear, translation)| linear * reach_p + translation)
+                    .fold(0.0, f64::max),
                 _ => world[ni].0 * reach_p + world[ni].1,
             };
             if !(placed <= REACH_LIMIT) {
