@@ -251,23 +251,29 @@ fn cooked_clip_random_mutations_load_or_refuse_and_sample_finite() {
     assert!(runs > 0);
 }
 
+/// A run of [`random_mutations`] for an importer's oracle (no seal to restore), its inputs
+/// counted on standard error: the seeds of `target`'s regression directory and `samples`.
+fn importer_mutations(target: &str, samples: &[&str], check: impl Fn(&[u8]) -> Result<(), String>) {
+    let seconds = mutation_seconds();
+    let runs = random_mutations(&seeds(target, samples), seconds, |_| {}, check);
+    eprintln!(
+        "{target} mutations: {runs} inputs in {seconds} s, each imported and played finite or refused by name"
+    );
+    assert!(runs > 0);
+}
+
 /// A random-mutation run of the `gltf_import` oracle on the regression seeds and the
 /// repository's small binary glTF samples (their JSON chunk and buffers cut, spliced and
 /// overwritten alike). Ignored by default, as the cooked clip run.
 #[test]
 #[ignore]
 fn gltf_random_mutations_import_or_refuse_and_play_finite() {
-    let seconds = mutation_seconds();
     let samples = [
         "assets/gltf/AnimatedMorphCube/AnimatedMorphCube.glb",
         "assets/gltf/RiggedSimple/RiggedSimple.glb",
         "assets/gltf/InterpolationTest/InterpolationTest.glb",
     ];
-    let runs = random_mutations(&seeds("gltf_import", &samples), seconds, |_| {}, oracle::gltf_bytes);
-    eprintln!(
-        "gltf_import mutations: {runs} inputs in {seconds} s, each imported and played finite or refused by name"
-    );
-    assert!(runs > 0);
+    importer_mutations("gltf_import", &samples, oracle::gltf_bytes);
 }
 
 /// A random-mutation run of the `bvh_import` oracle on the regression seeds and the repository's
@@ -275,17 +281,7 @@ fn gltf_random_mutations_import_or_refuse_and_play_finite() {
 #[test]
 #[ignore]
 fn bvh_random_mutations_import_or_refuse_and_play_finite() {
-    let seconds = mutation_seconds();
-    let runs = random_mutations(
-        &seeds("bvh_import", &["assets/bvh/capture.bvh"]),
-        seconds,
-        |_| {},
-        oracle::bvh_bytes,
-    );
-    eprintln!(
-        "bvh_import mutations: {runs} inputs in {seconds} s, each imported and played finite or refused by name"
-    );
-    assert!(runs > 0);
+    importer_mutations("bvh_import", &["assets/bvh/capture.bvh"], oracle::bvh_bytes);
 }
 
 /// A random-mutation run of the `fbx_import` oracle on the regression seeds and the repository's
@@ -293,11 +289,6 @@ fn bvh_random_mutations_import_or_refuse_and_play_finite() {
 #[test]
 #[ignore]
 fn fbx_random_mutations_import_or_refuse_and_play_finite() {
-    let seconds = mutation_seconds();
     let samples = ["assets/fbx/AnimatedMorphCube.fbx", "assets/fbx/textured_quad/quad.fbx"];
-    let runs = random_mutations(&seeds("fbx_import", &samples), seconds, |_| {}, oracle::fbx_bytes);
-    eprintln!(
-        "fbx_import mutations: {runs} inputs in {seconds} s, each imported and played finite or refused by name"
-    );
-    assert!(runs > 0);
+    importer_mutations("fbx_import", &samples, oracle::fbx_bytes);
 }
