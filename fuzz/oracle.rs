@@ -176,23 +176,106 @@ pub fn gltf_scene(scene: &gltf::ImportedScene) -> Result<(), String> {
 }
 
 /// A project: the locomotion sample with one file replaced by `data` (its first byte picks
-/// which, the rest is the text). When `marrow check`'s rules find no error, the project must
-/// load, build its library, instantiate every scene and play three ticks and a paused frame with
-/// every animator playing, leaving finite matrices and no runtime fault.
+/// which, the rest is the text), through [`project_with`].
 pub fn project(data: &[u8]) -> Result<(), String> {
     let Some((&pick, rest)) = data.split_first() else { return Ok(()) };
     let mut files = locomotion_files();
     let k = pick as usize % files.len();
     files[k].1 = String::from_utf8_lossy(rest).into_owned();
-    let root = repo().join("projects/locomotion");
-    let report = check_project_files(&root, &files);
+    project_with(&repo().join("projects/locomotion"), &files)
+}
+
+/// The sample projects under `projects/`, by folder name, sorted.
+pub fn sample_projects() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(repo().join("projects"))
+        .expect("the sample projects")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("project.ron").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The folder of sample project `name`.
+pub fn sample_root(name: &str) -> PathBuf {
+    repo().join("projects").join(name)
+}
+
+/// Every RON file of sample project `name` (relative path with `/`, text), sorted by path: the
+/// files [`project_with`] reads from memory (binary assets it reads from the folder).
+pub fn sample_files(name: &str) -> Vec<(String, String)> {
+    let root = sample_root(name);
+    let mut out = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("a sample folder").filter_map(|e| e.ok()) {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "ron") {
+                let rel = p.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+                out.push((rel, std::fs::read_to_string(&p).expect("a sample file")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The sample projects with their RON files ([`sample_files`]), read once for
+/// [`sample_project`].
+pub fn sample_projects_read() -> Vec<(PathBuf, Vec<(String, String)>)> {
+    sample_projects().iter().map(|name| (sample_root(name), sample_files(name))).collect()
+}
+
+/// One of the sample projects (`projects`, from [`sample_projects_read`]) with one RON file
+/// replaced: `data` is a first line naming the file by project folder and path
+/// (`cesium_man/scenes/main.scene.ron`), then the text; then [`project_with`]. An input whose
+/// first line names no file of the samples is passed over (`Ok`).
+pub fn sample_project(data: &[u8], projects: &[(PathBuf, Vec<(String, String)>)]) -> Result<(), String> {
+    let Some(input) = sample_project_files(data, projects) else { return Ok(()) };
+    project_with(&projects[input.project].0, &input.files).map_err(|e| format!("{}: {e}", input.name))
+}
+
+/// What [`sample_project`] plays.
+pub struct SampleInput {
+    /// The project's files, the named one's text replaced.
+    pub files: Vec<(String, String)>,
+    /// The project's index in the list.
+    pub project: usize,
+    /// `projects/` and the first line.
+    pub name: String,
+}
+
+/// What [`sample_project`] plays: the files of the project the first line names with the
+/// named file's text replaced; `None` when the line names no file of the samples.
+pub fn sample_project_files(
+    data: &[u8],
+    projects: &[(PathBuf, Vec<(String, String)>)],
+) -> Option<SampleInput> {
+    let cut = data.iter().position(|&b| b == b'\n')?;
+    let name = std::str::from_utf8(&data[..cut]).ok()?;
+    let (project, path) = name.split_once('/')?;
+    let a = projects.iter().position(|(root, _)| root.file_name().is_some_and(|n| n == project))?;
+    let b = projects[a].1.iter().position(|(p, _)| p == path)?;
+    let mut files = projects[a].1.clone();
+    files[b].1 = String::from_utf8_lossy(&data[cut + 1..]).into_owned();
+    Some(SampleInput { files, project: a, name: format!("projects/{name}") })
+}
+
+/// A project at `root` read from `files` (relative path, text; binary assets from `root`): when
+/// `marrow check`'s rules find no error, it must load, build its library, instantiate every
+/// scene and play three ticks and a paused frame with every animator playing, leaving finite
+/// matrices and no runtime fault.
+pub fn project_with(root: &Path, files: &[(String, String)]) -> Result<(), String> {
+    let report = check_project_files(root, files);
     if !report.errors.is_empty() {
         return Ok(());
     }
     let project =
-        Project::from_files(&root, &files).map_err(|e| format!("checked ok, yet fails to load: {e}"))?;
-    let lib =
-        Library::load(&project, &root).map_err(|e| format!("checked ok, yet the library fails: {e}"))?;
+        Project::from_files(root, files).map_err(|e| format!("checked ok, yet fails to load: {e}"))?;
+    let lib = Library::load(&project, root).map_err(|e| format!("checked ok, yet the library fails: {e}"))?;
     for scene in project.scenes.keys() {
         let mut world =
             lib.instantiate(&project, scene).map_err(|e| format!("checked ok, yet {scene} fails: {e}"))?;
@@ -253,6 +336,14 @@ impl Default for GraphRig {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// Whether a graph file loads and compiles for the locomotion rig (what [`graph`] then
+/// evaluates).
+pub fn graph_compiles(data: &[u8], rig: &GraphRig) -> bool {
+    let clip_of = |p: &str| rig.clips.iter().find(|(k, _)| k == p).map(|(_, c)| c.clone());
+    load_graph(&String::from_utf8_lossy(data))
+        .is_ok_and(|(g, _)| compile(&g, &rig.skeleton, &clip_of).is_ok())
 }
 
 /// A graph file: loaded (repairing what the loader repairs) and compiled for the locomotion rig;

@@ -64,6 +64,19 @@ pub trait Animatable: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static
     fn is_zero_rotation(&self) -> bool {
         false
     }
+    /// The length of a rotation longer than [`MAX_ROTATION_KEY_LENGTH`] (infinite where its
+    /// square overflows); `None` for any other value (and every value of other types): rotation
+    /// keys are unit quaternions, and interpolating one that long overflows.
+    fn oversized_rotation(&self) -> Option<f32> {
+        None
+    }
+    /// A LINEAR or STEP key's value as a file loader keeps it: rotations off unit length
+    /// (beyond rounding) normalized, whatever their length (a key of length 1e38 is a rotation
+    /// like any other); other values as they are. Sampling returns such keys as they are at
+    /// their instants and the slerp reads their dot product as a cosine, so a key must be unit.
+    fn unit_key(self) -> Self {
+        self
+    }
     /// A CUBICSPLINE key's value as sampled exactly at its key: rotations are normalized there as
     /// between keys (glTF stores cubic rotation keys unnormalized); other values as they are.
     fn cubic_key(self) -> Self {
@@ -145,10 +158,30 @@ impl Animatable for Quat {
     fn is_zero_rotation(&self) -> bool {
         !(self.length_squared() > 1e-12)
     }
+    fn oversized_rotation(&self) -> Option<f32> {
+        // Finite components whose squares overflow count too.
+        let l2 = self.length_squared();
+        (!(l2 <= MAX_ROTATION_KEY_LENGTH * MAX_ROTATION_KEY_LENGTH)).then(|| l2.sqrt())
+    }
     fn cubic_key(self) -> Self {
         math::normalize_quat(self).unwrap_or(Quat::IDENTITY)
     }
+    fn unit_key(self) -> Self {
+        if (self.length_squared() - 1.0).abs() <= 4.0 * f32::EPSILON {
+            self
+        } else {
+            math::normalize_quat(self).unwrap_or(self)
+        }
+    }
 }
+
+/// The longest rotation key a LINEAR or STEP track takes. Rotation keys are unit quaternions
+/// (every importer, the clip file loader ([`Animatable::unit_key`]) and the editor make them
+/// so); the slerp between two keys reads their dot product as a cosine, and from about a
+/// thousand times unit length its series overflows 32-bit floats. A track built in code with
+/// keys past this length is refused by name ([`TrackFault::OversizedRotation`]) rather than
+/// played as NaN. (CUBICSPLINE keys may be unnormalized: their sampling scales them.)
+pub const MAX_ROTATION_KEY_LENGTH: f32 = 100.0;
 
 /// A structural fault in a track's keys.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -198,6 +231,20 @@ pub enum TrackFault {
         index: usize,
         /// Its time.
         time: f32,
+    },
+    /// Key `index` is a rotation longer than [`MAX_ROTATION_KEY_LENGTH`].
+    #[error(
+        "key {index} at t = {} is a rotation of length {}, past the {MAX_ROTATION_KEY_LENGTH} a rotation key may have (rotation keys are unit quaternions)",
+        Num(*time),
+        Num(*length)
+    )]
+    OversizedRotation {
+        /// The offending key.
+        index: usize,
+        /// Its time.
+        time: f32,
+        /// Its length (infinite where its square overflows).
+        length: f32,
     },
 }
 
@@ -347,6 +394,12 @@ impl<T: Animatable> Track<T> {
             }
             if self.values[i].is_zero_rotation() {
                 return Some(TrackFault::ZeroRotation { index: i, time: t });
+            }
+            if let Some(length) = self.values[i]
+                .oversized_rotation()
+                .filter(|_| self.interpolation != Interpolation::CubicSpline)
+            {
+                return Some(TrackFault::OversizedRotation { index: i, time: t, length });
             }
         }
         None

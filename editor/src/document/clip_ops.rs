@@ -268,6 +268,12 @@ fn assemble<T: TangentLanes>(
     if keys.iter().any(|k| k.value.is_zero_rotation()) {
         return Err(EditError::Invalid("a rotation key has zero length".into()));
     }
+    if let Some(length) = keys.iter().find_map(|k| k.value.oversized_rotation()) {
+        return Err(EditError::Invalid(format!(
+            "a rotation key has length {length}, past the {} a rotation key may have",
+            marrow_engine::track::MAX_ROTATION_KEY_LENGTH
+        )));
+    }
     keys.sort_by(|a, b| a.time.total_cmp(&b.time).then(a.moved.cmp(&b.moved)));
     let mut out: Vec<EditKey<T>> = Vec::with_capacity(keys.len());
     let mut replaced = 0;

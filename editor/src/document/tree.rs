@@ -42,14 +42,7 @@ fn siblings_mut<'a>(scene: &'a mut SceneDesc, parent: Option<&str>) -> Option<&'
 
 /// The entity at `path`.
 pub fn find<'a>(scene: &'a SceneDesc, path: &str) -> Option<&'a EntityDesc> {
-    let mut list = &scene.entities;
-    let mut found = None;
-    for part in path.split('/') {
-        let e = list.iter().find(|e| e.name == part)?;
-        list = &e.children;
-        found = Some(e);
-    }
-    found
+    scene.entity(path)
 }
 
 /// The entity at `path`, mutably.

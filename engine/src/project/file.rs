@@ -363,7 +363,9 @@ impl<V: Copy> TrackFile<V> {
                 self.out_tangents.iter().map(|v| T::from_tuple(*v)).collect(),
             )
         } else {
-            Track::from_keys(self.interpolation, self.times.clone(), values)
+            // LINEAR and STEP rotation keys are unit quaternions ([`Animatable::unit_key`]).
+            let values = values.into_iter().map(|v: T| if v.is_finite_value() { v.unit_key() } else { v });
+            Track::from_keys(self.interpolation, self.times.clone(), values.collect())
         }
         .map_err(|e| field_error(at, e))?;
         track.set_default_easing(
@@ -472,6 +474,9 @@ impl<V: Copy> TrackFile<V> {
                 ));
                 continue;
             }
+            // LINEAR and STEP rotation keys are unit quaternions: one off unit length (a hand-
+            // written `(0, 0, 1, 1)`, or `(-1e38, 0, 0, 1)`) is kept as its rotation.
+            let v = if cubic { v } else { v.unit_key() };
             let easing = match self.key_easings.get(i).cloned().flatten() {
                 Some(name) => match parse_ease(&name) {
                     Ok(e) => Some(e),

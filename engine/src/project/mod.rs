@@ -1243,10 +1243,12 @@ fn check_scenes(project: &Project, lib: &Library, root: &Path, errors: &mut Vec<
         {
             errors.push(entity_fault(&full, &entity, field, message));
         }
-        // (entity, its path, the rig it is a direct child of, the rig at or above its parent)
-        type Visit<'a> = (&'a EntityDesc, String, Option<Arc<Skeleton>>, Option<Arc<Skeleton>>);
-        let mut stack: Vec<Visit> = scene.entities.iter().map(|e| (e, e.name.clone(), None, None)).collect();
-        while let Some((e, path, parent_rig, above_rig)) = stack.pop() {
+        // (entity, its path, the rig it is a direct child of, the rig at or above its parent,
+        // where its parent sits from that rig)
+        type Visit<'a> = (&'a EntityDesc, String, Option<Arc<Skeleton>>, Option<Arc<Skeleton>>, Placed);
+        let mut stack: Vec<Visit> =
+            scene.entities.iter().map(|e| (e, e.name.clone(), None, None, Placed::ROOT)).collect();
+        while let Some((e, path, parent_rig, above_rig, parent_placed)) = stack.pop() {
             let mut rig = None;
             if let Some(a) = &e.animator {
                 match lib.skeleton(&a.rig) {
@@ -1261,17 +1263,24 @@ fn check_scenes(project: &Project, lib: &Library, root: &Path, errors: &mut Vec<
                                 Err(m) => errors.push(entity_fault(&full, &path, "animator.clip", m)),
                             }
                         }
-                        if let Some(g) = &a.graph
-                            && let Err(m) = lib.graph(g, &sk)
-                        {
-                            errors.push(entity_fault(&full, &path, "animator.graph", m));
-                        }
+                        let program = match &a.graph {
+                            Some(g) => match lib.graph(g, &sk) {
+                                Ok(program) => Some(program),
+                                Err(m) => {
+                                    errors.push(entity_fault(&full, &path, "animator.graph", m));
+                                    None
+                                }
+                            },
+                            None => None,
+                        };
+                        check_targets(scene, a, program.as_deref(), &full, &path, errors);
                         rig = Some(sk);
                     }
                     Err(m) => errors.push(entity_fault(&full, &path, "animator.rig", m)),
                 }
             }
             let driving = rig.clone().or_else(|| above_rig.clone());
+            let placed = parent_placed.child(e, e.animator.is_some());
             if let Some(MeshDesc::Asset(r)) = &e.mesh {
                 match lib.mesh(r) {
                     Ok(m) => {
@@ -1282,7 +1291,7 @@ fn check_scenes(project: &Project, lib: &Library, root: &Path, errors: &mut Vec<
                                     "skinned mesh's skeleton {:?} is not its rig's ({:?})",
                                     msk.name, d.name
                                 )),
-                                _ => None,
+                                _ => placed.off_rig(),
                             };
                             if let Some(p) = problem {
                                 errors.push(entity_fault(&full, &path, "mesh", p));
@@ -1334,8 +1343,99 @@ fn check_scenes(project: &Project, lib: &Library, root: &Path, errors: &mut Vec<
                 }
             }
             for c in e.children.iter().rev() {
-                stack.push((c, format!("{path}/{}", c.name), rig.clone(), driving.clone()));
+                stack.push((c, format!("{path}/{}", c.name), rig.clone(), driving.clone(), placed));
             }
+        }
+    }
+}
+
+/// Where an entity of a scene sits, as authored (before any frame plays): its world matrix,
+/// the world matrix of the rig at or above it and its matrix from that rig (`None` where a
+/// socket between them places it on a bone).
+#[derive(Clone, Copy)]
+struct Placed {
+    world: glam::Mat4,
+    rig_world: glam::Mat4,
+    from_rig: Option<glam::Mat4>,
+}
+
+impl Placed {
+    /// Above the roots: no rig, the world origin.
+    const ROOT: Placed =
+        Placed { world: glam::Mat4::IDENTITY, rig_world: glam::Mat4::IDENTITY, from_rig: None };
+
+    /// Where child `e` of this entity sits (`rig`: whether `e` has an Animator).
+    fn child(self, e: &EntityDesc, rig: bool) -> Placed {
+        let local = e.transform.map_or(glam::Mat4::IDENTITY, |t| t.to_mat4());
+        let world = self.world * local;
+        if rig {
+            return Placed { world, rig_world: world, from_rig: Some(glam::Mat4::IDENTITY) };
+        }
+        let from_rig = if e.socket.is_some() { None } else { self.from_rig.map(|m| m * local) };
+        Placed { world, rig_world: self.rig_world, from_rig }
+    }
+
+    /// Why a skinned mesh on this entity does not sit on its rig's origin, as the World checks
+    /// each frame (skinning places the vertices from the rig's bones and ignores the mesh
+    /// entity's own transform, so anything between them would be dropped on screen).
+    fn off_rig(&self) -> Option<String> {
+        match self.from_rig {
+            None => Some(
+                "skinned mesh is placed by a socket, off its rig's origin (skinning ignores its own transform)"
+                    .to_owned(),
+            ),
+            Some(m) if !(self.rig_world * m).abs_diff_eq(self.rig_world, 1e-4) => Some(
+                "skinned mesh sits off its rig's origin (skinning ignores its own transform): it and the \
+                 entities between it and its rig must keep the identity transform"
+                    .to_owned(),
+            ),
+            Some(_) => None,
+        }
+    }
+}
+
+/// An animator's target bindings (the entity at `path` of `scene`, its graph compiled as
+/// `program` when it has one that compiles): each names an entity of the scene by its path, and
+/// the graph has the parameters it sets (a vector parameter of its name, or the three floats
+/// `{name}_x`, `_y`, `_z`). The World names either fault once per occurrence gap and leaves the
+/// parameters where they were; a checked project has neither.
+fn check_targets(
+    scene: &SceneDesc,
+    a: &crate::scene::AnimatorDesc,
+    program: Option<&GraphProgram>,
+    full: &Path,
+    path: &str,
+    errors: &mut Vec<ProjectError>,
+) {
+    for (i, t) in a.targets.iter().enumerate() {
+        if scene.entity(&t.entity).is_none() {
+            errors.push(entity_fault(
+                full,
+                path,
+                &format!("animator.targets[{i}].entity"),
+                format!("no entity at path {:?} in scene {:?}", t.entity, scene.name),
+            ));
+        }
+        let Some(program) = program else { continue };
+        let has = |name: &str, vector: bool| {
+            program.parameter_index(name).is_some_and(|k| {
+                matches!(
+                    (&program.parameters()[k].default, vector),
+                    (crate::graph::ParamValue::Vec3(_), true) | (crate::graph::ParamValue::Float(_), false)
+                )
+            })
+        };
+        if !has(&t.parameter, true) && !t.parameters().iter().all(|n| has(n, false)) {
+            let [x, y, z] = t.parameters();
+            errors.push(entity_fault(
+                full,
+                path,
+                &format!("animator.targets[{i}].parameter"),
+                format!(
+                    "the graph has no vector parameter {:?} (nor float parameters {x:?}, {y:?} and {z:?}) for the target to set",
+                    t.parameter
+                ),
+            ));
         }
     }
 }

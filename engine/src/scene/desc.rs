@@ -26,6 +26,21 @@ pub struct SceneDesc {
     pub entities: Vec<EntityDesc>,
 }
 
+impl SceneDesc {
+    /// The entity at `path` (names joined by `/`, from a root), as the World finds a target
+    /// binding's entity or a socket's parent.
+    pub fn entity(&self, path: &str) -> Option<&EntityDesc> {
+        let mut among = &self.entities;
+        let mut at = None;
+        for part in path.split('/') {
+            let e = among.iter().find(|e| e.name == part)?;
+            among = &e.children;
+            at = Some(e);
+        }
+        at
+    }
+}
+
 /// An authored entity and its subtree.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EntityDesc {

@@ -1095,8 +1095,9 @@ impl World {
     }
 
     /// Sets each rig's bound graph parameters to its target entities' positions in the rig's
-    /// model space, from world matrices resolved this frame before the rigs are evaluated. A binding whose entity is gone sets nothing and is named once per
-    /// occurrence gap.
+    /// model space, from world matrices resolved this frame before the rigs are evaluated. A
+    /// binding whose entity is gone, or whose graph has no parameter for it, sets nothing and is
+    /// named once per occurrence gap (the first such binding of the rig).
     fn bind_targets(&mut self) {
         let World {
             table: EntityTable { names, .. },
@@ -1110,41 +1111,59 @@ impl World {
                 continue;
             }
             let rig_from_world = worlds[r.entity.index as usize].inverse();
-            let mut missing: Option<&str> = None;
+            // The first binding that cannot be applied, and whether for its parameter (else
+            // for its entity).
+            let mut missing: Option<(&BoundTarget, bool)> = None;
             for t in &r.component.targets {
                 let Some(e) = find_path(names, children, roots, &t.binding.entity) else {
-                    missing = Some(&t.binding.entity);
+                    missing.get_or_insert((t, false));
                     continue;
                 };
                 let p = rig_from_world.transform_point3(worlds[e.index as usize].w_axis.truncate());
-                if let Some(g) = r.component.animator.current_graph_mut()
-                    && p.is_finite()
-                {
-                    // A vector parameter of the binding's name takes the point whole; else the
-                    // three floats `{name}_x`, `_y`, `_z`.
-                    let vector = g
-                        .program()
-                        .parameter_index(&t.binding.parameter)
-                        .filter(|&i| matches!(g.parameter_at(i), Some(crate::graph::ParamValue::Vec3(_))));
-                    match vector {
-                        Some(i) => {
-                            g.set_parameter(i, crate::graph::ParamValue::Vec3(p));
-                        }
-                        None => {
-                            for (name, v) in t.parameters.iter().zip(p.to_array()) {
-                                g.set_float(name, v);
-                            }
+                let Some(g) = r.component.animator.current_graph_mut() else { continue };
+                // A vector parameter of the binding's name takes the point whole; else the
+                // three floats `{name}_x`, `_y`, `_z`.
+                let vector = g
+                    .program()
+                    .parameter_index(&t.binding.parameter)
+                    .filter(|&i| matches!(g.parameter_at(i), Some(crate::graph::ParamValue::Vec3(_))));
+                let floats = t.parameters.iter().all(|n| {
+                    g.program().parameter_index(n).is_some_and(|i| {
+                        matches!(g.parameter_at(i), Some(crate::graph::ParamValue::Float(_)))
+                    })
+                });
+                if vector.is_none() && !floats {
+                    missing.get_or_insert((t, true));
+                    continue;
+                }
+                if !p.is_finite() {
+                    continue;
+                }
+                match vector {
+                    Some(i) => {
+                        g.set_parameter(i, crate::graph::ParamValue::Vec3(p));
+                    }
+                    None => {
+                        for (name, v) in t.parameters.iter().zip(p.to_array()) {
+                            g.set_float(name, v);
                         }
                     }
                 }
             }
             let entity = r.entity;
             r.target_latch.update(missing.is_some(), faults, || {
-                format!(
-                    "rig {}: target entity {:?} is not in the scene; its parameters keep their values",
-                    path_of(names, parents, entity.index),
-                    missing.unwrap_or_default()
-                )
+                let rig = path_of(names, parents, entity.index);
+                match missing {
+                    Some((t, true)) => format!(
+                        "rig {rig}: its graph has no vector parameter {:?} (nor floats {:?}) for target entity {:?} to set",
+                        t.binding.parameter, t.parameters, t.binding.entity
+                    ),
+                    Some((t, false)) => format!(
+                        "rig {rig}: target entity {:?} is not in the scene; its parameters keep their values",
+                        t.binding.entity
+                    ),
+                    None => String::new(),
+                }
             });
         }
     }

@@ -147,3 +147,65 @@ fn a_clip_of_a_hundred_thousand_tracks_matches_bones_in_linear_work() {
     assert!(ClipAsset::try_from(&f).unwrap_err().to_string().contains("no bone \"nope\""));
     assert_eq!(ClipAsset::repair(&f).1.len(), 1);
 }
+
+/// A two-key rotation clip for `rig()`'s arm, its second key `second`.
+fn rotation_clip(second: &str) -> String {
+    format!(
+        r#"(
+    version: 1,
+    name: "turn",
+    skeleton: "rig",
+    bones: ["root", "arm"],
+    tracks: [
+        (
+            bone: "arm",
+            rotation: (
+                interpolation: Linear,
+                times: [0.0, 1.0],
+                values: [(0.0, 0.0, 0.0, 1.0), {second}],
+            ),
+        ),
+    ],
+)"#
+    )
+}
+
+#[test]
+fn a_rotation_key_off_unit_length_loads_as_its_rotation_and_one_built_too_long_is_refused_by_name() {
+    // Found by the project mutation run: a stride key's x set to -1e38. Its square overflowed,
+    // the check passed it, and the slerp between it and its neighbour played NaN; a key a
+    // little off unit length (a hand-written `(0, 1, 0, 1)`) sampled at its instant as a
+    // rotation scaled by its squared length.
+    let path = Path::new("clips/turn.clip.ron");
+    let half_x = Quat::from_xyzw(-1.0, 0.0, 0.0, 0.0);
+    let y90 = Quat::from_rotation_y(std::f32::consts::FRAC_PI_2);
+    for (second, want) in [
+        ("(-1e38, 0.0, 0.0, 1.0)", half_x),
+        ("(0.0, 1.0, 0.0, 1.0)", y90),
+        ("(0.0, 70.0, 0.0, 70.0)", y90),
+        ("(0.0, 3e30, 0.0, 3e30)", y90),
+    ] {
+        let clip = clip_from_str(&rotation_clip(second), path).unwrap_or_else(|e| panic!("{second}: {e}"));
+        let track = clip.clip.channels()[1].rotation.as_ref().unwrap();
+        assert!(track.values()[1].abs_diff_eq(want, 1e-6), "{second}: kept as {}", track.values()[1]);
+        assert!(track.find_fault().is_none());
+        for k in 0..=20 {
+            let t = k as f32 / 20.0;
+            let q = track.sample(t).unwrap();
+            assert!(q.is_finite() && (q.length() - 1.0).abs() < 1e-5, "{second} at {t}: {q}");
+        }
+        // Saved, it reads back as the same unit rotation.
+        let again = clip_from_str(&clip_to_string(&clip), path).unwrap();
+        assert_eq!(again, clip, "{second}");
+    }
+    // A key already unit to rounding keeps its bits (the samples' goldens rely on it).
+    let unit = Quat::from_rotation_x(0.3);
+    let text = rotation_clip(&format!("({:?}, 0.0, 0.0, {:?})", unit.x, unit.w));
+    let clip = clip_from_str(&text, path).unwrap();
+    assert_eq!(clip.clip.channels()[1].rotation.as_ref().unwrap().values()[1].to_array(), unit.to_array());
+    // A track built in code (no loader between) with a key too long to interpolate: named.
+    use marrow_engine::track::{Interpolation, Track};
+    let keys = vec![Quat::IDENTITY, Quat::from_xyzw(0.0, 1e3, 0.0, 0.0)];
+    let fault = Track::from_keys(Interpolation::Linear, vec![0.0, 1.0], keys).unwrap_err().to_string();
+    assert!(fault.contains("key 1 at t = 1 is a rotation of length 1000, past the 100"), "{fault}");
+}

@@ -81,6 +81,22 @@ fn project_files_regressions_check_or_play_clean() {
     replay("project_files", oracle::project);
 }
 
+/// What the stable project mutation run found (`project_random_mutations_check_or_play_clean`:
+/// any sample project, a first line naming the file). Each still names a file of the samples
+/// (a renamed sample would turn it into an input passed over), and the check now refuses each.
+#[test]
+fn sample_projects_regressions_check_or_play_clean() {
+    let projects = oracle::sample_projects_read();
+    assert!(replay("sample_projects", |d| oracle::sample_project(d, &projects)) >= 1);
+    for p in inputs("sample_projects") {
+        let data = std::fs::read(&p).unwrap();
+        let input = oracle::sample_project_files(&data, &projects)
+            .unwrap_or_else(|| panic!("{}: names no file of the sample projects", p.display()));
+        let report = marrow_engine::project::check_project_files(&projects[input.project].0, &input.files);
+        assert!(!report.errors.is_empty(), "{} ({}): the check passes it", p.display(), input.name);
+    }
+}
+
 #[test]
 fn graph_compile_regressions_compile_or_refuse_and_evaluate_finite() {
     let rig = oracle::GraphRig::new();
@@ -164,44 +180,215 @@ fn mutation_seed() -> u64 {
         .unwrap_or(0x9E37_79B9_7F4A_7C15)
 }
 
+/// The random numbers of a mutation run: xorshift from [`mutation_seed`]'s state.
+struct Rnd(u64);
+
+impl Rnd {
+    /// A number in `0..n` (0 when `n` is 0).
+    fn below(&mut self, n: usize) -> usize {
+        let s = &mut self.0;
+        *s ^= *s >> 12;
+        *s ^= *s << 25;
+        *s ^= *s >> 27;
+        (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n.max(1)
+    }
+}
+
+/// How a mutation run changes a seed: 1 to 8 random byte writes, cuts and splices (from any
+/// seed), blind to the format.
+fn byte_edits(m: &mut Vec<u8>, seeds: &[Vec<u8>], rnd: &mut Rnd) {
+    for _ in 0..1 + rnd.below(8) {
+        match rnd.below(4) {
+            0 | 1 if !m.is_empty() => {
+                let i = rnd.below(m.len());
+                m[i] = rnd.below(256) as u8;
+            }
+            2 if m.len() > 1 => m.truncate(rnd.below(m.len())),
+            _ => {
+                let other = &seeds[rnd.below(seeds.len())];
+                let (a, b) = (rnd.below(other.len()), rnd.below(other.len()));
+                let at = rnd.below(m.len() + 1);
+                let piece = other[a.min(b)..a.max(b)].to_vec();
+                m.splice(at..at, piece);
+            }
+        }
+    }
+}
+
+/// The kind of a RON token [`ron_tokens`] finds.
+#[derive(Clone, Copy, PartialEq)]
+enum Token {
+    /// A number (`-1.5e3`, `7`).
+    Number,
+    /// A string literal, quotes included.
+    Text,
+    /// A name: a field, a variant, `true`, `Some`.
+    Name,
+}
+
+/// The numbers, strings and names of a RON text, as byte ranges (a rough lexer: comments and
+/// odd bytes are passed over, which is all a mutator needs).
+fn ron_tokens(m: &[u8]) -> Vec<(Token, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < m.len() {
+        let c = m[i];
+        let start = i;
+        if c == b'"' {
+            i += 1;
+            while i < m.len() && m[i] != b'"' {
+                i += 1 + usize::from(m[i] == b'\\');
+            }
+            i = (i + 1).min(m.len());
+            out.push((Token::Text, start..i));
+        } else if c.is_ascii_digit() || (c == b'-' && m.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+            i += 1;
+            while i < m.len() && (m[i].is_ascii_alphanumeric() || b".+-_".contains(&m[i])) {
+                i += 1;
+            }
+            out.push((Token::Number, start..i));
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            while i < m.len() && (m[i].is_ascii_alphanumeric() || m[i] == b'_') {
+                i += 1;
+            }
+            out.push((Token::Name, start..i));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Numbers that sit on a limit: of a float, an index's integer type, a count, a time.
+const EDGE_NUMBERS: [&str; 26] = [
+    "0",
+    "-0.0",
+    "1",
+    "-1",
+    "0.5",
+    "2",
+    "255",
+    "256",
+    "65535",
+    "65536",
+    "-32769",
+    "4294967295",
+    "4294967296",
+    "9223372036854775807",
+    "18446744073709551616",
+    "1e38",
+    "-1e38",
+    "3.4028236e38",
+    "1e-45",
+    "1e300",
+    "NaN",
+    "inf",
+    "-inf",
+    "1000000",
+    "0.0001",
+    "-1e-7",
+];
+
+/// Strings a hostile or careless file holds: empty, long, escaping the project, absolute.
+const EDGE_TEXTS: [&str; 10] = [
+    "\"\"",
+    "\"../outside.clip.ron\"",
+    "\"../../../../../../etc/passwd\"",
+    "\"/etc/hostname\"",
+    "\"clips/../../locomotion/clips/stride.clip.ron\"",
+    "\"C:\\\\Windows\\\\win.ini\"",
+    "\"clips/stride.clip.ron\"",
+    "\"Hips\"",
+    "\"\\u{0}\"",
+    "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
+];
+
+/// How a mutation run changes a RON text so that most results still parse and reach the
+/// checks past the parser: 1 to 4 edits, each a number set to an edge ([`EDGE_NUMBERS`]) or to
+/// another number of any seed, a string or name set to another of any seed (a bone, a clip, a
+/// node kind, a field) or a string to an edge ([`EDGE_TEXTS`]), a line deleted, duplicated or
+/// copied in from any seed, or (one time in eight) a blind byte edit ([`byte_edits`]).
+fn ron_edits(m: &mut Vec<u8>, seeds: &[Vec<u8>], rnd: &mut Rnd) {
+    for _ in 0..1 + rnd.below(4) {
+        let pick = rnd.below(8);
+        if pick == 0 {
+            byte_edits(m, seeds, rnd);
+            continue;
+        }
+        if pick >= 5 {
+            let lines = |t: &[u8]| -> Vec<std::ops::Range<usize>> {
+                let mut out = Vec::new();
+                let mut at = 0;
+                for (i, &b) in t.iter().enumerate() {
+                    if b == b'\n' {
+                        out.push(at..i + 1);
+                        at = i + 1;
+                    }
+                }
+                out
+            };
+            let own = lines(m);
+            if own.is_empty() {
+                continue;
+            }
+            let line = own[rnd.below(own.len())].clone();
+            match pick {
+                5 => drop(m.drain(line)),
+                6 => {
+                    let copy = m[line.clone()].to_vec();
+                    let at = own[rnd.below(own.len())].start;
+                    m.splice(at..at, copy);
+                }
+                _ => {
+                    let other = &seeds[rnd.below(seeds.len())];
+                    let theirs = lines(other);
+                    if !theirs.is_empty() {
+                        let copy = other[theirs[rnd.below(theirs.len())].clone()].to_vec();
+                        m.splice(line.start..line.start, copy);
+                    }
+                }
+            }
+            continue;
+        }
+        let tokens = ron_tokens(m);
+        if tokens.is_empty() {
+            continue;
+        }
+        let (kind, range) = tokens[rnd.below(tokens.len())].clone();
+        let replacement: Vec<u8> = match (kind, pick) {
+            (Token::Number, 1 | 2) => EDGE_NUMBERS[rnd.below(EDGE_NUMBERS.len())].as_bytes().to_vec(),
+            (Token::Text, 1) => EDGE_TEXTS[rnd.below(EDGE_TEXTS.len())].as_bytes().to_vec(),
+            _ => {
+                let other = &seeds[rnd.below(seeds.len())];
+                let same: Vec<_> = ron_tokens(other).into_iter().filter(|(k, _)| *k == kind).collect();
+                if same.is_empty() {
+                    continue;
+                }
+                other[same[rnd.below(same.len())].1.clone()].to_vec()
+            }
+        };
+        m.splice(range, replacement);
+    }
+}
+
 /// A random-mutation run of an oracle on stable Rust, for machines without cargo-fuzz: for
-/// `seconds`, from the random state [`mutation_seed`] gives, a seed from `seeds` changed by 1
-/// to 8 random byte writes, cuts and splices (from any seed), passed through `fix` (a file
-/// format's own seal, so its payload checks are reached), then through `check`, whose failure
-/// saves the input in the temporary folder and names it. Returns the number of inputs run.
+/// `seconds`, from the random state [`mutation_seed`] gives, a seed from `seeds` changed by
+/// `edit` ([`byte_edits`], [`ron_edits`]), passed through `fix` (a file format's own seal, so
+/// its payload checks are reached), then through `check`, whose failure saves the input in the
+/// temporary folder and names it. Returns the number of inputs run.
 fn random_mutations(
     seeds: &[Vec<u8>],
     seconds: u64,
+    edit: fn(&mut Vec<u8>, &[Vec<u8>], &mut Rnd),
     fix: impl Fn(&mut Vec<u8>),
     check: impl Fn(&[u8]) -> Result<(), String>,
 ) -> u64 {
-    let mut state = mutation_seed();
-    let mut rnd = move |n: usize| {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n.max(1)
-    };
+    let mut rnd = Rnd(mutation_seed());
     let end = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
     let mut runs = 0u64;
     while std::time::Instant::now() < end {
-        let mut m = seeds[rnd(seeds.len())].clone();
-        for _ in 0..1 + rnd(8) {
-            match rnd(4) {
-                0 | 1 if !m.is_empty() => {
-                    let i = rnd(m.len());
-                    m[i] = rnd(256) as u8;
-                }
-                2 if m.len() > 1 => m.truncate(rnd(m.len())),
-                _ => {
-                    let other = &seeds[rnd(seeds.len())];
-                    let (a, b) = (rnd(other.len()), rnd(other.len()));
-                    let at = rnd(m.len() + 1);
-                    let piece = other[a.min(b)..a.max(b)].to_vec();
-                    m.splice(at..at, piece);
-                }
-            }
-        }
+        let mut m = seeds[rnd.below(seeds.len())].clone();
+        edit(&mut m, seeds, &mut rnd);
         fix(&mut m);
         if let Err(broken) = check(&m) {
             let keep = std::env::temp_dir().join(format!("marrow-mutation-{runs}.bin"));
@@ -239,7 +426,7 @@ fn cooked_clip_random_mutations_load_or_refuse_and_sample_finite() {
         }
     };
     let loaded = std::cell::Cell::new(0u64);
-    let runs = random_mutations(&seeds("cooked_clip", &[]), seconds, reseal, |m| {
+    let runs = random_mutations(&seeds("cooked_clip", &[]), seconds, byte_edits, reseal, |m| {
         oracle::cooked_clip(m)?;
         loaded.set(loaded.get() + marrow_engine::compressed::CompressedClip::from_cooked(m).is_ok() as u64);
         Ok(())
@@ -255,7 +442,7 @@ fn cooked_clip_random_mutations_load_or_refuse_and_sample_finite() {
 /// counted on standard error: the seeds of `target`'s regression directory and `samples`.
 fn importer_mutations(target: &str, samples: &[&str], check: impl Fn(&[u8]) -> Result<(), String>) {
     let seconds = mutation_seconds();
-    let runs = random_mutations(&seeds(target, samples), seconds, |_| {}, check);
+    let runs = random_mutations(&seeds(target, samples), seconds, byte_edits, |_| {}, check);
     eprintln!(
         "{target} mutations: {runs} inputs in {seconds} s, each imported and played finite or refused by name"
     );
@@ -291,4 +478,81 @@ fn bvh_random_mutations_import_or_refuse_and_play_finite() {
 fn fbx_random_mutations_import_or_refuse_and_play_finite() {
     let samples = ["assets/fbx/AnimatedMorphCube.fbx", "assets/fbx/textured_quad/quad.fbx"];
     importer_mutations("fbx_import", &samples, oracle::fbx_bytes);
+}
+
+/// A random-mutation run of the project rule (`oracle::project_with`) over every sample
+/// project under `projects/`: an input is a line naming one of their RON files
+/// (`crowd/scenes/main.scene.ron`, see `oracle::sample_project`), then that file's text changed
+/// token by token ([`ron_edits`]:
+/// numbers on their limits, names and strings swapped for others of the samples, paths that
+/// leave the project, lines moved), so that most inputs parse and reach `marrow check`'s rules
+/// and, when those pass, the player. Ignored by default, as the cooked clip run.
+#[test]
+#[ignore]
+fn project_random_mutations_check_or_play_clean() {
+    let seconds = mutation_seconds();
+    let projects = oracle::sample_projects_read();
+    let mut seeds = seeds("sample_projects", &[]);
+    for (root, files) in &projects {
+        let project = root.file_name().unwrap().to_string_lossy();
+        for (path, text) in files {
+            seeds.push(format!("{project}/{path}\n{text}").into_bytes());
+        }
+    }
+    let (checked, named) = (std::cell::Cell::new(0u64), std::cell::Cell::new(0u64));
+    let runs = random_mutations(
+        &seeds,
+        seconds,
+        ron_edits,
+        |_| {},
+        |m| {
+            oracle::sample_project(m, &projects)?;
+            if let Some(input) = oracle::sample_project_files(m, &projects) {
+                named.set(named.get() + 1);
+                let root = &projects[input.project].0;
+                let clean = marrow_engine::project::check_project_files(root, &input.files).errors.is_empty();
+                checked.set(checked.get() + clean as u64);
+            }
+            Ok(())
+        },
+    );
+    eprintln!(
+        "project mutations ({} sample projects): {runs} inputs in {seconds} s, {} naming a sample file, {} of those checked clean and played clean, the rest refused by name",
+        projects.len(),
+        named.get(),
+        checked.get()
+    );
+    assert!(runs > 0);
+}
+
+/// A random-mutation run of the `graph_compile` oracle on the locomotion sample's three graphs
+/// (blend spaces, a state machine, IK), changed token by token ([`ron_edits`]). Ignored by
+/// default, as the cooked clip run.
+#[test]
+#[ignore]
+fn graph_random_mutations_compile_or_refuse_and_evaluate_finite() {
+    let seconds = mutation_seconds();
+    let rig = oracle::GraphRig::new();
+    let samples = [
+        "projects/locomotion/graphs/locomotion.graph.ron",
+        "projects/locomotion/graphs/controller.graph.ron",
+        "projects/locomotion/graphs/steering.graph.ron",
+    ];
+    let compiled = std::cell::Cell::new(0u64);
+    let runs = random_mutations(
+        &seeds("graph_compile", &samples),
+        seconds,
+        ron_edits,
+        |_| {},
+        |m| {
+            oracle::graph(m, &rig)?;
+            compiled.set(compiled.get() + oracle::graph_compiles(m, &rig) as u64);
+            Ok(())
+        },
+    );
+    eprintln!(
+        "graph_compile mutations: {runs} inputs in {seconds} s, {} compiled and evaluated finite, the rest refused",
+        compiled.get()
+    );
+    assert!(runs > 0);
 }

@@ -150,3 +150,58 @@ fn a_look_target_on_a_bone_socket_follows_the_bone_one_frame_behind() {
     }
     assert!(moved > 1.0, "the target is on the foot, far from where LookTarget stood");
 }
+
+/// The locomotion sample's files with `from` replaced by `to` in its scene (once).
+fn scene_edited(from: &str, to: &str) -> Vec<(String, String)> {
+    let mut files = crate::oracle::locomotion_files();
+    let scene = files.iter_mut().find(|(p, _)| p == "scenes/main.scene.ron").unwrap();
+    assert_eq!(scene.1.matches(from).count(), 1, "{from} once in the scene");
+    scene.1 = scene.1.replace(from, to);
+    files
+}
+
+#[test]
+fn a_target_binding_to_a_missing_entity_or_parameter_is_refused_by_check_and_named_while_playing() {
+    // Found by the project mutation run: the LookTarget entity renamed, the binding left naming
+    // it. `marrow check` passed it and the runtime logged a fault every play.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/locomotion");
+    for (from, to, field, says, fault) in [
+        (
+            "name: \"LookTarget\"",
+            "name: \"Gaze\"",
+            "animator.targets[0].entity",
+            "no entity at path \"LookTarget\" in scene",
+            "target entity \"LookTarget\" is not in the scene",
+        ),
+        (
+            "parameter: \"look\"",
+            "parameter: \"gaze\"",
+            "animator.targets[0].parameter",
+            "the graph has no vector parameter \"gaze\"",
+            "its graph has no vector parameter \"gaze\"",
+        ),
+    ] {
+        let files = scene_edited(from, to);
+        let report = marrow_engine::project::check_project_files(&root, &files);
+        let errors: Vec<String> = report.errors.iter().map(|e| e.to_string()).collect();
+        assert_eq!(errors.len(), 1, "{to}: {errors:?}");
+        assert!(errors[0].contains("main.scene.ron") && errors[0].contains("Runner"), "{}", errors[0]);
+        assert!(errors[0].contains(field) && errors[0].contains(says), "{}", errors[0]);
+        // Played anyway (the editor opens what fails the check): the head keeps its look, the
+        // fault is logged once however many frames play, and the Runner still walks.
+        let project = Project::from_files(&root, &files).unwrap();
+        let library = Library::load(&project, &root).unwrap();
+        let mut world = library.instantiate(&project, "scenes/main.scene.ron").unwrap();
+        let rig = world.find("Runner").unwrap();
+        world.frame(1, DT);
+        let start = model(&world, rig, "foot_l");
+        world.frame(30, DT);
+        let named: Vec<&String> = world.faults().entries().iter().filter(|f| f.contains(fault)).collect();
+        assert_eq!(named.len(), 1, "{:?}", world.faults().entries());
+        assert!(named[0].contains("rig Runner"), "{}", named[0]);
+        assert!(model(&world, rig, "foot_l").w_axis.distance(start.w_axis) > 0.01, "the Runner walks");
+    }
+    // The sample as committed passes.
+    let sound = marrow_engine::project::check_project_files(&root, &crate::oracle::locomotion_files());
+    assert!(sound.errors.is_empty(), "{:?}", sound.errors);
+}

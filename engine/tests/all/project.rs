@@ -148,6 +148,46 @@ fn cesium_man_walks_on_a_loop_with_a_hat_on_its_head() {
     assert_eq!(w.mesh(w.find("CesiumMan/Body").unwrap()).unwrap().rig(), Some(man));
 }
 
+#[test]
+fn a_skinned_mesh_moved_off_its_rig_is_refused_by_check_and_named_while_playing() {
+    // Found by the project mutation run: CesiumMan's Body moved 32,769 m along x. Skinning
+    // places the vertices from the rig's bones and ignores the mesh entity's transform, so the
+    // World logged "sits off its rig's origin" every play, yet `marrow check` passed the scene.
+    let dir = projects_dir().join("cesium_man");
+    let files = crate::oracle::sample_files("cesium_man");
+    let body = "name: \"Body\",\n                    transform: (\n                        translation: (0.0, 0.0, 0.0),";
+    let scene = files.iter().position(|(p, _)| p == "scenes/main.scene.ron").unwrap();
+    assert_eq!(files[scene].1.matches(body).count(), 1);
+    for (moved, off) in
+        [("(0.5, 0.0, 0.0)", true), ("(0.00001, 0.0, 0.0)", false), ("(0.0, 0.0, 0.0)", false)]
+    {
+        let mut files = files.clone();
+        files[scene].1 = files[scene].1.replace(body, &body.replace("(0.0, 0.0, 0.0)", moved));
+        let errors: Vec<String> = marrow_engine::project::check_project_files(&dir, &files)
+            .errors
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
+        let p = Project::from_files(&dir, &files).unwrap();
+        let lib = Library::load(&p, &dir).unwrap();
+        let mut w = lib.instantiate(&p, "scenes/main.scene.ron").unwrap();
+        w.frame(3, DT);
+        let faults = w.faults().entries().iter().filter(|f| f.contains("sits off its rig's origin")).count();
+        if off {
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert!(
+                errors[0].contains("CesiumMan/Body") && errors[0].contains("sits off its rig's origin"),
+                "{}",
+                errors[0]
+            );
+            assert_eq!(faults, 1, "{:?}", w.faults().entries());
+        } else {
+            assert!(errors.is_empty(), "{moved}: {errors:?}");
+            assert_eq!(faults, 0, "{moved}: {:?}", w.faults().entries());
+        }
+    }
+}
+
 /// The runner project with a second clip (`idle`, a copy of the stride) to fade to.
 fn runner_with_idle() -> (Project, Library, Arc<marrow_engine::clip::Clip>) {
     let mut p = runner_project();
