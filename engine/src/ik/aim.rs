@@ -8,7 +8,7 @@ use glam::{Mat4, Quat, Vec3};
 use super::lanes::{F, M, Q, V3};
 use super::{
     EPSILON, IkError, arcs, axis_in, finite_in, frames, in_groups, ratio_in, toward_pole, twisted, unit,
-    validate_each, weighted,
+    usable, validate_each, weighted,
 };
 
 const AIM: &str = "aim job";
@@ -254,7 +254,7 @@ pub(super) fn solve_aim<const N: usize>(a: [&AimJoint; N], out: &mut [AimSolutio
     let turn = Q::select(solvable, turn, Q::identity());
     let limits = (F::from_fn(|i| a[i].limits.yaw), F::from_fn(|i| a[i].limits.pitch));
     let (limited, clamped) = limit(turn, forward, up, limits);
-    let limited = Q::select(limited.finite(), limited, Q::identity());
+    let limited = Q::select(usable(limited), limited, Q::identity());
     let reached = distance.gt(eps).and(on_ray).and(clamped.not());
     // Every joint at full weight (the usual case): the corrections as solved. Through
     // `weighted` alone, the compiler computed its slerp (an arccosine polynomial) ahead of the

@@ -108,6 +108,7 @@ fn aim_inputs<'a>(rng: &mut Rng, joints: &'a [[Mat4; 3]]) -> Vec<AimJoint<'a>> {
                 0 => at,
                 1 => Vec3::new(-1e30, 2e29, 1e30),
                 2 => at + rng.v() * 0.01,
+                3 => at + Vec3::new(8.0, -3.3e20, 16.0),
                 _ => at + rng.v() * 5.0,
             };
             let forward = rng.v().try_normalize().unwrap_or(Vec3::Z);
@@ -166,7 +167,10 @@ fn single_chains(inputs: &[TwoBoneIkChain]) -> Vec<TwoBoneIkSolution> {
             }
             .run()
             .expect("the generator makes valid inputs");
-            assert!(s.start_correction.is_finite() && s.mid_correction.is_finite(), "{c:?}");
+            // Unit too: a finite quaternion of no length normalizes to NaN in the caller.
+            for q in [s.start_correction, s.mid_correction] {
+                assert!(q.is_finite() && (q.length() - 1.0).abs() < 1e-2, "{q} for {c:?}");
+            }
             s
         })
         .collect()
@@ -192,7 +196,13 @@ fn single_aims(inputs: &[AimJoint]) -> Vec<AimSolution> {
             }
             .run()
             .expect("the generator makes valid inputs");
-            assert!(s.correction.is_finite(), "{a:?}");
+            // Unit too (found by the project mutation run: a target 3e20 away gave a finite
+            // correction of no length, which the LookAt's normalization turned into NaN).
+            assert!(
+                s.correction.is_finite() && (s.correction.length() - 1.0).abs() < 1e-2,
+                "{} for {a:?}",
+                s.correction
+            );
             s
         })
         .collect()

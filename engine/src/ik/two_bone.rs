@@ -6,7 +6,7 @@ use glam::{Mat4, Quat, Vec3};
 use super::lanes::{F, Q, V3};
 use super::{
     EPSILON, IkError, abouts, arcs, axis_in, directions_out_of, finite_in, frames, half_angles, in_groups,
-    ratio_in, toward_pole, twisted, unit, validate_each, weighted,
+    ratio_in, toward_pole, twisted, unit, usable, validate_each, weighted,
 };
 
 const JOB: &str = "two-bone IK job";
@@ -372,7 +372,7 @@ pub(super) fn solve_two_bone<const N: usize>(c: [&TwoBoneIkChain; N], out: &mut 
     let start_local = frames(std::array::from_fn(|i| c[i].start)).conjugate(turn);
     let mid_local = abouts(unit(mid_axis), half);
     // Finite inputs can still meet float limits (a target 1e30 away): never hand out NaN.
-    let fine = start_local.finite().and(mid_local.finite());
+    let fine = usable(start_local).and(usable(mid_local));
     let (start_local, mid_local) =
         (Q::select(fine, start_local, Q::identity()), Q::select(fine, mid_local, Q::identity()));
     let miss = (end_solved - target).length_squared();
