@@ -234,7 +234,6 @@ impl<const N: usize> Frames<N> {
     }
 }
 
-/// `v` divided by its length (NaN in a lane of length zero: callers select around it).
 /// Whether each lane of `q` is a correction to hand out: finite and of unit length (within
 /// 1%). Finite inputs can meet float limits part way (a target so far that its squared distance
 /// overflows turns the look line to zero), which can leave a finite quaternion of no length:
@@ -245,6 +244,7 @@ fn usable<const N: usize>(q: Q<N>) -> M<N> {
     q.finite().and((len2 - 1.0).abs().lt(F::splat(1e-2)))
 }
 
+/// `v` divided by its length (NaN in a lane of length zero: callers select around it).
 #[inline(always)]
 fn unit<const N: usize>(v: V3<N>) -> V3<N> {
     v.scale(F::splat(1.0) / v.length())

@@ -104,11 +104,15 @@ fn aim_inputs<'a>(rng: &mut Rng, joints: &'a [[Mat4; 3]]) -> Vec<AimJoint<'a>> {
         .iter()
         .map(|[_, m, _]| {
             let at = m.w_axis.truncate();
-            let target = match rng.next() % 10 {
+            let target = match rng.next() % 12 {
                 0 => at,
                 1 => Vec3::new(-1e30, 2e29, 1e30),
                 2 => at + rng.v() * 0.01,
                 3 => at + Vec3::new(8.0, -3.3e20, 16.0),
+                // A distance whose square is finite but not much more (the project mutation
+                // run's finding 4: the solve's later squares overflow, not the distance's).
+                4 => Vec3::new(8.858337, -1.8446743e19, 15.945007),
+                5 => at + rng.v().try_normalize().unwrap_or(Vec3::Y) * 1.8e19,
                 _ => at + rng.v() * 5.0,
             };
             let forward = rng.v().try_normalize().unwrap_or(Vec3::Z);
