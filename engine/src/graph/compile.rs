@@ -30,7 +30,7 @@ use glam::Vec3;
 
 use super::machine::CompiledMachine;
 use super::model::{
-    AdjustOp, AnimGraph, Drive, LookLink, MAX_LOOK_LINKS, NodeId, NodeKind, ParamDecl, PinType,
+    AdjustOp, AnimGraph, Drive, LookLink, MAX_LOOK_LINKS, NodeId, NodeKind, ParamDecl, ParamValue, PinType,
 };
 use crate::clip::{Clip, ClipFault, find_clip_fault};
 use crate::skeleton::Skeleton;
@@ -825,6 +825,32 @@ impl GraphProgram {
     pub fn parameter_index(&self, name: &str) -> Option<usize> {
         self.parameters.iter().position(|p| p.name == name)
     }
+
+    /// The parameters a target binding of parameter name `vector` sets (the one rule `marrow
+    /// check` and the World apply): the vector parameter of that name, else the three float
+    /// parameters `floats` (`{vector}_x`, `_y`, `_z`), else `None`.
+    pub fn target_slots(&self, vector: &str, floats: &[String; 3]) -> Option<TargetSlots> {
+        let of_kind = |name: &str, want: ParamValue| {
+            self.parameter_index(name).filter(|&i| {
+                std::mem::discriminant(&self.parameters[i].default) == std::mem::discriminant(&want)
+            })
+        };
+        if let Some(i) = of_kind(vector, ParamValue::Vec3(Vec3::ZERO)) {
+            return Some(TargetSlots::Vector(i));
+        }
+        let [x, y, z] = floats.each_ref().map(|n| of_kind(n, ParamValue::Float(0.0)));
+        Some(TargetSlots::Floats([x?, y?, z?]))
+    }
+}
+
+/// Where a target binding's point goes in a program's parameters
+/// ([`GraphProgram::target_slots`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetSlots {
+    /// The vector parameter at this index takes the point whole.
+    Vector(usize),
+    /// The float parameters at these indices take its x, y and z.
+    Floats([usize; 3]),
 }
 
 /// Checks the graph's structure only (no skeleton or clips): Output count, duplicate ids and

@@ -31,8 +31,8 @@ pub mod plane;
 #[doc(hidden)]
 pub use compile::Instruction;
 pub use compile::{
-    ClipSource, GraphCache, GraphError, GraphProgram, GraphSource, MachinePlace, NoGraphs, compile,
-    compile_in,
+    ClipSource, GraphCache, GraphError, GraphProgram, GraphSource, MachinePlace, NoGraphs, TargetSlots,
+    compile, compile_in,
 };
 pub use eval::{AdditiveJob, EventKind, GraphAim, GraphIk, GraphInstance, GraphMarkerEvent, GraphPlant};
 pub use file::{GRAPH_FILE_VERSION, GraphFile, GraphFileError, load_graph, save_graph};

@@ -1417,16 +1417,9 @@ fn check_targets(
             ));
         }
         let Some(program) = program else { continue };
-        let has = |name: &str, vector: bool| {
-            program.parameter_index(name).is_some_and(|k| {
-                matches!(
-                    (&program.parameters()[k].default, vector),
-                    (crate::graph::ParamValue::Vec3(_), true) | (crate::graph::ParamValue::Float(_), false)
-                )
-            })
-        };
-        if !has(&t.parameter, true) && !t.parameters().iter().all(|n| has(n, false)) {
-            let [x, y, z] = t.parameters();
+        let floats = t.parameters();
+        if program.target_slots(&t.parameter, &floats).is_none() {
+            let [x, y, z] = floats;
             errors.push(entity_fault(
                 full,
                 path,

@@ -65,6 +65,7 @@ pub use totals::{MAX_SCENE_INSTANCES, MAX_SCENE_PARTICLES, MAX_SCENE_TABLE_BYTES
 
 use crate::animator::{Animator, AnimatorSettings, MarkerEvent};
 use crate::clip::Clip;
+use crate::graph::{ParamValue, TargetSlots};
 use crate::math::Transform;
 use crate::mesh;
 use crate::pose::{PoseBuffer, RigPose, RigPoseMut, RigSlot};
@@ -1121,31 +1122,20 @@ impl World {
                 };
                 let p = rig_from_world.transform_point3(worlds[e.index as usize].w_axis.truncate());
                 let Some(g) = r.component.animator.current_graph_mut() else { continue };
-                // A vector parameter of the binding's name takes the point whole; else the
-                // three floats `{name}_x`, `_y`, `_z`.
-                let vector = g
-                    .program()
-                    .parameter_index(&t.binding.parameter)
-                    .filter(|&i| matches!(g.parameter_at(i), Some(crate::graph::ParamValue::Vec3(_))));
-                let floats = t.parameters.iter().all(|n| {
-                    g.program().parameter_index(n).is_some_and(|i| {
-                        matches!(g.parameter_at(i), Some(crate::graph::ParamValue::Float(_)))
-                    })
-                });
-                if vector.is_none() && !floats {
+                let Some(slots) = g.program().target_slots(&t.binding.parameter, &t.parameters) else {
                     missing.get_or_insert((t, true));
                     continue;
-                }
+                };
                 if !p.is_finite() {
                     continue;
                 }
-                match vector {
-                    Some(i) => {
-                        g.set_parameter(i, crate::graph::ParamValue::Vec3(p));
+                match slots {
+                    TargetSlots::Vector(i) => {
+                        g.set_parameter(i, ParamValue::Vec3(p));
                     }
-                    None => {
-                        for (name, v) in t.parameters.iter().zip(p.to_array()) {
-                            g.set_float(name, v);
+                    TargetSlots::Floats(each) => {
+                        for (i, v) in each.into_iter().zip(p.to_array()) {
+                            g.set_parameter(i, ParamValue::Float(v));
                         }
                     }
                 }
