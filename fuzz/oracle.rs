@@ -64,35 +64,38 @@ fn finite_transform(t: &Transform) -> bool {
 /// (and none) is evaluated at its start, a point inside and its end, and every node's world
 /// matrix, every morph weight, every joint and skinning matrix and the first 64 vertices of every
 /// primitive (morphed, skinned, placed in the world) must be finite, with no job refusing.
-pub fn gltf_bytes(data: &[u8]) -> Result<(), String> {
-    match gltf::import_slice(data, Path::new("fuzz.glb"), None) {
-        Ok(scene) => gltf_scene(&scene),
-        Err(_) => Ok(()),
+/// The input is named by what it starts with ([`gltf_name`]): a `.glb` name would hold JSON to
+/// the container rules and refuse it unread. Like every rule here, `Ok(true)` when the input
+/// was accepted (imported) and played so, `Ok(false)` when it was refused.
+pub fn gltf_bytes(data: &[u8]) -> Result<bool, String> {
+    match gltf::import_slice(data, gltf_name(data), None) {
+        Ok(scene) => gltf_scene(&scene).map(|()| true),
+        Err(_) => Ok(false),
     }
 }
 
 /// BVH bytes through the BVH importer (default options); what imports plays as a glTF scene
-/// does ([`gltf_scene`]).
-pub fn bvh_bytes(data: &[u8]) -> Result<(), String> {
+/// does ([`gltf_scene`]). `Ok(true)`: imported and played finite; `Ok(false)`: refused.
+pub fn bvh_bytes(data: &[u8]) -> Result<bool, String> {
     match marrow_engine::bvh::import_slice(data, Path::new("fuzz.bvh"), &Default::default()) {
-        Ok(scene) => gltf_scene(&scene),
-        Err(_) => Ok(()),
+        Ok(scene) => gltf_scene(&scene).map(|()| true),
+        Err(_) => Ok(false),
     }
 }
 
 /// Cooked clip bytes (`*.clip.bin`) through the loader: refused by name, or loaded and sampled
 /// finite at its start, middle, end and past it, forward and back (contexts sized for clips
-/// of up to 4,096 bones; a larger one is only loaded).
-pub fn cooked_clip(data: &[u8]) -> Result<(), String> {
+/// of up to 4,096 bones; a larger one is only loaded). `Ok(true)`: loaded; `Ok(false)`: refused.
+pub fn cooked_clip(data: &[u8]) -> Result<bool, String> {
     use marrow_engine::compressed::{CompressedClip, CompressedContext, CompressedSamplingJob};
     let clip = match CompressedClip::from_cooked(data) {
         Ok(c) => c,
         Err(e) if e.to_string().is_empty() => return Err("a refusal without words".into()),
-        Err(_) => return Ok(()),
+        Err(_) => return Ok(false),
     };
     let n = clip.bone_count();
     if n > 4096 {
-        return Ok(());
+        return Ok(true);
     }
     let bind = vec![Transform::IDENTITY; n];
     let mut out = bind.clone();
@@ -112,17 +115,24 @@ pub fn cooked_clip(data: &[u8]) -> Result<(), String> {
             return Err(format!("loaded, yet bone {b} samples non-finite at {t}"));
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// FBX bytes through the importer, then played as [`gltf_scene`] plays a glTF scene: refused by
-/// name, or imported and finite.
-pub fn fbx_bytes(data: &[u8]) -> Result<(), String> {
+/// name (`Ok(false)`), or imported and finite (`Ok(true)`).
+pub fn fbx_bytes(data: &[u8]) -> Result<bool, String> {
     match marrow_engine::fbx::import_slice(data, Path::new("fuzz.fbx")) {
-        Ok(scene) => gltf_scene(&scene),
+        Ok(scene) => gltf_scene(&scene).map(|()| true),
         Err(e) if e.to_string().is_empty() => Err("a fault without words".into()),
-        Err(_) => Ok(()),
+        Err(_) => Ok(false),
     }
+}
+
+/// The file name glTF bytes are imported under: `fuzz.glb` for bytes with the GLB magic,
+/// `fuzz.gltf` for any other (JSON, or what a mutation left of it), so that a JSON input reaches
+/// the JSON parser and the importer's rules.
+pub fn gltf_name(data: &[u8]) -> &'static Path {
+    Path::new(if data.starts_with(b"glTF") { "fuzz.glb" } else { "fuzz.gltf" })
 }
 
 /// The play half of [`gltf_bytes`], for a scene already imported (from a file, in tests).
@@ -176,9 +186,9 @@ pub fn gltf_scene(scene: &gltf::ImportedScene) -> Result<(), String> {
 }
 
 /// A project: the locomotion sample with one file replaced by `data` (its first byte picks
-/// which, the rest is the text), through [`project_with`].
-pub fn project(data: &[u8]) -> Result<(), String> {
-    let Some((&pick, rest)) = data.split_first() else { return Ok(()) };
+/// which, the rest is the text), through [`project_with`] (whose `Ok` says whether it played).
+pub fn project(data: &[u8]) -> Result<bool, String> {
+    let Some((&pick, rest)) = data.split_first() else { return Ok(false) };
     let mut files = locomotion_files();
     let k = pick as usize % files.len();
     files[k].1 = String::from_utf8_lossy(rest).into_owned();
@@ -232,10 +242,16 @@ pub fn sample_projects_read() -> Vec<(PathBuf, Vec<(String, String)>)> {
 /// One of the sample projects (`projects`, from [`sample_projects_read`]) with one RON file
 /// replaced: `data` is a first line naming the file by project folder and path
 /// (`cesium_man/scenes/main.scene.ron`), then the text; then [`project_with`]. An input whose
-/// first line names no file of the samples is passed over (`Ok`).
-pub fn sample_project(data: &[u8], projects: &[(PathBuf, Vec<(String, String)>)]) -> Result<(), String> {
-    let Some(input) = sample_project_files(data, projects) else { return Ok(()) };
-    project_with(&projects[input.project].0, &input.files).map_err(|e| format!("{}: {e}", input.name))
+/// first line names no file of the samples is passed over (`Ok(None)`); else `Ok(Some(played))`,
+/// `played` as [`project_with`] returns it.
+pub fn sample_project(
+    data: &[u8],
+    projects: &[(PathBuf, Vec<(String, String)>)],
+) -> Result<Option<bool>, String> {
+    let Some(input) = sample_project_files(data, projects) else { return Ok(None) };
+    project_with(&projects[input.project].0, &input.files)
+        .map(Some)
+        .map_err(|e| format!("{}: {e}", input.name))
 }
 
 /// What [`sample_project`] plays.
@@ -267,11 +283,12 @@ pub fn sample_project_files(
 /// A project at `root` read from `files` (relative path, text; binary assets from `root`): when
 /// `marrow check`'s rules find no error, it must load, build its library, instantiate every
 /// scene and play three ticks and a paused frame with every animator playing, leaving finite
-/// matrices and no runtime fault.
-pub fn project_with(root: &Path, files: &[(String, String)]) -> Result<(), String> {
+/// matrices and no runtime fault. `Ok(true)` when the check passed and it played so,
+/// `Ok(false)` when the check refused it.
+pub fn project_with(root: &Path, files: &[(String, String)]) -> Result<bool, String> {
     let report = check_project_files(root, files);
     if !report.errors.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     let project =
         Project::from_files(root, files).map_err(|e| format!("checked ok, yet fails to load: {e}"))?;
@@ -305,7 +322,7 @@ pub fn project_with(root: &Path, files: &[(String, String)]) -> Result<(), Strin
             return Err(format!("{scene}: checked ok, yet it plays with a fault: {f}"));
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The rig and clips the graph target compiles against (the locomotion sample's).
@@ -338,23 +355,16 @@ impl Default for GraphRig {
     }
 }
 
-/// Whether a graph file loads and compiles for the locomotion rig (what [`graph`] then
-/// evaluates).
-pub fn graph_compiles(data: &[u8], rig: &GraphRig) -> bool {
-    let clip_of = |p: &str| rig.clips.iter().find(|(k, _)| k == p).map(|(_, c)| c.clone());
-    load_graph(&String::from_utf8_lossy(data))
-        .is_ok_and(|(g, _)| compile(&g, &rig.skeleton, &clip_of).is_ok())
-}
-
 /// A graph file: loaded (repairing what the loader repairs) and compiled for the locomotion rig;
 /// when it compiles, it is evaluated over a few ticks with every float parameter at its default
 /// and then at 0, 0.5, 1, -3 and 1e6 (bools true above 0.5, triggers set each time), and every
-/// local transform must be finite.
-pub fn graph(data: &[u8], rig: &GraphRig) -> Result<(), String> {
+/// local transform must be finite. `Ok(true)` when it compiled and evaluated so, `Ok(false)`
+/// when the loader or the compiler refused it.
+pub fn graph(data: &[u8], rig: &GraphRig) -> Result<bool, String> {
     let text = String::from_utf8_lossy(data);
-    let Ok((graph, _repaired)) = load_graph(&text) else { return Ok(()) };
+    let Ok((graph, _repaired)) = load_graph(&text) else { return Ok(false) };
     let clip_of = |p: &str| rig.clips.iter().find(|(k, _)| k == p).map(|(_, c)| c.clone());
-    let Ok(program) = compile(&graph, &rig.skeleton, &clip_of) else { return Ok(()) };
+    let Ok(program) = compile(&graph, &rig.skeleton, &clip_of) else { return Ok(false) };
     let of_type = |want: &str| -> Vec<String> {
         program
             .parameters()
@@ -396,5 +406,5 @@ pub fn graph(data: &[u8], rig: &GraphRig) -> Result<(), String> {
             }
         }
     }
-    Ok(())
+    Ok(true)
 }

@@ -192,9 +192,34 @@ pub fn normalize_quat(q: Quat) -> Option<Quat> {
 /// The inverse of `m`, or identity where `m` has none that `f32` can hold (a zero scale, a zero
 /// matrix, a scale so small its inverse overflows): callers that only need a finite answer for
 /// degenerate input (a collapsed node) use it.
+///
+/// A matrix whose determinant alone leaves `f32` (a node scaled by 1e20 has one of 1e60, one
+/// scaled by 1e-20 one of 1e-60) still has its inverse: where the plain inverse is not finite,
+/// an affine matrix's linear part is inverted divided by its largest entry (and the result
+/// divided by it again), any other matrix likewise as a whole. The plain inverse is kept
+/// wherever it is finite, to the bit.
 pub fn inverse_or_identity(m: &Mat4) -> Mat4 {
     let inv = m.inverse();
-    if inv.is_finite() { inv } else { Mat4::IDENTITY }
+    if inv.is_finite() {
+        return inv;
+    }
+    let largest = |v: &[f32]| v.iter().fold(0.0f32, |a, x| a.max(x.abs()));
+    let scaled = if m.row(3) == Vec4::W {
+        let linear = Mat3::from_mat4(*m);
+        let s = largest(&linear.to_cols_array());
+        let inv_linear = (linear * (1.0 / s)).inverse() * (1.0 / s);
+        let translation = -(inv_linear * m.w_axis.truncate());
+        Mat4::from_cols(
+            inv_linear.x_axis.extend(0.0),
+            inv_linear.y_axis.extend(0.0),
+            inv_linear.z_axis.extend(0.0),
+            translation.extend(1.0),
+        )
+    } else {
+        let s = largest(&m.to_cols_array());
+        (*m * (1.0 / s)).inverse() * (1.0 / s)
+    };
+    if scaled.is_finite() { scaled } else { Mat4::IDENTITY }
 }
 
 /// `acos(x)` for `x` in `[0, 1]` (Abramowitz & Stegun 4.4.46, |error| <= 2e-8).
@@ -323,6 +348,44 @@ pub fn decompose(m: &Mat4) -> (Vec3, Quat, Vec3) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inverse_or_identity_inverts_matrices_whose_determinant_leaves_f32_and_only_those_lack_one() {
+        let at = Vec3::new(3.0, -2.0, 0.5);
+        let turn = Quat::from_rotation_y(0.7);
+        for scale in [1e20f32, -3e25, 1e-20, 2e-30, 1e30] {
+            let m = Mat4::from_scale_rotation_translation(Vec3::splat(scale), turn, at);
+            assert!(!m.inverse().is_finite(), "the plain inverse of scale {scale} is finite: no case");
+            let inv = inverse_or_identity(&m);
+            let want = glam::DMat4::from_scale_rotation_translation(
+                glam::DVec3::splat(scale as f64),
+                turn.as_dquat(),
+                at.as_dvec3(),
+            )
+            .inverse();
+            for (got, want) in inv.to_cols_array().iter().zip(want.to_cols_array()) {
+                let tolerance = 1e-5 * want.abs().max(1.0 / (scale as f64).abs().max(1.0));
+                assert!((*got as f64 - want).abs() <= tolerance, "scale {scale}: {inv} against {want}");
+            }
+        }
+        // A projective matrix scaled past f32's determinant: inverted as a whole.
+        let p =
+            Mat4::from_cols(Vec4::new(1e20, 0.0, 0.0, 2e19), Vec4::Y * 1e20, Vec4::Z * 1e20, Vec4::W * 1e20);
+        let round = inverse_or_identity(&p) * p;
+        assert!(round.abs_diff_eq(Mat4::IDENTITY, 1e-5), "{round}");
+        // No inverse in f32: identity.
+        for m in
+            [Mat4::ZERO, Mat4::from_scale(Vec3::new(1.0, 0.0, 1.0)), Mat4::from_scale(Vec3::splat(1e-39))]
+        {
+            assert_eq!(inverse_or_identity(&m), Mat4::IDENTITY, "{m}");
+        }
+        // A sound matrix keeps the plain inverse's bits.
+        let m = Mat4::from_scale_rotation_translation(Vec3::new(2.0, 0.5, 3.0), turn, at);
+        assert_eq!(
+            inverse_or_identity(&m).to_cols_array().map(f32::to_bits),
+            m.inverse().to_cols_array().map(f32::to_bits)
+        );
+    }
 
     #[test]
     fn polynomial_trig_matches_std() {

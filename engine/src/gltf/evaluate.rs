@@ -167,8 +167,14 @@ impl ScenePose {
     }
 
     /// The first `count` vertices of primitive `primitive` of mesh node `node` as this pose places
-    /// them in the world: morphed by the node's weights, skinned by its skin (when it has one),
-    /// then through the node's world matrix. Empty for a node without that primitive.
+    /// them in the world: morphed by the node's weights, then skinned by its skin into the world
+    /// (joint world times inverse bind: glTF ignores a skinned mesh node's own transform), or,
+    /// unskinned, through the node's world matrix. Empty for a node without that primitive.
+    ///
+    /// (Not through [`Self::skinning_matrices`] and back out by the node's world matrix: where
+    /// that matrix has no inverse, a zero or a 1e20 scale on one axis, the round trip would
+    /// collapse the vertices or carry them past `f32`, against the importer's reach check,
+    /// which bounds joint world times inverse bind.)
     pub fn placed_vertices(
         &self,
         scene: &ImportedScene,
@@ -207,7 +213,16 @@ impl ScenePose {
         let mut out = morphed.clone();
         if let (Some(si), Some(st)) = (n.skin.filter(|&s| s < scene.skins.len()), &p.skin) {
             let mut palette = vec![Mat4::IDENTITY; scene.skins[si].joints.len()];
-            self.skinning_matrices(scene, si, node, &mut palette);
+            if let Some(rig) = scene.rigs.get(scene.skins[si].rig)
+                && let Some(model) = self.rig_model.get(scene.skins[si].rig)
+            {
+                rig.skinning_matrices(
+                    model,
+                    self.rig_world(scene, scene.skins[si].rig),
+                    Mat4::IDENTITY,
+                    &mut palette,
+                );
+            }
             SkinningJob {
                 palette: &palette,
                 joints: &st.joints[..k],
@@ -220,6 +235,7 @@ impl ScenePose {
                 out_tangents: &mut [],
             }
             .run()?;
+            return Ok(out);
         }
         let world = self.world.get(node).copied().unwrap_or(Mat4::IDENTITY);
         Ok(out.iter().map(|v| world.transform_point3(Vec3::from(*v)).to_array()).collect())

@@ -508,14 +508,36 @@ fn default_morph_weights_past_the_f32_range_are_refused() {
     assert!(faults[0].message.contains("morph weight 0 is past"), "{}", faults[0]);
 }
 
+/// glTF ignores a skinned mesh node's own transform: its vertices go where its joints put them.
+/// A node scaled by 1e20 or 1e-20 has a determinant (1e60, 1e-60) that `f32` cannot hold, and
+/// one scaled by zero on an axis has no inverse at all; the skinned vertices were placed
+/// through that inverse (taken as identity) and back out by the node's matrix: scaled by 1e20
+/// twice (infinite: both found by the token-level glTF mutation run) or collapsed.
 #[test]
-fn a_skinned_mesh_node_with_zero_scale_or_a_zero_matrix_plays_finite() {
-    let mut c = good();
-    c.json["nodes"][0]["scale"] = json!([0.0, 0.0, 0.0]);
-    imports_and_plays_finite("zeroscale", &c);
-    let mut c = good();
-    c.json["nodes"][0]["matrix"] = json!(vec![0.0f32; 16]);
-    imports_and_plays_finite("zeromatrix", &c);
+fn a_skinned_mesh_node_scaled_past_the_f32_determinant_or_to_zero_is_placed_by_its_joints_alone() {
+    let plain = imports_and_plays_finite("skinned_unscaled", &good());
+    let edits = [
+        ("scale", json!([1e20f32, 1e20f32, 1e20f32])),
+        ("scale", json!([1e-20f32, 1e-20f32, 1e-20f32])),
+        ("scale", json!([-3e25f32, -3e25f32, -3e25f32])),
+        ("scale", json!([1e20f32, 0.0, 1e20f32])),
+        ("scale", json!([0.0, 0.0, 0.0])),
+        ("matrix", json!(vec![0.0f32; 16])),
+    ];
+    for (i, (field, value)) in edits.into_iter().enumerate() {
+        let mut c = good();
+        c.json["nodes"][0][field] = value.clone();
+        let scaled = imports_and_plays_finite(&format!("skinned_scaled_{i}"), &c);
+        let (mut a, mut b) = (gltf::ScenePose::new(&plain), gltf::ScenePose::new(&scaled));
+        for t in [0.0, 0.5, 1.0] {
+            a.evaluate(&plain, Some(0), t).unwrap();
+            b.evaluate(&scaled, Some(0), t).unwrap();
+            let want = a.placed_vertices(&plain, 0, 0, 64).unwrap();
+            let got = b.placed_vertices(&scaled, 0, 0, 64).unwrap();
+            assert_eq!(want.len(), 3);
+            assert_eq!(got, want, "{field} {value} at {t}");
+        }
+    }
 }
 
 #[test]
