@@ -244,6 +244,20 @@ fn usable<const N: usize>(q: Q<N>) -> M<N> {
     q.finite().and((len2 - 1.0).abs().lt(F::splat(1e-2)))
 }
 
+/// How far a target may be (in its largest coordinate from the joint) before the solves take it
+/// nearer along the same line: squares of distances up to this stay far inside `f32`, and a
+/// chain or an aim that cannot reach it only needs its direction.
+const FAR: f32 = 1e15;
+
+/// The factor that brings `v` within [`FAR`] in its largest coordinate (a target across the
+/// world, 1e30 away, or one whose squared distance overflows): exactly 1 for a lane already
+/// within it, so that every ordinary input keeps its bits.
+#[inline(always)]
+fn nearer<const N: usize>(v: V3<N>) -> F<N> {
+    let largest = v.x.abs().max(v.y.abs()).max(v.z.abs());
+    largest.gt(F::splat(FAR)).select(F::splat(FAR) / largest, F::splat(1.0))
+}
+
 /// `v` divided by its length (NaN in a lane of length zero: callers select around it).
 #[inline(always)]
 fn unit<const N: usize>(v: V3<N>) -> V3<N> {

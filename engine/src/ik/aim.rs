@@ -7,8 +7,8 @@ use glam::{Mat4, Quat, Vec3};
 
 use super::lanes::{F, M, Q, V3};
 use super::{
-    EPSILON, IkError, arcs, axis_in, finite_in, frames, in_groups, ratio_in, toward_pole, twisted, unit,
-    usable, validate_each, weighted,
+    EPSILON, IkError, arcs, axis_in, finite_in, frames, in_groups, nearer, ratio_in, toward_pole, twisted,
+    unit, usable, validate_each, weighted,
 };
 
 const AIM: &str = "aim job";
@@ -229,11 +229,15 @@ pub(super) fn solve_aim<const N: usize>(a: [&AimJoint; N], out: &mut [AimSolutio
     let frame = frames(std::array::from_fn(|i| a[i].joint));
     // The target in the joint's frame (translation and rotation; scale divided out).
     let local = frame.inward(V3::from_fn(|i| a[i].target) - V3::from_fn(|i| a[i].joint.w_axis.truncate()));
+    // A target past `FAR` is brought within it along its line, the offset with it: the aim is
+    // the same at any scale, and the squares below stay finite.
+    let near = nearer(local);
+    let local = local.scale(near);
     let distance2 = local.length_squared();
     let distance = distance2.sqrt();
     // The point of the rest ray (offset + t * forward, t >= 0) that should land on the target:
     // the one as far from the joint as the target is.
-    let offset = V3::from_fn(|i| a[i].offset);
+    let offset = V3::from_fn(|i| a[i].offset).scale(near);
     let along = offset.dot(forward);
     // sqrt(distance^2 - across^2), as distance * sqrt(1 - across^2 / distance^2) so that a far
     // target (1e30) does not overflow the square: where distance^2 overflows, across / inf is 0

@@ -6,7 +6,7 @@ use glam::{Mat4, Quat, Vec3};
 use super::lanes::{F, Q, V3};
 use super::{
     EPSILON, IkError, abouts, arcs, axis_in, directions_out_of, finite_in, frames, half_angles, in_groups,
-    ratio_in, toward_pole, twisted, unit, usable, validate_each, weighted,
+    nearer, ratio_in, toward_pole, twisted, unit, usable, validate_each, weighted,
 };
 
 const JOB: &str = "two-bone IK job";
@@ -339,7 +339,10 @@ pub(super) fn solve_two_bone<const N: usize>(c: [&TwoBoneIkChain; N], out: &mut 
     let target = V3::from_fn(|i| c[i].target);
     let mid_axis = V3::from_fn(|i| c[i].mid_axis);
     let (upper, lower) = ((m - s).length(), (e - m).length());
+    // A target past `FAR` is taken at `FAR` along its line: a chain that cannot reach it only
+    // turns toward it (and the softening has long reached full extension there).
     let to_target = target - s;
+    let to_target = to_target.scale(nearer(to_target));
     let distance = to_target.length();
 
     // The distance the end should be at: softened near full reach, then what the chain can span.

@@ -242,6 +242,28 @@ fn beyond_reach_the_chain_straightens_toward_the_target_and_softening_stops_shor
     }
 }
 
+/// A target across the world (past what `f32` squares: 1.8e19, 1e30, 3e38 away) still
+/// straightens the leg along its line, as a target three lengths away does; before stop 65 the
+/// solve's squares overflowed and it handed out no turn.
+#[test]
+fn a_target_across_the_world_straightens_the_chain_along_its_line() {
+    let leg = Leg::new();
+    let full = leg.upper + leg.lower;
+    let dir = Vec3::new(0.2, -1.0, 0.3).normalize();
+    for far in [1e16f32, 1.8446743e19, 3.3e20, 1e30, 3e38] {
+        for soften in [1.0, 0.8] {
+            let solved = solve(&leg, &Setup { target: leg.hip + dir * far, soften, ..Default::default() });
+            let after = leg.corrected(&solved);
+            assert!(!solved.reached);
+            let ankle = after.ankle();
+            assert!(
+                (ankle - (leg.hip + dir * full)).length() < 1e-4,
+                "{far} away (soften {soften}): {ankle}"
+            );
+        }
+    }
+}
+
 #[test]
 fn weight_zero_leaves_the_chain_and_the_correction_grows_linearly_with_the_weight() {
     let leg = Leg::new();
@@ -448,6 +470,26 @@ fn the_forward_ray_from_the_offset_passes_through_the_target_with_up_toward_the_
         let up_off = up - line * up.dot(line);
         let pole_off = a.pole - line * a.pole.dot(line);
         assert!(up_off.normalize().dot(pole_off.normalize()) > 1.0 - 1e-4, "target {target}");
+    }
+}
+
+/// A target across the world (1e16 to 3e38 away: past what `f32` squares) is aimed at along
+/// its line, the offset included, as a near one is; before stop 65 the head did not turn.
+#[test]
+fn a_target_across_the_world_is_aimed_at_along_its_line() {
+    let j = head();
+    let at = j.w_axis.truncate();
+    let dir = Vec3::new(0.6, -0.3, -0.74).normalize();
+    for far in [1e16f32, 1.8446743e19, 3.3e20, 1e30, 3e38] {
+        for offset in [Vec3::ZERO, Vec3::new(0.0, 0.08, 0.1)] {
+            let a =
+                Aim { target: at + dir * far, offset, pole: Vec3::new(0.2, 1.0, 0.1), ..Default::default() };
+            let (c, reached) = aim(&j, &a).unwrap();
+            assert!(reached, "{far} away");
+            let turned = (j * Mat4::from_quat(c)).transform_vector3(Vec3::Z).normalize();
+            let miss = turned.cross(dir).length().atan2(turned.dot(dir));
+            assert!(miss <= 1e-5, "{far} away, offset {offset}: the aim misses its line by {miss} rad");
+        }
     }
 }
 
