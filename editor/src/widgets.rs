@@ -2,6 +2,22 @@
 //!
 //! Not here: whole widgets with their own state (they live with the panel that owns them).
 
+/// A picker (combo box) at most `most` points wide and never wider than the room left in its row,
+/// its selected text cut with an ellipsis where it does not fit: a long asset path in a narrow
+/// Inspector shows its start (and, where the caller adds it, the whole on hover) instead of
+/// pushing the picker's arrow past the panel's edge.
+pub fn picker(
+    ui: &egui::Ui,
+    id_salt: impl std::hash::Hash + std::fmt::Debug,
+    selected: impl Into<egui::WidgetText>,
+    most: f32,
+) -> egui::ComboBox {
+    egui::ComboBox::from_id_salt(id_salt)
+        .selected_text(selected)
+        .width(ui.available_width().clamp(60.0, most))
+        .truncate()
+}
+
 /// Labels the last widget for accessibility (tests and screen readers find it by this label).
 pub fn named(r: egui::Response, kind: egui::WidgetType, label: &str) -> egui::Response {
     let label = label.to_owned();

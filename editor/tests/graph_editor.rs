@@ -1586,3 +1586,36 @@ fn the_pole_gizmo_aims_a_two_bone_iks_knee_in_one_undo_step() {
     click(&mut h, Role::Button, "■ Stop Preview");
     undo_all_redo_all(&mut h, dir.path(), &original);
 }
+
+#[test]
+fn the_sample_graphs_open_with_no_node_drawn_over_another() {
+    // A graph opens at zoom 1 (node text at the UI's size): the samples' node positions must
+    // leave room for their nodes as drawn there (the mocap sample's LookAt, wider than the 260
+    // points its file left it, once covered its neighbours' pins).
+    let mut checked = 0;
+    for name in ["locomotion", "mocap"] {
+        let dir = sample(name);
+        let mut h = editor(dir.path());
+        click(&mut h, Role::Button, "Graph");
+        let paths = h.state().doc.project().manifest.graphs.clone();
+        assert!(!paths.is_empty(), "the {name} sample has graphs");
+        for path in paths {
+            h.state_mut().ui.graph = Some(path.clone());
+            h.run_steps(12);
+            let g = graph_at(&h, &path);
+            let rects = report(&h).node_rects;
+            assert_eq!(rects.len(), g.nodes.len(), "{name} {path}: every node drawn");
+            let rects: Vec<_> = rects.into_iter().collect();
+            for (i, (a, ra)) in rects.iter().enumerate() {
+                for (b, rb) in &rects[i + 1..] {
+                    assert!(
+                        !ra.shrink(1.0).intersects(rb.shrink(1.0)),
+                        "{name} {path}: node {a:?} {ra:?} and node {b:?} {rb:?} overlap"
+                    );
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4, "the four sample graphs were checked");
+}

@@ -93,6 +93,27 @@ fn the_warning_about_another_rigs_clip_wraps_inside_the_inspector() {
     assert!(r.height() > 20.0, "it wraps onto more than one line: {r:?}");
 }
 
+#[test]
+fn the_animator_cards_pickers_and_time_slider_stay_inside_the_inspector_with_a_long_clip_path() {
+    // The mocap sample's CesiumMan plays a retargeted clip whose path is longer than the
+    // Inspector is wide: its picker cuts the text (an ellipsis) instead of running past the
+    // panel's edge, and the transport's slider leaves room for its value and label.
+    let dir = sample("mocap");
+    for size in [egui::vec2(1440.0, 900.0), egui::vec2(1280.0, 800.0)] {
+        let mut h = editor_sized(dir.path(), size);
+        click_row(&mut h, "CesiumMan");
+        h.run_steps(2);
+        let window = egui::Rect::from_min_size(egui::Pos2::ZERO, size);
+        let clip = h.get_by_role_and_label(Role::ComboBox, "Clip").rect();
+        let inspector_left = clip.left() - 120.0;
+        for (role, label) in [(Role::ComboBox, "Rig"), (Role::ComboBox, "Clip"), (Role::Slider, "Time")] {
+            let r = h.get_by_role_and_label(role, label).rect();
+            assert!(window.contains_rect(r), "at {size:?} the {label} widget {r:?} lies inside the window");
+            assert!(r.left() >= inspector_left, "at {size:?} the {label} widget {r:?} is in the Inspector");
+        }
+    }
+}
+
 /// The rectangles of the bone Inspector's pose fields, by label.
 fn pose_fields(h: &Harness<'_, EditorApp>) -> Vec<(String, egui::Rect)> {
     let mut out = Vec::new();

@@ -146,9 +146,9 @@ pub fn steering_graph() -> AnimGraph {
             y: 1.0,
             looping: true,
         },
-        [220.0, 20.0],
+        [260.0, 20.0],
     );
-    let slope = param(&mut g, "slope", [220.0, 220.0]);
+    let slope = param(&mut g, "slope", [260.0, 220.0]);
     let leg = |side: &str| ["thigh", "shin", "foot"].map(|b| format!("{b}_{side}"));
     let plant = g.add_node(
         NodeKind::FootPlant {
@@ -162,7 +162,7 @@ pub fn steering_graph() -> AnimGraph {
             mid_axis: Vec3::X,
             weight: 1.0,
         },
-        [480.0, 20.0],
+        [520.0, 20.0],
     );
     let look = g.add_node(
         NodeKind::LookAt {
@@ -181,10 +181,10 @@ pub fn steering_graph() -> AnimGraph {
                 .to_vec(),
             weight: 1.0,
         },
-        [740.0, 20.0],
+        [880.0, 20.0],
     );
-    let target = param(&mut g, "look", [480.0, 220.0]);
-    let out = g.add_node(NodeKind::Output, [1000.0, 40.0]);
+    let target = param(&mut g, "look", [520.0, 220.0]);
+    let out = g.add_node(NodeKind::Output, [1240.0, 40.0]);
     g.connect(target, look, "target");
     g.connect(direction, space, "x");
     g.connect(speed, space, "y");

@@ -37,7 +37,7 @@ pub fn cloud_card(
     egui::Grid::new("particle cloud").num_columns(2).spacing([6.0, 4.0]).show(ui, |ui| {
         ui.label("Mesh");
         let mut mesh = None;
-        egui::ComboBox::from_id_salt("cloud mesh").selected_text(&p.mesh).width(220.0).show_ui(ui, |ui| {
+        crate::widgets::picker(ui, "cloud mesh", &p.mesh, 220.0).show_ui(ui, |ui| {
             for r in &skinned {
                 if ui.selectable_label(*r == p.mesh, r).clicked() {
                     mesh = Some(r.clone());

@@ -34,7 +34,7 @@ pub fn crowd_card(
         ui.end_row();
         ui.label("Mesh");
         let mut mesh = None;
-        egui::ComboBox::from_id_salt("crowd mesh").selected_text(&c.mesh).width(220.0).show_ui(ui, |ui| {
+        crate::widgets::picker(ui, "crowd mesh", &c.mesh, 220.0).show_ui(ui, |ui| {
             for r in lib.mesh_refs() {
                 let fits = lib
                     .mesh(r)

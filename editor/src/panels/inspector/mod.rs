@@ -23,7 +23,7 @@ use crate::cx::Cx;
 use crate::document::{EntityOp, Op, tree};
 use crate::posing::DEFAULT_FPS;
 use crate::ui_state::Selection;
-use crate::widgets::named;
+use crate::widgets::{named, picker};
 
 mod cloud_card;
 mod crowd_card;
@@ -260,13 +260,14 @@ impl Inspector {
         egui::Grid::new("animator").num_columns(2).spacing([6.0, 4.0]).show(ui, |ui| {
             ui.label("Rig");
             let mut rig = None;
-            egui::ComboBox::from_id_salt("rig picker").selected_text(&a.rig).width(220.0).show_ui(ui, |ui| {
+            let r = picker(ui, "rig picker", &a.rig, 220.0).show_ui(ui, |ui| {
                 for r in lib.skeleton_refs() {
                     if ui.selectable_label(r == a.rig, r).clicked() {
                         rig = Some(r.to_owned());
                     }
                 }
             });
+            named(r.response, egui::WidgetType::ComboBox, "Rig").on_hover_text(&a.rig);
             if let Some(r) = rig {
                 set(cx, &|d| d.rig = r.clone());
             }
@@ -274,11 +275,10 @@ impl Inspector {
 
             ui.label("Clip");
             let mut clip: Option<Option<String>> = None;
-            let r = egui::ComboBox::from_id_salt("clip picker")
-                .selected_text(a.clip.as_deref().unwrap_or("(none)"))
-                .width(220.0)
+            let shown = a.clip.as_deref().unwrap_or("(none)");
+            let r = picker(ui, "clip picker", shown, 220.0)
                 .show_ui(ui, |ui| clip = clip_menu(ui, lib, a.clip.as_deref(), rig_skeleton.as_deref()));
-            named(r.response, egui::WidgetType::ComboBox, "Clip");
+            named(r.response, egui::WidgetType::ComboBox, "Clip").on_hover_text(shown);
             if let Some(c) = clip {
                 set(cx, &|d| d.clip = c.clone());
             }
@@ -287,19 +287,18 @@ impl Inspector {
             ui.label("Graph");
             let mut graph: Option<Option<String>> = None;
             let graphs = &cx.doc.project().manifest.graphs;
-            egui::ComboBox::from_id_salt("graph picker")
-                .selected_text(a.graph.as_deref().unwrap_or("(none)"))
-                .width(220.0)
-                .show_ui(ui, |ui| {
-                    if ui.selectable_label(a.graph.is_none(), "(none)").clicked() {
-                        graph = Some(None);
+            let shown = a.graph.as_deref().unwrap_or("(none)");
+            let r = picker(ui, "graph picker", shown, 220.0).show_ui(ui, |ui| {
+                if ui.selectable_label(a.graph.is_none(), "(none)").clicked() {
+                    graph = Some(None);
+                }
+                for g in graphs {
+                    if ui.selectable_label(a.graph.as_deref() == Some(g), g).clicked() {
+                        graph = Some(Some(g.clone()));
                     }
-                    for g in graphs {
-                        if ui.selectable_label(a.graph.as_deref() == Some(g), g).clicked() {
-                            graph = Some(Some(g.clone()));
-                        }
-                    }
-                });
+                }
+            });
+            r.response.on_hover_text(shown);
             if let Some(g) = graph {
                 set(cx, &|d| d.graph = g.clone());
             }
@@ -401,7 +400,8 @@ impl Inspector {
         let mut t = time;
         let fps = clip.as_ref().map_or(DEFAULT_FPS, |c| c.frame_rate);
         let frames = (time * fps).round() as i64;
-        ui.spacing_mut().slider_width = (ui.available_width() - 110.0).max(120.0);
+        ui.spacing_mut().slider_width = (ui.available_width() - 135.0).max(80.0);
+        // Room for the value box and the label beside the slider (its handle overhangs too).
         // No rounding or clamping on show: the slider must not report a change the user did
         // not make (that would seek the head every frame).
         let r = ui.add(
@@ -450,16 +450,16 @@ impl Inspector {
         let mut bone = None;
         ui.horizontal(|ui| {
             ui.label("Bone");
-            egui::ComboBox::from_id_salt("socket bone")
-                .selected_text(if s.bone.is_empty() { "(choose)" } else { &s.bone })
-                .width(200.0)
-                .show_ui(ui, |ui| {
+            picker(ui, "socket bone", if s.bone.is_empty() { "(choose)" } else { &s.bone }, 200.0).show_ui(
+                ui,
+                |ui| {
                     for b in &bones {
                         if ui.selectable_label(*b == s.bone, b).clicked() {
                             bone = Some(b.clone());
                         }
                     }
-                });
+                },
+            );
             if !s.bone.is_empty() && !bones.contains(&s.bone) {
                 ui.label(
                     RichText::new("⚠ the rig has no bone of this name").color(Color32::from_rgb(235, 90, 80)),
@@ -711,16 +711,13 @@ fn root_motion_rows(
             out = Some(on.then(|| RootMotionDesc::planar(bone)));
         }
         let Some(rm) = rm else { return };
-        let r = egui::ComboBox::from_id_salt("root motion bone")
-            .selected_text(&rm.bone)
-            .width(150.0)
-            .show_ui(ui, |ui| {
-                for name in skeleton.map(|s| &s.bone_names[..]).unwrap_or_default() {
-                    if ui.selectable_label(*name == rm.bone, name).clicked() {
-                        out = Some(Some(RootMotionDesc { bone: name.clone(), ..rm.clone() }));
-                    }
+        let r = picker(ui, "root motion bone", &rm.bone, 150.0).show_ui(ui, |ui| {
+            for name in skeleton.map(|s| &s.bone_names[..]).unwrap_or_default() {
+                if ui.selectable_label(*name == rm.bone, name).clicked() {
+                    out = Some(Some(RootMotionDesc { bone: name.clone(), ..rm.clone() }));
                 }
-            });
+            }
+        });
         named(r.response, egui::WidgetType::ComboBox, "Root Motion Bone")
             .on_hover_text("The bone whose motion moves the character (it plays in place)");
     });
