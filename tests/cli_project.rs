@@ -227,3 +227,20 @@ fn cook_takes_the_tolerance_on_screen_and_names_a_clip_it_cannot_compress() {
     );
     assert_eq!(tree(&out).len(), 2, "CesiumMan's clip and the retargeted capture: {text}");
 }
+
+#[test]
+fn edit_new_refuses_a_folder_that_holds_files_before_opening_a_window() {
+    // `marrow edit --new DIR` creates the project in DIR (a new or empty folder) and opens it;
+    // a DIR holding anything is refused at once, named, with nothing written (no window opens,
+    // so this runs headless).
+    let dir = temp("edit-new");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), b"keep me").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_marrow")).args(["edit", "--new"]).arg(&dir).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("{} is not empty", dir.display())), "{err}");
+    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["notes.txt"]);
+    assert_eq!(std::fs::read(dir.join("notes.txt")).unwrap(), b"keep me");
+}

@@ -39,7 +39,7 @@ pub mod ui_state;
 pub mod viewport;
 pub mod widgets;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use app::{AppOptions, EditorApp};
@@ -73,6 +73,29 @@ pub fn wgpu_setup(base: egui_wgpu::WgpuSetup) -> egui_wgpu::WgpuSetup {
         }
         other => other,
     }
+}
+
+/// Creates a new project in `dir` ([`app::new_project`], named after the folder) and saves it
+/// there, for `marrow edit --new DIR`. `dir` must be a new folder or an empty one: a folder that
+/// holds anything is refused by name and left as it is (a new project never writes over files).
+pub fn create_project(dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() {
+        let empty =
+            std::fs::read_dir(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?.next().is_none();
+        if !empty {
+            anyhow::bail!(
+                "{} is not empty: a new project goes into a new or empty folder (to open the project there, leave out --new)",
+                dir.display()
+            );
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    let mut project = app::new_project();
+    if let Some(name) = dir.file_name().and_then(|n| n.to_str()) {
+        project.manifest.name = name.to_owned();
+    }
+    document::Document::new(project, None).save_as(dir)?;
+    Ok(())
 }
 
 /// Opens the editor window on `project` (a folder or its `project.ron`; `None`: a new project)

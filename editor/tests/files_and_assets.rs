@@ -658,3 +658,43 @@ fn a_folder_of_models_imports_in_one_step_with_a_report_per_file_and_counts_its_
     settle(&mut h);
     undo_all_redo_all(&mut h, dir.path(), &original);
 }
+
+#[test]
+fn a_new_project_is_created_in_a_new_or_empty_folder_and_opens_there() {
+    let root = TempDir::new("new-project");
+    // A folder that does not exist yet, and an empty one.
+    let fresh = root.path().join("walk cycle");
+    let empty = root.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for dir in [&fresh, &empty] {
+        marrow_editor::create_project(dir).unwrap();
+        let mut names = files(dir).into_keys().collect::<Vec<_>>();
+        names.sort();
+        assert_eq!(names, ["project.ron", "scenes/main.scene.ron"], "{}", dir.display());
+        let doc = Document::open(dir).unwrap();
+        let want = dir.file_name().unwrap().to_str().unwrap();
+        assert_eq!(doc.project().manifest.name, want, "named after its folder");
+        let scene = &doc.project().scenes["scenes/main.scene.ron"];
+        assert_eq!(scene.entities.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["Ground"]);
+        assert!(!doc.is_dirty());
+        // The editor opens it as any project, titled with its name.
+        let h = editor(dir);
+        assert_eq!(h.state().title(), format!("Marrow — {want}"));
+    }
+}
+
+#[test]
+fn a_new_project_is_refused_in_a_folder_that_holds_anything_and_the_folder_is_left_as_it_was() {
+    let root = TempDir::new("new-project-refused");
+    // A project already there, and a folder of someone's other files.
+    let project = sample("runner");
+    let other = root.path().join("notes");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("todo.txt"), b"keep me").unwrap();
+    for dir in [project.path(), other.as_path()] {
+        let before = files(dir);
+        let err = marrow_editor::create_project(dir).unwrap_err().to_string();
+        assert!(err.contains("is not empty") && err.contains(&dir.display().to_string()), "{err}");
+        assert_eq!(files(dir), before, "{} untouched", dir.display());
+    }
+}

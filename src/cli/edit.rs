@@ -9,8 +9,9 @@ use marrow_engine::render::ShaderSource;
 pub struct EditArgs {
     /// The project to open: a folder or its `project.ron` (default: the runner sample).
     pub project: Option<PathBuf>,
-    /// Start with a new, empty project instead.
-    #[arg(long, conflicts_with = "project")]
+    /// Start a new project: created and saved in PROJECT (a new or empty folder), or, without
+    /// PROJECT, unsaved until File > Save As.
+    #[arg(long)]
     pub new: bool,
     /// Shader directory to draw with and hot-reload (default: `./shaders` when it exists, else
     /// the embedded shaders).
@@ -52,7 +53,14 @@ fn footstep_sound() -> marrow_editor::app::MarkerSound {
 
 /// Opens the editor.
 pub fn run(args: &EditArgs) -> anyhow::Result<std::process::ExitCode> {
-    let project = if args.new { None } else { Some(args.project.clone().unwrap_or_else(default_project)) };
+    let project = match (&args.new, &args.project) {
+        (true, Some(dir)) => {
+            marrow_editor::create_project(dir)?;
+            Some(dir.clone())
+        }
+        (true, None) => None,
+        (false, p) => Some(p.clone().unwrap_or_else(default_project)),
+    };
     marrow_editor::run(project, ShaderSource::resolve(args.shaders.as_deref()), Some(footstep_sound()))?;
     Ok(std::process::ExitCode::SUCCESS)
 }
