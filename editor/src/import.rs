@@ -65,6 +65,92 @@ pub const UNITS: [(&str, f32); 5] = [
     ("feet (x0.3048)", 0.3048),
 ];
 
+/// The size of a model at rest, as a file's own units give it (scale 1): the extent of its
+/// box along x, y and z, over every mesh's vertices as its rest pose places them and every
+/// joint. `None` for a model with nothing to measure (no vertex, no joint).
+pub fn rest_size(scene: &ImportedScene) -> Option<glam::Vec3> {
+    let mut pose = marrow_engine::gltf::ScenePose::new(scene);
+    pose.evaluate(scene, None, 0.0).ok()?;
+    let (mut lo, mut hi) = (glam::Vec3::splat(f32::INFINITY), glam::Vec3::splat(f32::NEG_INFINITY));
+    let mut take = |p: glam::Vec3| {
+        if p.is_finite() {
+            lo = lo.min(p);
+            hi = hi.max(p);
+        }
+    };
+    for (si, skin) in scene.skins.iter().enumerate() {
+        let mut joints = vec![glam::Mat4::IDENTITY; skin.joints.len()];
+        pose.joint_world(scene, si, &mut joints);
+        joints.iter().for_each(|m| take(m.w_axis.truncate()));
+    }
+    for (ni, node) in scene.nodes.iter().enumerate() {
+        let Some(mesh) = node.mesh.and_then(|m| scene.meshes.get(m)) else { continue };
+        for (pi, prim) in mesh.primitives.iter().enumerate() {
+            let placed = pose.placed_vertices(scene, ni, pi, prim.positions.len()).unwrap_or_default();
+            placed.into_iter().for_each(|v| take(glam::Vec3::from(v)));
+        }
+    }
+    (lo.cmple(hi).all()).then(|| hi - lo)
+}
+
+/// The size of the model in the file at `path` ([`rest_size`]), measured on a background thread
+/// while the import dialog has the file selected, so that the dialog can say how large the
+/// chosen units make it before anything is imported.
+#[derive(Debug)]
+pub struct SizeProbe {
+    path: PathBuf,
+    rx: mpsc::Receiver<Result<Option<glam::Vec3>, String>>,
+    result: Option<Result<Option<glam::Vec3>, String>>,
+}
+
+impl SizeProbe {
+    /// Starts measuring the model at `path`.
+    pub fn start(path: PathBuf) -> Self {
+        let (tx, rx) = mpsc::channel();
+        let file = path.clone();
+        std::thread::spawn(move || {
+            let size = marrow_engine::project::import_model(&file)
+                .map(|scene| rest_size(&scene))
+                .map_err(|e| e.faults().first().map_or_else(|| e.to_string(), |f| f.to_string()));
+            let _ = tx.send(size);
+        });
+        Self { path, rx, result: None }
+    }
+
+    /// The file measured.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The model's size at scale 1 once measured (`Ok(None)`: nothing to measure; `Err`: the
+    /// file does not import, with the first fault); `None` while it is being measured.
+    pub fn poll(&mut self) -> Option<&Result<Option<glam::Vec3>, String>> {
+        if self.result.is_none() {
+            self.result = self.rx.try_recv().ok();
+        }
+        self.result.as_ref()
+    }
+}
+
+/// What the import dialog says of a model `size` across at scale 1 brought in at `scale`: its
+/// largest extent in metres at that scale, and, where that is far from anything a person could
+/// stand in (under 5 cm or over 20 m), that the units may be wrong.
+pub fn size_line(size: glam::Vec3, scale: f32) -> String {
+    let across = size.max_element() * scale;
+    let shown = if across >= 1.0 { format!("{across:.2} m") } else { format!("{:.1} cm", across * 100.0) };
+    let tall = size.y * scale;
+    let what = if size.y >= 0.5 * size.max_element() {
+        format!(
+            "stands {} tall",
+            if tall >= 1.0 { format!("{tall:.2} m") } else { format!("{:.1} cm", tall * 100.0) }
+        )
+    } else {
+        format!("is {shown} across")
+    };
+    let odd = !(0.05..=20.0).contains(&across);
+    format!("at this scale the model {what}{}", if odd { ": check the units" } else { "" })
+}
+
 /// An import running on a background thread.
 #[derive(Debug)]
 pub struct ImportJob {

@@ -8,7 +8,7 @@ mod support;
 
 use egui::accesskit::Role;
 use egui::{Key, Modifiers};
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use marrow_editor::app::{After, Modal};
 use marrow_editor::command::Command;
 use marrow_editor::document::Document;
@@ -697,4 +697,97 @@ fn a_new_project_is_refused_in_a_folder_that_holds_anything_and_the_folder_is_le
         assert!(err.contains("is not empty") && err.contains(&dir.display().to_string()), "{err}");
         assert_eq!(files(dir), before, "{} untouched", dir.display());
     }
+}
+
+#[test]
+fn the_import_dialog_measures_the_selected_model_and_says_what_size_the_units_make_it() {
+    use marrow_editor::import::{SizeProbe, rest_size, size_line};
+    // CesiumMan stands 1.5 m tall in its file's metres (its rest pose, mesh and joints); the
+    // capture BVH is in centimetres. The line names the size the chosen scale gives and flags
+    // one under 5 cm or over 20 m.
+    let glb = repo().join("assets/gltf/CesiumMan/CesiumMan.glb");
+    let scene = marrow_engine::project::import_model(&glb).unwrap();
+    let size = rest_size(&scene).expect("CesiumMan has vertices");
+    assert!((1.4..1.6).contains(&size.y), "CesiumMan is {size} across");
+    assert_eq!(size_line(size, 1.0), format!("at this scale the model stands {:.2} m tall", size.y));
+    assert_eq!(
+        size_line(size, 0.1),
+        format!("at this scale the model stands {:.1} cm tall", size.y * 10.0),
+        "a tenth of its size"
+    );
+    assert_eq!(
+        size_line(size, 0.01),
+        format!("at this scale the model stands {:.1} cm tall: check the units", size.y),
+        "a metre-sized model read as centimetres is flagged"
+    );
+    assert!(size_line(size, 100.0).ends_with(": check the units"));
+    // Lying down (taller across than up): its largest extent.
+    assert_eq!(size_line(glam::Vec3::new(4.0, 0.5, 2.0), 1.0), "at this scale the model is 4.00 m across");
+
+    // The probe measures on its own thread; a file that does not import says why.
+    let bvh = repo().join("assets/bvh/capture.bvh");
+    let broken = TempDir::new("probe");
+    let junk = broken.path().join("junk.glb");
+    std::fs::write(&junk, b"not a model").unwrap();
+    let mut probes = [SizeProbe::start(bvh.clone()), SizeProbe::start(junk.clone())];
+    for _ in 0..500 {
+        if probes.iter_mut().all(|p| p.poll().is_some()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(probes[0].path(), bvh);
+    let capture = rest_size(&marrow_engine::project::import_model(&bvh).unwrap()).unwrap();
+    assert_eq!(probes[0].poll(), Some(&Ok(Some(capture))));
+    assert!(capture.y > 100.0, "the capture is in centimetres: {capture}");
+    assert!(size_line(capture, 1.0).ends_with(": check the units"));
+    assert!(!size_line(capture, 0.01).ends_with(": check the units"), "{}", size_line(capture, 0.01));
+    match probes[1].poll() {
+        Some(Err(fault)) => assert!(!fault.is_empty()),
+        other => panic!("a junk file measures as {other:?}"),
+    }
+}
+
+#[test]
+fn the_import_dialog_shows_the_selected_models_size_at_the_units_and_a_typed_scale_imports_it() {
+    let dir = sample("runner");
+    std::fs::copy(repo().join("assets/gltf/CesiumMan/CesiumMan.glb"), dir.path().join("CesiumMan.glb"))
+        .unwrap();
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click(&mut h, Role::Button, "File");
+    h.get_by_label_contains("Import Model…").click();
+    settle(&mut h);
+    assert!(step_until(&mut h, |h| h.query_by_label_contains("CesiumMan.glb").is_some()));
+    assert!(h.query_by_label_contains("at this scale").is_none(), "nothing selected, nothing measured");
+    h.get_by_label_contains("CesiumMan.glb").click();
+    settle(&mut h);
+    let line = |h: &egui_kittest::Harness<'_, EditorApp>| {
+        h.query_by_label_contains("at this scale the model").map(|n| {
+            let a = n.accesskit_node();
+            [a.value(), a.label()].into_iter().flatten().find(|t| !t.is_empty()).unwrap_or_default()
+        })
+    };
+    assert!(step_until(&mut h, |h| line(h).is_some()), "the selected model is measured");
+    let metres = line(&h).unwrap();
+    assert!(
+        metres.starts_with("at this scale the model stands 1.") && metres.ends_with(" m tall"),
+        "{metres}"
+    );
+    click(&mut h, Role::ComboBox, "Units");
+    h.get_by_label("millimetres (x0.001)").click();
+    settle(&mut h);
+    let mm = line(&h).unwrap();
+    assert!(mm.ends_with("cm tall: check the units"), "at millimetres: {mm}");
+    // A scale of the file's own (a capture in units of 5.6 cm): typed, then imported at it.
+    set_value(&mut h, Role::SpinButton, "Import Scale", 0.5);
+    assert_eq!(h.state().import_scale, 0.5);
+    assert!(line(&h).unwrap().ends_with(" cm tall"), "{:?}", line(&h));
+    h.get_by_label("🗀  Open").click();
+    settle(&mut h);
+    assert!(step_until(&mut h, |h| h.state().doc.head() == 1), "{:?}", h.state().log.entries());
+    let scene = &h.state().doc.project().scenes["scenes/main.scene.ron"];
+    let model = scene.entities.iter().find(|e| e.name.starts_with("CesiumMan")).expect("the model's entity");
+    assert_eq!(model.transform.expect("a transform").scale, glam::Vec3::splat(0.5));
+    undo_all_redo_all(&mut h, dir.path(), &original);
 }

@@ -27,13 +27,18 @@ pub(super) fn file_dialog() -> egui_file_dialog::FileDialog {
             .and_then(|e| e.to_str())
             .is_some_and(|e| ["gltf", "glb", "bvh", "fbx"].iter().any(|x| e.eq_ignore_ascii_case(x)))
     };
-    egui_file_dialog::FileDialog::new()
+    let mut dialog = egui_file_dialog::FileDialog::new()
         .add_file_filter(GLTF_FILTER, egui_file_dialog::Filter::new(gltf))
         .default_file_filter(GLTF_FILTER)
+        .default_size([860.0, 480.0]);
+    // Room beside the files for Import's units and what they make of the selected model.
+    dialog.set_right_panel_width(200.0);
+    dialog
 }
 
-/// The import dialog's Units picker: the scale a model is brought in at.
-pub(super) fn units_picker(ui: &mut egui::Ui, scale: &mut f32) {
+/// The import dialog's Units picker: the scale a model is brought in at (a unit, or any
+/// scale typed in), and `line`, what the dialog says of the selected model's size.
+pub(super) fn units_picker(ui: &mut egui::Ui, scale: &mut f32, line: Option<String>) {
     ui.label("Units of the file");
     let current = crate::import::UNITS.iter().find(|(_, s)| *s == *scale).map_or("custom", |(n, _)| n);
     let r = egui::ComboBox::from_id_salt("import units").selected_text(current).show_ui(ui, |ui| {
@@ -42,7 +47,44 @@ pub(super) fn units_picker(ui: &mut egui::Ui, scale: &mut f32) {
         }
     });
     crate::widgets::named(r.response, egui::WidgetType::ComboBox, "Units");
-    ui.weak(format!("the model comes in at scale {scale}"));
+    ui.horizontal(|ui| {
+        ui.label("scale");
+        let r = ui.add(egui::DragValue::new(scale).speed(0.001).range(1e-6..=1e6).max_decimals(6));
+        crate::widgets::named(r, egui::WidgetType::DragValue, "Import Scale")
+            .on_hover_text("Metres per unit of the file: any scale, for files in units of their own");
+    });
+    if let Some(line) = line {
+        ui.add(egui::Label::new(egui::RichText::new(line).weak()).wrap());
+    }
+}
+
+/// What the import dialog says of the model at `selected` at `scale`, measured by `probe`: one
+/// measure runs at a time (a selection moving through many large files starts the next when
+/// the last is done), and a new one starts whenever the selection is another file.
+fn size_report(
+    ui: &egui::Ui,
+    probe: &mut Option<crate::import::SizeProbe>,
+    selected: Option<std::path::PathBuf>,
+    scale: f32,
+) -> Option<String> {
+    let Some(path) = selected else {
+        *probe = None;
+        return None;
+    };
+    let busy = probe.as_mut().is_some_and(|p| p.poll().is_none());
+    if !busy && probe.as_ref().is_none_or(|p| p.path() != path) {
+        *probe = Some(crate::import::SizeProbe::start(path.clone()));
+    }
+    let measured = probe.as_mut().filter(|p| p.path() == path).and_then(|p| p.poll().cloned());
+    Some(match measured {
+        None => {
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(50));
+            "measuring the model…".to_owned()
+        }
+        Some(Ok(Some(size))) => crate::import::size_line(size, scale),
+        Some(Ok(None)) => "the model has no vertex or joint to measure".to_owned(),
+        Some(Err(fault)) => format!("it does not import: {fault}"),
+    })
 }
 
 /// What the File > Export glTF window reads.
@@ -485,8 +527,13 @@ impl EditorApp {
     pub(super) fn file_dialog(&mut self, ctx: &egui::Context) {
         if self.file_purpose == Some(FilePurpose::Import) {
             // The import's options beside the file list: the units the file was made in.
-            let scale = &mut self.import_scale;
-            self.file_dialog.update_with_right_panel_ui(ctx, &mut |ui, _| units_picker(ui, scale));
+            let (scale, probe) = (&mut self.import_scale, &mut self.import_probe);
+            self.file_dialog.update_with_right_panel_ui(ctx, &mut |ui, dialog| {
+                let selected =
+                    dialog.selected_entry().filter(|e| e.is_file()).map(|e| e.as_path().to_owned());
+                let line = size_report(ui, probe, selected, *scale);
+                units_picker(ui, scale, line)
+            });
         } else {
             self.file_dialog.update(ctx);
         }

@@ -169,6 +169,8 @@ pub struct EditorApp {
     /// The scale File > Import Model gives a model: its file's units in metres (the import
     /// dialog's Units, `crate::import::UNITS`).
     pub import_scale: f32,
+    /// The import dialog's measure of the file it has selected (see `crate::import::SizeProbe`).
+    import_probe: Option<crate::import::SizeProbe>,
     commands: Vec<Command>,
     gesture: u64,
     /// A panel asked to keep the gesture open through the next frame ([`Command::HoldGesture`]).
@@ -286,6 +288,7 @@ impl EditorApp {
             conflicts: Vec::new(),
             notice: None,
             import_scale: 1.0,
+            import_probe: None,
             quit: false,
             options,
         };
