@@ -241,3 +241,23 @@ fn a_retarget_preview_plays_the_source_beside_the_target_in_step() {
     );
     assert_eq!(h.state().doc.head(), 0, "previewing is no edit");
 }
+
+#[test]
+fn a_target_rig_whose_names_say_nothing_shows_the_roles_its_map_gives_it_and_no_false_warning() {
+    // The mocap sample maps the CMU capture onto CesiumMan, whose bones are named
+    // `Skeleton_torso_joint_1` and the like: the roles come through the map (the plan places
+    // its feet and hands by them), so the window shows them and does not say they are missing.
+    let dir = sample("mocap");
+    let mut h = editor(dir.path());
+    click(&mut h, Role::Button, "File");
+    h.get_by_label_contains("Retarget Clips…").click();
+    settle(&mut h);
+    assert!(h.query_by_label_contains("19 of 19 bones mapped").is_some(), "the sample's map is shown");
+    assert!(
+        h.query_by_label_contains("has no bone recognised").is_none(),
+        "no warning about roles the map gives"
+    );
+    for role in ["Hips", "Head", "LeftFoot", "RightHand"] {
+        assert!(h.query_by_label(role).is_some(), "the Role column names {role}");
+    }
+}

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use marrow_engine::project::{Library, Project};
-use marrow_engine::retarget::{HumanoidRole, RetargetMap, RetargetPlan, auto_map, find_humanoid};
+use marrow_engine::retarget::{HumanoidRole, RetargetMap, RetargetPlan, auto_map, mapped_roles};
 
 use crate::command::Command;
 use crate::document::Op;
@@ -116,7 +116,8 @@ impl RetargetDialog {
             match crate::retarget::rigs_of(cx.library, map) {
                 Ok((source, target)) => {
                     let auto = auto_map(&source, &target);
-                    let roles = find_humanoid(&target);
+                    // Roles by name, and through the map where the names say nothing.
+                    let (_, roles) = mapped_roles(map, &source, &target);
                     d.rows = target
                         .bone_names
                         .iter()
@@ -145,8 +146,10 @@ impl RetargetDialog {
                     let missing = roles.missing_required();
                     if !missing.is_empty() {
                         let names: Vec<&str> = missing.iter().map(|r| r.name()).collect();
-                        d.faults
-                            .push(format!("the target rig has no bone recognised as {}", names.join(", ")));
+                        d.faults.push(format!(
+                            "the target rig has no bone recognised or mapped as {}",
+                            names.join(", ")
+                        ));
                     }
                     if let Err(e) = RetargetPlan::new(map, &source, &target) {
                         d.faults.insert(0, e.to_string());

@@ -245,6 +245,25 @@ fn body_frame(h: &HumanoidBones, rest: &RestModel) -> Option<(Mat3, f32)> {
     Some((Mat3::from_cols(left, up, forward), height))
 }
 
+/// The humanoid roles of both rigs as a plan of `map` sees them: each rig's own, found by
+/// [`find_humanoid`], with each side's gaps filled through the map from the other's, so a rig
+/// whose bone names say nothing (CesiumMan's `Skeleton_torso_joint_1`) has the hips, legs and
+/// head of the bones its map gives it. Pairs naming a bone a rig lacks are passed over
+/// ([`RetargetPlan::new`] refuses them by name).
+pub fn mapped_roles(
+    map: &RetargetMap,
+    source: &Skeleton,
+    target: &Skeleton,
+) -> (HumanoidBones, HumanoidBones) {
+    let mut by_target: Vec<Option<u16>> = vec![None; target.bone_count()];
+    for pair in &map.bones {
+        if let (Some(t), Some(s)) = (target.index_of(&pair.target), source.index_of(&pair.source)) {
+            by_target[t] = u16::try_from(s).ok();
+        }
+    }
+    roles_through(&by_target, source, target)
+}
+
 /// The humanoid roles of both rigs, each side's gaps filled through the map from the other's
 /// (a rig whose names say nothing still gets its hips, legs and head from what they follow).
 fn roles_through(

@@ -682,3 +682,43 @@ fn limb_ik_puts_the_figures_feet_where_the_captured_feet_are_scaled_and_keeps_th
     map.limb_ik = false;
     assert!(!marrow_engine::project::retarget_file::retarget_to_string(&map).contains("limb_ik"));
 }
+
+#[test]
+fn a_rig_whose_bone_names_say_nothing_has_the_roles_of_the_bones_its_map_gives_it() {
+    use marrow_engine::retarget::mapped_roles;
+    // The capture rig, and the same rig with every bone renamed `joint_N` (CesiumMan's
+    // `Skeleton_torso_joint_1` kind of names): nothing to find by name.
+    let source = mocap_skeleton();
+    let bones = (0..source.bone_count())
+        .map(|i| (format!("joint_{i}"), source.parents[i], source.bind_pose[i]))
+        .collect();
+    let target = Skeleton::from_bind_pose("unnamed", bones).unwrap();
+    let by_name = find_humanoid(&source);
+    assert!(find_humanoid(&target).get(R::Hips).is_none(), "no role found by name");
+    assert!(!find_humanoid(&target).missing_required().is_empty());
+    let pairs = |n: usize| {
+        (0..n)
+            .map(|i| BonePair { target: format!("joint_{i}"), source: source.bone_names[i].clone() })
+            .collect::<Vec<_>>()
+    };
+    let map = RetargetMap {
+        source: source.name.clone(),
+        target: target.name.clone(),
+        bones: pairs(source.bone_count()),
+        limb_ik: false,
+    };
+    let (from, to) = mapped_roles(&map, &source, &target);
+    for role in R::ALL {
+        assert_eq!(to.get(role), by_name.get(role), "{role:?}: the target bone is the one mapped from it");
+        assert_eq!(from.get(role), by_name.get(role), "{role:?}: the source keeps its own");
+    }
+    assert!(to.missing_required().is_empty(), "{:?}", to.missing_required());
+    // A pair naming a bone neither rig has is passed over; an unmapped bone gets no role.
+    let mut partial = map.clone();
+    partial.bones = pairs(1);
+    partial.bones.push(BonePair { target: "no such bone".into(), source: "Hips".into() });
+    let (_, to) = mapped_roles(&partial, &source, &target);
+    let hips = by_name.get(R::Hips).unwrap();
+    assert_eq!(to.get(R::Hips), (hips == 0).then_some(0));
+    assert!(to.get(R::Head).is_none());
+}
