@@ -123,7 +123,10 @@ impl ParamsPanel {
                         }
                     }
                     ParamValue::Trigger(_) => {
-                        ui.weak("unset (a transition that tests it clears it)");
+                        // Short, so the list stays narrow beside the canvas; the rule on hover.
+                        ui.weak("unset").on_hover_text(
+                            "A trigger starts unset; setting it fires the first transition that tests it, which clears it",
+                        );
                     }
                     ParamValue::Vec3(v) => {
                         if let Some(x) = vector_row(ui, &format!("{} default", p.name), v) {
