@@ -179,6 +179,7 @@ impl UiCommand {
 
     /// The shortcuts, the first shown in the menu.
     pub fn shortcuts(self) -> &'static [KeyboardShortcut] {
+        const NEW: [KeyboardShortcut; 1] = [ks(Modifiers::COMMAND, Key::N)];
         const OPEN: [KeyboardShortcut; 1] = [ks(Modifiers::COMMAND, Key::O)];
         const IMPORT: [KeyboardShortcut; 1] = [ks(Modifiers::COMMAND, Key::I)];
         const SAVE: [KeyboardShortcut; 1] = [ks(Modifiers::COMMAND, Key::S)];
@@ -204,6 +205,7 @@ impl UiCommand {
         const START: [KeyboardShortcut; 1] = [ks(Modifiers::NONE, Key::Home)];
         const END: [KeyboardShortcut; 1] = [ks(Modifiers::NONE, Key::End)];
         match self {
+            UiCommand::NewProject => &NEW,
             UiCommand::Open => &OPEN,
             UiCommand::Import => &IMPORT,
             UiCommand::Save => &SAVE,
@@ -219,8 +221,7 @@ impl UiCommand {
             UiCommand::SelectAll => &SELECT_ALL,
             UiCommand::Frame => &FRAME,
             UiCommand::PlayPause => &PLAY,
-            UiCommand::NewProject
-            | UiCommand::ExportGltf
+            UiCommand::ExportGltf
             | UiCommand::Retarget
             | UiCommand::ImportFolder
             | UiCommand::ToggleSkeletons

@@ -791,3 +791,27 @@ fn the_import_dialog_shows_the_selected_models_size_at_the_units_and_a_typed_sca
     assert_eq!(model.transform.expect("a transform").scale, glam::Vec3::splat(0.5));
     undo_all_redo_all(&mut h, dir.path(), &original);
 }
+
+#[test]
+fn ctrl_n_starts_a_new_project_asking_first_about_unsaved_changes() {
+    let dir = sample("runner");
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Ground");
+    let field = h.get_by_label("Position Y").rect();
+    drag(&mut h, field.center(), field.center() + egui::vec2(40.0, 0.0), 4);
+    assert!(h.state().doc.is_dirty());
+    // Ctrl+N, as File > New Project: the unsaved changes are asked about first.
+    key(&mut h, Modifiers::COMMAND, Key::N);
+    assert_eq!(h.state().modal, Some(Modal::Unsaved(After::New)));
+    h.get_by_label("Cancel").click();
+    settle(&mut h);
+    assert!(h.state().modal.is_none() && h.state().doc.is_dirty(), "cancelled: the project stays");
+    assert_eq!(h.state().title(), "Marrow — runner *");
+    key(&mut h, Modifiers::COMMAND, Key::N);
+    h.get_by_label("Don't Save").click();
+    settle(&mut h);
+    assert_eq!(h.state().title(), "Marrow — untitled", "a new project, never saved");
+    assert_eq!(h.state().doc.root(), None);
+    assert_eq!(files(dir.path()), original, "the discarded changes were not written");
+}
