@@ -18,6 +18,39 @@ pub fn picker(
         .truncate()
 }
 
+/// Adds `add` as one group of a wrapping row (`horizontal_wrapped`), moved to the next line whole
+/// when the room left on this line is narrower than the group measured last frame: egui wraps
+/// widget by widget, so a
+/// toggle pair could be split across two lines or run past the panel's edge. The first frame a
+/// group is seen is measured and discarded (never shown half-placed).
+pub fn wrap_group<R>(
+    ui: &mut egui::Ui,
+    id_salt: impl std::hash::Hash + std::fmt::Debug,
+    add: impl FnOnce(&mut egui::Ui) -> R,
+) -> R {
+    let id = ui.id().with(("wrap group", id_salt));
+    let width: Option<f32> = ui.ctx().data(|d| d.get_temp(id));
+    // (A wrapping layout's `available_width` is the whole line's: the room left is to the cursor.)
+    let room = ui.max_rect().right() - ui.cursor().min.x;
+    // Not measured yet: on a line of its own (that pass is discarded below), never past the edge.
+    if width.is_none_or(|w| w > room) {
+        ui.end_row();
+    }
+    // Sized to the group itself, not `horizontal`: that claims the rest of the line (egui sizes
+    // it to the room before wrapping, in a wrapping layout the whole line's width from the
+    // cursor, past the panel's edge).
+    let size = egui::vec2(width.unwrap_or(0.0), ui.spacing().interact_size.y);
+    let r = ui.allocate_ui_with_layout(size, egui::Layout::left_to_right(egui::Align::Center), add);
+    let now = r.response.rect.width();
+    if width.is_none_or(|w| (w - now).abs() > 0.5) {
+        ui.ctx().data_mut(|d| d.insert_temp(id, now));
+        if width.is_none() {
+            ui.ctx().request_discard("a toolbar group measured for the first time");
+        }
+    }
+    r.inner
+}
+
 /// Labels the last widget for accessibility (tests and screen readers find it by this label).
 pub fn named(r: egui::Response, kind: egui::WidgetType, label: &str) -> egui::Response {
     let label = label.to_owned();

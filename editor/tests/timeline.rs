@@ -447,3 +447,26 @@ fn an_eased_key_has_its_own_glyph_on_its_bone_row_and_the_summary() {
         assert_ne!(eased_fill, plain_fill, "{row:?}: and another colour");
     }
 }
+
+#[test]
+fn the_timeline_toolbar_wraps_its_groups_whole_so_the_view_toggle_is_never_split() {
+    // The runner's header at the default size once put "Dope Sheet" at the end of one line and
+    // "Curves" at the start of the next.
+    for size in [egui::vec2(1440.0, 900.0), egui::vec2(1280.0, 800.0), egui::vec2(1600.0, 1000.0)] {
+        let dir = sample("runner");
+        let mut h = editor_sized(dir.path(), size);
+        click_row(&mut h, "Runner");
+        // The header's sizes are measured on a worker: the line is full once they arrive.
+        wait_for_clip_sizes(&mut h);
+        h.run_steps(2);
+        let (dope, curves) = (h.get_by_label("Dope Sheet").rect(), h.get_by_label("Curves").rect());
+        assert_eq!(
+            dope.top(),
+            curves.top(),
+            "at {size:?}: Dope Sheet {dope:?} and Curves {curves:?} share a line"
+        );
+        assert!(curves.left() > dope.right(), "at {size:?}: side by side");
+        let (auto, key) = (h.get_by_label_contains("Auto Key").rect(), h.get_by_label("Key").rect());
+        assert_eq!(auto.top(), key.top(), "at {size:?}: Auto Key and Key share a line");
+    }
+}

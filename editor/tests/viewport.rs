@@ -123,14 +123,7 @@ fn default_layout_with_cesium_man_at_half_a_second() {
     assert_eq!(w.animator(w.find("CesiumMan").unwrap()).unwrap().time(), 0.5);
     h.run_steps(2);
     // The Timeline's size label measures on a worker: wait for it, so the picture is its end.
-    for _ in 0..600 {
-        if h.state().panels.timeline.sizes.last().is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        h.run();
-    }
-    assert!(h.state().panels.timeline.sizes.last().is_some(), "the clip's sizes were measured");
+    wait_for_clip_sizes(&mut h);
     h.remove_cursor();
     h.run_steps(1);
     // The project's temporary path shows in the status bar: mask it.

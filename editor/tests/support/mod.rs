@@ -246,3 +246,15 @@ pub fn set_value(h: &mut Harness<'_, EditorApp>, role: egui::accesskit::Role, la
     }));
     settle(h);
 }
+
+/// Runs the editor until the Timeline's clip sizes (measured on a worker) have arrived.
+pub fn wait_for_clip_sizes(h: &mut Harness<'_, EditorApp>) {
+    for _ in 0..600 {
+        if h.state().panels.timeline.sizes.last().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        h.run();
+    }
+    assert!(h.state().panels.timeline.sizes.last().is_some(), "the clip's sizes were measured");
+}

@@ -131,7 +131,7 @@ impl SizeCache {
     pub fn ui(&mut self, ui: &mut egui::Ui, clip: &Arc<Clip>, skeleton: &Skeleton, scale: f32) {
         let Some(s) = self.poll(clip, skeleton, scale) else {
             ui.ctx().request_repaint_after(Duration::from_millis(100));
-            ui.weak("size …").on_hover_text("Measuring this clip's bytes at each precision…");
+            steady(ui, "· size …").on_hover_text("Measuring this clip's bytes at each precision…");
             return;
         };
         let (short, long) = match &s.compressed {
@@ -149,7 +149,7 @@ impl SizeCache {
             ),
             Compressed::Failed(why) => ("compressed: n/a".to_owned(), format!("compressed: {why}")),
         };
-        ui.weak(format!("· runtime {} · {short}", show(s.authored + s.full))).on_hover_text(format!(
+        steady(ui, format!("· runtime {} · {short}", show(s.authored + s.full))).on_hover_text(format!(
             "Bytes of this clip at each runtime precision (playing it holds the authored tracks and \
              the compiled form; key blocks copy the keys they group):\nauthored tracks {}\n\
              compiled, full precision {}\ncompiled, compact (half floats, 16-bit rotations) {}\n{long}\n\
@@ -164,4 +164,25 @@ impl SizeCache {
     pub fn last(&self) -> Option<ClipSizes> {
         self.shown.as_ref().and_then(|s| s.sizes.lock().ok().and_then(|s| s.clone()))
     }
+}
+
+/// `text` (weak) in a space at least as wide as the sizes usually read ("· runtime 999.9 KB ·
+/// compressed 99.9 KB"): the header wraps the same before and after the measurement arrives, so
+/// the rows below do not move under the pointer a moment after a clip is shown.
+fn steady(ui: &mut egui::Ui, text: impl Into<String>) -> egui::Response {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let room = ui
+        .painter()
+        .layout_no_wrap("· runtime 999.9 KB · compressed 99.9 KB".to_owned(), font, egui::Color32::WHITE)
+        .size()
+        .x;
+    // Wrapped to the next line before it rather than run past the panel's edge.
+    if ui.max_rect().right() - ui.cursor().min.x < room {
+        ui.end_row();
+    }
+    ui.scope(|ui| {
+        ui.set_min_width(room.min(ui.available_width()));
+        ui.weak(text.into())
+    })
+    .inner
 }

@@ -123,40 +123,50 @@ impl TimelinePanel {
                 self.sizes.ui(ui, &c.clip, sk, super::rig_scale(cx, sk));
             }
             ui.separator();
-            let rec = egui::Button::new(RichText::new("⏺ Auto Key").color(if cx.ui.auto_key {
-                Color32::WHITE
-            } else {
-                Color32::from_rgb(230, 80, 70)
-            }))
-            .fill(if cx.ui.auto_key {
-                Color32::from_rgb(190, 40, 35)
-            } else {
-                ui.visuals().widgets.inactive.weak_bg_fill
-            })
-            .selected(cx.ui.auto_key);
-            if ui.add(rec).on_hover_text("Posing writes keys at the playhead").clicked() {
-                cx.ui.auto_key = !cx.ui.auto_key;
-            }
-            if ui
-                .button("Key")
-                .on_hover_text("K: key the selected bone from the pose on screen (Shift+K: all bones)")
-                .clicked()
-            {
-                self.key_pose(cx, c, target, false);
-            }
+            // Each group wraps to the next line whole (a toggle pair never split).
+            crate::widgets::wrap_group(ui, "keying", |ui| {
+                let rec = egui::Button::new(RichText::new("⏺ Auto Key").color(if cx.ui.auto_key {
+                    Color32::WHITE
+                } else {
+                    Color32::from_rgb(230, 80, 70)
+                }))
+                .fill(if cx.ui.auto_key {
+                    Color32::from_rgb(190, 40, 35)
+                } else {
+                    ui.visuals().widgets.inactive.weak_bg_fill
+                })
+                .selected(cx.ui.auto_key);
+                if ui.add(rec).on_hover_text("Posing writes keys at the playhead").clicked() {
+                    cx.ui.auto_key = !cx.ui.auto_key;
+                }
+                if ui
+                    .button("Key")
+                    .on_hover_text("K: key the selected bone from the pose on screen (Shift+K: all bones)")
+                    .clicked()
+                {
+                    self.key_pose(cx, c, target, false);
+                }
+            });
             ui.separator();
-            ui.selectable_value(&mut self.curves, false, "Dope Sheet");
-            ui.selectable_value(&mut self.curves, true, "Curves");
-            ui.checkbox(&mut self.all_bones, "All Bones");
+            crate::widgets::wrap_group(ui, "view", |ui| {
+                ui.selectable_value(&mut self.curves, false, "Dope Sheet");
+                ui.selectable_value(&mut self.curves, true, "Curves");
+                ui.checkbox(&mut self.all_bones, "All Bones");
+            });
             ui.separator();
-            ui.checkbox(&mut cx.ui.onion.on, "Onion Skins");
-            if cx.ui.onion.on {
-                ui.add(egui::DragValue::new(&mut cx.ui.onion.count).range(1..=8).prefix("± "));
-                ui.add(
-                    egui::DragValue::new(&mut cx.ui.onion.step).range(1..=30).prefix("every ").suffix(" f"),
-                );
-            }
-            ui.checkbox(&mut self.audio, "Audio");
+            crate::widgets::wrap_group(ui, "onion", |ui| {
+                ui.checkbox(&mut cx.ui.onion.on, "Onion Skins");
+                if cx.ui.onion.on {
+                    ui.add(egui::DragValue::new(&mut cx.ui.onion.count).range(1..=8).prefix("± "));
+                    ui.add(
+                        egui::DragValue::new(&mut cx.ui.onion.step)
+                            .range(1..=30)
+                            .prefix("every ")
+                            .suffix(" f"),
+                    );
+                }
+                ui.checkbox(&mut self.audio, "Audio");
+            });
         });
     }
 
