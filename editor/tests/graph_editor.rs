@@ -34,7 +34,7 @@ fn a_previewed_graph_plays_and_loops_on_its_rig() {
 use egui::accesskit::Role;
 use egui::{Key, Modifiers, Pos2, Rect};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use marrow_editor::EditorApp;
 use marrow_engine::graph::{GraphInstance, NodeId, NodeKind};
 use marrow_engine::math::Transform;
@@ -1618,4 +1618,27 @@ fn the_sample_graphs_open_with_no_node_drawn_over_another() {
         }
     }
     assert_eq!(checked, 4, "the four sample graphs were checked");
+}
+
+#[test]
+fn the_graph_toolbar_keeps_its_panel_toggles_and_align_on_one_line() {
+    // The mocap sample's toolbar (a long preview target) once put "Parameters" at the end of
+    // one line and "Details" at the start of the next.
+    for size in [egui::vec2(1440.0, 900.0), egui::vec2(1280.0, 800.0)] {
+        let dir = sample("mocap");
+        let mut h = editor_sized(dir.path(), size);
+        click(&mut h, Role::Button, "Graph");
+        h.run_steps(4);
+        // The toggle, not the Parameters panel's heading.
+        let rect = |label: &str| {
+            h.query_all_by_label(label)
+                .find(|n| n.accesskit_node().role() != Role::Label)
+                .unwrap_or_else(|| panic!("a {label} control"))
+                .rect()
+        };
+        let (params, details, align) = (rect("Parameters"), rect("Details"), rect("Align"));
+        assert_eq!(params.top(), details.top(), "at {size:?}: {params:?} and {details:?} share a line");
+        assert_eq!(details.top(), align.top(), "at {size:?}: Align beside them");
+        assert!(details.right() <= size.x && align.right() <= size.x, "at {size:?}: inside the window");
+    }
 }

@@ -35,24 +35,24 @@ impl GraphPanel {
             if frame_all.clicked() {
                 self.frame_all();
             }
-            ui.toggle_value(&mut show_params, "Parameters").on_hover_text("Show the parameters panel");
-            ui.toggle_value(&mut show_details, "Details").on_hover_text("Show the node details panel");
+            // The side-panel toggles and Align wrap to the next row together (never a pair split).
             let n = cx.ui.graph_selection.len();
-            // The enabled-scope below takes what is left of the row and would stack "Align" a
-            // letter a line in a narrow dock: start a new row instead.
-            if ui.clip_rect().right() - ui.cursor().left() < 64.0 {
-                ui.end_row();
-            }
-            ui.add_enabled_ui(n > 1, |ui| {
-                ui.menu_button("Align", |ui| {
-                    for (label, how) in
-                        [("Left", Align::Left), ("Top", Align::Top), ("Distribute Vertically", Align::Column)]
-                    {
-                        if ui.button(label).clicked() {
-                            self.align(cx, &path, how);
-                            ui.close();
+            crate::widgets::wrap_group(ui, "panels and align", |ui| {
+                ui.toggle_value(&mut show_params, "Parameters").on_hover_text("Show the parameters panel");
+                ui.toggle_value(&mut show_details, "Details").on_hover_text("Show the node details panel");
+                ui.add_enabled_ui(n > 1, |ui| {
+                    ui.menu_button("Align", |ui| {
+                        for (label, how) in [
+                            ("Left", Align::Left),
+                            ("Top", Align::Top),
+                            ("Distribute Vertically", Align::Column),
+                        ] {
+                            if ui.button(label).clicked() {
+                                self.align(cx, &path, how);
+                                ui.close();
+                            }
                         }
-                    }
+                    });
                 });
             });
         });
