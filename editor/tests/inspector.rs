@@ -237,3 +237,12 @@ fn dragging_the_look_target_with_the_gizmo_turns_the_captures_head_toward_it() {
     let miss = forward.cross(to).length().atan2(forward.dot(to));
     assert!(miss < 0.02, "the head looks {miss} rad off the box");
 }
+
+#[test]
+fn the_mesh_card_counts_a_boxs_vertices_in_one_primitive() {
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Ground");
+    h.run_steps(2);
+    assert!(h.query_by_label("24 vertices in 1 primitive").is_some(), "one primitive, singular");
+}

@@ -557,7 +557,8 @@ impl Inspector {
             }
             if let Some(c) = comp {
                 let verts: usize = c.asset.mesh.primitives.iter().map(|p| p.positions.len()).sum();
-                ui.label(format!("{verts} vertices in {} primitives", c.asset.mesh.primitives.len()));
+                let n = c.asset.mesh.primitives.len();
+                ui.label(format!("{verts} vertices in {n} primitive{}", if n == 1 { "" } else { "s" }));
                 match (&c.asset.skeleton, c.rig()) {
                     (Some(sk), Some(rig)) => {
                         let rig_path = world.path(rig).unwrap_or_default();
