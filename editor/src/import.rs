@@ -136,16 +136,12 @@ impl SizeProbe {
 /// largest extent in metres at that scale, and, where that is far from anything a person could
 /// stand in (under 5 cm or over 20 m), that the units may be wrong.
 pub fn size_line(size: glam::Vec3, scale: f32) -> String {
+    let length = |m: f32| if m >= 1.0 { format!("{m:.2} m") } else { format!("{:.1} cm", m * 100.0) };
     let across = size.max_element() * scale;
-    let shown = if across >= 1.0 { format!("{across:.2} m") } else { format!("{:.1} cm", across * 100.0) };
-    let tall = size.y * scale;
     let what = if size.y >= 0.5 * size.max_element() {
-        format!(
-            "stands {} tall",
-            if tall >= 1.0 { format!("{tall:.2} m") } else { format!("{:.1} cm", tall * 100.0) }
-        )
+        format!("stands {} tall", length(size.y * scale))
     } else {
-        format!("is {shown} across")
+        format!("is {} across", length(across))
     };
     let odd = !(0.05..=20.0).contains(&across);
     format!("at this scale the model {what}{}", if odd { ": check the units" } else { "" })

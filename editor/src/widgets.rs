@@ -20,9 +20,8 @@ pub fn picker(
 
 /// Adds `add` as one group of a wrapping row (`horizontal_wrapped`), moved to the next line whole
 /// when the room left on this line is narrower than the group measured last frame: egui wraps
-/// widget by widget, so a
-/// toggle pair could be split across two lines or run past the panel's edge. The first frame a
-/// group is seen is measured and discarded (never shown half-placed).
+/// widget by widget, so a toggle pair could be split across two lines or run past the panel's
+/// edge. The first frame a group is seen is measured and discarded (never shown half-placed).
 pub fn wrap_group<R>(
     ui: &mut egui::Ui,
     id_salt: impl std::hash::Hash + std::fmt::Debug,

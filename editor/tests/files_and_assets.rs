@@ -92,13 +92,18 @@ fn deleting_a_clip_a_scene_uses_is_refused_with_its_users() {
     assert!(h.state().modal.is_none());
 }
 
+/// Makes an unsaved change the way a user does: drags the Ground's Position Y field.
+fn unsaved_change(h: &mut egui_kittest::Harness<'_, EditorApp>) {
+    click_row(h, "Ground");
+    let field = h.get_by_label("Position Y").rect();
+    drag(h, field.center(), field.center() + egui::vec2(40.0, 0.0), 4);
+}
+
 #[test]
 fn quitting_with_unsaved_changes_asks_first() {
     let dir = sample("runner");
     let mut h = editor(dir.path());
-    click_row(&mut h, "Ground");
-    let field = h.get_by_label("Position Y").rect();
-    drag(&mut h, field.center(), field.center() + egui::vec2(40.0, 0.0), 4);
+    unsaved_change(&mut h);
     assert!(h.state().doc.is_dirty());
 
     // Ctrl+Q: the prompt; Cancel keeps the editor open.
@@ -136,9 +141,7 @@ fn dont_save_discards_and_quits() {
     let dir = sample("runner");
     let original = files(dir.path());
     let mut h = editor(dir.path());
-    click_row(&mut h, "Ground");
-    let field = h.get_by_label("Position Y").rect();
-    drag(&mut h, field.center(), field.center() + egui::vec2(40.0, 0.0), 4);
+    unsaved_change(&mut h);
     key(&mut h, Modifiers::COMMAND, Key::Q);
     h.get_by_label("Don't Save").click();
     settle(&mut h);
@@ -152,9 +155,7 @@ fn an_autosave_is_offered_after_a_crash_and_recovers_the_changes() {
     let original = files(dir.path());
     let edited = {
         let mut h = editor(dir.path());
-        click_row(&mut h, "Ground");
-        let field = h.get_by_label("Position Y").rect();
-        drag(&mut h, field.center(), field.center() + egui::vec2(40.0, 0.0), 4);
+        unsaved_change(&mut h);
         // The minute passes: the autosave writes the recovery file.
         h.state_mut().autosave_now().unwrap();
         assert!(dir.path().join(marrow_editor::recovery::RECOVERY_FILE).is_file());
@@ -182,9 +183,7 @@ fn discarding_a_recovery_removes_it() {
     let dir = sample("runner");
     {
         let mut h = editor(dir.path());
-        click_row(&mut h, "Ground");
-        let field = h.get_by_label("Position Y").rect();
-        drag(&mut h, field.center(), field.center() + egui::vec2(40.0, 0.0), 4);
+        unsaved_change(&mut h);
         h.state_mut().autosave_now().unwrap();
     }
     let mut h = editor(dir.path());
@@ -780,7 +779,15 @@ fn the_import_dialog_shows_the_selected_models_size_at_the_units_and_a_typed_sca
     let mm = line(&h).unwrap();
     assert!(mm.ends_with("cm tall: check the units"), "at millimetres: {mm}");
     // A scale of the file's own (a capture in units of 5.6 cm): typed, then imported at it.
-    set_value(&mut h, Role::SpinButton, "Import Scale", 0.5);
+    // Clicked and typed, as a keyboard types (key and text events, what egui-winit sends).
+    h.get_by_role_and_label(Role::SpinButton, "Import Scale").click();
+    settle(&mut h);
+    key(&mut h, Modifiers::COMMAND, Key::A);
+    for c in ["0", ".", "5"] {
+        h.event(egui::Event::Text(c.into()));
+        settle(&mut h);
+    }
+    key(&mut h, Modifiers::NONE, Key::Enter);
     assert_eq!(h.state().import_scale, 0.5);
     assert!(line(&h).unwrap().ends_with(" cm tall"), "{:?}", line(&h));
     h.get_by_label("🗀  Open").click();
@@ -797,9 +804,7 @@ fn ctrl_n_starts_a_new_project_asking_first_about_unsaved_changes() {
     let dir = sample("runner");
     let original = files(dir.path());
     let mut h = editor(dir.path());
-    click_row(&mut h, "Ground");
-    let field = h.get_by_label("Position Y").rect();
-    drag(&mut h, field.center(), field.center() + egui::vec2(40.0, 0.0), 4);
+    unsaved_change(&mut h);
     assert!(h.state().doc.is_dirty());
     // Ctrl+N, as File > New Project: the unsaved changes are asked about first.
     key(&mut h, Modifiers::COMMAND, Key::N);

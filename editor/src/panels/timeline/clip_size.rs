@@ -176,13 +176,9 @@ fn steady(ui: &mut egui::Ui, text: impl Into<String>) -> egui::Response {
         .layout_no_wrap("· runtime 999.9 KB · compressed 99.9 KB".to_owned(), font, egui::Color32::WHITE)
         .size()
         .x;
-    // Wrapped to the next line before it rather than run past the panel's edge.
-    if ui.max_rect().right() - ui.cursor().min.x < room {
-        ui.end_row();
-    }
-    ui.scope(|ui| {
-        ui.set_min_width(room.min(ui.available_width()));
+    // One group of the header's wrapping row (to the next line whole, never past the edge).
+    crate::widgets::wrap_group(ui, "clip sizes", |ui| {
+        ui.set_min_width(room);
         ui.weak(text.into())
     })
-    .inner
 }
