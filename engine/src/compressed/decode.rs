@@ -321,7 +321,7 @@ impl CompressedClip {
             let u = if fb <= fa {
                 0.0
             } else if exact {
-                exact_u(time, self.frame_time(fa), self.frame_time(fb), fb - fa)
+                exact_u(time, self.frame_time(fa), self.frame_time(fb))
             } else {
                 (p - fa as f32) / (fb - fa) as f32
             };
@@ -1173,7 +1173,7 @@ fn parameter(keys: &KeyGroup, time: f32, p: f32, exact: bool) -> Vec4 {
     if exact {
         Vec4::from_array(std::array::from_fn(|l| {
             let (fa, fb) = (keys.fa[l], keys.fb[l]);
-            if fb <= fa { 0.0 } else { exact_u(time, keys.ta[l], keys.tb[l], fb - fa) }
+            if fb <= fa { 0.0 } else { exact_u(time, keys.ta[l], keys.tb[l]) }
         }))
     } else {
         let fa = Vec4::from_array(keys.fa.map(|v| v as f32));
@@ -1225,24 +1225,31 @@ pub struct CompressedContext {
     stale: Vec<u8>,
 }
 
-/// The parameter between two keys at times `ta` and `tb`, `frames` apart: from the times (as
-/// the original's sampler computes it), snapped to an end within [`FRAME_SNAP`] of a frame.
+/// The parameter between two keys at times `ta` and `tb`: from the times, as the original's
+/// sampler computes it, snapped to an end within [`TIME_SNAP`] of it. A frame's time is its
+/// key's exact time or within rounding of it (the encoder keeps every other time), so the snap
+/// is rounding wide: a time a thousandth of a frame before a pasted key is that far along the
+/// steep segment into it, not the key (the original's value there; a frame-wide snap held the
+/// key 8 us early and missed a pasted pose by 0.1% of its jump).
 #[inline]
-fn exact_u(time: f32, ta: f32, tb: f32, frames: u32) -> f32 {
+fn exact_u(time: f32, ta: f32, tb: f32) -> f32 {
     let d = tb - ta;
     if !(d > 0.0) {
         return 0.0;
     }
-    let u = ((time - ta) / d).clamp(0.0, 1.0);
-    let snap = FRAME_SNAP / frames as f32;
-    if u < snap {
+    let near = |t: f32| (time - t).abs() <= TIME_SNAP * time.abs().max(t.abs()).max(1e-3);
+    if near(ta) {
         0.0
-    } else if u > 1.0 - snap {
+    } else if near(tb) {
         1.0
     } else {
-        u
+        ((time - ta) / d).clamp(0.0, 1.0)
     }
 }
+
+/// How close to a kept frame time (relative, as `f32` rounding) a sample time is that time:
+/// twice the encoder's rounding allowance between a key time and its frame's grid time.
+const TIME_SNAP: f32 = 8.0 * f32::EPSILON;
 
 impl CompressedContext {
     /// A context for clips of up to `max_bones` bones (three tracks each).

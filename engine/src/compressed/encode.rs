@@ -175,8 +175,11 @@ const ON_FRAME: f64 = 1e-3;
 /// earlier one count as that one. With `half_frame` false, only keys within [`ON_FRAME`] of a
 /// frame are placed (the first of them where several are), and it never fails; with it true,
 /// every key is placed, and `None` says two different key times share a nearest frame (a finer
-/// grid is needed). Also returns how many placed keys are off their frame by more than
-/// [`ON_FRAME`].
+/// grid is needed), unless they are under [`SHARED_FRAME`] apart: no grid separates those, and
+/// the frame samples at the one further off its grid time (one bone's key pasted at a true
+/// 1/120 s frame beside a capture's keys at 7-digit frame times; the measurement then says
+/// whether the other keys are met). Also returns how many placed keys are off their frame by
+/// more than [`ON_FRAME`].
 fn snap_keys(
     keys: &[f32],
     first: f32,
@@ -185,6 +188,8 @@ fn snap_keys(
     half_frame: bool,
 ) -> Option<(Vec<(u32, f32)>, usize)> {
     let (mut out, mut off): (Vec<(u32, f32)>, usize) = (Vec::new(), 0);
+    // How far (in frames) a time lies from frame `f`.
+    let from = |t: f32, f: f64| ((t - first) as f64 * rate as f64 - f).abs();
     for &k in keys {
         let x = (k - first) as f64 * rate as f64;
         let f = x.round().clamp(0.0, frames.saturating_sub(1) as f64);
@@ -192,19 +197,30 @@ fn snap_keys(
         if far && !half_frame {
             continue;
         }
-        if let Some(&(g, t)) = out.last()
-            && g == f as u32
+        if let Some((g, t)) = out.last_mut()
+            && *g == f as u32
         {
-            if !half_frame || ((k - t) as f64 * rate as f64).abs() < ON_FRAME {
+            if !half_frame || ((k - *t) as f64 * rate as f64).abs() < ON_FRAME {
                 continue;
             }
-            return None;
+            if k - *t >= SHARED_FRAME {
+                return None;
+            }
+            if from(k, f) > from(*t, f) {
+                off = off + usize::from(far) - usize::from(from(*t, f) >= ON_FRAME);
+                *t = k;
+            }
+            continue;
         }
         out.push((f as u32, k));
         off += usize::from(far);
     }
     Some((out, off))
 }
+
+/// Two key times closer than this (seconds: half a frame at [`MAX_RATE`]) share a nearest frame
+/// on every grid the encoder may choose (see [`snap_keys`]).
+const SHARED_FRAME: f32 = 0.5 / MAX_RATE;
 
 /// Each bone's first error budget, as a share of the tolerance (measured on the CMU capture:
 /// 0.5 to 1.5 give sizes within 1%; the measurement then tightens where errors add up).

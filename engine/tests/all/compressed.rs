@@ -558,6 +558,38 @@ fn keys_pasted_between_the_captures_frames_keep_their_time_and_the_promise() {
     }
 }
 
+/// The real CMU capture (`Frame Time: .0083333`: frame 260 at 2.166658 s) with one bone's keys
+/// at frame 260 replaced by frame 120's, at the playhead's true 1/120 s frame time (2.1666667
+/// s), as the editor's paste leaves it; the other bones keep their keys at 2.166658 s, 8.7 us
+/// (0.00104 frames) earlier. No grid up to 960 Hz puts those two times on different frames
+/// (found in the editor: "even raw at 960 Hz the shell error reaches 1.1e-2"). The grid stays
+/// the capture's 120 Hz, frame 260 samples at the pasted time, and the promise holds at 0.01 cm
+/// with the Hips or a wrist pasted.
+#[test]
+fn one_bones_key_pasted_at_a_true_frame_time_beside_the_captures_keys_keeps_the_promise() {
+    let (sk, base) = cmu();
+    let pasted = 260.0f32 / 120.0;
+    for bone in ["Hips", "RightWrist"] {
+        let mut clip = base.clone();
+        let b = sk.index_of(bone).unwrap();
+        fn replace<T: marrow_engine::track::Animatable>(track: &Track<T>, at: f32) -> Track<T> {
+            let (mut t, mut v) = (track.times().to_vec(), track.values().to_vec());
+            assert!((t[260] - at).abs() > 5e-6 && (t[260] - at).abs() < 1e-5, "{}", t[260]);
+            (t[260], v[260]) = (at, v[120]);
+            Track::from_keys(Interpolation::Linear, t, v).unwrap()
+        }
+        let ch = &mut clip.channels_mut()[b];
+        ch.rotation = ch.rotation.as_ref().map(|r| replace(r, pasted));
+        ch.translation = ch.translation.as_ref().map(|r| replace(r, pasted));
+        let (packed, r) = compress_and_check(&sk, &clip, 1e-4);
+        assert_eq!(r.rate.round(), 120.0, "{bone}: the capture's grid kept");
+        assert_eq!(packed.frame_time(260), pasted, "{bone}: frame 260 samples at the pasted time");
+        let back = CompressedClip::from_cooked(&packed.to_cooked()).unwrap();
+        let at = [pasted, base.channels()[0].rotation.as_ref().unwrap().times()[260], 1.0];
+        assert_eq!(sample_bits(&sk, &back, &at), sample_bits(&sk, &packed, &at));
+    }
+}
+
 /// Local transforms as bits (what two samplers must agree on).
 fn pose_bits(pose: &[Transform]) -> Vec<[u32; 10]> {
     pose.iter()
