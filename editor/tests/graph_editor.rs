@@ -1642,3 +1642,71 @@ fn the_graph_toolbar_keeps_its_panel_toggles_and_align_on_one_line() {
         assert!(details.right() <= size.x && align.right() <= size.x, "at {size:?}: inside the window");
     }
 }
+
+#[test]
+fn transition_labels_sit_beside_their_arrows_clear_of_the_states_and_each_other_and_hover_shows_them_whole() {
+    // The locomotion controller's canvas once drew "speed <= 0.1, grounded true" over the Move
+    // state and through the Move -> Idle arrow's twin, and "jump triggered" into the Jump box.
+    const C: &str = "graphs/controller.graph.ron";
+    for size in [egui::vec2(1440.0, 900.0), egui::vec2(2560.0, 1600.0)] {
+        let dir = sample("locomotion");
+        let mut h = editor_sized(dir.path(), size);
+        click(&mut h, Role::Button, "Graph");
+        h.run_steps(2);
+        h.state_mut().ui.graph = Some(C.to_owned());
+        h.run_steps(3);
+        select(&mut h, NodeId(0));
+        click(&mut h, Role::Button, "Open State Canvas");
+        h.run_steps(4);
+        let m = machine_at(&h, C, NodeId(0));
+        let r = machine_report(&h);
+        let canvas = r.canvas.expect("the state canvas was drawn");
+        let labelled: Vec<usize> = (0..m.transitions.len())
+            .filter(|&k| !m.transitions[k].conditions.is_empty() || m.transitions[k].exit_time.is_some())
+            .collect();
+        let drawn: Vec<usize> = r.labels.iter().map(|l| l.0).collect();
+        assert_eq!(drawn, labelled, "at {size:?}: every transition with conditions is labelled");
+        for (i, (k, rect, _)) in r.labels.iter().enumerate() {
+            let name = m.transitions[*k].label();
+            assert!(canvas.contains_rect(*rect), "at {size:?}: {name}'s label {rect:?} is inside {canvas:?}");
+            for (state, b) in &r.states {
+                assert!(
+                    !rect.intersects(*b),
+                    "at {size:?}: {name}'s label {rect:?} covers state {state} {b:?}"
+                );
+            }
+            assert!(!rect.intersects(r.any.unwrap()), "at {size:?}: {name}'s label covers Any State");
+            for (j, other, _) in &r.labels[i + 1..] {
+                let them = m.transitions[*j].label();
+                assert!(!rect.intersects(*other), "at {size:?}: the labels of {name} and {them} overlap");
+            }
+        }
+        // Hovering an arrow's middle shows its transition's name and conditions in full (the
+        // details panel lists the name once already).
+        h.hover_at(canvas.left_top() + egui::vec2(8.0, 8.0));
+        h.run_steps(2);
+        for &k in &labelled {
+            let name = m.transitions[k].label();
+            let before = h.query_all_by_label_contains(&name).count();
+            let (a, b) = machine_report(&h).arrows[k];
+            h.hover_at(a + (b - a) * 0.5);
+            h.run_steps(40);
+            let tip: Vec<String> = h
+                .query_all_by_label_contains(&name)
+                .filter_map(|n| n.accesskit_node().value().or(n.accesskit_node().label()))
+                .filter(|t| t.contains('\n'))
+                .collect();
+            assert_eq!(tip.len(), 1, "at {size:?}: one hover text names {name} ({before} before): {tip:?}");
+            let t = &m.transitions[k];
+            for c in &t.conditions {
+                assert!(
+                    tip[0].contains(&c.parameter),
+                    "at {size:?}: {name}'s hover text {tip:?} names {}",
+                    c.parameter
+                );
+            }
+            h.hover_at(canvas.left_top() + egui::vec2(8.0, 8.0));
+            h.run_steps(2);
+        }
+    }
+}

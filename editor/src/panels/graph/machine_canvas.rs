@@ -70,6 +70,9 @@ pub struct MachineReport {
     pub active: Option<(String, f32)>,
     /// The transition filling its arrow, with its progress.
     pub running: Option<(usize, f32)>,
+    /// Each transition label drawn: the transition, its rectangle (screen space) and whether
+    /// its text was cut short (the whole shows on hover of the arrow).
+    pub labels: Vec<(usize, Rect, bool)>,
 }
 
 /// The size of a state box.
@@ -148,6 +151,23 @@ struct Drawing<'a> {
     faults: &'a HashMap<MachinePlace, Vec<String>>,
     ops: Vec<GraphOp>,
     zoom: f32,
+    /// The transitions' condition labels, drawn over the states once every arrow is.
+    labels: Vec<PendingLabel>,
+}
+
+/// A transition's condition label waiting to be drawn beside its arrow.
+struct PendingLabel {
+    transition: usize,
+    text: String,
+    color: Color32,
+    /// The arrow's middle (a loop's top).
+    at: Pos2,
+    /// The unit direction the label sits off the arrow (its lane's side; up for a loop).
+    side: Vec2,
+    /// The arrow's unit direction (zero for a loop: no length limits the label).
+    along: Vec2,
+    /// The arrow's drawn length.
+    length: f32,
 }
 
 impl Drawing<'_> {
@@ -230,13 +250,17 @@ pub fn ui(
     let running = live.and_then(|(c, i)| i.transition(c));
     report.active = active.and_then(|(s, t, c)| c.states.get(s).map(|x| (x.name.to_string(), t)));
     report.running = running.map(|r| (r.transition, r.progress));
-    let mut d = Drawing { painter, id, m, boxes, any, faults, ops, zoom };
+    let mut d = Drawing { painter, id, m, boxes, any, faults, ops, zoom, labels: Vec::new() };
     let hovered_arrow = transitions(&mut d, ui, view, running, report);
+    // Hovering an arrow names its transition, its conditions in full (a label may be cut short)
+    // and its faults.
     if let Some(k) = hovered_arrow
         && let Some(t) = m.transitions.get(k)
-        && let Some(f) = faults.get(&MachinePlace::Transition(k, t.label()))
     {
-        background.clone().on_hover_text(f.join("\n"));
+        let mut lines = vec![t.label()];
+        lines.extend(conditions_text(t));
+        lines.extend(faults.get(&MachinePlace::Transition(k, t.label())).into_iter().flatten().cloned());
+        background.clone().on_hover_text(lines.join("\n"));
     }
     if background.clicked()
         && let Some(k) = hovered_arrow
@@ -245,6 +269,7 @@ pub fn ui(
     }
     markers(&mut d, ui, view);
     states(&mut d, ui, view, active);
+    transition_labels(&mut d, ui, report);
     link(&mut d, ui, view, origin);
     if m.states.is_empty() {
         d.painter.text(
@@ -294,6 +319,7 @@ fn transitions(
     report.arrows.clear();
     let pointer = ui.ctx().pointer_hover_pos();
     let mut hovered_arrow = None;
+    let mut labels = Vec::new();
     for (k, t) in m.transitions.iter().enumerate() {
         let (Some(to), from) = (index(&t.to), t.from.as_deref().map(index)) else {
             report.arrows.push((Pos2::ZERO, Pos2::ZERO));
@@ -353,22 +379,107 @@ fn transitions(
             let fill = a + (b - a) * r.progress;
             painter.line_segment([a, fill], Stroke::new(5.0, Color32::from_rgb(0x60, 0xd0, 0xff)));
         }
-        if !t.conditions.is_empty() || t.exit_time.is_some() {
-            let mid = a + (b - a) * 0.5;
-            let text = t
-                .conditions
-                .iter()
-                .map(|c| match c.test.value() {
-                    Some(v) => format!("{} {} {v}", c.parameter, c.test.operator()),
-                    None => format!("{} {}", c.parameter, c.test.operator()),
-                })
-                .chain(t.exit_time.map(|e| format!("exit {e:.2}")))
-                .collect::<Vec<_>>()
-                .join(", ");
-            painter.text(mid + Vec2::new(4.0, -4.0), Align2::LEFT_BOTTOM, text, d.font(10.0), color);
+        if let Some(text) = conditions_text(t) {
+            let label = if from == Some(Some(to)) {
+                // Above the loop's top (the curve peaks at three quarters of its lift).
+                let lift = 26.0 + 8.0 * lane;
+                PendingLabel {
+                    transition: k,
+                    text,
+                    color,
+                    at: a + (b - a) * 0.5 - Vec2::new(0.0, lift * 0.75),
+                    side: -Vec2::Y,
+                    along: Vec2::ZERO,
+                    length: 0.0,
+                }
+            } else {
+                let along = (b - a).normalized();
+                PendingLabel {
+                    transition: k,
+                    text,
+                    color,
+                    at: a + (b - a) * 0.5,
+                    side: Vec2::new(-along.y, along.x),
+                    along,
+                    length: (b - a).length(),
+                }
+            };
+            labels.push(label);
         }
     }
+    d.labels = labels;
     hovered_arrow
+}
+
+/// A transition's conditions and exit time as one line (`None`: it has neither).
+fn conditions_text(t: &Transition) -> Option<String> {
+    let parts: Vec<String> = t
+        .conditions
+        .iter()
+        .map(|c| match c.test.value() {
+            Some(v) => format!("{} {} {v}", c.parameter, c.test.operator()),
+            None => format!("{} {}", c.parameter, c.test.operator()),
+        })
+        .chain(t.exit_time.map(|e| format!("exit {e:.2}")))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// The widest a transition label is drawn (canvas units, at zoom 1).
+const LABEL_MAX_WIDTH: f32 = 240.0;
+
+/// Draws the transitions' condition labels after the arrows and the states: each beside its own
+/// arrow on its lane's side (two arrows between one pair put theirs on opposite sides), at the
+/// first of a few places along the arrow, on either side, that covers no state, marker or
+/// earlier label, on a plate of the canvas colour so that no wire runs through the text, and
+/// never longer than its arrow between the two boxes (cut short with an ellipsis; the arrow's
+/// hover shows it whole).
+fn transition_labels(d: &mut Drawing<'_>, ui: &egui::Ui, report: &mut MachineReport) {
+    let plate = ui.visuals().extreme_bg_color.gamma_multiply(0.92);
+    let font = d.font(10.0);
+    let height = ui.fonts_mut(|f| f.row_height(&font));
+    let gap = 4.0 * d.zoom.max(0.5);
+    // What a label must not cover: the states with their link handles, the markers.
+    let mut taken: Vec<Rect> = d.boxes.iter().map(|r| r.expand2(Vec2::new(7.0, 0.0))).collect();
+    taken.push(d.any);
+    taken.extend(entry_tag(d));
+    report.labels.clear();
+    for l in std::mem::take(&mut d.labels) {
+        // The room along the arrow: the label's extent along it fits between the boxes.
+        let widest = LABEL_MAX_WIDTH * d.zoom;
+        let room = if l.along == Vec2::ZERO || l.along.x.abs() < 0.05 {
+            widest
+        } else {
+            ((l.length - 2.0 * gap - height * l.along.y.abs()) / l.along.x.abs()).min(widest)
+        };
+        // (NaN where an arrow has no length: nothing to label.)
+        if !(room >= height) {
+            continue;
+        }
+        let mut job = egui::text::LayoutJob::simple_singleline(l.text, font.clone(), l.color);
+        job.wrap = egui::text::TextWrapping::truncate_at_width(room);
+        let galley = d.painter.layout_job(job);
+        let size = galley.size();
+        let place = |t: f32, side: Vec2| {
+            // Off the arrow by the label's own extent along the side it sits on.
+            let off = side.x.abs() * size.x / 2.0 + side.y.abs() * size.y / 2.0 + gap;
+            Rect::from_center_size(l.at + l.along * (t - 0.5) * l.length + side * off, size)
+        };
+        // Along the arrow only as far as its ends leave room for the label.
+        let reach = (l.along.x.abs() * size.x + l.along.y.abs() * size.y) / 2.0 + gap;
+        let spare = if l.length > 0.0 { (0.5 - reach / l.length).max(0.0) } else { 0.0 };
+        let candidates = [0.0, -0.5, 0.5, -1.0, 1.0]
+            .into_iter()
+            .flat_map(|k| [l.side, -l.side].map(|side| (0.5 + k * spare, side)));
+        let rect = candidates
+            .map(|(t, side)| place(t, side))
+            .find(|r| !taken.iter().any(|o| o.intersects(r.expand(1.0))))
+            .unwrap_or_else(|| place(0.5, l.side));
+        taken.push(rect);
+        d.painter.rect_filled(rect.expand(2.0), 3.0, plate);
+        report.labels.push((l.transition, rect, galley.elided));
+        d.painter.galley(rect.min, galley, l.color);
+    }
 }
 
 /// Any State's marker (draggable) and the entry tag.
@@ -390,11 +501,7 @@ fn markers(d: &mut Drawing<'_>, ui: &egui::Ui, view: &MachineView) {
             m.any_at = [m.any_at[0] + delta.x, m.any_at[1] + delta.y];
         }));
     }
-    if let Some(e) = index(&m.entry) {
-        let tag = Rect::from_center_size(
-            boxes[e].left_center() - Vec2::new(54.0, 0.0) * d.zoom,
-            Vec2::new(50.0, 20.0) * d.zoom,
-        );
+    if let Some((e, tag)) = index(&m.entry).zip(entry_tag(d)) {
         painter.rect_filled(tag, 10.0, Color32::from_rgb(0x2c, 0x66, 0x3a));
         painter.text(tag.center(), Align2::CENTER_CENTER, "Entry", d.font(11.0), Color32::WHITE);
         arrow(
@@ -404,6 +511,15 @@ fn markers(d: &mut Drawing<'_>, ui: &egui::Ui, view: &MachineView) {
             Stroke::new(2.0, Color32::from_rgb(0x60, 0xc0, 0x70)),
         );
     }
+}
+
+/// The entry tag's rectangle, left of the entry state (`None`: no such state).
+fn entry_tag(d: &Drawing<'_>) -> Option<Rect> {
+    let e = d.m.state_index(&d.m.entry)?;
+    Some(Rect::from_center_size(
+        d.boxes[e].left_center() - Vec2::new(54.0, 0.0) * d.zoom,
+        Vec2::new(50.0, 20.0) * d.zoom,
+    ))
 }
 
 /// The state boxes (click to select, drag to move) and their link handles.
