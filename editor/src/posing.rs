@@ -18,6 +18,29 @@ use crate::document::{Op, tree};
 /// The frame rate the transport shows frames at (clips without their own rate).
 pub const DEFAULT_FPS: f32 = 30.0;
 
+/// The project clip the rig at `rig` plays now, whose time its playhead is: keys written at the
+/// playhead belong to it. The clip the Timeline shows in place of the rig's own playing (Show
+/// This Clip); else, while no graph plays on the rig (its scene's or a preview), its scene
+/// Animator's clip. `None` while a graph plays, or a clip made on the fly (a retarget preview):
+/// the playhead is then no time of any clip file, and nothing may be keyed at it.
+pub fn live_clip(cx: &Cx, rig: &str) -> Option<String> {
+    if let Some(p) = cx.session.clip_preview().filter(|p| p.rig == rig) {
+        return p.source.clone();
+    }
+    if cx.session.preview().is_some_and(|p| p.rig == rig) {
+        return None;
+    }
+    let e = cx.session.entity(rig)?;
+    if cx.session.world().animator(e)?.current_graph().is_some() {
+        return None;
+    }
+    cx.scene()
+        .and_then(|(_, s)| tree::find(s, rig))
+        .and_then(|x| x.animator.as_ref())
+        .and_then(|x| x.clip.clone())
+        .filter(|c| cx.doc.project().clips.contains_key(c))
+}
+
 /// `t` snapped to the nearest frame at `fps`.
 pub fn snap_time(t: f32, fps: f32) -> f32 {
     if fps > 0.0 { (t * fps).round() / fps } else { t }
@@ -53,12 +76,8 @@ pub fn pose_bones(cx: &mut Cx, rig: &str, bones: &[(usize, Transform)], channels
     let Some(e) = cx.session.entity(rig) else { return };
     let Some(a) = world.animator(e) else { return };
     let names = &a.skeleton().bone_names;
-    let clip_path = cx
-        .scene()
-        .and_then(|(_, s)| tree::find(s, rig))
-        .and_then(|x| x.animator.as_ref())
-        .and_then(|x| x.clip.clone())
-        .filter(|c| cx.doc.project().clips.get(c).is_some_and(|c| c.bones == *names));
+    let clip_path =
+        live_clip(cx, rig).filter(|c| cx.doc.project().clips.get(c).is_some_and(|c| c.bones == *names));
     match (cx.ui.auto_key, clip_path) {
         (true, Some(path)) => {
             let fps = cx.doc.project().clips[&path].clip.frame_rate;

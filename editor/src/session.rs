@@ -116,6 +116,10 @@ pub struct ClipPreview {
     /// Another rig and clip played beside it, in step (a retarget's source rig playing the
     /// source clip), if the scene has one.
     pub beside: Option<(String, std::sync::Arc<marrow_engine::clip::Clip>)>,
+    /// The project clip it shows (the Timeline's Show This Clip), reloaded from the library
+    /// whenever the document changes so that its edits show; `None` for a clip made on the fly
+    /// (a retarget's preview), which keys cannot be written to.
+    pub source: Option<String>,
 }
 
 /// The Animator of the rig at path `rig` a preview plays on, or why there is none.
@@ -478,6 +482,16 @@ impl Session {
         }
         let (time, playing) = previewed.unwrap_or((0.0, false));
         self.apply_preview(time, playing);
+        // A project clip shown in place of the rig's own playing follows the document's edits
+        // (ends when its file is gone).
+        if let Some(p) = &mut self.clip_preview
+            && let Some(source) = &p.source
+        {
+            match self.library.clips(source).first() {
+                Some(clip) => p.clip = clip.clone(),
+                None => self.clip_preview = None,
+            }
+        }
         let (time, playing) = clip_previewed.unwrap_or((0.0, false));
         self.apply_clip_preview(time, playing);
         self.faults = faults;

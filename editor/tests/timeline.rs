@@ -470,3 +470,77 @@ fn the_timeline_toolbar_wraps_its_groups_whole_so_the_view_toggle_is_never_split
         assert_eq!(auto.top(), key.top(), "at {size:?}: Auto Key and Key share a line");
     }
 }
+
+/// The Runner's animator in the harness's world.
+fn runner_animator(h: &Harness<'_, EditorApp>) -> marrow_engine::animator::Animator {
+    let s = &h.state().session;
+    s.world().animator(s.entity("Runner").unwrap()).unwrap().clone()
+}
+
+/// Plays the transport for `seconds` (Space, frames at 60 Hz, Space).
+fn play_for(h: &mut Harness<'_, EditorApp>, seconds: f32) {
+    h.key_press(Key::Space);
+    h.run_steps((seconds * 60.0) as usize);
+    h.key_press(Key::Space);
+    settle(h);
+}
+
+#[test]
+fn a_rig_playing_a_graph_keys_nothing_at_its_playhead_until_the_timeline_shows_the_clip_in_its_place() {
+    // The locomotion sample's Runner plays its steering graph; the Timeline shows its scene
+    // clip, the stride (a one-second loop). Played three seconds, paused and keyed with K, the
+    // key once landed at the graph's 3 s and stretched the stride to three seconds.
+    const STRIDE: &str = "clips/stride.clip.ron";
+    let dir = sample("locomotion");
+    let original = files(dir.path());
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    h.state_mut().ui.selection = Selection::Bone { rig: "Runner".into(), bone: "upperarm_l".into() };
+    settle(&mut h);
+    let duration = |h: &Harness<'_, EditorApp>| h.state().doc.project().clips[STRIDE].clip.duration();
+    assert!(runner_animator(&h).current_graph().is_some(), "the Runner plays its graph");
+    play_for(&mut h, 3.0);
+    assert!(runner_animator(&h).time() > 2.0, "the graph's time runs past the stride's second");
+    let revision = h.state().doc.revision();
+    h.state_mut().ui.focus = marrow_editor::ui_state::Focus::Timeline;
+    key(&mut h, Modifiers::NONE, Key::K);
+    key(&mut h, Modifiers::NONE, Key::M);
+    assert_eq!(h.state().doc.revision(), revision, "nothing keyed or marked at the graph's time");
+    assert!(
+        h.get_by_role_and_label(Role::Button, "Key").accesskit_node().is_disabled(),
+        "Key is off while the graph plays"
+    );
+    assert!(
+        h.query_by_label_contains("Runner plays graphs/steering.graph.ron").is_some(),
+        "the Timeline says what the rig plays"
+    );
+
+    // Show This Clip: the Runner plays the stride, its playhead inside the stride's second.
+    click(&mut h, Role::Button, "Show This Clip");
+    let a = runner_animator(&h);
+    assert!(a.current_graph().is_none() && a.current_clip().is_some_and(|c| c.name == "stride"));
+    play_for(&mut h, 2.5);
+    let t = runner_animator(&h).time();
+    assert!((0.0..=1.0).contains(&t), "the playhead loops inside the stride: {t}");
+    h.state_mut().ui.focus = marrow_editor::ui_state::Focus::Timeline;
+    key(&mut h, Modifiers::NONE, Key::K);
+    assert_eq!(h.state().doc.undo_label().as_deref(), Some("Key Pose"));
+    assert_eq!(duration(&h), 1.0, "the stride stays a second long");
+    let stride = h.state().doc.project().clips[STRIDE].clone();
+    let bone = stride.bones.iter().position(|b| b == "upperarm_l").unwrap();
+    let keyed = stride.clip.channels()[bone].translation.as_ref().map(|t| t.times().to_vec());
+    let frame = (t * 30.0).round() / 30.0;
+    assert_eq!(keyed, Some(vec![frame]), "upperarm_l's position keyed at the stride's frame of {t}");
+    let keys = stride.clip.key_count();
+    assert_eq!(
+        runner_animator(&h).current_clip().map(|c| c.key_count()),
+        Some(keys),
+        "the rig plays the edited stride"
+    );
+
+    // Back to Scene: the graph plays again; the edit stays.
+    click(&mut h, Role::Button, "Back to Scene");
+    settle(&mut h);
+    assert!(runner_animator(&h).current_graph().is_some(), "the Runner plays its graph again");
+    undo_all_redo_all(&mut h, dir.path(), &original);
+}

@@ -424,6 +424,7 @@ impl RetargetDialog {
                             clip,
                             error: None,
                             beside: source_rig.clone().zip(source),
+                            source: None,
                         })));
                     }
                     Err(e) => self.apply_faults = vec![e],

@@ -4,8 +4,10 @@
 //! move it, drag from a state's link handle (the dot on its right) onto another state to add a
 //! transition, click a state or an arrow to inspect it in the details panel, Delete removes it,
 //! right-click adds a state. While the graph is previewed the active state is lit with its
-//! normalized time as a bar and the transition in progress fills its arrow. Faults sit on the
-//! state or arrow they concern (hover for the message).
+//! normalized time as a bar and the transition in progress fills its arrow. A transition's
+//! conditions are a label beside its arrow (clear of states, markers and other labels, cut to the
+//! arrow's length); hovering the arrow shows them whole. Faults sit on the state or arrow they
+//! concern (hover for the message).
 //!
 //! Every change is a `GraphOp::SetNode` of the whole machine (a drag merges into one undo step);
 //! selection and pan are UI state. Not here: the inspectors (`nodes::state_machine`), playing.

@@ -66,8 +66,10 @@ impl TimelinePanel {
                 self.selection.clear();
             }
         }
+        // Pasting, duplicating, scaling, markers and keys at the playhead need it to be this
+        // clip's time ([`Area::live`]).
         let (paste, dup) = (has(UiCommand::Paste), has(UiCommand::Duplicate));
-        if (paste || dup) && !self.clipboard.is_empty() {
+        if (paste || dup) && !self.clipboard.is_empty() && area.live {
             let at = snap_time(area.time, fps);
             let keys: Vec<KeyWrite> = self
                 .clipboard
@@ -90,7 +92,7 @@ impl TimelinePanel {
                 cx.edit(Op::Clip { path: path.clone(), op: ClipOp::InsertKeys { keys, kind } });
             }
         }
-        if scale && !self.selection.is_empty() {
+        if scale && !self.selection.is_empty() && area.live {
             let x0 = ui.input(|i| i.pointer.hover_pos()).map_or(0.0, |p| p.x);
             self.scaling = Some(Scaling {
                 origin: self.selection.iter().copied().collect(),
@@ -99,14 +101,14 @@ impl TimelinePanel {
                 factor: 1.0,
             });
         }
-        if marker {
+        if marker && area.live {
             let n = clip.clip.markers().len() + 1;
             cx.edit(Op::Clip {
                 path: path.clone(),
                 op: ClipOp::AddMarker { name: format!("marker {n}"), time: snap_time(area.time, fps) },
             });
         }
-        if key || key_all {
+        if (key || key_all) && area.live {
             let target =
                 Target { rig: area.rig.clone(), clip_ref: Some(path.clone()), path: Some(path.clone()) };
             self.key_pose(cx, clip, &target, key_all);

@@ -30,7 +30,8 @@
 //! the rows' body; `toolbar` the header; `lanes` the ruler, marker and event lanes; `keys` the
 //! editing commands on selected keys and the S scale; `dope`/`dope_draw` the dope sheet rows;
 //! `curves` the curve view; `easing` the easing picker; `mapping` the time <-> x mapping;
-//! `model` the clip's row and key index.
+//! `model` the clip's row and key index; `live` whether the playhead is the clip's (a rig playing
+//! a graph or another clip keys nothing at it until Show This Clip).
 //!
 //! Not here: what the edits do (`crate::document::clip_ops`).
 
@@ -41,6 +42,7 @@ pub mod dope_draw;
 pub mod easing;
 mod keys;
 mod lanes;
+mod live;
 pub mod mapping;
 pub mod model;
 mod toolbar;
@@ -347,6 +349,10 @@ impl TimelinePanel {
         let editable: Option<&ClipAsset> =
             target.path.as_deref().and_then(|p| doc.project().clips.get(p)).map(|c| &**c);
         self.toolbar(ui, cx, &target, editable, skeleton.as_deref());
+        let live = live::is_live(cx, &target);
+        if editable.is_some() {
+            live::notice(ui, cx, &target, live);
+        }
         // A clip inside an imported model is shown read-only (ruler, rows, keys, curves, scrub).
         let viewed = match editable {
             Some(_) => None,
@@ -377,7 +383,7 @@ impl TimelinePanel {
         }
         let time = rig_entity.and_then(|e| cx.session.world().animator(e)).map_or(0.0, |a| a.time());
         let shown = ShownClip { frame_rate: clip.clip.frame_rate, read_only, time };
-        let ctx = Area { rig: target.rig.clone(), rig_entity, path, time, skeleton };
+        let ctx = Area { rig: target.rig.clone(), rig_entity, path, time, live, skeleton };
         let mark = cx.command_mark();
         self.body(ui, cx, clip, &ctx);
         self.layout.shown = Some(shown);
@@ -551,6 +557,9 @@ pub struct Area {
     pub path: String,
     /// The playhead, seconds.
     pub time: f32,
+    /// Whether the playhead is this clip's time (the rig plays it): keys, pastes, markers and
+    /// the S scale at the playhead need it ([`live`]).
+    pub live: bool,
     /// The rig's skeleton.
     pub skeleton: Option<std::sync::Arc<Skeleton>>,
 }

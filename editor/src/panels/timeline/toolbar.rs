@@ -140,8 +140,9 @@ impl TimelinePanel {
                     cx.ui.auto_key = !cx.ui.auto_key;
                 }
                 if ui
-                    .button("Key")
+                    .add_enabled(super::live::is_live(cx, target), egui::Button::new("Key"))
                     .on_hover_text("K: key the selected bone from the pose on screen (Shift+K: all bones)")
+                    .on_disabled_hover_text("The rig does not play this clip: Show This Clip first")
                     .clicked()
                 {
                     self.key_pose(cx, c, target, false);
@@ -253,6 +254,9 @@ impl TimelinePanel {
     /// K: keys the selected bone (or, `all`, every bone) from the pose on screen at the
     /// playhead, all three channels.
     pub fn key_pose(&mut self, cx: &mut Cx, clip: &ClipAsset, target: &Target, all: bool) {
+        if !super::live::is_live(cx, target) {
+            return;
+        }
         let Some(rig) = target.rig.as_deref().and_then(|r| cx.session.entity(r)) else { return };
         let Some(pose) = cx.session.world().rig_pose(rig) else { return };
         let Some(a) = cx.session.world().animator(rig) else { return };
