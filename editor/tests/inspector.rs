@@ -246,3 +246,26 @@ fn the_mesh_card_counts_a_boxs_vertices_in_one_primitive() {
     h.run_steps(2);
     assert!(h.query_by_label("24 vertices in 1 primitive").is_some(), "one primitive, singular");
 }
+
+#[test]
+fn a_rig_playing_a_graph_shows_its_time_in_the_transport_not_a_clip_of_no_frames() {
+    // The locomotion sample's Runner plays its steering graph: the transport once read
+    // "frame 86 / 0 at 30 fps · 0.000 s · 0 channels" and its slider spanned a millisecond.
+    let dir = sample("locomotion");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    h.key_press(egui::Key::Space);
+    h.run_steps(90);
+    h.key_press(egui::Key::Space);
+    settle(&mut h);
+    let s = &h.state().session;
+    let rig = s.entity("Runner").unwrap();
+    let (time, length) = (s.world().animator(rig).unwrap().time(), s.head_length(rig));
+    assert!(time > 1.0 && length >= 1.0, "the graph played 1.5 s ({time}); its longest clip {length}");
+    let line = format!("a graph · {time:.3} s since it started");
+    assert!(h.query_by_label_contains(&line).is_some(), "the transport says {line:?}");
+    assert!(h.query_by_label_contains("0 channels").is_none(), "no clip of no channels");
+    let slider = h.get_by_role_and_label(Role::Slider, "Time");
+    let max = slider.accesskit_node().max_numeric_value();
+    assert_eq!(max, Some(length as f64), "the slider spans the graph's longest clip");
+}

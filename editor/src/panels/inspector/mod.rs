@@ -373,7 +373,9 @@ impl Inspector {
         let Some(rig) = cx.session.entity(path) else { return };
         let Some(animator) = cx.session.world().animator(rig) else { return };
         let playing = cx.session.is_playing();
-        let duration = animator.current_duration();
+        // A graph has no length of its own: the slider scrubs its longest clip's.
+        let graph = animator.current_graph().is_some();
+        let duration = if graph { cx.session.head_length(rig) } else { animator.current_duration() };
         let time = animator.time();
         let looping = animator.current_looping();
         let clip = animator.current_clip().cloned();
@@ -417,15 +419,19 @@ impl Inspector {
         if r.changed() && t != time {
             cx.send(Command::Seek { rig: path.to_owned(), time: t });
         }
-        ui.label(
-            RichText::new(format!(
+        let line = if graph {
+            // A graph's time runs on past any clip it plays (each loops or holds on its own).
+            format!(
+                "a graph · {time:.3} s since it started · the slider spans its longest clip, {duration:.3} s"
+            )
+        } else {
+            format!(
                 "frame {frames} / {} at {fps} fps · {duration:.3} s · {} channels",
                 (duration * fps).round() as i64,
                 clip.as_ref().map_or(0, |c| c.track_count())
-            ))
-            .small()
-            .weak(),
-        );
+            )
+        };
+        ui.label(RichText::new(line).small().weak());
     }
 
     fn socket(
