@@ -263,3 +263,12 @@ fn a_damaged_scene_file_opens_the_rest_of_the_project_with_its_location_named() 
     assert!(h.query_by_label_contains("⚠ scenes/main.scene.ron:8:").is_some(), "listed in Assets");
     assert_eq!(files(dir.path()), before, "nothing was written");
 }
+
+#[test]
+fn the_log_counts_one_entry_in_the_singular() {
+    let dir = sample("locomotion");
+    let mut h = editor(dir.path());
+    click(&mut h, egui::accesskit::Role::Button, "Log");
+    assert_eq!(h.state().log.entries().len(), 1, "{:?}", h.state().log.entries());
+    assert!(h.query_by_label("1 entry").is_some(), "the Log's count reads '1 entry'");
+}

@@ -29,7 +29,8 @@ impl LogPanel {
             for level in [Level::Info, Level::Warning, Level::Error] {
                 ui.radio_value(&mut self.min, level, format!("{}+", level.name()));
             }
-            ui.weak(format!("{} entries", cx.log.entries().len()));
+            let n = cx.log.entries().len();
+            ui.weak(if n == 1 { "1 entry".to_owned() } else { format!("{n} entries") });
         });
         ui.separator();
         let needle = self.filter.to_lowercase();
