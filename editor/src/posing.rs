@@ -18,11 +18,12 @@ use crate::document::{Op, tree};
 /// The frame rate the transport shows frames at (clips without their own rate).
 pub const DEFAULT_FPS: f32 = 30.0;
 
-/// The project clip the rig at `rig` plays now, whose time its playhead is: keys written at the
-/// playhead belong to it. The clip the Timeline shows in place of the rig's own playing (Show
-/// This Clip); else, while no graph plays on the rig (its scene's or a preview), its scene
-/// Animator's clip. `None` while a graph plays, or a clip made on the fly (a retarget preview):
-/// the playhead is then no time of any clip file, and nothing may be keyed at it.
+/// The clip reference the rig at `rig` plays now, whose time its playhead is: keys written at
+/// the playhead belong to it (when it is a clip file of the project). The clip the Timeline
+/// shows in place of the rig's own playing (Show This Clip); else, while no graph plays on the
+/// rig (its scene's or a preview), its scene Animator's clip (a file, or a clip inside an
+/// imported model). `None` while a graph plays, or a clip made on the fly (a retarget preview):
+/// the playhead is then no time of any clip, and nothing may be keyed at it.
 pub fn live_clip(cx: &Cx, rig: &str) -> Option<String> {
     if let Some(p) = cx.session.clip_preview().filter(|p| p.rig == rig) {
         return p.source.clone();
@@ -38,7 +39,6 @@ pub fn live_clip(cx: &Cx, rig: &str) -> Option<String> {
         .and_then(|(_, s)| tree::find(s, rig))
         .and_then(|x| x.animator.as_ref())
         .and_then(|x| x.clip.clone())
-        .filter(|c| cx.doc.project().clips.contains_key(c))
 }
 
 /// `t` snapped to the nearest frame at `fps`.

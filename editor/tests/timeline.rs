@@ -544,3 +544,27 @@ fn a_rig_playing_a_graph_keys_nothing_at_its_playhead_until_the_timeline_shows_t
     assert!(runner_animator(&h).current_graph().is_some(), "the Runner plays its graph again");
     undo_all_redo_all(&mut h, dir.path(), &original);
 }
+
+#[test]
+fn scrubbing_the_ruler_of_a_clip_the_rig_does_not_play_shows_that_clip_at_the_scrubbed_time() {
+    // The locomotion sample's Runner plays its steering graph; dragging the stride's ruler once
+    // seeked the graph instead. Now the Runner shows the stride where the ruler was let go.
+    let dir = sample("locomotion");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    settle(&mut h);
+    assert!(runner_animator(&h).current_graph().is_some(), "the Runner plays its graph");
+    let revision = h.state().doc.revision();
+    let (map, ruler) = {
+        let l = &h.state().panels.timeline.layout;
+        (l.map.unwrap(), l.ruler)
+    };
+    let y = ruler.center().y;
+    drag(&mut h, Pos2::new(map.x(0.2), y), Pos2::new(map.x(0.5), y), 6);
+    let a = runner_animator(&h);
+    assert!(a.current_graph().is_none(), "the scrub shows the clip in the graph's place");
+    assert_eq!(a.current_clip().map(|c| c.name.as_str()), Some("stride"));
+    assert!((a.time() - 0.5).abs() < 1e-4, "at the scrubbed time: {}", a.time());
+    assert_eq!(h.state().doc.revision(), revision, "scrubbing is not an edit");
+    assert!(h.query_by_label("Back to Scene").is_some(), "the way back is offered");
+}

@@ -107,7 +107,11 @@ impl TimelinePanel {
             let t = map.t(p.x).max(0.0);
             let snap = if ui.input(|i| i.modifiers.alt) { t } else { snap_time(t, fps) };
             match (&self.drag, &rig, range) {
-                (Some(Drag::Scrub), Some(rig), _) if (snap - area.time).abs() > 1e-6 => {
+                (Some(Drag::Scrub), Some(rig), _) if (snap - area.time).abs() > 1e-6 || !area.live => {
+                    // Scrubbing a clip the rig does not play shows it there first.
+                    if !area.live {
+                        super::live::show_clip(cx, rig, &area.path);
+                    }
                     cx.send(Command::Seek { rig: rig.clone(), time: snap.min(d) });
                 }
                 (Some(Drag::RangeStart), Some(rig), Some((_, b))) => cx.send(Command::SetPreviewRange {

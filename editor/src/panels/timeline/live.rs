@@ -1,5 +1,6 @@
 //! Whether the Timeline's playhead is a time of the clip it shows, and the line that says what
-//! the rig plays when it is not (a graph, another clip, a retarget preview) with Show This Clip:
+//! the rig plays when it is not (a graph, another clip, a retarget preview) with Show This Clip
+//! (scrubbing the ruler does the same, as Unity's Animation window previews the clip it scrubs):
 //! the rig then plays the shown clip in place of its own (a session clip preview, never saved),
 //! and keys, pastes and markers at the playhead land in that clip's time. Until then nothing is
 //! written at the playhead: it is a graph's time (unbounded: keys there would stretch a one
@@ -13,10 +14,11 @@ use crate::cx::Cx;
 use crate::document::tree;
 use crate::posing::live_clip;
 
-/// Whether the rig of `target` plays the clip file `target` shows (its playhead is that clip's).
+/// Whether the rig of `target` plays the clip `target` shows, a file or one inside an imported
+/// model (its playhead is that clip's).
 pub(super) fn is_live(cx: &Cx, target: &Target) -> bool {
-    match (&target.rig, &target.path) {
-        (Some(rig), Some(path)) => live_clip(cx, rig).as_ref() == Some(path),
+    match (&target.rig, target.path.as_ref().or(target.clip_ref.as_ref())) {
+        (Some(rig), Some(shown)) => live_clip(cx, rig).as_ref() == Some(shown),
         _ => false,
     }
 }
@@ -65,21 +67,29 @@ pub(super) fn notice(ui: &mut egui::Ui, cx: &mut Cx, target: &Target, live: bool
         }
         let what = playing(cx, rig);
         ui.label(format!("{rig} plays {what}: the playhead is not this clip's, so nothing is keyed at it."));
-        let clip = cx.session.library().clips(path).first().cloned();
+        let can = !cx.session.library().clips(path).is_empty();
         let show = ui
-            .add_enabled(clip.is_some(), egui::Button::new("Show This Clip"))
-            .on_hover_text("Play this clip on the rig in place of its own, to scrub and key it");
-        if show.clicked()
-            && let Some(clip) = clip
-        {
-            cx.send(Command::PreviewClip(Some(crate::session::ClipPreview {
-                rig: rig.clone(),
-                clip,
-                label: path.clone(),
-                error: None,
-                beside: None,
-                source: Some(path.clone()),
-            })));
+            .add_enabled(can, egui::Button::new("Show This Clip"))
+            .on_hover_text("Play this clip on the rig in place of its own, to scrub and key it (scrubbing the ruler does too)");
+        if show.clicked() {
+            show_clip(cx, rig, path);
         }
     });
+}
+
+/// Asks for the clip at `path` to play on the rig at `rig` in place of its own (a session clip
+/// preview following the clip's edits), unless it already does or the library has no such clip.
+pub(super) fn show_clip(cx: &mut Cx, rig: &str, path: &str) {
+    if cx.session.clip_preview().is_some_and(|p| p.rig == rig && p.source.as_deref() == Some(path)) {
+        return;
+    }
+    let Some(clip) = cx.session.library().clips(path).first().cloned() else { return };
+    cx.send(Command::PreviewClip(Some(crate::session::ClipPreview {
+        rig: rig.to_owned(),
+        clip,
+        label: path.to_owned(),
+        error: None,
+        beside: None,
+        source: Some(path.to_owned()),
+    })));
 }
