@@ -568,3 +568,36 @@ fn scrubbing_the_ruler_of_a_clip_the_rig_does_not_play_shows_that_clip_at_the_sc
     assert_eq!(h.state().doc.revision(), revision, "scrubbing is not an edit");
     assert!(h.query_by_label("Back to Scene").is_some(), "the way back is offered");
 }
+
+#[test]
+fn shift_k_keys_every_bone_and_k_only_the_selected_one() {
+    // egui's `consume_key` ignores an extra Shift: K, read first, once took Shift+K and keyed
+    // only the selected bone (none in the real window: nothing happened).
+    const STRIDE: &str = "clips/stride.clip.ron";
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    h.state_mut().ui.selection = Selection::Bone { rig: "Runner".into(), bone: "thigh_l".into() };
+    settle(&mut h);
+    let keyed_at = |h: &Harness<'_, EditorApp>, t: f32| -> Vec<String> {
+        let c = &h.state().doc.project().clips[STRIDE];
+        c.bones
+            .iter()
+            .zip(c.clip.channels())
+            .filter(|(_, ch)| {
+                ch.rotation.as_ref().is_some_and(|r| r.times().iter().any(|&x| (x - t).abs() < 1e-4))
+            })
+            .map(|(b, _)| b.clone())
+            .collect()
+    };
+    let bones = h.state().doc.project().clips[STRIDE].bones.clone();
+    assert!(bones.len() > 1, "a rig of several bones");
+    seek(&mut h, 0.4);
+    h.state_mut().ui.focus = marrow_editor::ui_state::Focus::Timeline;
+    key(&mut h, Modifiers::NONE, Key::K);
+    assert_eq!(keyed_at(&h, 0.4), ["thigh_l"], "K keys the selected bone");
+    seek(&mut h, 0.6);
+    h.state_mut().ui.focus = marrow_editor::ui_state::Focus::Timeline;
+    key(&mut h, Modifiers::SHIFT, Key::K);
+    assert_eq!(keyed_at(&h, 0.6), bones, "Shift+K keys every bone");
+}

@@ -26,12 +26,13 @@ impl TimelinePanel {
         // Edit menu) through the app; the timeline's own keys are read here.
         let actions = std::mem::take(&mut cx.ui.edit_actions);
         let has = |a: UiCommand| actions.contains(&a);
-        let (scale, marker, key, key_all, home) = ui.ctx().input_mut(|i| {
+        // Shift+K before K: `consume_key` ignores an extra Shift, so K read first took Shift+K.
+        let (scale, marker, key_all, key, home) = ui.ctx().input_mut(|i| {
             (
                 i.consume_key(Modifiers::NONE, Key::S),
                 i.consume_key(Modifiers::NONE, Key::M),
-                i.consume_key(Modifiers::NONE, Key::K),
                 i.consume_key(Modifiers::SHIFT, Key::K),
+                i.consume_key(Modifiers::NONE, Key::K),
                 i.consume_key(Modifiers::NONE, Key::Home),
             )
         });
