@@ -121,8 +121,9 @@ fn report(ctx: &egui::Context, panels: &Panels, ui: &UiState, doc: &Document, lo
             .take(4000)
             .map(|x| json!({ "t": x, "x": map.x(*x) * ppp }))
             .collect();
-        let shown =
-            t.layout.shown.map(|s| json!({ "fps": s.frame_rate, "read_only": s.read_only, "time": s.time }));
+        let shown = t.layout.shown.map(
+            |s| json!({ "fps": s.frame_rate, "read_only": s.read_only, "time": s.time, "live": s.live }),
+        );
         json!({
             "clip": shown,
             "ruler": px(t.layout.ruler, ppp),

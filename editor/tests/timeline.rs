@@ -514,11 +514,14 @@ fn a_rig_playing_a_graph_keys_nothing_at_its_playhead_until_the_timeline_shows_t
         h.query_by_label_contains("Runner plays graphs/steering.graph.ron").is_some(),
         "the Timeline says what the rig plays"
     );
+    let shown = |h: &Harness<'_, EditorApp>| h.state().panels.timeline.layout.shown.unwrap();
+    assert!(!shown(&h).live, "no playhead is drawn for the graph's time");
 
     // Show This Clip: the Runner plays the stride, its playhead inside the stride's second.
     click(&mut h, Role::Button, "Show This Clip");
     let a = runner_animator(&h);
     assert!(a.current_graph().is_none() && a.current_clip().is_some_and(|c| c.name == "stride"));
+    assert!(shown(&h).live, "the playhead is the stride's");
     play_for(&mut h, 2.5);
     let t = runner_animator(&h).time();
     assert!((0.0..=1.0).contains(&t), "the playhead loops inside the stride: {t}");

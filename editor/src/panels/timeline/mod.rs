@@ -137,6 +137,8 @@ pub struct ShownClip {
     pub read_only: bool,
     /// The rig's playhead, seconds.
     pub time: f32,
+    /// Whether that is this clip's time (the rig plays it): the playhead is drawn only then.
+    pub live: bool,
 }
 
 impl Default for Layout {
@@ -382,7 +384,7 @@ impl TimelinePanel {
             cx.ui.focus = Focus::Timeline;
         }
         let time = rig_entity.and_then(|e| cx.session.world().animator(e)).map_or(0.0, |a| a.time());
-        let shown = ShownClip { frame_rate: clip.clip.frame_rate, read_only, time };
+        let shown = ShownClip { frame_rate: clip.clip.frame_rate, read_only, time, live };
         let ctx = Area { rig: target.rig.clone(), rig_entity, path, time, live, skeleton };
         let mark = cx.command_mark();
         self.body(ui, cx, clip, &ctx);
@@ -476,9 +478,14 @@ impl TimelinePanel {
         painter.text(
             names_head.left_top() + egui::vec2(6.0, 4.0),
             egui::Align2::LEFT_TOP,
-            format!("frame {} · {:.3} s", (area.time * fps).round() as i64, area.time),
+            // While the rig plays something else its time is no time of this clip.
+            if area.live {
+                format!("frame {} · {:.3} s", (area.time * fps).round() as i64, area.time)
+            } else {
+                "no playhead here".to_owned()
+            },
             egui::FontId::monospace(12.0),
-            ui.visuals().strong_text_color(),
+            if area.live { ui.visuals().strong_text_color() } else { ui.visuals().weak_text_color() },
         );
         painter.text(
             Pos2::new(names_head.left() + 6.0, markers.center().y),
@@ -502,9 +509,9 @@ impl TimelinePanel {
         } else {
             dope::show(self, ui, cx, clip, area, &map, rows);
         }
-        // The playhead, last, over everything.
+        // The playhead, last, over everything (none while the rig plays something else).
         let x = map.x(area.time);
-        if x >= time_rect.left() && x <= time_rect.right() {
+        if area.live && x >= time_rect.left() && x <= time_rect.right() {
             let p = ui.painter_at(time_rect);
             p.line_segment(
                 [Pos2::new(x, time_rect.top()), Pos2::new(x, time_rect.bottom())],
