@@ -1646,9 +1646,17 @@ fn the_graph_toolbar_keeps_its_panel_toggles_and_align_on_one_line() {
 #[test]
 fn transition_labels_sit_beside_their_arrows_clear_of_the_states_and_each_other_and_hover_shows_them_whole() {
     // The locomotion controller's canvas once drew "speed <= 0.1, grounded true" over the Move
-    // state and through the Move -> Idle arrow's twin, and "jump triggered" into the Jump box.
+    // state and through the Move -> Idle arrow's twin, and "jump triggered" into the Jump box;
+    // then, at 1280x800, "speed > 0.1" over the Fall -> Land arrow. Six window sizes.
     const C: &str = "graphs/controller.graph.ron";
-    for size in [egui::vec2(1440.0, 900.0), egui::vec2(2560.0, 1600.0)] {
+    for size in [
+        egui::vec2(1280.0, 800.0),
+        egui::vec2(1366.0, 768.0),
+        egui::vec2(1600.0, 1000.0),
+        egui::vec2(1920.0, 1080.0),
+        egui::vec2(1440.0, 900.0),
+        egui::vec2(2560.0, 1600.0),
+    ] {
         let dir = sample("locomotion");
         let mut h = editor_sized(dir.path(), size);
         click(&mut h, Role::Button, "Graph");
@@ -1679,6 +1687,12 @@ fn transition_labels_sit_beside_their_arrows_clear_of_the_states_and_each_other_
             for (j, other, _) in &r.labels[i + 1..] {
                 let them = m.transitions[*j].label();
                 assert!(!rect.intersects(*other), "at {size:?}: the labels of {name} and {them} overlap");
+            }
+            // Nor over another transition's arrow (its plate would hide a piece of it).
+            for (j, &(a, b)) in r.arrows.iter().enumerate().filter(|(j, _)| j != k) {
+                let under = (0..=200).any(|s| rect.contains(a + (b - a) * (s as f32 / 200.0)));
+                let them = m.transitions[j].label();
+                assert!(!under, "at {size:?}: {name}'s label {rect:?} lies over {them}'s arrow");
             }
         }
         // Hovering an arrow's middle shows its transition's name and conditions in full (the

@@ -427,6 +427,31 @@ fn conditions_text(t: &Transition) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
+/// Whether the segment `a`-`b` passes through `r` (Liang-Barsky: the segment clipped to each
+/// of the rectangle's four sides in turn keeps some length).
+fn crosses(a: Pos2, b: Pos2, r: Rect) -> bool {
+    let d = b - a;
+    let (mut t0, mut t1) = (0.0f32, 1.0f32);
+    for (p, q) in [(-d.x, a.x - r.min.x), (d.x, r.max.x - a.x), (-d.y, a.y - r.min.y), (d.y, r.max.y - a.y)] {
+        if p == 0.0 {
+            if q < 0.0 {
+                return false;
+            }
+            continue;
+        }
+        let t = q / p;
+        if p < 0.0 {
+            t0 = t0.max(t);
+        } else {
+            t1 = t1.min(t);
+        }
+        if t0 > t1 {
+            return false;
+        }
+    }
+    true
+}
+
 /// The widest a transition label is drawn (canvas units, at zoom 1).
 const LABEL_MAX_WIDTH: f32 = 240.0;
 
@@ -473,9 +498,22 @@ fn transition_labels(d: &mut Drawing<'_>, ui: &egui::Ui, report: &mut MachineRep
         let candidates = [0.0, -0.5, 0.5, -1.0, 1.0]
             .into_iter()
             .flat_map(|k| [l.side, -l.side].map(|side| (0.5 + k * spare, side)));
+        let candidates: Vec<Rect> = candidates.map(|(t, side)| place(t, side)).collect();
+        let free = |r: &Rect| !taken.iter().any(|o| o.intersects(r.expand(1.0)));
+        // Best where no other arrow runs under the label either (its plate would hide a piece
+        // of that arrow, and the label would read as that arrow's).
+        let clear = |r: &Rect| {
+            report
+                .arrows
+                .iter()
+                .enumerate()
+                .all(|(k, &(a, b))| k == l.transition || !crosses(a, b, r.expand(1.0)))
+        };
         let rect = candidates
-            .map(|(t, side)| place(t, side))
-            .find(|r| !taken.iter().any(|o| o.intersects(r.expand(1.0))))
+            .iter()
+            .find(|r| free(r) && clear(r))
+            .or_else(|| candidates.iter().find(|r| free(r)))
+            .copied()
             .unwrap_or_else(|| place(0.5, l.side));
         taken.push(rect);
         d.painter.rect_filled(rect.expand(2.0), 3.0, plate);
@@ -634,4 +672,28 @@ pub fn delete_selected(view: &mut MachineView, m: &StateMachine) -> Option<Graph
         MachineItem::Transition(_) => return None,
     };
     Some(op)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_segment_crosses_a_rectangle_only_where_it_passes_through_it() {
+        let r = Rect::from_min_max(Pos2::new(0.0, 0.0), Pos2::new(10.0, 4.0));
+        let p = Pos2::new;
+        for (a, b, want, what) in [
+            (p(-5.0, 2.0), p(15.0, 2.0), true, "straight through"),
+            (p(5.0, -5.0), p(5.0, 9.0), true, "down through"),
+            (p(2.0, 1.0), p(3.0, 2.0), true, "wholly inside"),
+            (p(4.0, 2.0), p(4.0, 2.0), true, "a point inside"),
+            (p(-5.0, 6.0), p(15.0, 6.0), false, "beside it"),
+            (p(-5.0, 2.0), p(-1.0, 2.0), false, "ending before it"),
+            (p(8.0, -3.0), p(14.0, 3.0), false, "past its corner"),
+            (p(8.0, -1.0), p(12.0, 3.0), true, "across its corner"),
+            (p(12.0, 2.0), p(12.0, 2.0), false, "a point outside"),
+        ] {
+            assert_eq!(crosses(a, b, r), want, "{what}: {a:?}-{b:?}");
+        }
+    }
 }
