@@ -458,7 +458,7 @@ const LABEL_MAX_WIDTH: f32 = 240.0;
 /// Draws the transitions' condition labels after the arrows and the states: each beside its own
 /// arrow on its lane's side (two arrows between one pair put theirs on opposite sides), at the
 /// first of a few places along the arrow, on either side, that covers no state, marker or
-/// earlier label, on a plate of the canvas colour so that no wire runs through the text, and
+/// earlier label (and, where one does, no other arrow), on a plate of the canvas colour so that no wire runs through the text, and
 /// never longer than its arrow between the two boxes (cut short with an ellipsis; the arrow's
 /// hover shows it whole).
 fn transition_labels(d: &mut Drawing<'_>, ui: &egui::Ui, report: &mut MachineReport) {
