@@ -342,7 +342,7 @@ fn files_without_the_new_fields_load_and_resave_byte_for_byte() {
     );
     assert_ne!(short, text);
     let e = marrow_engine::project::clip_from_str(&short, path).unwrap_err().to_string();
-    assert!(e.contains("tracks/a/translation/tangent_modes: 1 entries for 2 keys"), "{e}");
+    assert!(e.contains("tracks/a/translation/tangent_modes: 1 entry for 2 keys"), "{e}");
     let (c, faults) = marrow_engine::project::clip_from_str_repairing(&short, path).unwrap();
     assert_eq!(faults.len(), 1, "{faults:?}");
     let t = c.clip.channels()[0].translation.as_ref().unwrap();

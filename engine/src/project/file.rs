@@ -374,7 +374,7 @@ impl<V: Copy> TrackFile<V> {
         if !self.key_easings.is_empty() && self.key_easings.len() != self.times.len() {
             return Err(field_error(
                 format!("{at}/key_easings"),
-                format!("{} entries for {} keys", self.key_easings.len(), self.times.len()),
+                entries_for_keys(self.key_easings.len(), self.times.len()),
             ));
         }
         for (i, e) in self.key_easings.iter().enumerate() {
@@ -389,7 +389,7 @@ impl<V: Copy> TrackFile<V> {
                 field_error(
                     format!("{at}/tangent_modes"),
                     if self.interpolation == Interpolation::CubicSpline {
-                        format!("{n} entries for {} keys", self.times.len())
+                        entries_for_keys(n, self.times.len())
                     } else {
                         "tangent modes belong to CubicSpline tracks".to_owned()
                     },
@@ -436,9 +436,8 @@ impl<V: Copy> TrackFile<V> {
             faults.push(field_error(
                 format!("{at}/key_easings"),
                 format!(
-                    "{} entries for {} keys; the missing ones are the default",
-                    self.key_easings.len(),
-                    self.times.len()
+                    "{}; the missing ones are the default",
+                    entries_for_keys(self.key_easings.len(), self.times.len())
                 ),
             ));
         }
@@ -559,7 +558,7 @@ impl<V: Copy> TrackFile<V> {
         }
         if self.tangent_modes.len() != self.times.len() {
             let (n, keys) = (self.tangent_modes.len(), self.times.len());
-            faults.push(field_error(at, format!("{n} entries for {keys} keys; the missing ones are Free")));
+            faults.push(field_error(at, format!("{}; the missing ones are Free", entries_for_keys(n, keys))));
         }
         let modes = kept.iter().map(|i| self.tangent_modes.get(*i).copied().unwrap_or_default());
         let _ = track.set_tangent_modes(modes.collect());
@@ -1496,5 +1495,30 @@ impl TryFrom<&SkeletonFile> for Skeleton {
             bones.push((b.name.clone(), parent, b.bind.to_transform(&format!("{at}/bind"))?));
         }
         Skeleton::from_bind_pose(f.name.clone(), bones).map_err(|e| field_error("bones", e))
+    }
+}
+
+/// "`n` entries for `keys` keys", in the singular where a count is one (a per-key list whose
+/// length is not the track's key count).
+fn entries_for_keys(n: usize, keys: usize) -> String {
+    let entries = if n == 1 { "entry" } else { "entries" };
+    let k = if keys == 1 { "key" } else { "keys" };
+    format!("{n} {entries} for {keys} {k}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::entries_for_keys;
+
+    #[test]
+    fn a_per_key_list_of_the_wrong_length_is_counted_in_the_singular_where_one() {
+        for (n, keys, want) in [
+            (1, 2, "1 entry for 2 keys"),
+            (3, 1, "3 entries for 1 key"),
+            (0, 4, "0 entries for 4 keys"),
+            (2, 5, "2 entries for 5 keys"),
+        ] {
+            assert_eq!(entries_for_keys(n, keys), want);
+        }
     }
 }
