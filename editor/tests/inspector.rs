@@ -254,10 +254,7 @@ fn a_rig_playing_a_graph_shows_its_time_in_the_transport_not_a_clip_of_no_frames
     let dir = sample("locomotion");
     let mut h = editor(dir.path());
     click_row(&mut h, "Runner");
-    h.key_press(egui::Key::Space);
-    h.run_steps(90);
-    h.key_press(egui::Key::Space);
-    settle(&mut h);
+    play_for(&mut h, 1.5);
     let s = &h.state().session;
     let rig = s.entity("Runner").unwrap();
     let (time, length) = (s.world().animator(rig).unwrap().time(), s.head_length(rig));

@@ -477,14 +477,6 @@ fn runner_animator(h: &Harness<'_, EditorApp>) -> marrow_engine::animator::Anima
     s.world().animator(s.entity("Runner").unwrap()).unwrap().clone()
 }
 
-/// Plays the transport for `seconds` (Space, frames at 60 Hz, Space).
-fn play_for(h: &mut Harness<'_, EditorApp>, seconds: f32) {
-    h.key_press(Key::Space);
-    h.run_steps((seconds * 60.0) as usize);
-    h.key_press(Key::Space);
-    settle(h);
-}
-
 #[test]
 fn a_rig_playing_a_graph_keys_nothing_at_its_playhead_until_the_timeline_shows_the_clip_in_its_place() {
     // The locomotion sample's Runner plays its steering graph; the Timeline shows its scene

@@ -142,6 +142,14 @@ pub fn key(h: &mut Harness<'_, EditorApp>, modifiers: egui::Modifiers, k: egui::
     settle(h);
 }
 
+/// Plays the transport for `seconds` (Space, frames at 60 Hz, Space).
+pub fn play_for(h: &mut Harness<'_, EditorApp>, seconds: f32) {
+    h.key_press(egui::Key::Space);
+    h.run_steps((seconds * 60.0) as usize);
+    h.key_press(egui::Key::Space);
+    settle(h);
+}
+
 /// Ctrl+C as the real backend delivers it: egui-winit turns it into `Event::Copy` and sends no
 /// key event. Returns the text the app put on the system clipboard in that frame, if any.
 pub fn copy(h: &mut Harness<'_, EditorApp>) -> Option<String> {

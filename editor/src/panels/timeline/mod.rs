@@ -350,8 +350,8 @@ impl TimelinePanel {
         let skeleton = rig_entity.and_then(|e| cx.session.world().animator(e)).map(|a| a.skeleton().clone());
         let editable: Option<&ClipAsset> =
             target.path.as_deref().and_then(|p| doc.project().clips.get(p)).map(|c| &**c);
-        self.toolbar(ui, cx, &target, editable, skeleton.as_deref());
         let live = live::is_live(cx, &target);
+        self.toolbar(ui, cx, &target, editable, skeleton.as_deref(), live);
         if editable.is_some() {
             live::notice(ui, cx, &target, live);
         }

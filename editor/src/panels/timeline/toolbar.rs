@@ -29,6 +29,7 @@ impl TimelinePanel {
         target: &Target,
         clip: Option<&ClipAsset>,
         skeleton: Option<&Skeleton>,
+        live: bool,
     ) {
         ui.horizontal_wrapped(|ui| {
             let title = target.clip_ref.as_deref().unwrap_or("(no clip)");
@@ -140,7 +141,7 @@ impl TimelinePanel {
                     cx.ui.auto_key = !cx.ui.auto_key;
                 }
                 if ui
-                    .add_enabled(super::live::is_live(cx, target), egui::Button::new("Key"))
+                    .add_enabled(live, egui::Button::new("Key"))
                     .on_hover_text("K: key the selected bone from the pose on screen (Shift+K: all bones)")
                     .on_disabled_hover_text("The rig does not play this clip: Show This Clip first")
                     .clicked()
