@@ -565,6 +565,36 @@ fn scrubbing_the_ruler_of_a_clip_the_rig_does_not_play_shows_that_clip_at_the_sc
 }
 
 #[test]
+fn a_click_on_the_ruler_whose_press_and_release_share_a_frame_seeks_there() {
+    // xdotool's click, a touchpad's tap and a press and release on a busy frame reach egui in
+    // one frame: the ruler scrubbed only on a press seen held (or a drag), so such a click did
+    // nothing in the real window.
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    settle(&mut h);
+    let revision = h.state().doc.revision();
+    let (map, ruler) = {
+        let l = &h.state().panels.timeline.layout;
+        (l.map.unwrap(), l.ruler)
+    };
+    let animator = |h: &Harness<'_, EditorApp>| {
+        let app = h.state();
+        let rig = app.session.entity("Runner").unwrap();
+        app.session.world().animator(rig).unwrap().time()
+    };
+    let fps = h.state().doc.project().clips["clips/stride.clip.ron"].clip.frame_rate;
+    let frame = |t: f32| (t * fps).round() / fps;
+    assert!(animator(&h) < 0.1, "the playhead starts near 0: {}", animator(&h));
+    tap(&mut h, Pos2::new(map.x(0.5), ruler.center().y));
+    assert!((animator(&h) - frame(0.5)).abs() < 1e-4, "the click seeks to its frame: {}", animator(&h));
+    tap(&mut h, Pos2::new(map.x(0.3), ruler.center().y));
+    assert!((animator(&h) - frame(0.3)).abs() < 1e-4, "and a second click to its own: {}", animator(&h));
+    assert!(!h.state().session.is_playing());
+    assert_eq!(h.state().doc.revision(), revision, "seeking is not an edit");
+}
+
+#[test]
 fn shift_k_keys_every_bone_and_k_only_the_selected_one() {
     // egui's `consume_key` ignores an extra Shift: K, read first, once took Shift+K and keyed
     // only the selected bone (none in the real window: nothing happened).

@@ -73,6 +73,21 @@ fn clicking_a_joint_with_skeletons_shown_selects_the_bone() {
     assert!(h.query_by_label("shin_l").is_some());
 }
 
+#[test]
+fn a_tap_on_the_viewport_takes_the_keyboard_from_the_timeline() {
+    // The viewport took the keyboard (Ctrl+C, Delete, F) on a press it saw held; a click whose
+    // press and release share a frame (a touchpad's tap, xdotool's click) left the Timeline's
+    // shortcuts in charge.
+    use marrow_editor::ui_state::Focus;
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    h.run_steps(3);
+    h.state_mut().ui.focus = Focus::Timeline;
+    let corner = h.get_by_label("3D viewport").rect().left_top() + egui::vec2(30.0, 40.0);
+    tap(&mut h, corner);
+    assert_eq!(h.state().ui.focus, Focus::Scene);
+}
+
 fn gpu_editor(project: &std::path::Path) -> Option<Harness<'static, EditorApp>> {
     marrow_engine::render::test_device()?;
     let p = project.to_owned();

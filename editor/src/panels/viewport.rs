@@ -495,7 +495,9 @@ impl ViewportPanel {
         let (rect, response) =
             ui.allocate_exact_size(ui.available_size().max(egui::vec2(32.0, 32.0)), Sense::click_and_drag());
         response.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Other, true, "3D viewport"));
-        if response.is_pointer_button_down_on() {
+        // A press here, seen held or in one frame with its release (a tap), not one over a
+        // menu or window above the viewport.
+        if ui.input(|i| i.pointer.any_pressed()) && response.contains_pointer() {
             cx.ui.focus = crate::ui_state::Focus::Scene;
         }
         self.camera_input(ui, &response, rect, cx);

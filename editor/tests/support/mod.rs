@@ -136,6 +136,21 @@ pub fn drag(h: &mut Harness<'_, EditorApp>, a: egui::Pos2, b: egui::Pos2, steps:
     settle(h);
 }
 
+/// A primary click whose move, press and release reach egui in one frame, as the real backend
+/// delivers xdotool's click, a touchpad's tap, or any quick click while a frame is busy
+/// (kittest's own queue runs a frame per event, so its clicks never share one).
+pub fn tap(h: &mut Harness<'_, EditorApp>, p: egui::Pos2) {
+    let button = |pressed| egui::Event::PointerButton {
+        pos: p,
+        button: egui::PointerButton::Primary,
+        pressed,
+        modifiers: egui::Modifiers::NONE,
+    };
+    h.input_mut().events.extend([egui::Event::PointerMoved(p), button(true), button(false)]);
+    h.step();
+    settle(h);
+}
+
 /// Presses a key with modifiers and runs the UI.
 pub fn key(h: &mut Harness<'_, EditorApp>, modifiers: egui::Modifiers, k: egui::Key) {
     h.key_press_modifiers(modifiers, k);

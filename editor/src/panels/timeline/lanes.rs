@@ -92,7 +92,10 @@ impl TimelinePanel {
         }
         let rig = area.rig.clone();
         if let Some(p) = r.interact_pointer_pos() {
-            if r.drag_started() || (r.is_pointer_button_down_on() && self.drag.is_none()) {
+            // A click whose press and release share a frame (a tap, a quick click on a busy
+            // frame) is never seen held: it scrubs once, where it landed.
+            let pressed = r.is_pointer_button_down_on() || r.clicked();
+            if r.drag_started() || (pressed && self.drag.is_none()) {
                 let press = ui.input(|i| i.pointer.press_origin()).unwrap_or(p);
                 let near = |x: f32| (press.x - x).abs() <= 5.0;
                 self.drag = Some(match range {
