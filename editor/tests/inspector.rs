@@ -266,3 +266,33 @@ fn a_rig_playing_a_graph_shows_its_time_in_the_transport_not_a_clip_of_no_frames
     let max = slider.accesskit_node().max_numeric_value();
     assert_eq!(max, Some(length as f64), "the slider spans the graph's longest clip");
 }
+
+#[test]
+fn dragging_a_pose_rotation_field_turns_the_bone_past_ninety_degrees() {
+    // The fields showed a rotation as its canonical Euler triple (pitch within ±90 degrees):
+    // past 90 the shown triple turned over to its twin (roll and yaw near 180, pitch falling),
+    // so a drag of Rotation Y stuck near 90 and never turned the bone further.
+    let dir = sample("runner");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    select_bone(&mut h, "shin_l");
+    let value = |h: &Harness<'_, EditorApp>, label: &str| -> f32 {
+        let v = h.get_by_label(label).accesskit_node().numeric_value().unwrap();
+        v as f32
+    };
+    let y0 = value(&h, "Pose Rotation Y");
+    let field = h.get_by_label("Pose Rotation Y").rect();
+    // 0.5 degrees a point: 240 points turn the bone 120 degrees about its pitch axis.
+    drag(&mut h, field.center(), field.center() + egui::vec2(240.0, 0.0), 24);
+    let y1 = value(&h, "Pose Rotation Y");
+    assert!((y1 - (y0 + 120.0)).abs() < 2.0, "Rotation Y went from {y0} to {y1}, not {}", y0 + 120.0);
+    let (x, z) = (value(&h, "Pose Rotation X"), value(&h, "Pose Rotation Z"));
+    let app = h.state();
+    let w = app.session.world();
+    let rig = w.find("Runner").unwrap();
+    let bone = w.animator(rig).unwrap().skeleton().bone_names.iter().position(|b| b == "shin_l").unwrap();
+    let q = w.rig_pose(rig).unwrap().local[bone].rotation;
+    let r = |d: f32| d.to_radians();
+    let want = glam::Quat::from_euler(glam::EulerRot::XYZ, r(x), r(y1), r(z));
+    assert!(q.dot(want).abs() > 0.9999, "the pose is the fields' rotation: {q:?} against {want:?}");
+}

@@ -90,6 +90,12 @@ fn vec3_row(ui: &mut egui::Ui, label: &str, v: Vec3, speed: f64, suffix: &str) -
     (changed && out.is_finite()).then_some(out)
 }
 
+/// The XYZ Euler angles (radians) of `q` nearest rest: of the two triples that name a
+/// rotation, the one of smaller angles, each within ±180 degrees.
+fn rest_near_euler(q: Quat) -> Vec3 {
+    marrow_engine::tangent::euler_near(q, Vec3::ZERO)
+}
+
 /// A transform editor (translation, rotation as XYZ Euler degrees, scale); returns the edited
 /// transform when a number changed. `prefix` names the rows ("Position X", "Offset Position X").
 pub fn transform_grid(ui: &mut egui::Ui, id: &str, t: &Transform, prefix: &str) -> Option<Transform> {
@@ -99,9 +105,10 @@ pub fn transform_grid(ui: &mut egui::Ui, id: &str, t: &Transform, prefix: &str) 
         if let Some(v) = vec3_row(ui, &p("Position"), t.translation, 0.01, "") {
             out = Some(Transform { translation: v, ..*t });
         }
-        let (x, y, z) = t.rotation.to_euler(EulerRot::XYZ);
-        // `+ 0.0` turns -0.0 into 0.0 for display.
-        let deg = Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI) + Vec3::ZERO;
+        // Of the two triples that name the rotation, the one of smaller angles (the curve
+        // view's choice for a first key): the canonical one holds pitch within ±90 degrees,
+        // where a drag of Rotation Y turned over and stuck. `+ 0.0` turns -0.0 into 0.0.
+        let deg = rest_near_euler(t.rotation) * (180.0 / std::f32::consts::PI) + Vec3::ZERO;
         if let Some(v) = vec3_row(ui, &p("Rotation"), deg, 0.5, "°") {
             let r = v * (std::f32::consts::PI / 180.0);
             out = Some(Transform {
@@ -643,7 +650,7 @@ impl Inspector {
             }
         });
         let show = |ui: &mut egui::Ui, t: &Transform| {
-            let (x, y, z) = t.rotation.to_euler(EulerRot::XYZ);
+            let Vec3 { x, y, z } = rest_near_euler(t.rotation);
             ui.monospace(format!(
                 "T ({:.3}, {:.3}, {:.3})\nR ({:.1}°, {:.1}°, {:.1}°)\nS ({:.3}, {:.3}, {:.3})",
                 t.translation.x,

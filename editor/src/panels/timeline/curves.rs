@@ -137,13 +137,18 @@ impl Shown {
 
 /// The keys' Euler angles, each the triple nearest the key before it.
 fn unwrapped_eulers(clip: &ClipAsset, b: usize, ch: Channel) -> Vec<Vec3> {
-    let Some(t) = quat_track(clip, b, ch) else { return Vec::new() };
-    let mut out: Vec<Vec3> = Vec::with_capacity(t.len());
-    for q in t.values() {
-        let near = out.last().copied().unwrap_or_else(|| {
-            let (x, y, z) = q.to_euler(EulerRot::XYZ);
-            Vec3::new(x, y, z)
-        });
+    quat_track(clip, b, ch).map_or(Vec::new(), |t| unwrap_eulers(t.values()))
+}
+
+/// Euler angles for a run of rotations: the first the triple nearest rest (of the two that
+/// name it, the one of smaller angles), each later one the triple nearest the one before.
+/// The first key's choice sets the whole curve's branch: anchored on the first key's
+/// canonical triple (pitch within ±90 degrees), a key of pitch 158 degrees pasted at frame 0
+/// turned every curve of the channel over to its other triple (roll and yaw near ±180).
+fn unwrap_eulers(values: &[Quat]) -> Vec<Vec3> {
+    let mut out: Vec<Vec3> = Vec::with_capacity(values.len());
+    for q in values {
+        let near = out.last().copied().unwrap_or(Vec3::ZERO);
         out.push(euler_near(*q, near));
     }
     out
@@ -966,6 +971,24 @@ mod tests {
         assert_eq!(nice_step(10.0, 60.0, 28.0), 5.0);
         assert!((nice_step(0.3, 280.0, 28.0) - 0.05).abs() < 1e-7);
         assert_eq!(nice_step(720.0, 300.0, 28.0), 100.0);
+    }
+
+    #[test]
+    fn a_channel_is_shown_on_the_euler_branch_its_first_key_lies_nearest_rest_on() {
+        let deg = |x: f32, y: f32, z: f32| Vec3::new(x, y, z).map(f32::to_radians);
+        let q = |e: Vec3| Quat::from_euler(EulerRot::XYZ, e.x, e.y, e.z);
+        let close = |a: Vec3, b: Vec3| (a - b).abs().max_element() < 1e-3;
+        // A pitch past 90 degrees first, then keys turning back through it.
+        let keys = [deg(2.0, 158.0, -1.0), deg(1.0, 120.0, 0.5), deg(0.0, 76.0, 1.0)];
+        let shown = unwrap_eulers(&keys.map(q));
+        for (s, k) in shown.iter().zip(keys) {
+            assert!(close(*s, k), "shown {:?} for the key's {:?}", s * 57.29578, k * 57.29578);
+        }
+        // Canonical triples stay canonical, the sign of a quaternion never matters.
+        let keys = [deg(-0.9, 76.5, 1.9), deg(10.0, -30.0, 170.0)];
+        let shown = unwrap_eulers(&[q(keys[0]), -q(keys[1])]);
+        assert!(close(shown[0], keys[0]) && close(shown[1], keys[1]), "{shown:?}");
+        assert!(unwrap_eulers(&[]).is_empty());
     }
 
     #[test]
