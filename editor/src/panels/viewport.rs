@@ -651,21 +651,21 @@ impl ViewportPanel {
         }
     }
 
-    /// Selects what is under `at`: a joint (when skeletons are shown), else an entity from the
-    /// renderer's id pass; empty space clears the selection.
+    /// Selects what is under `at`: a joint (of any rig when skeletons are shown, else of a rig
+    /// that shows only its bones), else an entity from the renderer's id pass; empty space
+    /// clears the selection.
     fn pick(&mut self, cx: &mut Cx, rect: egui::Rect, at: Pos2) {
         let world = cx.session.world();
         let aspect = rect.width() / rect.height().max(1.0);
         let local = at - rect.min;
-        if cx.ui.show_skeletons
-            && let Some((rig, bone)) = pick_bone(
-                world,
-                cx.ui.camera.clip_from_world(aspect),
-                Vec2::new(rect.width(), rect.height()),
-                Vec2::new(local.x, local.y),
-                8.0,
-            )
-            && let (Some(path), Some(a)) = (world.path(rig), world.animator(rig))
+        if let Some((rig, bone)) = pick_bone(
+            world,
+            cx.ui.camera.clip_from_world(aspect),
+            Vec2::new(rect.width(), rect.height()),
+            Vec2::new(local.x, local.y),
+            8.0,
+            cx.ui.show_skeletons,
+        ) && let (Some(path), Some(a)) = (world.path(rig), world.animator(rig))
         {
             cx.ui.selection = Selection::Bone { rig: path, bone: a.skeleton().bone_names[bone].clone() };
             return;

@@ -48,7 +48,7 @@ pub use renderer::{
 };
 pub use shader::{ShaderError, ShaderSource};
 pub use types::{GpuCrowdClip, GpuCrowdInstance, ParticleInstance};
-pub use world::{ExtractStats, Ghost, WorldRenderer, WorldView, pick_bone, render_world};
+pub use world::{ExtractStats, Ghost, WorldRenderer, WorldView, pick_bone, render_world, rig_shows_itself};
 
 pub use wgpu;
 

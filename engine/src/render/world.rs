@@ -364,9 +364,9 @@ impl WorldRenderer {
         if self.view.grid {
             grid_lines(all, &mut frame.depth_lines);
         }
-        if self.view.skeletons {
-            self.skeleton_lines(world, &mut frame.lines);
-        }
+        // A rig with nothing else to show (a capture or a skeleton imported without its mesh)
+        // shows its bones with the overlay off, so that an import never looks like nothing.
+        self.skeleton_lines(world, self.view.skeletons, &mut frame.lines);
         self.ghost_lines(world, &mut frame.lines);
         self.ghost_meshes(world, &rig_prims, frame);
         self.stats = stats;
@@ -610,16 +610,17 @@ impl WorldRenderer {
         }
     }
 
-    /// Appends the skeleton overlay of every posed rig: per bone a segment to its parent and a
-    /// joint dot (a small cross); the selected rig also gets an axis triad per bone (X red,
-    /// Y green, Z blue) and the selected bone is drawn highlighted.
-    pub fn skeleton_lines(&self, world: &World, out: &mut Vec<LineVertex>) {
+    /// Appends the skeleton overlay of every posed rig (`all`), or of the rigs nothing else
+    /// shows ([`rig_shows_itself`] false: their bones are all there is to see): per bone a
+    /// segment to its parent and a joint dot (a small cross); the selected rig also gets an
+    /// axis triad per bone (X red, Y green, Z blue) and the selected bone is drawn highlighted.
+    pub fn skeleton_lines(&self, world: &World, all: bool, out: &mut Vec<LineVertex>) {
         let size = self.bounds.map_or(0.05, |b| (b.max - b.min).length() * 0.01).clamp(0.005, 0.5);
         let line = |out: &mut Vec<LineVertex>, a: Vec3, b: Vec3, color: [f32; 4]| {
             out.push(LineVertex { position: a.to_array(), color });
             out.push(LineVertex { position: b.to_array(), color });
         };
-        for rig in world.rigs() {
+        for rig in world.rigs().filter(|r| all || !rig_shows_itself(world, *r)) {
             let Some(pose) = world.rig_pose(rig) else { continue };
             let Some(animator) = world.animator(rig) else { continue };
             let sk = animator.skeleton();
@@ -679,18 +680,33 @@ pub fn grid_lines(bounds: Option<Aabb>, out: &mut Vec<LineVertex>) {
     }
 }
 
+/// Whether something of `rig` is drawn besides its bones: a mesh skinned to it, or a mesh or
+/// particle cloud on it or on an entity below it (a prop on a socket). A rig without (a motion
+/// capture, a skeleton imported without its mesh) draws its bones even with the skeleton
+/// overlay off ([`WorldRenderer::skeleton_lines`]), and its joints can be picked.
+pub fn rig_shows_itself(world: &World, rig: Entity) -> bool {
+    let below = |e: Entity| std::iter::successors(Some(e), |x| world.parent(*x)).any(|x| x == rig);
+    world.entities().any(|e| match world.mesh(e) {
+        Some(m) if m.rig() == Some(rig) && m.asset.is_skinned() => true,
+        Some(_) => below(e),
+        None => world.particle_cloud(e).is_some() && below(e),
+    })
+}
+
 /// The joint under `cursor` (pixels from the viewport's top-left, of a viewport `size` pixels
-/// big): the nearest projected joint of any posed rig within `radius` pixels, in front of the
-/// camera. Returns the rig and the bone index.
+/// big): the nearest projected joint within `radius` pixels, in front of the camera, of any
+/// posed rig (`all`) or of the rigs that show only their bones ([`rig_shows_itself`] false).
+/// Returns the rig and the bone index.
 pub fn pick_bone(
     world: &World,
     clip_from_world: Mat4,
     size: Vec2,
     cursor: Vec2,
     radius: f32,
+    all: bool,
 ) -> Option<(Entity, usize)> {
     let mut best: Option<(f32, Entity, usize)> = None;
-    for rig in world.rigs() {
+    for rig in world.rigs().filter(|r| all || !rig_shows_itself(world, *r)) {
         let Some(pose) = world.rig_pose(rig) else { continue };
         let rig_world = world.world_matrix(rig).unwrap_or(Mat4::IDENTITY);
         for (b, m) in pose.model.iter().enumerate() {

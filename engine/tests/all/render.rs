@@ -877,3 +877,60 @@ fn onion_skin_ghosts_draw_the_rigs_meshes_translucent_in_their_tint_at_their_pos
     }
     assert!(blue * 10 > changed * 8, "{blue} of {changed} changed pixels turned toward the blue tint");
 }
+
+/// The world of sample `name`'s main scene, posed by one paused frame.
+fn sample_world(name: &str) -> marrow_engine::scene::World {
+    use marrow_engine::project::{Library, Project};
+    let dir = support::project_dir(name);
+    let p = Project::load(&dir).unwrap();
+    let mut w = Library::load(&p, &dir).unwrap().instantiate(&p, "scenes/main.scene.ron").unwrap();
+    w.frame(0, 0.0);
+    w
+}
+
+#[test]
+fn a_rig_with_nothing_else_to_draw_shows_its_bones_with_the_overlay_off_and_others_do_not() {
+    // An FBX capture (or a glTF skeleton) imported without a mesh drew nothing at all until the
+    // Skeletons overlay was turned on. No GPU: the overlay's lines and the joint pick are CPU work.
+    use marrow_engine::render::{WorldRenderer, pick_bone, rig_shows_itself};
+    let lines = |w: &marrow_engine::scene::World, all: bool| {
+        let mut out = Vec::new();
+        WorldRenderer::new().skeleton_lines(w, all, &mut out);
+        out.len()
+    };
+    // A skinned body (CesiumMan), props on sockets (the runner's boxes), a particle cloud.
+    for (name, rig) in [("cesium_man", "CesiumMan"), ("runner", "Runner"), ("particle_figure", "Figure")] {
+        let w = sample_world(name);
+        assert!(rig_shows_itself(&w, w.find(rig).unwrap()), "{name}'s {rig} shows itself");
+        assert_eq!(lines(&w, false), 0, "{name}: no bones with the overlay off");
+        assert!(lines(&w, true) > 0, "{name}: bones with it on");
+    }
+    // The runner with its boxes taken off: its bones are all there is.
+    let mut w = sample_world("runner");
+    let rig = w.find("Runner").unwrap();
+    let props: Vec<_> =
+        w.entities().filter(|e| w.mesh(*e).is_some()).filter(|e| w.parent(*e) == Some(rig)).collect();
+    assert!(props.len() > 3, "the runner's socketed boxes");
+    for e in props {
+        w.set_mesh(e, None).unwrap();
+    }
+    assert!(!rig_shows_itself(&w, rig));
+    let bones = w.animator(rig).unwrap().skeleton().bone_count();
+    // A segment to the parent (two vertices) for each bone but the root, a cross (six) each.
+    assert_eq!(lines(&w, false), 2 * (bones - 1) + 6 * bones);
+    assert_eq!(lines(&w, false), lines(&w, true), "the same lines as the overlay draws");
+    // Its joints pick with the overlay off; the ground's box below it never did.
+    let camera = Camera { target: Vec3::new(0.0, 1.0, 0.0), ..Camera::default() }.clip_from_world(1.0);
+    let size = marrow_engine::glam::Vec2::new(400.0, 400.0);
+    let pose = w.rig_pose(rig).unwrap();
+    let knee = (w.world_matrix(rig).unwrap() * pose.model[2]).w_axis.truncate();
+    let at = marrow_engine::render::world::project(camera, size, knee).unwrap();
+    assert_eq!(pick_bone(&w, camera, size, at, 8.0, false), Some((rig, 2)));
+    let w = sample_world("runner");
+    assert_eq!(
+        pick_bone(&w, camera, size, at, 8.0, false),
+        None,
+        "a rig that shows itself picks with the overlay on"
+    );
+    assert_eq!(pick_bone(&w, camera, size, at, 8.0, true), Some((w.find("Runner").unwrap(), 2)));
+}
