@@ -626,3 +626,40 @@ fn shift_k_keys_every_bone_and_k_only_the_selected_one() {
     key(&mut h, Modifiers::SHIFT, Key::K);
     assert_eq!(keyed_at(&h, 0.6), bones, "Shift+K keys every bone");
 }
+
+#[test]
+fn a_rig_numbered_level_by_level_lists_each_bone_under_its_parent_in_the_outliner_and_dope_sheet() {
+    // FBX rigs come numbered level by level (the hips, both thighs, both shins); both lists
+    // went in index order, indented by depth, which put the left shin under the right thigh.
+    let dir = sample("runner");
+    let swap = |rel: &str, first: &str, second: &str, end: &str| {
+        let p = dir.path().join(rel);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let (a, b, c) = (text.find(first).unwrap(), text.find(second).unwrap(), text.find(end).unwrap());
+        std::fs::write(&p, format!("{}{}{}{}", &text[..a], &text[b..c], &text[a..b], &text[c..])).unwrap();
+    };
+    let block = |name: &str| format!("        (\n            name: \"{name}\",");
+    swap("assets/runner.skeleton.ron", &block("shin_l"), &block("thigh_r"), &block("shin_r"));
+    swap("clips/stride.clip.ron", "        \"shin_l\",", "        \"thigh_r\",", "        \"shin_r\",");
+    let mut h = editor(dir.path());
+    click_row(&mut h, "Runner");
+    h.state_mut().ui.selection = Selection::Bone { rig: "Runner".into(), bone: "hips".into() };
+    settle(&mut h);
+    let sk = {
+        let app = h.state();
+        let w = app.session.world();
+        w.animator(w.find("Runner").unwrap()).unwrap().skeleton().clone()
+    };
+    assert_eq!(sk.bone_names, ["hips", "thigh_l", "thigh_r", "shin_l", "shin_r"], "numbered level by level");
+    let tree = ["hips", "thigh_l", "shin_l", "thigh_r", "shin_r"];
+    let ys: Vec<f32> = tree.iter().map(|b| h.get_by_label(&format!("• {b}")).rect().top()).collect();
+    assert!(ys.is_sorted() && ys.windows(2).all(|w| w[0] < w[1]), "the Outliner's rows: {tree:?} at {ys:?}");
+    let clip = &h.state().doc.project().clips["clips/stride.clip.ron"];
+    let rows: Vec<&str> = (h.state().panels.timeline.layout.rows.iter())
+        .filter_map(|(k, _)| match k {
+            RowKind::Bone(b) => Some(clip.bones[*b].as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rows, tree, "the dope sheet's bone rows");
+}

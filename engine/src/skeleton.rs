@@ -247,3 +247,66 @@ impl Skeleton {
         None
     }
 }
+
+/// Bones in tree order, as an outliner lists them: each bone followed by its subtree, children
+/// and roots in index order, with each one's depth (a root's 0). `parents[i]` is bone `i`'s
+/// parent, [`NO_PARENT`] for a root. Index order alone is a tree's order only when the bones
+/// were numbered depth first; an FBX or BVH rig numbered level by level, listed in index order
+/// and indented by depth, shows knees under the chest.
+///
+/// Takes any list: a parent out of range or naming the bone itself counts as a root, and bones
+/// on a cycle (never reached from a root) follow, each cycle from its lowest index at depth 0.
+/// Every index appears once.
+pub fn tree_order(parents: &[u16]) -> Vec<(usize, usize)> {
+    let n = parents.len();
+    let parent = |i: usize| Some(parents[i] as usize).filter(|&p| parents[i] != NO_PARENT && p < n && p != i);
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for i in 0..n {
+        if let Some(p) = parent(i) {
+            children[p].push(i);
+        }
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    let starts: Vec<usize> = (0..n).filter(|&i| parent(i).is_none()).chain(0..n).collect();
+    for start in starts {
+        if seen[start] {
+            continue;
+        }
+        stack.push((start, 0));
+        while let Some((b, depth)) = stack.pop() {
+            if std::mem::replace(&mut seen[b], true) {
+                continue;
+            }
+            out.push((b, depth));
+            stack.extend(children[b].iter().rev().filter(|c| !seen[**c]).map(|&c| (c, depth + 1)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tree_order_tests {
+    use super::{NO_PARENT as R, tree_order};
+
+    #[test]
+    fn bones_come_in_tree_order_with_their_depths_whatever_their_numbering() {
+        let cases: [(&str, &[u16], &[(usize, usize)]); 6] = [
+            ("empty", &[], &[]),
+            ("numbered depth first", &[R, 0, 1, 0], &[(0, 0), (1, 1), (2, 2), (3, 1)]),
+            // hips; two thighs; two knees: level by level, as FBX and BVH rigs come.
+            ("numbered level by level", &[R, 0, 0, 1, 2], &[(0, 0), (1, 1), (3, 2), (2, 1), (4, 2)]),
+            ("two roots", &[R, R, 0, 1], &[(0, 0), (2, 1), (1, 0), (3, 1)]),
+            ("a parent out of range or the bone itself: a root", &[5, 0, 2], &[(0, 0), (1, 1), (2, 0)]),
+            (
+                "a cycle after the tree, from its lowest index",
+                &[R, 2, 1, 2],
+                &[(0, 0), (1, 0), (2, 1), (3, 2)],
+            ),
+        ];
+        for (what, parents, want) in cases {
+            assert_eq!(tree_order(parents), want, "{what}");
+        }
+    }
+}

@@ -279,14 +279,9 @@ fn entity_menu(ui: &mut egui::Ui, cx: &mut Cx, scene: &str, e: &EntityDesc, path
     }
 }
 
+/// A rig's bones in tree order (each followed by its subtree), indented by depth.
 fn bone_rows(ui: &mut egui::Ui, cx: &mut Cx, rig: &str, sk: &Skeleton, indent: f32) {
-    for b in 0..sk.bone_count() {
-        let mut depth = 0;
-        let mut p = sk.parent(b);
-        while let Some(q) = p {
-            depth += 1;
-            p = sk.parent(q);
-        }
+    for (b, depth) in marrow_engine::skeleton::tree_order(&sk.parents) {
         let name = &sk.bone_names[b];
         let selected =
             matches!(&cx.ui.selection, Selection::Bone { rig: r, bone } if r == rig && bone == name);

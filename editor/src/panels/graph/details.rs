@@ -106,15 +106,11 @@ pub(super) fn bone_picker(
                 .width(150.0)
                 .height(420.0)
                 .show_ui(ui, |ui| {
-                    // The rig's tree: each bone indented under its parent (parents come first).
-                    let mut depth = vec![0usize; sk.bone_names.len()];
-                    for (i, b) in sk.bone_names.iter().enumerate() {
-                        let parent = usize::from(sk.parents[i]);
-                        if parent < i {
-                            depth[i] = depth[parent] + 1;
-                        }
+                    // The rig's tree: each bone followed by its subtree, indented by depth.
+                    for (i, depth) in marrow_engine::skeleton::tree_order(&sk.parents) {
+                        let b = &sk.bone_names[i];
                         ui.horizontal(|ui| {
-                            ui.add_space(12.0 * depth[i] as f32);
+                            ui.add_space(12.0 * depth as f32);
                             if ui.selectable_label(b == current, b.as_str()).clicked() {
                                 pick = Some(b.clone());
                             }

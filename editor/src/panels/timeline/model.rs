@@ -213,21 +213,18 @@ pub fn key_ease(clip: &ClipAsset, k: KeyId) -> Option<Option<Ease>> {
     Some(t.easings.get(i).copied().flatten())
 }
 
-/// The dope sheet's rows: the summary, then each bone (with keys, unless `all_bones`) in bone
-/// order (parents first) with `depth` from `parents`, followed by its channel rows when open.
+/// The dope sheet's rows: the summary, then each bone (with keys, unless `all_bones`) in tree
+/// order from `parents` (each bone followed by its subtree, indented by its depth; in the clip's
+/// order, flat, without them), followed by its channel rows when open.
 pub fn rows(clip: &ClipAsset, parents: Option<&[u16]>, open: &BTreeSet<usize>, all_bones: bool) -> Vec<Row> {
     let mut out = vec![Row { kind: RowKind::Summary, depth: 0 }];
-    for b in 0..clip.bones.len() {
+    let order = match parents.filter(|ps| ps.len() == clip.bones.len()) {
+        Some(ps) => marrow_engine::skeleton::tree_order(ps),
+        None => (0..clip.bones.len()).map(|b| (b, 0)).collect(),
+    };
+    for (b, depth) in order {
         if !all_bones && !bone_has_keys(clip, b) {
             continue;
-        }
-        let mut depth = 0;
-        if let Some(ps) = parents {
-            let mut p = ps.get(b).copied().unwrap_or(u16::MAX);
-            while p != u16::MAX && depth < 64 {
-                depth += 1;
-                p = ps.get(p as usize).copied().unwrap_or(u16::MAX);
-            }
         }
         out.push(Row { kind: RowKind::Bone(b), depth });
         if open.contains(&b) {

@@ -38,16 +38,6 @@ pub fn mask_weights(sk: &Skeleton, subtrees: &[MaskSubtree]) -> Vec<(f32, Option
     out
 }
 
-fn depth(sk: &Skeleton, b: usize) -> usize {
-    let mut d = 0;
-    let mut p = sk.parents[b];
-    while p != NO_PARENT && (p as usize) < sk.bone_count() && d < 256 {
-        d += 1;
-        p = sk.parents[p as usize];
-    }
-    d
-}
-
 fn descendants(sk: &Skeleton, root: usize) -> Vec<usize> {
     let mut inside = vec![false; sk.bone_count()];
     inside[root] = true;
@@ -121,13 +111,15 @@ pub fn editor(
     let weights = mask_weights(sk, subtrees);
     let filter = bone_filter.to_lowercase();
     egui::ScrollArea::vertical().max_height(320.0).id_salt(("mask tree", id.0)).show(ui, |ui| {
-        for (b, name) in sk.bone_names.iter().enumerate() {
+        // The rig's tree: each bone followed by its subtree, indented by depth.
+        for (b, depth) in marrow_engine::skeleton::tree_order(&sk.parents) {
+            let name = &sk.bone_names[b];
             if !filter.is_empty() && !name.to_lowercase().contains(&filter) {
                 continue;
             }
             let own = subtrees.iter().position(|s| s.bone == *name);
             ui.horizontal(|ui| {
-                ui.add_space(12.0 * depth(sk, b).min(24) as f32);
+                ui.add_space(12.0 * depth.min(24) as f32);
                 let mut on = own.is_some();
                 let r = ui.checkbox(&mut on, name.as_str());
                 if r.changed() {
