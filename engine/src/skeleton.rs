@@ -292,7 +292,8 @@ mod tree_order_tests {
 
     #[test]
     fn bones_come_in_tree_order_with_their_depths_whatever_their_numbering() {
-        let cases: [(&str, &[u16], &[(usize, usize)]); 6] = [
+        type Case = (&'static str, &'static [u16], &'static [(usize, usize)]);
+        let cases: [Case; 6] = [
             ("empty", &[], &[]),
             ("numbered depth first", &[R, 0, 1, 0], &[(0, 0), (1, 1), (2, 2), (3, 1)]),
             // hips; two thighs; two knees: level by level, as FBX and BVH rigs come.
