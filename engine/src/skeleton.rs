@@ -251,8 +251,8 @@ impl Skeleton {
 /// Bones in tree order, as an outliner lists them: each bone followed by its subtree, children
 /// and roots in index order, with each one's depth (a root's 0). `parents[i]` is bone `i`'s
 /// parent, [`NO_PARENT`] for a root. Index order alone is a tree's order only when the bones
-/// were numbered depth first; an FBX or BVH rig numbered level by level, listed in index order
-/// and indented by depth, shows knees under the chest.
+/// were numbered depth first; a rig numbered level by level (as FBX files bring them), listed
+/// in index order and indented by depth, shows knees under the chest.
 ///
 /// Takes any list: a parent out of range or naming the bone itself counts as a root, and bones
 /// on a cycle (never reached from a root) follow, each cycle from its lowest index at depth 0.
