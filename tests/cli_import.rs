@@ -40,11 +40,7 @@ fn a_folder_of_captures_and_a_gltf_model_import_into_a_project_that_checks_clean
     for f in ["assets/capture.bvh", "assets/cmu_131_01.bvh", "assets/CesiumMan.glb"] {
         assert!(dir.join(f).is_file(), "{f} copied in");
     }
-    for f in [
-        "clips/capture_capture.clip.ron",
-        "clips/cmu_131_01_cmu_131_01.clip.ron",
-        "clips/CesiumMan_animation0.clip.ron",
-    ] {
+    for f in ["clips/capture.clip.ron", "clips/cmu_131_01.clip.ron", "clips/CesiumMan_animation0.clip.ron"] {
         assert!(dir.join(f).is_file(), "{f} written");
     }
     let report = marrow_engine::project::check_project(&dir);

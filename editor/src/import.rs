@@ -189,6 +189,22 @@ pub(crate) fn sanitize(s: &str) -> String {
     if s.is_empty() { "unnamed".into() } else { s }
 }
 
+/// The file name of an imported clip: the model's stem, then the animation's name without the
+/// parts that repeat the stem. A BVH's one animation is named after its file, and an FBX stack
+/// is `object|take` ("cmu_131_01|cmu_131_01"): written whole they made `capture_capture` and
+/// `cmu_131_01_cmu_131_01_cmu_131_01`. Other names are kept whole ("CesiumMan_animation0").
+fn clip_stem(stem: &str, animation: &str) -> String {
+    let parts: Vec<&str> = animation
+        .split('|')
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && !p.eq_ignore_ascii_case(stem))
+        .collect();
+    match parts.is_empty() {
+        true => sanitize(stem),
+        false => format!("{}_{}", sanitize(stem), sanitize(&parts.join("|"))),
+    }
+}
+
 fn taken(project: &Project, root: &Path, rel: &str) -> bool {
     let m = &project.manifest;
     [&m.scenes, &m.assets, &m.clips, &m.graphs].iter().any(|l| l.iter().any(|x| x == rel))
@@ -318,7 +334,7 @@ pub fn import_op(
                 &planned,
                 root,
                 "clips",
-                &format!("{}_{}{suffix}", sanitize(stem), sanitize(&a.name)),
+                &format!("{}{suffix}", clip_stem(stem, &a.name)),
                 ".clip.ron",
             );
             planned.manifest.clips.push(path.clone());
@@ -509,6 +525,27 @@ impl FolderImportJob {
                     faults: vec!["the import stopped unexpectedly".into()],
                 }],
             }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clip_stem;
+
+    #[test]
+    fn an_imported_clips_file_name_does_not_repeat_its_models_name() {
+        for (stem, animation, want) in [
+            ("capture", "capture", "capture"),
+            ("cmu_131_01", "cmu_131_01|cmu_131_01", "cmu_131_01"),
+            ("hero", "Armature|Run", "hero_Armature_Run"),
+            ("hero", "hero|Run", "hero_Run"),
+            ("CesiumMan", "animation0", "CesiumMan_animation0"),
+            ("Hero", "hero", "Hero"),
+            ("hero", "", "hero"),
+            ("hero", "walk cycle", "hero_walk_cycle"),
+        ] {
+            assert_eq!(clip_stem(stem, animation), want, "{stem} / {animation}");
         }
     }
 }
