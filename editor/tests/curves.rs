@@ -253,6 +253,13 @@ fn the_euler_filter_removes_sign_flips_and_keeps_the_pose_at_every_time() {
     assert!(canonical.windows(2).any(|w| (w[1] - w[0]).abs().max_element() > 150.0), "{canonical:?}");
     assert!(eulers.windows(2).all(|w| (w[1] - w[0]).abs().max_element() < 90.0), "{eulers:?}");
     assert!((eulers[4].y - 4f32.to_degrees()).abs() < 0.1, "Y reaches 229 degrees: {eulers:?}");
+    // Again: nothing left to flip. No step, and the status bar says so (it once did nothing
+    // visible at all).
+    click(&mut h, Role::Button, "Euler Filter");
+    assert_eq!(h.state().doc.head(), steps + 1, "no step for nothing flipped");
+    let notice = h.state().notice.clone().map(|n| n.text).unwrap_or_default();
+    assert!(notice.contains("nothing flipped"), "the notice: {notice:?}");
+    assert!(h.query_by_label_contains("nothing flipped").is_some(), "shown in the status bar");
     undo_all_redo_all(&mut h, dir.path(), &original);
 }
 

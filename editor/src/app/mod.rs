@@ -433,6 +433,14 @@ impl EditorApp {
 
     fn edit(&mut self, op: Op) {
         match self.doc.apply(&op, self.gesture) {
+            Ok(false)
+                if matches!(&op, Op::Clip { op: crate::document::clip_ops::ClipOp::EulerFilter(_), .. }) =>
+            {
+                // A command clicked that finds nothing to do says so (no undo step is made).
+                let text = "Euler Filter: every key already lies on the hemisphere of the one before; nothing flipped";
+                self.log.push(Level::Info, "edit", text.to_owned());
+                self.notice = Some(Notice::done(text));
+            }
             Ok(_) => {}
             Err(e) => {
                 self.log.push(Level::Warning, "edit", format!("{} refused: {e}", op.label()));
