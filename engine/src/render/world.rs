@@ -620,7 +620,8 @@ impl WorldRenderer {
             out.push(LineVertex { position: a.to_array(), color });
             out.push(LineVertex { position: b.to_array(), color });
         };
-        for rig in world.rigs().filter(|r| all || !rig_shows_itself(world, *r)) {
+        let shown = if all { Default::default() } else { rigs_shown(world) };
+        for rig in world.rigs().filter(|r| all || !shown.contains(r)) {
             let Some(pose) = world.rig_pose(rig) else { continue };
             let Some(animator) = world.animator(rig) else { continue };
             let sk = animator.skeleton();
@@ -685,12 +686,25 @@ pub fn grid_lines(bounds: Option<Aabb>, out: &mut Vec<LineVertex>) {
 /// capture, a skeleton imported without its mesh) draws its bones even with the skeleton
 /// overlay off ([`WorldRenderer::skeleton_lines`]), and its joints can be picked.
 pub fn rig_shows_itself(world: &World, rig: Entity) -> bool {
-    let below = |e: Entity| std::iter::successors(Some(e), |x| world.parent(*x)).any(|x| x == rig);
-    world.entities().any(|e| match world.mesh(e) {
-        Some(m) if m.rig() == Some(rig) && m.asset.is_skinned() => true,
-        Some(_) => below(e),
-        None => world.particle_cloud(e).is_some() && below(e),
-    })
+    rigs_shown(world).contains(&rig)
+}
+
+/// Every rig [`rig_shows_itself`] holds for, in one pass over the entities (each drawn one
+/// marks the rig it is skinned to and every entity above it), so a frame's overlay and a pick
+/// ask it once, not once per rig.
+fn rigs_shown(world: &World) -> std::collections::HashSet<Entity> {
+    let mut shown = std::collections::HashSet::new();
+    for e in world.entities() {
+        let mesh = world.mesh(e);
+        if mesh.is_none() && world.particle_cloud(e).is_none() {
+            continue;
+        }
+        if let Some(m) = mesh.filter(|m| m.asset.is_skinned()) {
+            shown.extend(m.rig());
+        }
+        shown.extend(std::iter::successors(Some(e), |x| world.parent(*x)));
+    }
+    shown
 }
 
 /// The joint under `cursor` (pixels from the viewport's top-left, of a viewport `size` pixels
@@ -706,7 +720,8 @@ pub fn pick_bone(
     all: bool,
 ) -> Option<(Entity, usize)> {
     let mut best: Option<(f32, Entity, usize)> = None;
-    for rig in world.rigs().filter(|r| all || !rig_shows_itself(world, *r)) {
+    let shown = if all { Default::default() } else { rigs_shown(world) };
+    for rig in world.rigs().filter(|r| all || !shown.contains(r)) {
         let Some(pose) = world.rig_pose(rig) else { continue };
         let rig_world = world.world_matrix(rig).unwrap_or(Mat4::IDENTITY);
         for (b, m) in pose.model.iter().enumerate() {
