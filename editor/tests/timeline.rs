@@ -53,6 +53,12 @@ fn key_at(h: &Harness<'_, EditorApp>, kind: RowKind, t: f32) -> Pos2 {
     h.state().panels.timeline.layout.key(kind, t).unwrap_or_else(|| panic!("no row {kind:?} drawn"))
 }
 
+/// The point on the Timeline's ruler at time `t` (as last drawn).
+fn on_ruler(h: &Harness<'_, EditorApp>, t: f32) -> Pos2 {
+    let l = &h.state().panels.timeline.layout;
+    Pos2::new(l.map.unwrap().x(t), l.ruler.center().y)
+}
+
 fn click_at(h: &mut Harness<'_, EditorApp>, p: Pos2, modifiers: Modifiers) {
     h.hover_at(p);
     h.run();
@@ -202,12 +208,11 @@ fn author_a_clip_on_the_timeline_then_undo_redo_save_and_reload() {
     // Scrub across the marker while paused: one event; back across it: one more.
     seek(&mut h, 0.3);
     let before = h.state().panels.timeline.event_count();
-    let ruler = h.state().panels.timeline.layout.ruler;
-    let map = h.state().panels.timeline.layout.map.unwrap();
-    drag(&mut h, Pos2::new(map.x(0.3), ruler.center().y), Pos2::new(map.x(0.5), ruler.center().y), 6);
+    let (a, b) = (on_ruler(&h, 0.3), on_ruler(&h, 0.5));
+    drag(&mut h, a, b, 6);
     assert!(!h.state().session.is_playing());
     assert_eq!(h.state().panels.timeline.event_count(), before + 1, "scrubbing across the marker: one event");
-    drag(&mut h, Pos2::new(map.x(0.5), ruler.center().y), Pos2::new(map.x(0.3), ruler.center().y), 6);
+    drag(&mut h, b, a, 6);
     assert_eq!(h.state().panels.timeline.event_count(), before + 2, "and back across it: one more");
     assert!(h.state().panels.timeline.events.iter().rev().take(2).all(|e| e.name == "hit" && e.scrub));
 
@@ -550,12 +555,8 @@ fn scrubbing_the_ruler_of_a_clip_the_rig_does_not_play_shows_that_clip_at_the_sc
     settle(&mut h);
     assert!(runner_animator(&h).current_graph().is_some(), "the Runner plays its graph");
     let revision = h.state().doc.revision();
-    let (map, ruler) = {
-        let l = &h.state().panels.timeline.layout;
-        (l.map.unwrap(), l.ruler)
-    };
-    let y = ruler.center().y;
-    drag(&mut h, Pos2::new(map.x(0.2), y), Pos2::new(map.x(0.5), y), 6);
+    let (a, b) = (on_ruler(&h, 0.2), on_ruler(&h, 0.5));
+    drag(&mut h, a, b, 6);
     let a = runner_animator(&h);
     assert!(a.current_graph().is_none(), "the scrub shows the clip in the graph's place");
     assert_eq!(a.current_clip().map(|c| c.name.as_str()), Some("stride"));
@@ -574,21 +575,14 @@ fn a_click_on_the_ruler_whose_press_and_release_share_a_frame_seeks_there() {
     click_row(&mut h, "Runner");
     settle(&mut h);
     let revision = h.state().doc.revision();
-    let (map, ruler) = {
-        let l = &h.state().panels.timeline.layout;
-        (l.map.unwrap(), l.ruler)
-    };
-    let animator = |h: &Harness<'_, EditorApp>| {
-        let app = h.state();
-        let rig = app.session.entity("Runner").unwrap();
-        app.session.world().animator(rig).unwrap().time()
-    };
+    let (half, later) = (on_ruler(&h, 0.5), on_ruler(&h, 0.3));
+    let animator = |h: &Harness<'_, EditorApp>| runner_animator(h).time();
     let fps = h.state().doc.project().clips["clips/stride.clip.ron"].clip.frame_rate;
     let frame = |t: f32| (t * fps).round() / fps;
     assert!(animator(&h) < 0.1, "the playhead starts near 0: {}", animator(&h));
-    tap(&mut h, Pos2::new(map.x(0.5), ruler.center().y));
+    tap(&mut h, half);
     assert!((animator(&h) - frame(0.5)).abs() < 1e-4, "the click seeks to its frame: {}", animator(&h));
-    tap(&mut h, Pos2::new(map.x(0.3), ruler.center().y));
+    tap(&mut h, later);
     assert!((animator(&h) - frame(0.3)).abs() < 1e-4, "and a second click to its own: {}", animator(&h));
     assert!(!h.state().session.is_playing());
     assert_eq!(h.state().doc.revision(), revision, "seeking is not an edit");
